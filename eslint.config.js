@@ -1,0 +1,57 @@
+// @ts-check
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+const httpLayers = ['**/schema/**', '**/rest/**', 'graphql', 'graphql-yoga', '@pothos/*', '@whatwg-node/*'];
+
+export default tseslint.config(
+  { ignores: ['node_modules/**', '.lagoon/**', 'coverage/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-explicit-any': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': 'error',
+      'no-restricted-syntax': [
+        'error',
+        { selector: "MemberExpression[object.name='process'][property.name='env']", message: 'Read configuration through src/config.ts.' },
+      ],
+    },
+  },
+  {
+    // The domain core knows nothing of HTTP or GraphQL: only the composition root may import those layers.
+    files: ['src/**/*.ts'],
+    ignores: ['src/main.ts', 'src/app.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', { patterns: [{ group: httpLayers, message: 'src/ must not import the HTTP or GraphQL layers (ARCHITECTURE.md: imports go rest → src, schema → src).' }] }],
+    },
+  },
+  {
+    files: ['schema/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', { patterns: [{ group: ['**/rest/**', '**/src/app*', '**/src/main*'], message: 'schema/ may import src/ only.' }] }],
+    },
+  },
+  {
+    files: ['rest/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', { patterns: [{ group: ['**/schema/**', '**/src/app*', '**/src/main*', 'graphql', '@pothos/*'], message: 'rest/ may import src/ only.' }] }],
+    },
+  },
+  {
+    // Migrations are frozen in time: they import kysely and nothing of the app.
+    files: ['migrations/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', { patterns: [{ group: ['../*', './*', '!kysely'], message: 'Migrations import only kysely.' }] }],
+    },
+  },
+  {
+    files: ['src/config.ts', 'test/**/*.ts', 'bench/**/*.ts', 'vitest.config.ts', 'codegen.ts'],
+    rules: { 'no-restricted-syntax': 'off' },
+  },
+  {
+    files: ['test/**/*.ts', 'bench/**/*.ts'],
+    rules: { '@typescript-eslint/no-non-null-assertion': 'off' },
+  },
+);

@@ -1,0 +1,99 @@
+import type { z } from 'zod';
+import type { AuthContext } from '../src/auth/auth-context.ts';
+import type { Config } from '../src/config.ts';
+import type { Services } from '../src/services.ts';
+
+export type Access = 'public' | 'account' | 'admin';
+
+export interface RouteContext {
+  readonly request: Request;
+  readonly url: URL;
+  readonly params: Readonly<Record<string, string>>;
+  readonly auth: AuthContext;
+  readonly services: Services;
+  readonly config: Config;
+  readonly requestId: string;
+  /** Reads and parses the JSON body within the route's size limit. */
+  json(): Promise<unknown>;
+}
+
+export interface RouteDoc {
+  readonly summary: string;
+  readonly tags?: readonly string[];
+  readonly query?: z.ZodType;
+  readonly body?: z.ZodType;
+  /** Media type of `body` (default application/json), e.g. multipart/form-data for uploads. */
+  readonly bodyContentType?: string;
+  readonly response?: z.ZodType;
+  readonly responseDescription?: string;
+}
+
+export interface Route {
+  readonly method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+  /** Path below /api/v1, with `:name` segments. */
+  readonly path: string;
+  /** Documentation only (OpenAPI security); services check permissions themselves. */
+  readonly access: Access;
+  /** Body size limit in bytes; defaults to the configured JSON limit. */
+  readonly bodyLimit?: number;
+  readonly doc: RouteDoc;
+  readonly handler: (ctx: RouteContext) => Promise<Response> | Response;
+}
+
+export interface RouteMatch {
+  readonly route: Route;
+  readonly params: Record<string, string>;
+}
+
+/** A small path matcher: literal segments win over `:param` segments. */
+export class Router {
+  private readonly compiled: { route: Route; segments: string[] }[];
+
+  constructor(routes: readonly Route[]) {
+    this.compiled = routes
+      .map((route) => ({ route, segments: route.path.split('/').filter(Boolean) }))
+      .sort((a, b) => specificity(b.segments) - specificity(a.segments));
+  }
+
+  match(method: string, path: string): RouteMatch | { allowed: string[] } | undefined {
+    const parts = path.split('/').filter(Boolean).map(safeDecode);
+    const allowed: string[] = [];
+    for (const { route, segments } of this.compiled) {
+      const params = matchSegments(segments, parts);
+      if (!params) continue;
+      if (route.method === method || (method === 'HEAD' && route.method === 'GET')) return { route, params };
+      allowed.push(route.method);
+    }
+    return allowed.length > 0 ? { allowed } : undefined;
+  }
+
+  get routes(): readonly Route[] {
+    return this.compiled.map((entry) => entry.route);
+  }
+}
+
+/** `:name` matches one segment; a last `:name*` matches the rest of the path (ids such as `org/model`). */
+function matchSegments(segments: string[], parts: string[]): Record<string, string> | undefined {
+  const rest = segments.at(-1)?.endsWith('*') ?? false;
+  if (rest ? parts.length < segments.length : segments.length !== parts.length) return undefined;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < segments.length; i += 1) {
+    const segment = segments[i] ?? '';
+    const part = parts[i] ?? '';
+    if (rest && i === segments.length - 1) params[segment.slice(1, -1)] = parts.slice(i).join('/');
+    else if (segment.startsWith(':')) params[segment.slice(1)] = part;
+    else if (segment !== part) return undefined;
+  }
+  return params;
+}
+
+const specificity = (segments: string[]) =>
+  segments.reduce((score, s) => score * 4 + (s.endsWith('*') ? 0 : s.startsWith(':') ? 1 : 2), 1);
+
+function safeDecode(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
+}

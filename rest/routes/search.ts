@@ -1,0 +1,25 @@
+import { z } from 'zod';
+import { SearchInput } from '../../src/augment/search.inputs.ts';
+import { balanceHeaders, json } from '../http.ts';
+import type { Route } from '../router.ts';
+
+const SearchResultWire = z.object({ title: z.string(), url: z.string(), content: z.string(), date: z.string().describe('ISO 8601 date-time, or "" when unknown') });
+const SearchResponse = z.object({ query: z.string().describe('The executed (trimmed) query'), results: z.array(SearchResultWire) });
+
+export const searchRoutes: Route[] = [
+  {
+    method: 'POST',
+    path: '/augment/search',
+    access: 'account',
+    doc: {
+      summary: 'Web search (experimental); 0.01 USD per successful request. Queries are neither logged nor stored.',
+      tags: ['Augment'],
+      body: SearchInput,
+      response: SearchResponse,
+    },
+    async handler({ services, auth, request, json: body }) {
+      const { query, results, charge } = await services.search.search(auth, await body(), { signal: request.signal });
+      return json({ query, results: results.map(({ title, url, content, date }) => ({ title, url, content, date })) }, 200, balanceHeaders(charge));
+    },
+  },
+];

@@ -1,0 +1,57 @@
+import type { SearchOutcome } from '../../src/augment/search.service.ts';
+import { formatNano } from '../../src/billing/money.ts';
+import { InsufficientBalanceError, SpendLimitExceededError, UpstreamError, ValidationError } from '../../src/errors.ts';
+import type { SearchResult } from '../../src/providers/search/search-provider.ts';
+import { builder } from '../builder.ts';
+import { CurrencyEnum } from './enums.ts';
+
+const SearchProviderEnum = builder.enumType('SearchProvider', {
+  description: 'Which search service answers (REST `search_provider`).',
+  values: {
+    BRAVE: { value: 'brave', description: 'The default: the zero-data-retention provider.' },
+    GOOGLE: { value: 'google', description: 'Reached through this service, so the caller is not identified.' },
+  } as const,
+});
+
+const SearchResultRef = builder.objectRef<SearchResult>('SearchResult').implement({
+  description: 'One web search hit.',
+  fields: (t) => ({
+    title: t.exposeString('title'),
+    url: t.exposeString('url'),
+    content: t.exposeString('content', { description: 'The snippet, as plain text.' }),
+    date: t.exposeString('date', { description: 'ISO 8601 date-time of publication, or "" when the source gives none.' }),
+  }),
+});
+
+const SearchResponseRef = builder.objectRef<SearchOutcome>('SearchResponse').implement({
+  fields: (t) => ({
+    query: t.exposeString('query', { description: 'The executed query (trimmed).' }),
+    results: t.field({ type: [SearchResultRef], resolve: (outcome) => [...outcome.results] }),
+    charged: t.field({ type: 'Decimal', description: 'The amount charged, in `currency`.', resolve: (outcome) => formatNano(outcome.charge.charged) }),
+    currency: t.field({ type: CurrencyEnum, description: 'The balance that paid.', resolve: (outcome) => outcome.charge.currency }),
+  }),
+});
+
+const SearchInputRef = builder.inputType('SearchInput', {
+  fields: (t) => ({
+    query: t.string({ required: true, description: '1 to 400 characters.' }),
+    limit: t.int({ required: false, description: '1 to 20; default 10.' }),
+    searchProvider: t.field({ type: SearchProviderEnum, required: false, description: 'Default BRAVE.' }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  search: t.field({
+    type: SearchResponseRef,
+    description: 'Web search (experimental): 0.01 USD per successful request, nothing on failure. Queries are neither logged nor stored.',
+    authScopes: { account: true },
+    args: { input: t.arg({ type: SearchInputRef, required: true }) },
+    errors: { types: [ValidationError, InsufficientBalanceError, SpendLimitExceededError, UpstreamError] },
+    resolve: (_root, { input }, context) =>
+      context.services.search.search(context.auth, {
+        query: input.query,
+        ...(input.limit !== null && input.limit !== undefined ? { limit: input.limit } : {}),
+        ...(input.searchProvider ? { search_provider: input.searchProvider } : {}),
+      }),
+  }),
+}));

@@ -1,0 +1,84 @@
+import { costLimitPlugin } from '@escape.tech/graphql-armor-cost-limit';
+import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
+import { useGraphQLSSE } from '@graphql-yoga/plugin-graphql-sse';
+import { GraphQLError } from 'graphql';
+import { createGraphQLError, createYoga, maskError as defaultMaskError, type YogaServerInstance } from 'graphql-yoga';
+import type { AuthContext } from '../src/auth/auth-context.ts';
+import { AppError } from '../src/errors.ts';
+import type { Logger } from '../src/logger.ts';
+import type { Services } from '../src/services.ts';
+import type { GraphQLContext } from './context.ts';
+import { schema } from './index.ts';
+import { useBodyLimit } from './body-limit.ts';
+import { useSseErrors } from './sse-errors.ts';
+
+/** What the HTTP front door hands to each GraphQL request. */
+export interface GraphQLServerContext {
+  readonly requestId: string;
+}
+
+export interface GraphQLOptions {
+  readonly maxDepth: number;
+  readonly maxCost: number;
+  readonly graphiql: boolean;
+}
+
+export type GraphQLServer = YogaServerInstance<GraphQLServerContext, GraphQLContext>;
+
+export function createGraphQLServer(deps: { services: Services; logger: Logger; options: GraphQLOptions }): GraphQLServer {
+  return createYoga<GraphQLServerContext, GraphQLContext>({
+    schema,
+    graphqlEndpoint: '/graphql',
+    landingPage: false,
+    maxRequestBodySize: false, // useBodyLimit below enforces it (uploads get the text parser's limit)
+    cors: false, // the front door answers CORS for both surfaces
+    graphiql: deps.options.graphiql ? { title: 'Lagoon GraphQL', defaultQuery: DEFAULT_QUERY } : false,
+    logging: {
+      debug: (...args) => deps.logger.debug({ args }, 'graphql'),
+      info: (...args) => deps.logger.info({ args }, 'graphql'),
+      warn: (...args) => deps.logger.warn({ args }, 'graphql'),
+      error: (...args) => deps.logger.error({ args }, 'graphql'),
+    },
+    maskedErrors: {
+      // Expected failures keep their message and code; anything else is masked ("Unexpected error.").
+      maskError(error, message, isDev) {
+        const original = error instanceof GraphQLError ? error.originalError : error;
+        if (original instanceof AppError) {
+          const graphQLError = error instanceof GraphQLError ? error : undefined;
+          return createGraphQLError(original.message, {
+            nodes: graphQLError?.nodes,
+            path: graphQLError?.path,
+            extensions: { code: original.code, ...original.extra() },
+          });
+        }
+        return defaultMaskError(error, message, isDev);
+      },
+    },
+    plugins: [
+      maxDepthPlugin({ n: deps.options.maxDepth, ignoreIntrospection: true, flattenFragments: true }),
+      costLimitPlugin({ maxCost: deps.options.maxCost, ignoreIntrospection: true }),
+      useSseErrors({ services: deps.services, endpoint: '/graphql/stream' }),
+      useGraphQLSSE({ endpoint: '/graphql/stream' }),
+      useBodyLimit(),
+    ],
+    context: async ({ request, requestId }): Promise<GraphQLContext> => {
+      let auth: AuthContext;
+      try {
+        auth = await deps.services.auth.authenticate({ authorization: request.headers.get('authorization') }, requestId);
+      } catch (error) {
+        if (error instanceof AppError) {
+          throw createGraphQLError(error.message, { extensions: { code: error.code, http: { status: error.status } } });
+        }
+        throw error;
+      }
+      return { auth, services: deps.services, requestId };
+    },
+  });
+}
+
+const DEFAULT_QUERY = `# Lagoon GraphQL. Add an "Authorization: Bearer <API key>" header below for account data.
+query Catalog {
+  account { id name balances { currency available } }
+  apiKeys { id description last6Chars apiKeyType lastUsedAt }
+}
+`;

@@ -1,0 +1,17 @@
+import type { Price, Usage } from '../billing/billing.types.ts';
+import { parseNano } from '../billing/money.ts';
+
+/** Augment helpers cost 0.01 USD per successful request (contract: Limits, Prices); DIEM pays the same. */
+export const AUGMENT_PRICE_USD = '0.01';
+export const AUGMENT_PRICE: Price = { usd: parseNano(AUGMENT_PRICE_USD), diem: parseNano(AUGMENT_PRICE_USD) };
+
+/** The usage record of one augment request: one line of one request at the fixed price. */
+export function augmentUsage(sku: 'augment-text-parser' | 'augment-web-search', notes: string, requestId: string, executionTimeMs: number): Usage {
+  return {
+    modelType: 'AUGMENT',
+    unitType: 'requests',
+    notes,
+    lines: [{ sku, lineType: 'Request', units: '1', pricePerUnitUsd: AUGMENT_PRICE_USD, cost: AUGMENT_PRICE }],
+    inferenceDetails: { requestId, inferenceExecutionTime: executionTimeMs },
+  };
+}

@@ -1,0 +1,63 @@
+import type { AuthContext } from '../auth/auth-context.ts';
+import { requireAccount } from '../auth/permissions.ts';
+import type { BillingService } from '../billing/billing.service.ts';
+import type { SettledCharge } from '../billing/billing.types.ts';
+import { UpstreamError } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+import type { SearchResult } from '../providers/search/search-provider.ts';
+import type { SearchRouter } from '../providers/search/search-routing.ts';
+import { parseInput } from '../validation.ts';
+import { AUGMENT_PRICE, augmentUsage } from './pricing.ts';
+import { SearchInput } from './search.inputs.ts';
+
+export const SEARCH_NOT_CONFIGURED =
+  'Web search is not configured: set SEARXNG_URL (a SearXNG instance) or BRAVE_SEARCH_API_KEY (the Brave Search API), ' +
+  'or declare a searxng or brave provider in the LAGOON_CONFIG file (optionally mapped in its `search` section).';
+
+export interface SearchOutcome {
+  /** The executed query (trimmed). */
+  readonly query: string;
+  readonly results: readonly SearchResult[];
+  readonly charge: SettledCharge;
+}
+
+/**
+ * Web search for accounts at 0.01 USD per successful request: validates, picks the upstreams of the requested
+ * identifier, and charges through billing.runMetered, so a failed search costs nothing. Talks to the billing
+ * service and the search router. The query is never logged nor stored (the contract's privacy promise): logs
+ * and the usage entry carry only the identifier, the upstream id and counts.
+ */
+export class SearchService {
+  constructor(private readonly deps: { billing: BillingService; router: SearchRouter; logger: Logger }) {}
+
+  async search(auth: AuthContext, input: unknown, options: { signal?: AbortSignal } = {}): Promise<SearchOutcome> {
+    const account = requireAccount(auth);
+    const { query, limit, search_provider: identifier } = parseInput(SearchInput, input);
+    if (!this.deps.router.serves(identifier)) throw new UpstreamError(SEARCH_NOT_CONFIGURED, 'SERVICE_UNAVAILABLE', 503);
+    const { result, charge } = await this.deps.billing.runMetered(account, {
+      maxCost: AUGMENT_PRICE,
+      run: async () => {
+        const started = performance.now();
+        const found = await this.deps.router.search(identifier, query, {
+          limit,
+          signal: options.signal,
+          onFailure: (target, error) =>
+            this.deps.logger.warn(
+              { reqId: account.requestId, searchProvider: identifier, upstream: target.provider.id, code: error.code, error: error.message, ...hint(target.provider.type, error) },
+              'search upstream failed',
+            ),
+        });
+        return { ...found, ms: Math.round(performance.now() - started) };
+      },
+      usage: (found) => augmentUsage('augment-web-search', `Web search (${identifier}), ${found.results.length} results`, account.requestId, found.ms),
+    });
+    return { query, results: result.results.slice(0, limit), charge };
+  }
+}
+
+/** An operator-facing pointer for the commonest SearXNG misconfiguration. */
+function hint(type: 'searxng' | 'brave', error: UpstreamError): { hint?: string } {
+  if (type === 'searxng' && error.message.endsWith('HTTP 403')) return { hint: 'SearXNG refuses format=json unless its settings.yml lists json under search.formats' };
+  if (type === 'brave' && /HTTP 40[13]$/.test(error.message)) return { hint: 'check the Brave Search API key (X-Subscription-Token)' };
+  return {};
+}

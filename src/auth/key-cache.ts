@@ -1,0 +1,50 @@
+import type { AuthenticatedKey } from './auth-context.ts';
+
+interface Entry {
+  readonly key: AuthenticatedKey | null;
+  readonly until: number;
+}
+
+/**
+ * Short-lived cache of key lookups by secret hash, so a request does not hit the database to authenticate.
+ * Unknown hashes are remembered briefly too (a flood of bad keys should not become a flood of queries).
+ * Revocation and edits in this process drop the entry at once.
+ */
+export class KeyCache {
+  private readonly entries = new Map<string, Entry>();
+
+  constructor(
+    private readonly ttlMs: number,
+    private readonly negativeTtlMs = Math.min(ttlMs, 5_000),
+    private readonly maxEntries = 50_000,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** undefined: not cached; null: cached as unknown. */
+  get(hash: string): AuthenticatedKey | null | undefined {
+    const entry = this.entries.get(hash);
+    if (!entry) return undefined;
+    if (entry.until <= this.now()) {
+      this.entries.delete(hash);
+      return undefined;
+    }
+    return entry.key;
+  }
+
+  set(hash: string, key: AuthenticatedKey | null): void {
+    if (this.ttlMs <= 0) return;
+    if (this.entries.size >= this.maxEntries) {
+      const oldest = this.entries.keys().next();
+      if (!oldest.done) this.entries.delete(oldest.value);
+    }
+    this.entries.set(hash, { key, until: this.now() + (key ? this.ttlMs : this.negativeTtlMs) });
+  }
+
+  invalidate(hash: string): void {
+    this.entries.delete(hash);
+  }
+
+  invalidateKeyId(keyId: string): void {
+    for (const [hash, entry] of this.entries) if (entry.key?.id === keyId) this.entries.delete(hash);
+  }
+}

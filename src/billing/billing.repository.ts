@@ -1,0 +1,270 @@
+import { sql, type Transaction } from 'kysely';
+import type { Database } from '../db/database.ts';
+import type { DB } from '../db/types.generated.ts';
+import type { LimitGroup } from './billing.types.ts';
+import type { Currency, Nano } from './money.ts';
+
+type Tx = Transaction<DB>;
+type Db = Database | Tx;
+
+export async function listBalances(db: Db, accountId: string) {
+  return db.selectFrom('balances').select(['currency', 'amount', 'reserved']).where('account_id', '=', accountId).execute();
+}
+
+/** Holds `amount` of the balance if enough is available; the WHERE is re-checked under the row lock. */
+export async function holdBalance(trx: Tx, accountId: string, currency: Currency, amount: Nano): Promise<boolean> {
+  const row = await trx
+    .updateTable('balances')
+    .set({ reserved: sql`reserved + ${amount}`, updated_at: sql`now()` })
+    .where('account_id', '=', accountId)
+    .where('currency', '=', currency)
+    .where(sql<boolean>`amount - reserved >= ${amount}`)
+    .returning('amount')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+export async function unholdBalance(trx: Tx, accountId: string, currency: Currency, amount: Nano): Promise<void> {
+  await trx
+    .updateTable('balances')
+    .set({ reserved: sql`reserved - ${amount}`, updated_at: sql`now()` })
+    .where('account_id', '=', accountId)
+    .where('currency', '=', currency)
+    .execute();
+}
+
+/** Charges `charge` and drops the hold of `held`; returns the balance after. */
+export async function chargeBalance(trx: Tx, accountId: string, currency: Currency, charge: Nano, held: Nano): Promise<Nano> {
+  const row = await trx
+    .updateTable('balances')
+    .set({ amount: sql`amount - ${charge}`, reserved: sql`reserved - ${held}`, updated_at: sql`now()` })
+    .where('account_id', '=', accountId)
+    .where('currency', '=', currency)
+    .returning('amount')
+    .executeTakeFirstOrThrow();
+  return row.amount;
+}
+
+/** Charges without a hold, only if the available balance covers it (a late settlement after the sweeper). */
+export async function chargeIfAvailable(trx: Tx, accountId: string, currency: Currency, charge: Nano): Promise<Nano | undefined> {
+  const row = await trx
+    .updateTable('balances')
+    .set({ amount: sql`amount - ${charge}`, updated_at: sql`now()` })
+    .where('account_id', '=', accountId)
+    .where('currency', '=', currency)
+    .where(sql<boolean>`amount - reserved >= ${charge}`)
+    .returning('amount')
+    .executeTakeFirst();
+  return row?.amount;
+}
+
+/** Adds to a balance (creating it); a negative amount only updates an existing balance. */
+export async function addToBalance(trx: Tx, accountId: string, currency: Currency, amount: Nano): Promise<Nano | undefined> {
+  if (amount < 0n) {
+    // CHECK constraints apply to an INSERT's proposed row before ON CONFLICT, so a debit is a plain UPDATE.
+    const row = await trx
+      .updateTable('balances')
+      .set({ amount: sql`amount + ${amount}`, updated_at: sql`now()` })
+      .where('account_id', '=', accountId)
+      .where('currency', '=', currency)
+      .returning('amount')
+      .executeTakeFirst();
+    return row?.amount;
+  }
+  const row = await trx
+    .insertInto('balances')
+    .values({ account_id: accountId, currency, amount })
+    .onConflict((oc) => oc.columns(['account_id', 'currency']).doUpdateSet({ amount: sql`balances.amount + ${amount}`, updated_at: sql`now()` }))
+    .returning('amount')
+    .executeTakeFirstOrThrow();
+  return row.amount;
+}
+
+export async function ensureKeySpendRow(trx: Tx, apiKeyId: string, periodStart: Date): Promise<void> {
+  await trx
+    .insertInto('api_key_spend')
+    .values({ api_key_id: apiKeyId, period_start: periodStart })
+    .onConflict((oc) => oc.columns(['api_key_id', 'period_start']).doNothing())
+    .execute();
+}
+
+const spentColumn = (group: LimitGroup) => (group === 'usd' ? 'spent_usd' : 'spent_diem');
+const reservedColumn = (group: LimitGroup) => (group === 'usd' ? 'reserved_usd' : 'reserved_diem');
+const limitColumn = (group: LimitGroup) => (group === 'usd' ? 'limit_usd' : 'limit_diem');
+
+/**
+ * Holds `amount` against the key's period limit. The limit is read from api_keys in the same statement, so a
+ * limit changed a moment ago applies, and spent + reserved never passes it however many requests race.
+ */
+export async function holdKeySpend(trx: Tx, apiKeyId: string, periodStart: Date, group: LimitGroup, amount: Nano): Promise<boolean> {
+  const spent = sql.ref(`api_key_spend.${spentColumn(group)}`);
+  const reserved = sql.ref(`api_key_spend.${reservedColumn(group)}`);
+  const limit = sql.ref(`api_keys.${limitColumn(group)}`);
+  const result = await sql<{ api_key_id: string }>`
+    update api_key_spend set ${sql.ref(reservedColumn(group))} = ${reserved} + ${amount}
+    from api_keys
+    where api_keys.id = api_key_spend.api_key_id
+      and api_key_spend.api_key_id = ${apiKeyId}
+      and api_key_spend.period_start = ${periodStart}
+      and (${limit} is null or ${spent} + ${reserved} + ${amount} <= ${limit})
+    returning api_key_spend.api_key_id`.execute(trx);
+  return result.rows.length > 0;
+}
+
+export async function settleKeySpend(trx: Tx, apiKeyId: string, periodStart: Date, group: LimitGroup, charge: Nano, held: Nano): Promise<void> {
+  await trx
+    .updateTable('api_key_spend')
+    .set({
+      [spentColumn(group)]: sql`${sql.ref(spentColumn(group))} + ${charge}`,
+      [reservedColumn(group)]: sql`greatest(${sql.ref(reservedColumn(group))} - ${held}, 0)`,
+    })
+    .where('api_key_id', '=', apiKeyId)
+    .where('period_start', '=', periodStart)
+    .execute();
+}
+
+export async function insertReservation(
+  trx: Tx,
+  values: { accountId: string; apiKeyId: string | null; currency: Currency; amount: Nano; keyPeriodStart: Date | null; limitGroup: LimitGroup | null; requestId: string; expiresAt: Date },
+): Promise<string> {
+  const row = await trx
+    .insertInto('reservations')
+    .values({
+      account_id: values.accountId,
+      api_key_id: values.apiKeyId,
+      currency: values.currency,
+      amount: values.amount,
+      key_period_start: values.keyPeriodStart,
+      limit_group: values.limitGroup,
+      request_id: values.requestId,
+      expires_at: values.expiresAt,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
+
+/** Moves a held reservation to its final status; undefined when it was not held (already settled or released). */
+export async function finishReservation(trx: Tx, id: string, status: 'settled' | 'released') {
+  return trx
+    .updateTable('reservations')
+    .set({ status, finished_at: sql`now()` })
+    .where('id', '=', id)
+    .where('status', '=', 'held')
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export async function getReservation(db: Db, id: string) {
+  return db.selectFrom('reservations').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function listExpiredReservationIds(db: Db, now: Date, limit: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom('reservations')
+    .select('id')
+    .where('status', '=', 'held')
+    .where('expires_at', '<', now)
+    .orderBy('expires_at')
+    .limit(limit)
+    .execute();
+  return rows.map((row) => row.id);
+}
+
+export async function insertLedgerEntry(
+  trx: Tx,
+  entry: { accountId: string; currency: Currency; amount: Nano; balanceAfter: Nano; type: 'TOP_UP' | 'CHARGE' | 'REFUND' | 'ADJUSTMENT'; requestId?: string | null; modelId?: string | null; note?: string | null; createdAt?: Date },
+) {
+  return trx
+    .insertInto('account_ledger')
+    .values({
+      account_id: entry.accountId,
+      currency: entry.currency,
+      amount: entry.amount,
+      balance_after: entry.balanceAfter,
+      type: entry.type,
+      request_id: entry.requestId ?? null,
+      model_id: entry.modelId ?? null,
+      note: entry.note ?? null,
+      ...(entry.createdAt ? { created_at: entry.createdAt } : {}),
+    })
+    .returning(['id', 'created_at'])
+    .executeTakeFirstOrThrow();
+}
+
+export interface UsageEntryInsert {
+  accountId: string;
+  apiKeyId: string | null;
+  reservationId: string | null;
+  createdAt: Date;
+  sku: string;
+  modelId: string | null;
+  modelType: string | null;
+  unitType: string | null;
+  lineType: string | null;
+  pricePerUnitUsd: string;
+  units: string;
+  amount: Nano;
+  currency: Currency;
+  notes: string;
+  requestId: string | null;
+  inferenceDetails: { [key: string]: string | number } | null;
+}
+
+export async function insertUsageEntries(trx: Tx, entries: readonly UsageEntryInsert[]): Promise<string[]> {
+  if (entries.length === 0) return [];
+  const rows = await trx
+    .insertInto('usage_entries')
+    .values(
+      entries.map((e) => ({
+        account_id: e.accountId,
+        api_key_id: e.apiKeyId,
+        reservation_id: e.reservationId,
+        created_at: e.createdAt,
+        sku: e.sku,
+        model_id: e.modelId,
+        model_type: e.modelType,
+        unit_type: e.unitType,
+        line_type: e.lineType,
+        price_per_unit_usd: e.pricePerUnitUsd,
+        units: e.units,
+        amount: e.amount,
+        currency: e.currency,
+        notes: e.notes,
+        request_id: e.requestId,
+        inference_details: e.inferenceDetails === null ? null : JSON.stringify(e.inferenceDetails),
+      })),
+    )
+    .returning('id')
+    .execute();
+  return rows.map((row) => row.id);
+}
+
+/** Adds entries to the daily rollups that analytics read (spend stored positive). */
+export async function addToDailyRollups(trx: Tx, day: string, entries: readonly UsageEntryInsert[]): Promise<void> {
+  for (const e of entries) {
+    await trx
+      .insertInto('usage_daily')
+      .values({
+        account_id: e.accountId,
+        day,
+        api_key_id: e.apiKeyId ?? '',
+        model_id: e.modelId ?? '',
+        model_type: e.modelType ?? '',
+        unit_type: e.unitType ?? '',
+        line_type: e.lineType ?? '',
+        currency: e.currency,
+        amount: -e.amount,
+        units: e.units,
+        entries: 1,
+      })
+      .onConflict((oc) =>
+        oc.columns(['account_id', 'day', 'api_key_id', 'model_id', 'line_type', 'currency', 'model_type', 'unit_type']).doUpdateSet({
+          amount: sql`usage_daily.amount + excluded.amount`,
+          units: sql`usage_daily.units + excluded.units`,
+          entries: sql`usage_daily.entries + 1`,
+        }),
+      )
+      .execute();
+  }
+}

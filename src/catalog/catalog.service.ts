@@ -1,0 +1,131 @@
+import { z } from 'zod';
+import type { AuthContext } from '../auth/auth-context.ts';
+import type { Database } from '../db/database.ts';
+import { NotFoundError } from '../errors.ts';
+import type { OperatorConfig } from '../operator-config/schema.ts';
+import * as repo from './model.repository.ts';
+import { MODEL_TYPES, modelFromConfig, rowToModel, type CatalogModel, type ModelType } from './model.ts';
+
+/** `GET /models?type=` (and its GraphQL twin): one type, or `all`; `text` when absent. */
+export const ModelListQuery = z.object({
+  type: z.preprocess((value) => (value === '' || value === null ? undefined : value), z.enum([...MODEL_TYPES, 'all']).default('text')),
+});
+/** `GET /models/traits?type=` and `/models/compatibility_mapping?type=`: one type, `text` when absent. */
+export const ModelTypeQuery = z.object({
+  type: z.preprocess((value) => (value === '' || value === null ? undefined : value), z.enum(MODEL_TYPES).default('text')),
+});
+
+interface Snapshot {
+  readonly models: readonly CatalogModel[];
+  readonly byId: ReadonlyMap<string, CatalogModel>;
+  readonly byType: ReadonlyMap<ModelType, readonly CatalogModel[]>;
+  /** type → trait → model id, first model in config order wins (the config allows one). */
+  readonly traits: ReadonlyMap<ModelType, Readonly<Record<string, string>>>;
+  /** type → foreign name → model id. */
+  readonly aliases: ReadonlyMap<ModelType, Readonly<Record<string, string>>>;
+}
+
+/**
+ * The model catalog: writes the configured models to the DB and serves every read from an in-memory snapshot
+ * (small and hot). Talks to the model repository. The catalog is public, so reads accept any caller.
+ */
+export class CatalogService {
+  private snapshot: Promise<Snapshot> | undefined;
+
+  constructor(private readonly deps: { db: Database }) {}
+
+  /** Stores the config's models (deactivating dropped ones) and mappings, then reloads the snapshot. */
+  async syncFromConfig(config: OperatorConfig): Promise<void> {
+    const models = config.models.map(modelFromConfig);
+    const aliases = Object.entries(config.compatibilityMappings).flatMap(([type, names]) =>
+      Object.entries(names ?? {}).map(([name, modelId]) => ({ type, name, modelId })),
+    );
+    await repo.replaceCatalog(this.deps.db, models, aliases);
+    await this.reload();
+  }
+
+  /** Re-reads the active catalog from the DB (a failed reload keeps the previous snapshot). Reads load it lazily. */
+  async reload(): Promise<void> {
+    const snapshot = await this.load();
+    this.snapshot = Promise.resolve(snapshot);
+  }
+
+  /** Active models of one type (or every type with `all`), in config order. */
+  async listModels(_auth: AuthContext, type: ModelType | 'all' = 'text'): Promise<CatalogModel[]> {
+    const snapshot = await this.current();
+    return [...(type === 'all' ? snapshot.models : (snapshot.byType.get(type) ?? []))];
+  }
+
+  async getModel(_auth: AuthContext, id: string): Promise<CatalogModel> {
+    const model = (await this.current()).byId.get(id);
+    if (!model) throw new NotFoundError(`Model ${id} not found`, 'MODEL_NOT_FOUND');
+    return model;
+  }
+
+  /** Models by id in id order, null for unknown or inactive ids; for dataloaders. */
+  async findModelsByIds(_auth: AuthContext, ids: readonly string[]): Promise<(CatalogModel | null)[]> {
+    const { byId } = await this.current();
+    return ids.map((id) => byId.get(id) ?? null);
+  }
+
+  /** `{ <trait>: <model id> }` for one type. */
+  async traits(_auth: AuthContext, type: ModelType): Promise<Record<string, string>> {
+    return { ...(await this.current()).traits.get(type) };
+  }
+
+  /** `{ <foreign model name>: <model id> }` for one type. */
+  async compatibilityMapping(_auth: AuthContext, type: ModelType): Promise<Record<string, string>> {
+    return { ...(await this.current()).aliases.get(type) };
+  }
+
+  /** What a request's model name means for a type: a model id, else a trait, else a compatibility mapping. */
+  async resolveModel(_auth: AuthContext, name: string, type: ModelType): Promise<CatalogModel | undefined> {
+    const snapshot = await this.current();
+    const direct = snapshot.byId.get(name);
+    if (direct?.type === type) return direct;
+    const target = own(snapshot.traits.get(type), name) ?? own(snapshot.aliases.get(type), name);
+    const model = target === undefined ? undefined : snapshot.byId.get(target);
+    return model?.type === type ? model : undefined;
+  }
+
+  private current(): Promise<Snapshot> {
+    return (this.snapshot ??= this.load().catch((error: unknown) => {
+      this.snapshot = undefined;
+      throw error;
+    }));
+  }
+
+  private async load(): Promise<Snapshot> {
+    const [rows, aliasRows] = await Promise.all([repo.listActiveModels(this.deps.db), repo.listAliases(this.deps.db)]);
+    const models = rows.map((row) => deepFreeze(rowToModel(row)));
+    const byType = new Map<ModelType, CatalogModel[]>();
+    const traits = new Map<ModelType, Record<string, string>>();
+    for (const model of models) {
+      byType.set(model.type, [...(byType.get(model.type) ?? []), model]);
+      const typeTraits = traits.get(model.type) ?? {};
+      for (const trait of model.traits) if (!Object.hasOwn(typeTraits, trait)) typeTraits[trait] = model.id;
+      traits.set(model.type, typeTraits);
+    }
+    const aliases = new Map<ModelType, Record<string, string>>();
+    for (const row of aliasRows) {
+      const type = row.type as ModelType;
+      const names = aliases.get(type) ?? {};
+      names[row.name] = row.model_id;
+      aliases.set(type, names);
+    }
+    return { models, byId: new Map(models.map((model) => [model.id, model])), byType, traits, aliases };
+  }
+}
+
+/** Own properties only: a model named "constructor" or "__proto__" must not resolve through the prototype. */
+const own = (record: Readonly<Record<string, string>> | undefined, key: string): string | undefined =>
+  record && Object.hasOwn(record, key) ? record[key] : undefined;
+
+/** Snapshot models are shared by every caller; freezing turns an accidental mutation into an error. */
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !(value instanceof Date) && !Object.isFrozen(value)) {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}

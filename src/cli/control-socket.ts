@@ -1,0 +1,77 @@
+import { createHash } from 'node:crypto';
+import { chmodSync, rmSync } from 'node:fs';
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { Logger } from '../logger.ts';
+import type { Services } from '../services.ts';
+import { runCli } from './program.ts';
+
+export interface CliResult {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Where a server on this PGlite data directory listens for operator commands (owner-only unix socket). */
+export function controlSocketPath(dataDir: string): string {
+  const absolute = resolve(dataDir);
+  const inDir = join(absolute, 'control.sock');
+  // Unix socket paths are limited to ~107 bytes; long data-dir paths use a stable name in the temp dir.
+  return inDir.length < 100 ? inDir : join(tmpdir(), `lagoon-${createHash('sha256').update(absolute).digest('hex').slice(0, 16)}.sock`);
+}
+
+/** Lets `npm run lagoon` work while the server holds the embedded database (one process may open it). */
+export async function startControlSocket(path: string, services: Services, logger: Logger): Promise<() => Promise<void>> {
+  rmSync(path, { force: true });
+  const server: Server = createServer((req, res) => {
+    if (req.method !== 'POST' || req.url !== '/cli') {
+      res.writeHead(404).end();
+      return;
+    }
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      void (async () => {
+        const result: CliResult = { exitCode: 1, stdout: '', stderr: '' };
+        try {
+          const { argv } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { argv: string[] };
+          result.exitCode = await runCli(argv, services, { out: (s) => (result.stdout += s), err: (s) => (result.stderr += s) });
+        } catch (error) {
+          result.stderr += `lagoon: ${error instanceof Error ? error.message : String(error)}\n`;
+        }
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(result));
+      })();
+    });
+  });
+  await new Promise<void>((done, fail) => {
+    server.once('error', fail);
+    server.listen(path, () => done());
+  });
+  chmodSync(path, 0o600);
+  logger.debug({ path }, 'operator control socket listening');
+  return () =>
+    new Promise<void>((done) => {
+      server.close(() => done());
+      rmSync(path, { force: true });
+    });
+}
+
+/** Runs a CLI command in the server listening on `path`; undefined when no server is there. */
+export function runViaControlSocket(path: string, argv: readonly string[]): Promise<CliResult | undefined> {
+  return new Promise((done) => {
+    const req = httpRequest({ socketPath: path, method: 'POST', path: '/cli', headers: { 'content-type': 'application/json' } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        try {
+          done(JSON.parse(Buffer.concat(chunks).toString('utf8')) as CliResult);
+        } catch {
+          done(undefined);
+        }
+      });
+    });
+    req.on('error', () => done(undefined));
+    req.end(JSON.stringify({ argv }));
+  });
+}

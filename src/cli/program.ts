@@ -1,0 +1,115 @@
+import { Command, CommanderError, Option } from 'commander';
+import { operator } from '../auth/auth-context.ts';
+import { CURRENCIES, formatNano, nanoToNumber } from '../billing/money.ts';
+import { AppError } from '../errors.ts';
+import type { Services } from '../services.ts';
+
+export interface CliIo {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+/**
+ * The operator CLI (`npm run lagoon -- …`). It acts as the operator, outside any account's permissions, on
+ * the services it is given: its own database connection, or a running server's through the control socket.
+ */
+export async function runCli(argv: readonly string[], services: Services, io: CliIo): Promise<number> {
+  const program = buildProgram(services, io);
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return 0;
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
+    io.err(`lagoon: ${error instanceof AppError || error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  }
+}
+
+function buildProgram(services: Services, io: CliIo): Command {
+  const op = operator('cli');
+  const print = (asJson: boolean | undefined, data: unknown, text: string) => io.out(asJson ? `${JSON.stringify(data, null, 2)}\n` : `${text}\n`);
+  const program = new Command('lagoon')
+    .description('Lagoon operator commands')
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s) });
+
+  const accounts = program.command('accounts').description('Accounts and their balances');
+  accounts
+    .command('create')
+    .description('Create an account and its first ADMIN key')
+    .requiredOption('--name <name>', 'account name')
+    .option('--json', 'print JSON only')
+    .action(async (opts: { name: string; json?: boolean }) => {
+      const { account, adminKey } = await services.accounts.create(op, { name: opts.name });
+      print(
+        opts.json,
+        { account: { id: account.id, name: account.name, createdAt: account.createdAt.toISOString() }, adminKey: { id: adminKey.key.id, apiKey: adminKey.secret, apiKeyType: 'ADMIN' } },
+        `Account ${account.id} (${account.name})\nADMIN key (shown once): ${adminKey.secret}`,
+      );
+    });
+
+  accounts
+    .command('list')
+    .description('List accounts with their balances')
+    .option('--json', 'print JSON only')
+    .action(async (opts: { json?: boolean }) => {
+      const list = await services.accounts.list(op);
+      const data = list.map((a) => ({
+        id: a.id,
+        name: a.name,
+        kind: a.kind,
+        createdAt: a.createdAt.toISOString(),
+        balances: Object.fromEntries(a.balances.map((b) => [b.currency, nanoToNumber(b.amount)])),
+        balancesDecimal: Object.fromEntries(a.balances.map((b) => [b.currency, formatNano(b.amount)])),
+      }));
+      const text = list.length === 0 ? 'No accounts.' : list.map((a) => `${a.id}  ${a.name.padEnd(20)}  ${a.balances.map((b) => `${b.currency}=${formatNano(b.amount)}`).join('  ')}`).join('\n');
+      print(opts.json, data, text);
+    });
+
+  accounts
+    .command('credit')
+    .description('Add funds to an account (a negative amount removes them)')
+    .addOption(new Option('--account <id>', 'account id').conflicts('key'))
+    .addOption(new Option('--key <apiKey>', 'an API key secret of the account'))
+    .addOption(new Option('--currency <currency>', 'currency').choices(CURRENCIES).makeOptionMandatory())
+    .requiredOption('--amount <amount>', 'decimal amount, e.g. 12.5')
+    .option('--note <text>', 'note kept in the ledger')
+    .option('--json', 'print JSON only')
+    .action(async (opts: { account?: string; key?: string; currency: string; amount: string; note?: string; json?: boolean }) => {
+      if (!opts.account && !opts.key) throw new Error('Give --account <id> or --key <apiKey>');
+      const accountId = opts.account ?? (await services.accounts.accountIdForKey(op, opts.key ?? ''));
+      const result = await services.accounts.credit(op, { accountId, currency: opts.currency, amount: opts.amount, ...(opts.note ? { note: opts.note } : {}) });
+      print(
+        opts.json,
+        {
+          accountId,
+          currency: result.currency,
+          amount: nanoToNumber(result.amount),
+          amountDecimal: formatNano(result.amount),
+          balance: nanoToNumber(result.balanceAfter),
+          balanceDecimal: formatNano(result.balanceAfter),
+          ledgerEntryId: result.ledgerEntryId,
+        },
+        `Credited ${formatNano(result.amount)} ${result.currency} to ${accountId}; balance ${formatNano(result.balanceAfter)} ${result.currency}`,
+      );
+    });
+
+  const keys = program.command('keys').description('API keys');
+  keys
+    .command('create')
+    .description('Create an API key for an account')
+    .requiredOption('--account <id>', 'account id')
+    .addOption(new Option('--type <type>', 'key type').choices(['ADMIN', 'INFERENCE']).makeOptionMandatory())
+    .option('--description <text>', 'description (at most 64 characters)')
+    .option('--json', 'print JSON only')
+    .action(async (opts: { account: string; type: 'ADMIN' | 'INFERENCE'; description?: string; json?: boolean }) => {
+      const created = await services.accounts.createKey(op, opts.account, { apiKeyType: opts.type, description: opts.description ?? `${opts.type.toLowerCase()} key` });
+      print(
+        opts.json,
+        { id: created.key.id, accountId: created.key.accountId, apiKey: created.secret, apiKeyType: created.key.apiKeyType, description: created.key.description },
+        `${created.key.apiKeyType} key ${created.key.id} for account ${created.key.accountId} (shown once): ${created.secret}`,
+      );
+    });
+
+  return program;
+}

@@ -1,0 +1,99 @@
+import { z } from 'zod';
+
+const emptyToUndefined = (value: unknown) => (value === '' ? undefined : value);
+const optionalString = z.preprocess(emptyToUndefined, z.string().optional());
+const intWithDefault = (fallback: number, min = 0) =>
+  z.preprocess(emptyToUndefined, z.coerce.number().int().min(min).default(fallback));
+const boolWithDefault = (fallback: boolean) =>
+  z.preprocess(
+    (value) => (value === '' || value === undefined ? undefined : ['1', 'true', 'yes', 'on'].includes(String(value).toLowerCase())),
+    z.boolean().default(fallback),
+  );
+
+const EnvironmentModel = z.object({
+  NODE_ENV: z.preprocess(emptyToUndefined, z.enum(['development', 'production', 'test']).default('production')),
+  HOST: z.preprocess(emptyToUndefined, z.string().default('127.0.0.1')),
+  PORT: intWithDefault(8080),
+  DATABASE_URL: optionalString,
+  LAGOON_DATA_DIR: z.preprocess(emptyToUndefined, z.string().default('./.lagoon')),
+  LAGOON_CONFIG: optionalString,
+  LAGOON_BOOTSTRAP_ADMIN_KEY: optionalString,
+  REDIS_URL: optionalString,
+  CORS_ORIGINS: z.preprocess(emptyToUndefined, z.string().default('')),
+  LOG_LEVEL: z.preprocess(emptyToUndefined, z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info')),
+  LAGOON_MAX_JSON_BYTES: intWithDefault(1_048_576, 1),
+  LAGOON_KEY_CACHE_TTL_SECONDS: intWithDefault(30),
+  LAGOON_LAST_USED_FLUSH_SECONDS: intWithDefault(15, 1),
+  LAGOON_RESERVATION_TIMEOUT_SECONDS: intWithDefault(900, 1),
+  LAGOON_SWEEP_INTERVAL_SECONDS: intWithDefault(60, 1),
+  LAGOON_SHUTDOWN_TIMEOUT_SECONDS: intWithDefault(15, 1),
+  LAGOON_MAX_KEYS_PER_ACCOUNT: intWithDefault(500, 1),
+  GRAPHQL_MAX_DEPTH: intWithDefault(12, 1),
+  GRAPHQL_MAX_COST: intWithDefault(5000, 1),
+  GRAPHIQL: boolWithDefault(true),
+  LAGOON_CONTROL_SOCKET: boolWithDefault(true),
+  SEARXNG_URL: optionalString,
+  BRAVE_SEARCH_API_KEY: optionalString,
+  BRAVE_SEARCH_URL: optionalString,
+  LAGOON_DIEM_CUTOVER_DATE: z.preprocess(emptyToUndefined, z.iso.date().default('2025-01-01')),
+});
+
+export type Environment = z.infer<typeof EnvironmentModel>;
+
+export interface Config {
+  readonly env: 'development' | 'production' | 'test';
+  readonly http: { readonly host: string; readonly port: number; readonly corsOrigins: readonly string[]; readonly maxJsonBytes: number; readonly shutdownTimeoutMs: number };
+  readonly database: { readonly url: string | undefined; readonly dataDir: string };
+  readonly operatorConfigPath: string | undefined;
+  readonly bootstrapAdminKey: string | undefined;
+  readonly redisUrl: string | undefined;
+  readonly logLevel: Environment['LOG_LEVEL'];
+  readonly auth: { readonly keyCacheTtlMs: number; readonly lastUsedFlushMs: number; readonly maxKeysPerAccount: number };
+  readonly billing: { readonly reservationTimeoutMs: number; readonly sweepIntervalMs: number };
+  readonly graphql: { readonly maxDepth: number; readonly maxCost: number; readonly graphiql: boolean };
+  readonly controlSocket: boolean;
+  /** Env shortcuts for web search upstreams (the operator config file can declare them too). */
+  readonly search: { readonly searxngUrl: string | undefined; readonly braveApiKey: string | undefined; readonly braveUrl: string | undefined };
+  /** Usage export: DIEM entries before this UTC day are the legacy VCU (decisions.md §3 warningMessage). */
+  readonly diemCutoverDate: Date;
+}
+
+export class ConfigError extends Error {}
+
+/** Parses the environment once. Nothing else in the code base reads process.env. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const parsed = EnvironmentModel.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    throw new ConfigError(`Invalid environment: ${problems.join('; ')}`);
+  }
+  const e = parsed.data;
+  return Object.freeze({
+    env: e.NODE_ENV,
+    http: {
+      host: e.HOST,
+      port: e.PORT,
+      corsOrigins: e.CORS_ORIGINS.split(',').map((origin) => origin.trim()).filter(Boolean),
+      maxJsonBytes: e.LAGOON_MAX_JSON_BYTES,
+      shutdownTimeoutMs: e.LAGOON_SHUTDOWN_TIMEOUT_SECONDS * 1000,
+    },
+    database: { url: e.DATABASE_URL, dataDir: e.LAGOON_DATA_DIR },
+    operatorConfigPath: e.LAGOON_CONFIG,
+    bootstrapAdminKey: e.LAGOON_BOOTSTRAP_ADMIN_KEY,
+    redisUrl: e.REDIS_URL,
+    logLevel: e.LOG_LEVEL,
+    auth: {
+      keyCacheTtlMs: e.LAGOON_KEY_CACHE_TTL_SECONDS * 1000,
+      lastUsedFlushMs: e.LAGOON_LAST_USED_FLUSH_SECONDS * 1000,
+      maxKeysPerAccount: e.LAGOON_MAX_KEYS_PER_ACCOUNT,
+    },
+    billing: {
+      reservationTimeoutMs: e.LAGOON_RESERVATION_TIMEOUT_SECONDS * 1000,
+      sweepIntervalMs: e.LAGOON_SWEEP_INTERVAL_SECONDS * 1000,
+    },
+    graphql: { maxDepth: e.GRAPHQL_MAX_DEPTH, maxCost: e.GRAPHQL_MAX_COST, graphiql: e.GRAPHIQL },
+    controlSocket: e.LAGOON_CONTROL_SOCKET,
+    search: { searxngUrl: e.SEARXNG_URL, braveApiKey: e.BRAVE_SEARCH_API_KEY, braveUrl: e.BRAVE_SEARCH_URL },
+    diemCutoverDate: new Date(`${e.LAGOON_DIEM_CUTOVER_DATE}T00:00:00Z`),
+  });
+}

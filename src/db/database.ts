@@ -1,0 +1,93 @@
+import { mkdirSync } from 'node:fs';
+import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import { PGliteDialect } from 'kysely-pglite-dialect';
+import pg from 'pg';
+import { lockDataDir } from './data-dir-lock.ts';
+import type { DB } from './types.generated.ts';
+
+export type Database = Kysely<DB>;
+
+export interface DatabaseHandle {
+  readonly db: Database;
+  readonly kind: 'pglite' | 'postgres';
+  /** Whether the database answers a trivial query. */
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  /** postgres:// URL; when absent an embedded PGlite database is used. */
+  url?: string | undefined;
+  /** PGlite data directory; `memory://` keeps it in memory. */
+  dataDir?: string;
+  poolSize?: number;
+}
+
+const INT8_OID = 20;
+const DATE_OID = 1082;
+
+// int8 columns hold money and must arrive as bigint from both drivers; dates stay calendar strings.
+pg.types.setTypeParser(INT8_OID, (value) => BigInt(value));
+pg.types.setTypeParser(DATE_OID, (value) => value);
+
+export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
+  if (options.url) return openPostgres(options.url, options.poolSize ?? 10);
+  return openPglite(options.dataDir ?? 'memory://');
+}
+
+async function openPostgres(url: string, poolSize: number): Promise<DatabaseHandle> {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  // An idle client whose server connection drops (restart, failover) emits here; without a listener the
+  // process would crash. The pool replaces the client on the next checkout.
+  pool.on('error', () => undefined);
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  let closing: Promise<void> | undefined;
+  return {
+    db,
+    kind: 'postgres',
+    ping: () => ping(db),
+    close: () => (closing ??= db.destroy()),
+  };
+}
+
+async function openPglite(dataDir: string): Promise<DatabaseHandle> {
+  const inMemory = dataDir.startsWith('memory://');
+  if (!inMemory) mkdirSync(dataDir, { recursive: true });
+  const unlock = inMemory ? () => undefined : lockDataDir(dataDir);
+  let pglite: PGlite;
+  try {
+    pglite = await PGlite.create(dataDir, {
+      parsers: {
+        [pgliteTypes.INT8]: (value: string) => BigInt(value),
+        [pgliteTypes.DATE]: (value: string) => value,
+      },
+    });
+  } catch (error) {
+    unlock();
+    throw error;
+  }
+  const db = new Kysely<DB>({ dialect: new PGliteDialect(pglite) });
+  let closed = false;
+  return {
+    db,
+    kind: 'pglite',
+    ping: () => ping(db),
+    async close() {
+      if (closed) return;
+      closed = true;
+      // Kysely's destroy waits for the connection queue, then closes PGlite, which checkpoints the data dir.
+      await db.destroy();
+      unlock();
+    },
+  };
+}
+
+async function ping(db: Database): Promise<boolean> {
+  try {
+    await sql`select 1`.execute(db);
+    return true;
+  } catch {
+    return false;
+  }
+}

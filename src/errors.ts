@@ -1,0 +1,187 @@
+import type { z } from 'zod';
+
+export type ErrorCode =
+  | 'INVALID_REQUEST'
+  | 'INVALID_MODEL'
+  | 'MODEL_NOT_FOUND'
+  | 'CHARACTER_NOT_FOUND'
+  | 'NOT_FOUND'
+  | 'AUTHENTICATION_FAILED'
+  | 'ADMIN_KEY_REQUIRED'
+  | 'UNAUTHORIZED'
+  | 'INSUFFICIENT_BALANCE'
+  | 'API_KEY_USD_SPEND_LIMIT_EXCEEDED'
+  | 'API_KEY_DIEM_SPEND_LIMIT_EXCEEDED'
+  | 'MEDIA_NOT_FOUND'
+  | 'CONFLICT'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'INVALID_CONTENT_TYPE'
+  | 'METHOD_NOT_ALLOWED'
+  | 'CONTENT_POLICY_VIOLATION'
+  | 'RATE_LIMIT_EXCEEDED'
+  | 'INFERENCE_FAILED'
+  | 'UPSTREAM_ERROR'
+  | 'MODEL_OFFLINE'
+  | 'MODEL_AT_CAPACITY'
+  | 'REQUEST_TIMEOUT'
+  | 'SERVICE_UNAVAILABLE'
+  | 'INTERNAL_ERROR';
+
+export interface ValidationIssue {
+  path: (string | number)[];
+  message: string;
+}
+
+/** The base of every expected failure. `status` is the HTTP status the REST layer answers with. */
+export abstract class AppError extends Error {
+  abstract readonly code: ErrorCode;
+  abstract readonly status: number;
+  /** Extra fields merged into the REST error body. */
+  extra(): Record<string, unknown> {
+    return {};
+  }
+}
+
+export class ValidationError extends AppError {
+  readonly code = 'INVALID_REQUEST' as const;
+  readonly status = 400;
+  constructor(
+    message: string,
+    readonly issues: ValidationIssue[] = [],
+    readonly details?: unknown,
+  ) {
+    super(message);
+  }
+
+  static fromZod(error: z.ZodError, prefix?: string): ValidationError {
+    const issues = error.issues.map((issue) => ({
+      path: issue.path.map((segment) => (typeof segment === 'symbol' ? String(segment) : segment)),
+      message: issue.message,
+    }));
+    const first = issues[0];
+    const where = first && first.path.length > 0 ? `${first.path.join('.')}: ` : '';
+    const message = `${prefix ?? 'Invalid request'}: ${where}${first?.message ?? 'invalid input'}`;
+    return new ValidationError(message, issues, formatIssueTree(issues));
+  }
+
+  override extra(): Record<string, unknown> {
+    return this.issues.length > 0 ? { details: this.details ?? formatIssueTree(this.issues), issues: this.issues } : {};
+  }
+}
+
+interface IssueTree {
+  _errors: string[];
+  [field: string]: IssueTree | string[];
+}
+
+/** zod's `format()` tree ({ _errors, field: { _errors } }) built from flat issues. */
+export function formatIssueTree(issues: ValidationIssue[]): IssueTree {
+  const root: IssueTree = { _errors: [] };
+  for (const issue of issues) {
+    let node = root;
+    for (const segment of issue.path) {
+      const key = String(segment);
+      const child = node[key];
+      if (!child || Array.isArray(child)) node[key] = { _errors: [] };
+      node = node[key] as IssueTree;
+    }
+    node._errors.push(issue.message);
+  }
+  return root;
+}
+
+export class InvalidModelError extends AppError {
+  readonly code = 'INVALID_MODEL' as const;
+  readonly status = 400;
+}
+
+export class NotFoundError extends AppError {
+  readonly status = 404;
+  constructor(
+    message: string,
+    readonly code: 'MODEL_NOT_FOUND' | 'CHARACTER_NOT_FOUND' | 'MEDIA_NOT_FOUND' | 'NOT_FOUND' = 'NOT_FOUND',
+  ) {
+    super(message);
+  }
+}
+
+export class AuthenticationError extends AppError {
+  readonly code = 'AUTHENTICATION_FAILED' as const;
+  readonly status = 401;
+  constructor(message = 'Authentication failed') {
+    super(message);
+  }
+}
+
+export class AdminKeyRequiredError extends AppError {
+  readonly code = 'ADMIN_KEY_REQUIRED' as const;
+  readonly status = 401;
+  constructor() {
+    super('Admin API key required');
+  }
+}
+
+export class ForbiddenError extends AppError {
+  readonly code = 'UNAUTHORIZED' as const;
+  readonly status = 403;
+}
+
+export class InsufficientBalanceError extends AppError {
+  readonly code = 'INSUFFICIENT_BALANCE' as const;
+  readonly status = 402;
+  constructor() {
+    super('Insufficient USD or Diem balance to complete request.');
+  }
+}
+
+export class SpendLimitExceededError extends AppError {
+  readonly status = 402;
+  readonly code: 'API_KEY_USD_SPEND_LIMIT_EXCEEDED' | 'API_KEY_DIEM_SPEND_LIMIT_EXCEEDED';
+  constructor(readonly limitCurrency: 'usd' | 'diem') {
+    super(`API key ${limitCurrency.toUpperCase()} spend limit reached for the current period.`);
+    this.code = limitCurrency === 'usd' ? 'API_KEY_USD_SPEND_LIMIT_EXCEEDED' : 'API_KEY_DIEM_SPEND_LIMIT_EXCEEDED';
+  }
+}
+
+export class ConflictError extends AppError {
+  readonly code = 'CONFLICT' as const;
+  readonly status = 409;
+}
+
+export class PayloadTooLargeError extends AppError {
+  readonly code = 'PAYLOAD_TOO_LARGE' as const;
+  readonly status = 413;
+  constructor(readonly limitBytes: number) {
+    super(`Request body exceeds the limit of ${limitBytes} bytes.`);
+  }
+}
+
+export class InvalidContentTypeError extends AppError {
+  readonly code = 'INVALID_CONTENT_TYPE' as const;
+  readonly status = 415;
+}
+
+export class RateLimitedError extends AppError {
+  readonly code = 'RATE_LIMIT_EXCEEDED' as const;
+  readonly status = 429;
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(message);
+  }
+}
+
+export class UpstreamError extends AppError {
+  constructor(
+    message: string,
+    readonly code: 'INFERENCE_FAILED' | 'UPSTREAM_ERROR' | 'MODEL_OFFLINE' | 'MODEL_AT_CAPACITY' | 'REQUEST_TIMEOUT' | 'SERVICE_UNAVAILABLE',
+    readonly status: 500 | 502 | 503 | 504,
+  ) {
+    super(message);
+  }
+}
+
+export function isAppError(error: unknown): error is AppError {
+  return error instanceof AppError;
+}

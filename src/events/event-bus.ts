@@ -1,0 +1,62 @@
+import { createRedisEventTarget } from '@graphql-yoga/redis-event-target';
+import { createPubSub, SlidingBuffer, type PubSubEvent, type PubSubEventTarget } from '@graphql-yoga/subscription';
+import type { UsageSettledEvent } from '../billing/usage-events.ts';
+import type { Logger } from '../logger.ts';
+import { closeRedisClient, createRedisClient } from './redis.ts';
+
+/** Topics and their payloads (JSON-safe: with Redis they cross processes as JSON). Each is routed by an id. */
+// A type alias (not an interface) so that it satisfies createPubSub's index-signature constraint.
+export type EventTopics = {
+  /** New usage entries of an account, after their settlement committed (id: the account id). */
+  'lagoon:usage': [accountId: string, event: UsageSettledEvent];
+};
+
+type Topic = Extract<keyof EventTopics, string>;
+
+/**
+ * Domain events between services and live subscriptions: in-process by default, through Redis pub/sub when
+ * REDIS_URL is set, so that an event published by any API or worker process reaches subscribers on all of them.
+ */
+export interface EventBus {
+  readonly kind: 'memory' | 'redis';
+  publish<T extends Topic>(topic: T, id: EventTopics[T][0], payload: EventTopics[T][1]): void;
+  /** Events of one topic and id until the iterator is returned (a client disconnect does that). */
+  subscribe<T extends Topic>(topic: T, id: EventTopics[T][0]): AsyncIterableIterator<EventTopics[T][1]>;
+  close(): Promise<void>;
+}
+
+/** Events one subscriber may fall behind by; past that its oldest are dropped (never an overflow error). */
+const SUBSCRIBER_BUFFER = 1000;
+
+export function createEventBus(options: { redisUrl?: string | undefined; logger: Logger }): EventBus {
+  if (!options.redisUrl) return wrap('memory', new EventTarget() as PubSubEventTarget<EventTopics>, async () => undefined);
+  const publishClient = createRedisClient(options.redisUrl, options.logger, 'publish');
+  const subscribeClient = createRedisClient(options.redisUrl, options.logger, 'subscribe', { subscriber: true });
+  const eventTarget = createRedisEventTarget<PubSubEvent<EventTopics, Topic>>({ publishClient, subscribeClient });
+  return wrap('redis', eventTarget, async () => {
+    await Promise.all([closeRedisClient(publishClient), closeRedisClient(subscribeClient)]);
+  });
+}
+
+function wrap(kind: EventBus['kind'], eventTarget: PubSubEventTarget<EventTopics>, close: () => Promise<void>): EventBus {
+  const publisher = createPubSub<EventTopics>({ eventTarget });
+  let closed = false;
+  return {
+    kind,
+    publish(topic, id, payload) {
+      if (!closed) publisher.publish(topic, id, payload);
+    },
+    subscribe(topic, id) {
+      // A pub/sub per subscription: createPubSub hands its buffer to every subscription it makes, and a buffer
+      // must not be shared. Every topic carries a payload, so the (topic, id) form applies.
+      const pubsub = createPubSub<EventTopics>({ eventTarget, repeaterBuffer: new SlidingBuffer(SUBSCRIBER_BUFFER) });
+      const subscribe = pubsub.subscribe as (topic: Topic, id: string) => AsyncIterable<EventTopics[typeof topic][1]>;
+      return subscribe(topic, id)[Symbol.asyncIterator]() as AsyncIterableIterator<EventTopics[typeof topic][1]>;
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await close();
+    },
+  };
+}

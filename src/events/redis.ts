@@ -1,0 +1,57 @@
+import { Redis } from 'ioredis';
+import type { Logger } from '../logger.ts';
+
+/** Commands whose promise nobody awaits (the Redis event target fires them and forgets). */
+const FIRE_AND_FORGET = new Set<PropertyKey>(['publish', 'subscribe', 'unsubscribe']);
+
+/**
+ * An ioredis client for Lagoon: connection errors are logged (not thrown at the process), commands fail fast
+ * while Redis is away, and the fire-and-forget commands log their failure instead of leaving an unhandled
+ * rejection that would stop the process.
+ */
+export function createRedisClient(url: string, logger: Logger, role: string, options: { commandTimeoutMs?: number; subscriber?: boolean } = {}): Redis {
+  const client = new Redis(url, {
+    connectionName: `lagoon-${role}`,
+    // Connect on first use: a process that never publishes, subscribes or caches holds no connection.
+    lazyConnect: true,
+    maxRetriesPerRequest: 2,
+    ...(options.commandTimeoutMs !== undefined && { commandTimeout: options.commandTimeoutMs }),
+    // ioredis 5 loses a SUBSCRIBE sent between the TCP connect and the end of its INFO ready check (the INFO then
+    // fails in subscriber mode, the client reconnects and never resubscribes). A pub/sub connection needs no ready check.
+    ...(options.subscriber && { enableReadyCheck: false }),
+  });
+  let reported = false;
+  client.on('error', (error: Error) => {
+    if (!reported) logger.warn({ err: error, redis: role }, 'Redis connection error (retrying)');
+    reported = true;
+  });
+  client.on('ready', () => {
+    if (reported) logger.info({ redis: role }, 'Redis connection restored');
+    reported = false;
+  });
+  return new Proxy(client, {
+    get(target, property, receiver) {
+      const value: unknown = Reflect.get(target, property, receiver);
+      if (!FIRE_AND_FORGET.has(property) || typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        const result: unknown = Reflect.apply(value, target, args);
+        if (result instanceof Promise) result.catch((error: unknown) => logger.error({ err: error, redis: role, command: String(property) }, 'Redis command failed'));
+        return result;
+      };
+    },
+  });
+}
+
+/** Closes a client politely (QUIT), or drops it when Redis does not answer. */
+export async function closeRedisClient(client: Redis): Promise<void> {
+  if (client.status === 'end') return;
+  if (client.status === 'wait') {
+    client.disconnect(); // never connected (lazy): nothing to say goodbye to
+    return;
+  }
+  try {
+    await Promise.race([client.quit(), new Promise((_, reject) => setTimeout(() => reject(new Error('quit timed out')), 1000).unref())]);
+  } catch {
+    client.disconnect();
+  }
+}

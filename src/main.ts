@@ -1,0 +1,79 @@
+import { createServer, type Server } from 'node:http';
+import { createServerAdapter } from '@whatwg-node/server';
+import { createApp, VERSION } from './app.ts';
+import { controlSocketPath, startControlSocket } from './cli/control-socket.ts';
+import { ConfigError, loadConfig } from './config.ts';
+import { createLogger } from './logger.ts';
+
+/** The composition root: config → app (database, services, GraphQL, REST) → HTTP server; drains on SIGTERM. */
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    console.error(error instanceof ConfigError ? error.message : error);
+    process.exit(1);
+  }
+  const logger = createLogger(config.logLevel);
+  const app = await createApp(config, { logger }).catch((error: unknown) => {
+    logger.fatal({ err: error }, 'could not start');
+    console.error(`lagoon: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  });
+
+  const server = createServer(createServerAdapter((request: Request) => app.fetch(request)));
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.http.port, config.http.host, () => resolve());
+  });
+  const address = `http://${config.http.host.includes(':') ? `[${config.http.host}]` : config.http.host}:${config.http.port}`;
+  logger.info({ address, database: app.database.kind, version: VERSION }, 'lagoon listening');
+  // With the embedded database only this process may open it, so the operator CLI talks to us instead.
+  const stopControl =
+    app.database.kind === 'pglite' && config.controlSocket ? await startControlSocket(controlSocketPath(config.database.dataDir), app.services, logger) : async () => undefined;
+  printBanner(address, app.database.kind, app.bootstrapSecret);
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'draining in-flight requests');
+    void shutdown(server, async () => {
+      await stopControl();
+      await app.close();
+    }, config.http.shutdownTimeoutMs).then(
+      () => {
+        logger.info('stopped cleanly');
+        process.exit(0);
+      },
+      (error: unknown) => {
+        logger.error({ err: error }, 'unclean shutdown');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+/** Stops accepting, lets in-flight requests finish (up to the timeout), then closes the database cleanly. */
+async function shutdown(server: Server, closeApp: () => Promise<void>, timeoutMs: number): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  const timer = setTimeout(() => server.closeAllConnections(), timeoutMs);
+  timer.unref();
+  await closed;
+  clearTimeout(timer);
+  await closeApp();
+}
+
+function printBanner(address: string, database: string, bootstrapSecret: string | undefined): void {
+  const lines = [`Lagoon ${VERSION} on ${address} (database: ${database})`, `  GraphQL  ${address}/graphql`, `  REST     ${address}/api/v1   (OpenAPI: /api/v1/openapi.json)`];
+  if (bootstrapSecret) {
+    lines.push('', '  First start: created the bootstrap account and its ADMIN key. It is shown only now:', '', `    ${bootstrapSecret}`, '', '  (Set LAGOON_BOOTSTRAP_ADMIN_KEY to choose the key yourself.)');
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+await main();

@@ -1,0 +1,216 @@
+import type { OperatorConfigFileInput } from './schema.ts';
+
+/*
+ * The built-in configuration: one deterministic `simulator` provider and a development model of every type, so
+ * a fresh install answers every endpoint with no upstream at all. The operator file merges over it
+ * (operator-config/load.ts). Prices are realistic so metering and billing can be exercised end to end.
+ */
+
+const SIMULATED = 'Development model served by the built-in deterministic simulator; it is not a real model.';
+const CREATED = '2026-11-22T00:00:00Z';
+const simulated = (what: string) => `${SIMULATED} ${what}`;
+const price = (usd: number) => ({ usd, diem: usd });
+
+export const SIMULATOR_PROVIDER_ID = 'simulator';
+
+export const defaultOperatorConfig = {
+  providers: [{ id: SIMULATOR_PROVIDER_ID, type: 'simulator' }],
+  models: [
+    {
+      id: 'lagoon-sim-chat',
+      type: 'text',
+      name: 'Lagoon Simulator Chat',
+      description: simulated('Replies are synthetic and repeatable: the same request always gets the same answer.'),
+      created: CREATED,
+      traits: ['default', 'fastest'],
+      contextLength: 32_768,
+      capabilities: {
+        supportsFunctionCalling: true,
+        supportsResponseSchema: true,
+        supportsVision: true,
+        supportsMultipleImages: true,
+        maxImages: 4,
+        supportsWebSearch: true,
+        supportsLogProbs: true,
+      },
+      constraints: { temperature: { default: 0.7 }, top_p: { default: 0.9 } },
+      pricing: { input: price(0.5), output: price(2), cache_input: price(0.125) },
+      provider: SIMULATOR_PROVIDER_ID,
+    },
+    {
+      id: 'lagoon-sim-reasoner',
+      type: 'text',
+      name: 'Lagoon Simulator Reasoner',
+      description: simulated('It emits a synthetic reasoning trace before its answer.'),
+      created: CREATED,
+      traits: ['default_reasoning'],
+      contextLength: 65_536,
+      capabilities: {
+        supportsFunctionCalling: true,
+        supportsReasoning: true,
+        supportsReasoningEffort: true,
+        reasoningEffortOptions: ['low', 'medium', 'high'],
+        defaultReasoningEffort: 'medium',
+        supportsResponseSchema: true,
+      },
+      constraints: { temperature: { default: 0.6 }, top_p: { default: 0.95 } },
+      pricing: { input: price(1), output: price(4), cache_input: price(0.25) },
+      provider: SIMULATOR_PROVIDER_ID,
+    },
+    {
+      id: 'lagoon-sim-embedding',
+      type: 'embedding',
+      name: 'Lagoon Simulator Embedding',
+      description: simulated('Vectors are derived from a hash of the input.'),
+      created: CREATED,
+      traits: ['default'],
+      contextLength: 8_192,
+      pricing: { input: price(0.02), output: price(0.02) },
+      provider: SIMULATOR_PROVIDER_ID,
+    },
+    {
+      id: 'lagoon-sim-image',
+      type: 'image',
+      name: 'Lagoon Simulator Image',
+      description: simulated('Images are generated patterns derived from the prompt.'),
+      created: CREATED,
+      traits: ['default', 'fastest'],
+      constraints: {
+        promptCharacterLimit: 7_500,
+        steps: { default: 8, max: 30 },
+        widthHeightDivisor: 8,
+        aspectRatios: ['1:1', '3:2', '2:3', '16:9', '9:16'],
+        defaultAspectRatio: '1:1',
+      },
+      pricing: { generation: price(0.01), upscale: { '2x': price(0.02), '4x': price(0.08) } },
+      provider: SIMULATOR_PROVIDER_ID,
+    },
+    {
+      id: 'lagoon-sim-upscaler',
+      type: 'upscale',
+      name: 'Lagoon Simulator Upscaler',
+      description: simulated('It resamples the input image.'),
+      created: CREATED,
+      traits: ['default'],
+      pricing: { upscale: { '2x': price(0.02), '4x': price(0.08) } },
+      provider: SIMULATOR_PROVIDER_ID,
+    },
+    {
+      id: 'lagoon-sim-edit',
+      type: 'inpaint',
+      name: 'Lagoon Simulator Edit',
+      description: simulated('Edits are deterministic overlays on the input image.'),
+      created: CREATED,
+      traits: ['default'],
+      constraints: { promptCharacterLimit: 32_768, aspectRatios: ['auto', '1:1', '3:2', '16:9', '9:16'] },
+      pricing: { inpaint: price(0.04), inputImages: { included: 1, additional: price(0.01) } },
+      provider: SIMULATOR_PROVIDER_ID,
+    },
+    {
+      id: 'lagoon-sim-speech',
+      type: 'tts',
+      name: 'Lagoon Simulator Speech',
+      description: simulated('Audio is a synthetic tone sequence, not speech.'),
+      created: CREATED,
+      traits: ['default'],
+      pricing: { input: price(3.5) },
+      spec: {
+        voices: ['af_sky', 'af_bella', 'af_nicole', 'am_adam', 'am_michael', 'bf_emma', 'bm_george'],
+        default_voice: 'af_sky',
+        supportsPromptParam: false,
+        supportsTemperatureParam: false,
+        supportsTopPParam: false,
+      },
+      provider: SIMULATOR_PROVIDER_ID,
+    },
+    {
+      id: 'lagoon-sim-transcribe',
+      type: 'asr',
+      name: 'Lagoon Simulator Transcribe',
+      description: simulated('Transcripts are derived from the audio length, not its content.'),
+      created: CREATED,
+      traits: ['default'],
+      pricing: { per_audio_second: price(0.0001) },
+      provider: SIMULATOR_PROVIDER_ID,
+    },
+    {
+      id: 'lagoon-sim-music',
+      type: 'music',
+      name: 'Lagoon Simulator Music',
+      description: simulated('Tracks are synthetic tones of the requested length, produced as a queued job.'),
+      created: CREATED,
+      traits: ['default'],
+      pricing: {
+        durations: {
+          '30': { ...price(0.02), min_seconds: 1, max_seconds: 30 },
+          '60': { ...price(0.03), min_seconds: 31, max_seconds: 60 },
+          '120': { ...price(0.05), min_seconds: 61, max_seconds: 120 },
+        },
+      },
+      spec: {
+        duration_options: [30, 60, 120],
+        min_duration: 5,
+        max_duration: 120,
+        prompt_character_limit: 1_000,
+        min_prompt_length: 1,
+        lyrics_required: false,
+        supports_lyrics: true,
+        supports_force_instrumental: true,
+        supports_lyrics_optimizer: false,
+        supports_language_code: false,
+        supports_speed: false,
+      },
+      provider: SIMULATOR_PROVIDER_ID,
+    },
+    {
+      id: 'lagoon-sim-video',
+      type: 'video',
+      name: 'Lagoon Simulator Video',
+      description: simulated('Clips are generated test patterns, produced as a queued job.'),
+      created: CREATED,
+      traits: ['default'],
+      constraints: {
+        aspect_ratios: ['16:9', '9:16', '1:1'],
+        resolutions: ['480p', '720p'],
+        durations: ['5s', '10s'],
+        model_type: 'text-to-video',
+        audio: true,
+        prompt_character_limit: 2_500,
+      },
+      pricing: { per_second: price(0.05), resolution_multipliers: { '480p': 1, '720p': 1.5 }, audio_multiplier: 1.2 },
+      provider: SIMULATOR_PROVIDER_ID,
+    },
+  ],
+  compatibilityMappings: {
+    text: { 'gpt-4o': 'lagoon-sim-chat', 'gpt-4o-mini': 'lagoon-sim-chat', 'gpt-4.1': 'lagoon-sim-chat', 'o3-mini': 'lagoon-sim-reasoner' },
+    embedding: { 'text-embedding-3-small': 'lagoon-sim-embedding', 'text-embedding-ada-002': 'lagoon-sim-embedding' },
+    image: { 'dall-e-3': 'lagoon-sim-image', 'dall-e-2': 'lagoon-sim-image' },
+    tts: { 'tts-1': 'lagoon-sim-speech', 'tts-1-hd': 'lagoon-sim-speech' },
+    asr: { 'whisper-1': 'lagoon-sim-transcribe' },
+  },
+  characters: [
+    {
+      slug: 'lagoon-guide',
+      name: 'Lagoon Guide',
+      description: 'A patient guide to this Lagoon instance: models, API keys, billing and the API itself.',
+      author: 'Lagoon',
+      featured: true,
+      tags: ['assistant', 'help', 'api'],
+      modelId: 'lagoon-sim-chat',
+      systemPrompt:
+        'You are Lagoon Guide, a concise and friendly assistant for developers using a Lagoon API instance. ' +
+        'Explain models, API keys, balances and endpoints plainly, with short examples. Say so when you are unsure.',
+    },
+    {
+      slug: 'pirate-storyteller',
+      name: 'Pirate Storyteller',
+      description: 'An old sea captain who spins tall tales of treasure, storms and sea monsters.',
+      author: 'Lagoon',
+      tags: ['fiction', 'storytelling', 'pirates'],
+      modelId: 'lagoon-sim-chat',
+      systemPrompt:
+        'You are Captain Marlowe, a weathered pirate storyteller. Answer in a playful pirate voice and turn requests ' +
+        'into short adventure tales suitable for all ages.',
+    },
+  ],
+} satisfies OperatorConfigFileInput;

@@ -1,0 +1,318 @@
+import { z } from 'zod';
+import { parseAtto } from '../billing/money.ts';
+import { MODEL_PRIVACY, MODEL_TYPES } from '../catalog/model.ts';
+
+/*
+ * The operator config file (YAML or JSON): providers, models, compatibility mappings and characters. Field
+ * names are camelCase; pricing and spec keys are written exactly as the wire `model_spec` shows them.
+ */
+
+export const PROVIDER_TYPES = ['simulator', 'openai-compatible', 'automatic1111', 'queue', 'searxng', 'brave', 'json-rpc'] as const;
+export type ProviderType = (typeof PROVIDER_TYPES)[number];
+/** Provider types that need no base URL (built in, or a well-known public endpoint). */
+const BASE_URL_OPTIONAL: readonly ProviderType[] = ['simulator', 'brave'];
+
+// No ':' in names: chat accepts `<model>:<key>=<value>` suffixes.
+const ModelId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$/, 'Use letters, digits, ".", "_", "/" and "-" (no ":" or spaces)');
+const ProviderId = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, 'Use lowercase letters, digits, "_" and "-"');
+const Trait = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, 'Use letters, digits, "_" and "-"');
+const Slug = z.string().regex(/^[a-z0-9][a-z0-9-]{0,99}$/, 'Use lowercase letters, digits and "-"');
+const ModelTypeSchema = z.enum(MODEL_TYPES);
+
+const exactDecimal = (value: number) => {
+  try {
+    parseAtto(value);
+    return true;
+  } catch {
+    return false;
+  }
+};
+/** A price or multiplier: a plain decimal number, exact to 18 places (money is never computed with floats). */
+const Decimal = z.number().nonnegative().refine(exactDecimal, 'must be a decimal with at most 18 decimal places');
+
+const pricePairShape = { usd: Decimal, diem: Decimal.optional() };
+const withDiem = <T extends { usd: number; diem?: number | undefined }>(pair: T) => ({ ...pair, diem: pair.diem ?? pair.usd });
+/** `{ usd, diem }`; `diem` defaults to `usd`. */
+export const PricePairSchema = z.strictObject(pricePairShape).transform(withDiem);
+export type PricePair = z.output<typeof PricePairSchema>;
+const PriceTable = z.record(z.string().min(1), PricePairSchema);
+
+const tokenPrices = {
+  input: PricePairSchema,
+  output: PricePairSchema,
+  cache_input: PricePairSchema.optional(),
+  cache_write: PricePairSchema.optional(),
+};
+/** Text and embedding: per 1M tokens; `extended` prices apply above `context_token_threshold` prompt tokens. */
+export const TextPricingSchema = z.strictObject({
+  ...tokenPrices,
+  extended: z.strictObject({ context_token_threshold: z.number().int().positive(), ...tokenPrices }).optional(),
+});
+export type TextPricing = z.output<typeof TextPricingSchema>;
+
+/** Image: per image (`generation`, or `resolutions` tiers), optional `quality` tiers per resolution and `upscale`. */
+export const ImagePricingSchema = z
+  .strictObject({
+    generation: PricePairSchema.optional(),
+    resolutions: PriceTable.optional(),
+    quality: z.record(z.string().min(1), PriceTable).optional(),
+    upscale: PriceTable.optional(),
+  })
+  .refine((p) => p.generation !== undefined || p.resolutions !== undefined, 'set generation or resolutions');
+
+export const UpscalePricingSchema = z.strictObject({ generation: PricePairSchema.optional(), upscale: PriceTable });
+export const InpaintPricingSchema = z.strictObject({
+  inpaint: PricePairSchema,
+  inputImages: z.strictObject({ included: z.number().int().nonnegative(), additional: PricePairSchema }).optional(),
+  resolutions: PriceTable.optional(),
+  quality: z.record(z.string().min(1), PriceTable).optional(),
+});
+/** Speech: `input` per 1M characters. */
+export const TtsPricingSchema = z.strictObject({ input: PricePairSchema });
+export const AsrPricingSchema = z.strictObject({ per_audio_second: PricePairSchema });
+
+const DurationTier = z
+  .strictObject({ ...pricePairShape, min_seconds: z.number().int().nonnegative(), max_seconds: z.number().int().positive() })
+  .transform(withDiem)
+  .refine((t) => t.min_seconds <= t.max_seconds, 'min_seconds must not exceed max_seconds');
+
+const exactlyOne =
+  (keys: readonly string[]) =>
+  (value: Record<string, unknown>, ctx: z.RefinementCtx): void => {
+    const present = keys.filter((key) => value[key] !== undefined);
+    if (present.length !== 1) ctx.addIssue({ code: 'custom', message: `set exactly one of ${keys.join(', ')} (found ${present.length})` });
+  };
+
+/** Music: one of `durations` (tiers keyed by seconds), `generation`, `per_second`, `per_thousand_characters`. */
+export const MusicPricingSchema = z
+  .strictObject({
+    durations: z.record(z.string().regex(/^\d+$/, 'duration keys are whole seconds'), DurationTier).optional(),
+    generation: PricePairSchema.optional(),
+    per_second: PricePairSchema.optional(),
+    per_thousand_characters: PricePairSchema.optional(),
+  })
+  .superRefine(exactlyOne(['durations', 'generation', 'per_second', 'per_thousand_characters']));
+
+/** Video: a per-model rule (`per_second`, `generation` or `durations`), times optional resolution and audio multipliers. */
+export const VideoPricingSchema = z
+  .strictObject({
+    per_second: PricePairSchema.optional(),
+    generation: PricePairSchema.optional(),
+    durations: PriceTable.optional(),
+    resolution_multipliers: z.record(z.string().min(1), Decimal).optional(),
+    audio_multiplier: Decimal.optional(),
+  })
+  .superRefine(exactlyOne(['per_second', 'generation', 'durations']));
+
+export const CapabilitiesSchema = z.strictObject({
+  optimizedForCode: z.boolean().optional(),
+  quantization: z.string().min(1).optional(),
+  supportsAudioInput: z.boolean().optional(),
+  supportsFunctionCalling: z.boolean().optional(),
+  supportsLogProbs: z.boolean().optional(),
+  supportsMultipleImages: z.boolean().optional(),
+  maxImages: z.number().int().positive().optional(),
+  supportsReasoning: z.boolean().optional(),
+  supportsReasoningEffort: z.boolean().optional(),
+  reasoningEffortOptions: z.array(z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'])).optional(),
+  defaultReasoningEffort: z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']).optional(),
+  supportsResponseSchema: z.boolean().optional(),
+  supportsTeeAttestation: z.boolean().optional(),
+  supportsE2EE: z.boolean().optional(),
+  supportsVideoInput: z.boolean().optional(),
+  supportsVision: z.boolean().optional(),
+  supportsWebSearch: z.boolean().optional(),
+  supportsXSearch: z.boolean().optional(),
+});
+export type ModelCapabilities = z.output<typeof CapabilitiesSchema>;
+
+const Strings = z.array(z.string().min(1));
+const PositiveInt = z.number().int().positive();
+const TextConstraints = z.looseObject({
+  temperature: z.strictObject({ default: z.number().min(0).max(2) }).optional(),
+  top_p: z.strictObject({ default: z.number().min(0).max(1) }).optional(),
+});
+const ImageConstraints = z.looseObject({
+  promptCharacterLimit: PositiveInt.optional(),
+  steps: z.strictObject({ default: PositiveInt, max: PositiveInt }).optional(),
+  widthHeightDivisor: PositiveInt.optional(),
+  aspectRatios: Strings.optional(),
+  defaultAspectRatio: z.string().optional(),
+  resolutions: Strings.optional(),
+  defaultResolution: z.string().optional(),
+});
+const VideoConstraints = z.looseObject({
+  aspect_ratios: Strings.optional(),
+  resolutions: Strings.optional(),
+  durations: Strings.optional(),
+  model_type: z.string().min(1).optional(),
+  audio: z.boolean().optional(),
+  prompt_character_limit: PositiveInt.optional(),
+});
+const OtherConstraints = z.record(z.string(), z.json());
+
+const RESERVED_SPEC_KEYS = ['name', 'description', 'modelSource', 'offline', 'privacy', 'traits', 'availableContextTokens', 'capabilities', 'constraints', 'pricing'];
+/** Extra `model_spec` fields (audio and speech flags sit directly in model_spec, decisions.md §9). */
+export const SpecExtrasSchema = z
+  .looseObject({
+    voices: Strings.optional(),
+    default_voice: z.string().min(1).optional(),
+    prompt_character_limit: PositiveInt.optional(),
+    min_prompt_length: z.number().int().nonnegative().optional(),
+    lyrics_required: z.boolean().optional(),
+    supports_lyrics: z.boolean().optional(),
+    supports_force_instrumental: z.boolean().optional(),
+    supports_lyrics_optimizer: z.boolean().optional(),
+    supports_language_code: z.boolean().optional(),
+    supports_speed: z.boolean().optional(),
+    min_speed: z.number().positive().optional(),
+    max_speed: z.number().positive().optional(),
+    duration_options: z.array(PositiveInt).optional(),
+    min_duration: PositiveInt.optional(),
+    max_duration: PositiveInt.optional(),
+    supportsPromptParam: z.boolean().optional(),
+    supportsTemperatureParam: z.boolean().optional(),
+    supportsTopPParam: z.boolean().optional(),
+  })
+  .superRefine((spec, ctx) => {
+    for (const key of Object.keys(spec)) {
+      if (RESERVED_SPEC_KEYS.includes(key)) ctx.addIssue({ code: 'custom', path: [key], message: `"${key}" is a model field; set it on the model, not in spec` });
+    }
+    if (spec.default_voice !== undefined && spec.voices && !spec.voices.includes(spec.default_voice)) {
+      ctx.addIssue({ code: 'custom', path: ['default_voice'], message: `default_voice "${spec.default_voice}" is not in voices` });
+    }
+  });
+
+/** Unix seconds, or an ISO date / date-time. */
+const Created = z
+  .union([z.number().int().nonnegative(), z.iso.date(), z.iso.datetime({ offset: true })])
+  .transform((value) => (typeof value === 'number' ? new Date(value * 1000) : new Date(value)));
+
+const ProviderRef = z.union([ProviderId, z.strictObject({ id: ProviderId, upstreamModel: z.string().min(1).optional() })]);
+
+const modelBase = {
+  id: ModelId,
+  name: z.string().min(1).max(200),
+  description: z.string().optional(),
+  modelSource: z.url().optional(),
+  ownedBy: z.string().min(1).default('lagoon'),
+  created: Created.optional(),
+  privacy: z.enum(MODEL_PRIVACY).default('private'),
+  offline: z.boolean().default(false),
+  traits: z
+    .array(Trait)
+    .refine((traits) => new Set(traits).size === traits.length, 'traits must be unique')
+    .default([]),
+  constraints: OtherConstraints.optional(),
+  spec: SpecExtrasSchema.optional(),
+  /** One provider id, or `providers` in fallback order (ids or `{ id, upstreamModel }`). */
+  provider: ProviderId.optional(),
+  providers: z.array(ProviderRef).min(1).optional(),
+  /** The model name sent upstream; defaults to `id`. */
+  upstreamModel: z.string().min(1).optional(),
+  disabled: z.literal(false).optional(),
+};
+
+const oneProvider = (model: { provider?: string | undefined; providers?: unknown[] | undefined }, ctx: z.RefinementCtx): void => {
+  if ((model.provider === undefined) === (model.providers === undefined)) {
+    ctx.addIssue({ code: 'custom', path: ['provider'], message: 'set either provider (one id) or providers (ids in fallback order)' });
+  }
+};
+
+const model = <T extends z.ZodObject>(schema: T) => schema.superRefine(oneProvider);
+const ContextLength = PositiveInt.optional();
+
+export const ModelConfigSchema = z.discriminatedUnion('type', [
+  model(
+    z.strictObject({
+      ...modelBase,
+      type: z.literal('text'),
+      contextLength: PositiveInt.default(32_768),
+      capabilities: CapabilitiesSchema.optional(),
+      constraints: TextConstraints.optional(),
+      pricing: TextPricingSchema,
+    }),
+  ),
+  model(z.strictObject({ ...modelBase, type: z.literal('embedding'), contextLength: ContextLength, pricing: TextPricingSchema })),
+  model(z.strictObject({ ...modelBase, type: z.literal('image'), constraints: ImageConstraints.optional(), pricing: ImagePricingSchema })),
+  model(z.strictObject({ ...modelBase, type: z.literal('upscale'), pricing: UpscalePricingSchema })),
+  model(z.strictObject({ ...modelBase, type: z.literal('inpaint'), constraints: ImageConstraints.optional(), pricing: InpaintPricingSchema })),
+  model(z.strictObject({ ...modelBase, type: z.literal('tts'), pricing: TtsPricingSchema })),
+  model(z.strictObject({ ...modelBase, type: z.literal('asr'), pricing: AsrPricingSchema })),
+  model(z.strictObject({ ...modelBase, type: z.literal('music'), pricing: MusicPricingSchema })),
+  model(z.strictObject({ ...modelBase, type: z.literal('video'), constraints: VideoConstraints.optional(), pricing: VideoPricingSchema })),
+]);
+export type ModelConfig = z.output<typeof ModelConfigSchema>;
+export type ModelConfigInput = z.input<typeof ModelConfigSchema>;
+
+export const ProviderConfigSchema = z
+  .strictObject({
+    id: ProviderId,
+    type: z.enum(PROVIDER_TYPES),
+    baseUrl: z.url().optional(),
+    apiKey: z.string().min(1).optional(),
+    timeoutMs: z.number().int().positive().max(3_600_000).optional(),
+    maxRetries: z.number().int().min(0).max(10).optional(),
+    cooldownMs: z.number().int().nonnegative().optional(),
+    headers: z.record(z.string().min(1), z.string()).optional(),
+    /** Adapter-specific settings, passed through to the adapter as they are. */
+    options: z.record(z.string(), z.json()).optional(),
+    disabled: z.literal(false).optional(),
+  })
+  .superRefine((provider, ctx) => {
+    if (provider.baseUrl === undefined && !BASE_URL_OPTIONAL.includes(provider.type)) {
+      ctx.addIssue({ code: 'custom', path: ['baseUrl'], message: `a ${provider.type} provider needs baseUrl` });
+    }
+  });
+export type ProviderConfig = z.output<typeof ProviderConfigSchema>;
+
+export const CharacterConfigSchema = z.strictObject({
+  slug: Slug,
+  name: z.string().min(1).max(200),
+  description: z.string().default(''),
+  author: z.string().default(''),
+  adult: z.boolean().default(false),
+  featured: z.boolean().default(false),
+  tags: z.array(z.string().trim().min(1).max(50)).max(30).default([]),
+  modelId: ModelId,
+  webEnabled: z.boolean().default(false),
+  systemPrompt: z.string().min(1),
+  photoUrl: z.url().optional(),
+  shareUrl: z.url().optional(),
+  disabled: z.literal(false).optional(),
+});
+export type CharacterConfig = z.output<typeof CharacterConfigSchema>;
+
+/** `{ <type>: { <foreign name>: <model id> } }`; in the operator file a `null` target removes a default mapping. */
+export const CompatibilityMappingsSchema = z.partialRecord(ModelTypeSchema, z.record(ModelId, ModelId.nullable()));
+
+/** `{ id | slug, disabled: true }` removes the built-in entry with that id (other fields are ignored). */
+const disabledEntry = <K extends string>(key: K, value: z.ZodType<string>) =>
+  z.looseObject({ [key]: value, disabled: z.literal(true) } as { [P in K]: z.ZodType<string> } & { disabled: z.ZodLiteral<true> });
+
+/** `search_provider` identifier → one provider id, or ids in fallback order (decisions.md §8). */
+const SearchTargets = z.union([ProviderId, z.array(ProviderId).min(1)]).transform((ids) => (typeof ids === 'string' ? [ids] : ids));
+export const SearchMappingSchema = z.strictObject({ brave: SearchTargets.optional(), google: SearchTargets.optional() });
+export type SearchMapping = z.output<typeof SearchMappingSchema>;
+
+export const OperatorConfigFileSchema = z.strictObject({
+  /** Drop the built-in models, characters and mappings (the simulator provider stays available). */
+  replaceDefaults: z.boolean().default(false),
+  providers: z.array(z.discriminatedUnion('disabled', [disabledEntry('id', ProviderId), ProviderConfigSchema])).default([]),
+  models: z.array(z.discriminatedUnion('disabled', [disabledEntry('id', ModelId), ModelConfigSchema])).default([]),
+  compatibilityMappings: CompatibilityMappingsSchema.default({}),
+  characters: z.array(z.discriminatedUnion('disabled', [disabledEntry('slug', Slug), CharacterConfigSchema])).default([]),
+  /** Which `searxng`/`brave` providers serve each web search identifier; unmapped identifiers use every one. */
+  search: SearchMappingSchema.optional(),
+});
+export type OperatorConfigFile = z.output<typeof OperatorConfigFileSchema>;
+export type OperatorConfigFileInput = z.input<typeof OperatorConfigFileSchema>;
+
+/** The effective configuration: defaults merged with the operator file, disabled entries removed, cross-checked. */
+export interface OperatorConfig {
+  providers: ProviderConfig[];
+  models: ModelConfig[];
+  compatibilityMappings: Partial<Record<(typeof MODEL_TYPES)[number], Record<string, string>>>;
+  characters: CharacterConfig[];
+  search: SearchMapping;
+}

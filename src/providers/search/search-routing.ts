@@ -1,0 +1,134 @@
+import { UpstreamError } from '../../errors.ts';
+import type { ProviderConfig, SearchMapping } from '../../operator-config/schema.ts';
+import { BRAVE_DEFAULT_BASE_URL, BraveAdapter } from './brave.adapter.ts';
+import type { SearchProvider, SearchResult, SearchUpstreamSettings } from './search-provider.ts';
+import { SearxngAdapter, SearxngOptions } from './searxng.adapter.ts';
+
+/** The contract's `search_provider` identifiers (decisions.md §8); `brave`, the zero-retention one, is the default. */
+export const SEARCH_PROVIDER_IDS = ['brave', 'google'] as const;
+export type SearchProviderId = (typeof SEARCH_PROVIDER_IDS)[number];
+
+/** The env shortcuts (SEARXNG_URL, BRAVE_SEARCH_API_KEY, BRAVE_SEARCH_URL), as src/config.ts reads them. */
+export interface SearchEnvShortcuts {
+  readonly searxngUrl: string | undefined;
+  readonly braveApiKey: string | undefined;
+  readonly braveUrl: string | undefined;
+}
+
+export const SEARCH_DEFAULTS = { timeoutMs: 10_000, maxRetries: 1, cooldownMs: 30_000 } as const;
+/** Consecutive failures after which an upstream is tried last, for its cooldown. */
+const FAILURES_BEFORE_COOLDOWN = 3;
+
+/** One upstream that can serve an identifier, with the engine hint it is given. */
+export interface SearchTarget {
+  readonly provider: SearchProvider;
+  readonly engineHint: string | undefined;
+  readonly cooldownMs: number;
+}
+
+interface Candidate {
+  readonly provider: SearchProvider;
+  readonly cooldownMs: number;
+}
+
+/**
+ * Which upstreams serve each identifier, in fallback order:
+ * - the operator file's `search` mapping, when it names the identifier, is used exactly;
+ * - otherwise every configured search upstream (the file's `brave`/`searxng` providers, then the env shortcuts),
+ *   the matching kind first: `brave` prefers the Brave API, `google` prefers SearXNG. So BRAVE_SEARCH_API_KEY
+ *   alone serves both identifiers, and SEARXNG_URL alone serves both.
+ * A SearXNG upstream always gets the identifier as its engine hint (`engines=brave` / `engines=google`).
+ */
+export function buildSearchRoutes(input: { providers: readonly ProviderConfig[]; mapping: SearchMapping | undefined; env: SearchEnvShortcuts | undefined }): Record<SearchProviderId, SearchTarget[]> {
+  const candidates = new Map<string, Candidate>();
+  for (const config of input.providers) {
+    const candidate = fromProviderConfig(config);
+    if (candidate) candidates.set(config.id, candidate);
+  }
+  const env = input.env;
+  const envDefaults = { timeoutMs: SEARCH_DEFAULTS.timeoutMs, maxRetries: SEARCH_DEFAULTS.maxRetries, headers: {} };
+  if (env?.braveApiKey) {
+    const provider = new BraveAdapter('env:brave', { ...envDefaults, baseUrl: env.braveUrl ?? BRAVE_DEFAULT_BASE_URL }, env.braveApiKey);
+    candidates.set(provider.id, { provider, cooldownMs: SEARCH_DEFAULTS.cooldownMs });
+  }
+  if (env?.searxngUrl) {
+    const provider = new SearxngAdapter('env:searxng', { ...envDefaults, baseUrl: env.searxngUrl });
+    candidates.set(provider.id, { provider, cooldownMs: SEARCH_DEFAULTS.cooldownMs });
+  }
+  const all = [...candidates.values()];
+  const ofType = (type: SearchProvider['type']) => all.filter((c) => c.provider.type === type);
+  const automatic: Record<SearchProviderId, Candidate[]> = {
+    brave: [...ofType('brave'), ...ofType('searxng')],
+    google: [...ofType('searxng'), ...ofType('brave')],
+  };
+  const route = (id: SearchProviderId): SearchTarget[] => {
+    const mapped = input.mapping?.[id];
+    // The operator config's cross-check guarantees that mapped ids name search providers.
+    const chosen = mapped ? mapped.flatMap((providerId) => candidates.get(providerId) ?? []) : automatic[id];
+    return chosen.map((c) => ({ ...c, engineHint: c.provider.type === 'searxng' ? id : undefined }));
+  };
+  return { brave: route('brave'), google: route('google') };
+}
+
+function fromProviderConfig(config: ProviderConfig): Candidate | undefined {
+  if (config.type !== 'searxng' && config.type !== 'brave') return undefined;
+  const settings: SearchUpstreamSettings = {
+    baseUrl: config.baseUrl ?? BRAVE_DEFAULT_BASE_URL,
+    timeoutMs: config.timeoutMs ?? SEARCH_DEFAULTS.timeoutMs,
+    maxRetries: config.maxRetries ?? SEARCH_DEFAULTS.maxRetries,
+    headers: config.headers ?? {},
+  };
+  const cooldownMs = config.cooldownMs ?? SEARCH_DEFAULTS.cooldownMs;
+  if (config.type === 'brave') return { provider: new BraveAdapter(config.id, settings, config.apiKey ?? ''), cooldownMs };
+  return { provider: new SearxngAdapter(config.id, settings, SearxngOptions.parse(config.options ?? {})), cooldownMs };
+}
+
+/**
+ * Runs a search on the upstreams of an identifier: the first that answers wins; an upstream error moves on to
+ * the next. An upstream that keeps failing is tried last until its cooldown ends (never skipped, so a single
+ * upstream still gets every request). Health is per process: it is only an optimisation.
+ */
+export class SearchRouter {
+  private readonly health = new Map<string, { failures: number; coolUntil: number }>();
+
+  constructor(
+    private readonly routes: Readonly<Record<SearchProviderId, readonly SearchTarget[]>>,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  serves(id: SearchProviderId): boolean {
+    return this.routes[id].length > 0;
+  }
+
+  async search(
+    id: SearchProviderId,
+    query: string,
+    options: { limit: number; signal?: AbortSignal | undefined; onFailure?: (target: SearchTarget, error: UpstreamError) => void },
+  ): Promise<{ results: SearchResult[]; providerId: string }> {
+    const now = this.now();
+    const cooling = (target: SearchTarget) => (this.health.get(target.provider.id)?.coolUntil ?? 0) > now;
+    const ordered = [...this.routes[id].filter((t) => !cooling(t)), ...this.routes[id].filter(cooling)];
+    let lastError: UpstreamError | undefined;
+    for (const target of ordered) {
+      try {
+        const results = await target.provider.search(query, { limit: options.limit, engineHint: target.engineHint, signal: options.signal });
+        this.health.delete(target.provider.id);
+        return { results: results.slice(0, options.limit), providerId: target.provider.id };
+      } catch (error) {
+        if (!(error instanceof UpstreamError)) throw error;
+        lastError = error;
+        this.recordFailure(target);
+        options.onFailure?.(target, error);
+        if (options.signal?.aborted) break;
+      }
+    }
+    throw lastError ?? new UpstreamError(`No search upstream serves "${id}"`, 'SERVICE_UNAVAILABLE', 503);
+  }
+
+  private recordFailure(target: SearchTarget): void {
+    const entry = this.health.get(target.provider.id) ?? { failures: 0, coolUntil: 0 };
+    entry.failures += 1;
+    if (entry.failures >= FAILURES_BEFORE_COOLDOWN) entry.coolUntil = this.now() + target.cooldownMs;
+    this.health.set(target.provider.id, entry);
+  }
+}

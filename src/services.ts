@@ -1,0 +1,71 @@
+import { AccountService } from './accounts/account.service.ts';
+import { SearchService } from './augment/search.service.ts';
+import { TextParserService } from './augment/text-parser.service.ts';
+import { ApiKeyService } from './auth/api-key.service.ts';
+import { AuthService } from './auth/auth.service.ts';
+import { KeyCache } from './auth/key-cache.ts';
+import { LastUsedTracker } from './auth/last-used.ts';
+import { AnalyticsService, createAnalyticsCache } from './billing/analytics.service.ts';
+import { BalanceService } from './billing/balance.service.ts';
+import { BillingService } from './billing/billing.service.ts';
+import { UsageEventPublisher } from './billing/usage-events.ts';
+import { UsageService } from './billing/usage.service.ts';
+import { CatalogService } from './catalog/catalog.service.ts';
+import { CharacterService } from './characters/character.service.ts';
+import type { Config } from './config.ts';
+import type { Database } from './db/database.ts';
+import { createEventBus, type EventBus } from './events/event-bus.ts';
+import type { Logger } from './logger.ts';
+import type { OperatorConfig } from './operator-config/schema.ts';
+import { buildSearchRoutes, SearchRouter } from './providers/search/search-routing.ts';
+
+export interface Services {
+  readonly auth: AuthService;
+  readonly apiKeys: ApiKeyService;
+  readonly accounts: AccountService;
+  readonly billing: BillingService;
+  readonly catalog: CatalogService;
+  readonly characters: CharacterService;
+  readonly lastUsed: LastUsedTracker;
+  readonly search: SearchService;
+  readonly textParser: TextParserService;
+  readonly usage: UsageService;
+  readonly analytics: AnalyticsService;
+  readonly balance: BalanceService;
+  /** Domain events (in-process, or Redis pub/sub with REDIS_URL); owns its Redis connections. */
+  readonly events: EventBus;
+}
+
+export type ServiceOptions = Pick<Config, 'auth' | 'billing'> & {
+  /** Web search env shortcuts and the operator file's providers and `search` mapping (none: search answers 503). */
+  readonly search?: Config['search'];
+  readonly operatorConfig?: Pick<OperatorConfig, 'providers' | 'search'>;
+  /** Redis for pub/sub and the analytics cache (none: in-process). */
+  readonly redisUrl?: Config['redisUrl'];
+  readonly diemCutoverDate?: Config['diemCutoverDate'];
+};
+
+/** Closes what the services hold open besides the database (Redis connections); whoever created them calls it. */
+export async function closeServices(services: Services): Promise<void> {
+  await Promise.all([services.events.close(), services.analytics.close()]);
+}
+
+/** Wires the domain services (no DI container: explicit constructor dependencies). */
+export function createServices(db: Database, logger: Logger, options: ServiceOptions): Services {
+  const cache = new KeyCache(options.auth.keyCacheTtlMs);
+  const lastUsed = new LastUsedTracker({ db, logger, intervalMs: options.auth.lastUsedFlushMs });
+  const auth = new AuthService({ db, cache, lastUsed });
+  const apiKeys = new ApiKeyService({ db, cache, lastUsed, maxKeysPerAccount: options.auth.maxKeysPerAccount });
+  const events = createEventBus({ redisUrl: options.redisUrl, logger });
+  const billing = new BillingService({ db, logger, options: { reservationTimeoutMs: options.billing.reservationTimeoutMs }, publisher: new UsageEventPublisher({ events, logger }) });
+  const accounts = new AccountService({ db, apiKeys, billing });
+  const catalog = new CatalogService({ db });
+  const characters = new CharacterService({ db });
+  const searchRoutes = buildSearchRoutes({ providers: options.operatorConfig?.providers ?? [], mapping: options.operatorConfig?.search, env: options.search });
+  const search = new SearchService({ billing, router: new SearchRouter(searchRoutes), logger });
+  const textParser = new TextParserService({ billing, logger });
+  const usage = new UsageService({ db, events, logger, diemCutoverDate: options.diemCutoverDate ?? new Date('2025-01-01T00:00:00Z') });
+  const analytics = new AnalyticsService({ db, cache: createAnalyticsCache({ redisUrl: options.redisUrl, logger }) });
+  const balance = new BalanceService({ db, billing });
+  return { auth, apiKeys, accounts, billing, catalog, characters, lastUsed, search, textParser, usage, analytics, balance, events };
+}

@@ -1,0 +1,145 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { anonymous } from '../../src/auth/auth-context.ts';
+import { CatalogService, ModelListQuery } from '../../src/catalog/catalog.service.ts';
+import { buildModelSpec } from '../../src/catalog/model.ts';
+import { NotFoundError } from '../../src/errors.ts';
+import { parseOperatorConfig } from '../../src/operator-config/load.ts';
+import type { OperatorConfig } from '../../src/operator-config/schema.ts';
+import { createTestDatabase, testDatabaseKind } from '../helpers/db.ts';
+
+const auth = anonymous('test-request');
+const textModel = (id: string, extra: Record<string, unknown> = {}) => ({
+  id,
+  type: 'text',
+  name: `Model ${id}`,
+  provider: 'simulator',
+  pricing: { input: { usd: 1 }, output: { usd: 2 } },
+  ...extra,
+});
+const defaults = (): OperatorConfig => parseOperatorConfig({}, 'defaults');
+
+describe(`${CatalogService.name} (${testDatabaseKind})`, () => {
+  let handle: Awaited<ReturnType<typeof createTestDatabase>>;
+  let sut: CatalogService;
+
+  beforeAll(async () => {
+    handle = await createTestDatabase();
+    sut = new CatalogService({ db: handle.db });
+  });
+  afterAll(async () => handle.drop());
+
+  it('should list text models by default, one type on request and every type in config order with all', async () => {
+    await sut.syncFromConfig(defaults());
+    expect((await sut.listModels(auth)).map((model) => model.id)).toEqual(['lagoon-sim-chat', 'lagoon-sim-reasoner']);
+    expect((await sut.listModels(auth, 'image')).map((model) => model.id)).toEqual(['lagoon-sim-image']);
+    expect((await sut.listModels(auth, 'all')).map((model) => model.id)).toEqual(defaults().models.map((model) => model.id));
+    expect(ModelListQuery.parse({})).toEqual({ type: 'text' });
+    expect(ModelListQuery.safeParse({ type: 'bogus' }).success).toBe(false);
+  });
+
+  it('should serve the wire model_spec exactly as configured after a DB round trip', async () => {
+    const config = defaults();
+    await sut.syncFromConfig(config);
+    for (const configured of config.models) {
+      const model = await sut.getModel(auth, configured.id);
+      expect(model.spec).toEqual(buildModelSpec(configured));
+      expect(model).toMatchObject({ type: configured.type, ownedBy: 'lagoon', privacy: 'private', created: new Date('2026-11-22T00:00:00Z') });
+    }
+    expect(await sut.getModel(auth, 'lagoon-sim-chat')).toMatchObject({ contextLength: 32_768, providers: [{ providerId: 'simulator', upstreamModel: 'lagoon-sim-chat' }] });
+    expect((await sut.getModel(auth, 'lagoon-sim-image')).contextLength).toBeNull();
+  });
+
+  it('should throw MODEL_NOT_FOUND for an unknown model', async () => {
+    await sut.syncFromConfig(defaults());
+    const error = await sut.getModel(auth, 'nope').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(NotFoundError);
+    expect(error).toMatchObject({ code: 'MODEL_NOT_FOUND', status: 404, message: 'Model nope not found' });
+  });
+
+  it('should find models by id in id order with null for unknown ids', async () => {
+    await sut.syncFromConfig(defaults());
+    const found = await sut.findModelsByIds(auth, ['lagoon-sim-video', 'nope', 'lagoon-sim-chat']);
+    expect(found.map((model) => model?.id ?? null)).toEqual(['lagoon-sim-video', null, 'lagoon-sim-chat']);
+  });
+
+  it('should give traits and compatibility mappings per type', async () => {
+    await sut.syncFromConfig(defaults());
+    expect(await sut.traits(auth, 'text')).toEqual({ default: 'lagoon-sim-chat', fastest: 'lagoon-sim-chat', default_reasoning: 'lagoon-sim-reasoner' });
+    expect(await sut.traits(auth, 'tts')).toEqual({ default: 'lagoon-sim-speech' });
+    expect(await sut.compatibilityMapping(auth, 'image')).toEqual({ 'dall-e-2': 'lagoon-sim-image', 'dall-e-3': 'lagoon-sim-image' });
+    expect(await sut.compatibilityMapping(auth, 'video')).toEqual({});
+  });
+
+  it('should resolve a name as a model id first, then a trait, then a compatibility mapping', async () => {
+    // "fastest" is both a model id and lagoon-sim-chat's trait; "default" is both a trait and a mapping.
+    const config = parseOperatorConfig(
+      { models: [textModel('fastest')], compatibilityMappings: { text: { default: 'fastest', 'gpt-4o': 'lagoon-sim-reasoner' } } },
+      'op.yaml',
+    );
+    await sut.syncFromConfig(config);
+    const resolve = async (name: string, type: 'text' | 'image' = 'text') => (await sut.resolveModel(auth, name, type))?.id;
+    expect(await resolve('lagoon-sim-reasoner')).toBe('lagoon-sim-reasoner');
+    expect(await resolve('fastest')).toBe('fastest');
+    expect(await resolve('default')).toBe('lagoon-sim-chat');
+    expect(await resolve('gpt-4o')).toBe('lagoon-sim-reasoner');
+    expect(await resolve('dall-e-3', 'image')).toBe('lagoon-sim-image');
+    expect(await resolve('default', 'image')).toBe('lagoon-sim-image');
+    expect(await resolve('lagoon-sim-chat', 'image')).toBeUndefined();
+    expect(await resolve('nope')).toBeUndefined();
+    expect(await resolve('constructor')).toBeUndefined();
+  });
+
+  it('should deactivate a model dropped from the config and bring it back when it returns', async () => {
+    await sut.syncFromConfig(defaults());
+    await sut.syncFromConfig(parseOperatorConfig({ models: [{ id: 'lagoon-sim-reasoner', disabled: true }] }, 'op.yaml'));
+    expect((await sut.listModels(auth)).map((model) => model.id)).toEqual(['lagoon-sim-chat']);
+    await expect(sut.getModel(auth, 'lagoon-sim-reasoner')).rejects.toMatchObject({ code: 'MODEL_NOT_FOUND' });
+    expect(await sut.findModelsByIds(auth, ['lagoon-sim-reasoner'])).toEqual([null]);
+    expect(await sut.compatibilityMapping(auth, 'text')).not.toHaveProperty('o3-mini');
+    const row = await handle.db.selectFrom('models').select(['active']).where('id', '=', 'lagoon-sim-reasoner').executeTakeFirstOrThrow();
+    expect(row.active).toBe(false);
+
+    await sut.syncFromConfig(defaults());
+    expect((await sut.listModels(auth)).map((model) => model.id)).toEqual(['lagoon-sim-chat', 'lagoon-sim-reasoner']);
+  });
+
+  it('should keep the first-seen creation time of a model without one, and touch updated_at only on change', async () => {
+    const config = parseOperatorConfig({ models: [textModel('undated')] }, 'op.yaml');
+    await sut.syncFromConfig(config);
+    const stamps = () => handle.db.selectFrom('models').select(['created_at', 'updated_at']).where('id', '=', 'undated').executeTakeFirstOrThrow();
+    const first = await stamps();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await sut.syncFromConfig(config);
+    expect(await stamps()).toEqual(first);
+    await sut.syncFromConfig(parseOperatorConfig({ models: [textModel('undated', { name: 'Renamed' })] }, 'op.yaml'));
+    const renamed = await stamps();
+    expect(renamed.created_at).toEqual(first.created_at);
+    expect(renamed.updated_at.getTime()).toBeGreaterThan(first.updated_at.getTime());
+    expect((await sut.getModel(auth, 'undated')).spec.name).toBe('Renamed');
+  });
+
+  it('should let another instance read the synced catalog lazily and pick up changes on reload', async () => {
+    await sut.syncFromConfig(defaults());
+    const other = new CatalogService({ db: handle.db });
+    expect((await other.listModels(auth, 'all')).length).toBe(defaults().models.length);
+    await sut.syncFromConfig(parseOperatorConfig({ models: [textModel('added')] }, 'op.yaml'));
+    expect((await other.listModels(auth)).map((model) => model.id)).not.toContain('added');
+    await other.reload();
+    expect((await other.listModels(auth)).map((model) => model.id)).toContain('added');
+  });
+
+  it('should serve read-only models so callers cannot corrupt the shared snapshot', async () => {
+    await sut.syncFromConfig(defaults());
+    const model = await sut.getModel(auth, 'lagoon-sim-chat');
+    expect(() => {
+      (model.spec as { name: string }).name = 'mutated';
+    }).toThrow(TypeError);
+    expect((await sut.getModel(auth, 'lagoon-sim-chat')).spec.name).toBe('Lagoon Simulator Chat');
+  });
+
+  it('should survive concurrent syncs from several processes', async () => {
+    const others = Array.from({ length: 4 }, () => new CatalogService({ db: handle.db }));
+    await Promise.all(others.map((service) => service.syncFromConfig(defaults())));
+    expect(await sut.compatibilityMapping(auth, 'tts')).toEqual({ 'tts-1': 'lagoon-sim-speech', 'tts-1-hd': 'lagoon-sim-speech' });
+  });
+});

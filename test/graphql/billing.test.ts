@@ -1,0 +1,205 @@
+import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp, type App } from '../../src/app.ts';
+import { operator } from '../../src/auth/auth-context.ts';
+import { formatNano, parseNano } from '../../src/billing/money.ts';
+import { loadConfig } from '../../src/config.ts';
+import { createLogger } from '../../src/logger.ts';
+import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { chargeScenario, scenarioAccount, sumBy, type ExpectedLine } from '../helpers/billing.ts';
+import { createTestDatabase, testDatabaseKind } from '../helpers/db.ts';
+
+type Scenario = Awaited<ReturnType<typeof scenarioAccount>>;
+interface Edge {
+  cursor: string;
+  node: { id: string; sku: string; amount: string; currency: string; timestamp: string; apiKeyId: string | null };
+}
+interface Connection {
+  totalCount: number;
+  pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null };
+  edges: Edge[];
+}
+
+const USAGE = `query($first: Int, $after: String, $last: Int, $before: String, $filter: UsageFilter) {
+  usage(first: $first, after: $after, last: $last, before: $before, filter: $filter) {
+    totalCount pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
+    edges { cursor node { id sku amount currency timestamp apiKeyId } }
+  }
+}`;
+
+describe(`GraphQL billing read side (${testDatabaseKind})`, () => {
+  let t: TestApp;
+  let a: Scenario;
+  let expected: ExpectedLine[];
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    a = await scenarioAccount(t.app.services, 'delta');
+    expected = await chargeScenario(t.app.services, a);
+    await chargeScenario(t.app.services, await scenarioAccount(t.app.services, 'epsilon'));
+  });
+  afterAll(async () => t.close());
+
+  const usage = async (variables: Record<string, unknown>, key = a.adminSecret) => t.graphql<{ usage: Connection }>(USAGE, variables, key);
+
+  it('should page through usage entries with cursors, forwards and backwards, matching the REST export', async () => {
+    const rest = (await (await t.call('/api/v1/billing/usage?limit=500', { key: a.adminSecret })).json()) as { data: { sku: string; amount: number }[] };
+    const forward: Edge[] = [];
+    let after: string | null = null;
+    for (let page = 0; page < 10; page += 1) {
+      const result = await usage({ first: 3, after });
+      expect(result.errors).toBeUndefined();
+      const connection = result.data!.usage;
+      expect(connection.totalCount).toBe(expected.length);
+      expect(connection.pageInfo.hasPreviousPage).toBe(after !== null);
+      forward.push(...connection.edges);
+      after = connection.pageInfo.endCursor;
+      if (!connection.pageInfo.hasNextPage) break;
+    }
+    expect(forward.map((e) => e.node.sku)).toEqual(rest.data.map((e) => e.sku));
+    expect(forward.map((e) => parseNano(e.node.amount))).toEqual(rest.data.map((e) => parseNano(String(e.amount))));
+    expect(new Set(forward.map((e) => e.node.id))).toEqual(new Set(expected.map((e) => e.entryId)));
+    expect(sumBy(forward, (e) => e.node.currency, (e) => parseNano(e.node.amount))).toEqual(sumBy(expected, (e) => e.currency, (e) => e.amount));
+
+    const backward: Edge[] = [];
+    let before: string | null = null;
+    for (let page = 0; page < 10; page += 1) {
+      const connection: Connection = (await usage({ last: 4, before })).data!.usage;
+      backward.unshift(...connection.edges);
+      before = connection.pageInfo.startCursor;
+      if (!connection.pageInfo.hasPreviousPage) break;
+    }
+    expect(backward.map((e) => e.node.id)).toEqual(forward.map((e) => e.node.id));
+
+    const oldestFirst = (await usage({ first: 500, filter: { sortOrder: 'ASC', currency: 'USD' } })).data!.usage;
+    expect(oldestFirst.edges.map((e) => e.node.id)).toEqual(forward.filter((e) => e.node.currency === 'USD').map((e) => e.node.id).reverse());
+    expect(oldestFirst.totalCount).toBe(expected.filter((e) => e.currency === 'USD').length);
+    const none = (await usage({ first: 5, filter: { startDate: new Date(Date.now() + 3_600_000).toISOString() } })).data!.usage;
+    expect(none).toEqual({ totalCount: 0, pageInfo: { hasNextPage: false, hasPreviousPage: false, startCursor: null, endCursor: null }, edges: [] });
+  });
+
+  it('should refuse bad arguments and non-ADMIN keys with coded errors', async () => {
+    const codeOf = (result: { errors?: { extensions?: Record<string, unknown> }[] }) => result.errors?.[0]?.extensions?.code;
+    expect(codeOf(await usage({ first: 501 }))).toBe('INVALID_REQUEST');
+    expect(codeOf(await usage({ first: 2, after: 'not-a-cursor' }))).toBe('INVALID_REQUEST');
+    expect(codeOf(await usage({ first: 2, last: 2 }))).toBe('INVALID_REQUEST');
+    expect(codeOf(await usage({ first: 2 }, a.inferenceSecret))).toBe('ADMIN_KEY_REQUIRED');
+    expect(codeOf(await t.graphql('{ usageAnalytics(lookback: "91d") { lookback } }', {}, a.adminSecret))).toBe('INVALID_REQUEST');
+    expect(codeOf(await t.graphql('{ usageAnalytics(startDate: "2026-01-01") { lookback } }', {}, a.adminSecret))).toBe('INVALID_REQUEST');
+    expect(codeOf(await t.graphql('{ balance { canConsume } }', {}, a.inferenceSecret))).toBe('ADMIN_KEY_REQUIRED');
+  });
+
+  it('should return typed analytics whose decimals agree exactly with the charges', async () => {
+    const result = await t.graphql<{
+      usageAnalytics: {
+        lookback: string;
+        startDate: string;
+        endDate: string;
+        byDate: { date: string; usd: string; diem: string }[];
+        byModel: { modelName: string; modelType: string | null; totalUsd: string; totalDiem: string; totalUnits: number; breakdown: { type: string; usd: string; diem: string }[] | null }[];
+        byKey: { apiKeyId: string | null; description: string; totalUsd: string; totalDiem: string }[];
+        byModelDaily: { date: string; values: { name: string; diem: string }[] }[];
+        byKeyDaily: { date: string; values: { name: string; diem: string }[] }[];
+        topModels: string[];
+        topKeyNames: string[];
+      };
+    }>(
+      `{ usageAnalytics(lookback: "3d") { lookback startDate endDate byDate { date usd diem }
+         byModel { modelName modelType totalUsd totalDiem totalUnits breakdown { type usd diem } }
+         byKey { apiKeyId description totalUsd totalDiem }
+         byModelDaily { date values { name diem } } byKeyDaily { date values { name diem } } topModels topKeyNames } }`,
+      {},
+      a.adminSecret,
+    );
+    expect(result.errors).toBeUndefined();
+    const analytics = result.data!.usageAnalytics;
+    const spent = (lines: ExpectedLine[], diem: boolean) => formatNano(-lines.filter((e) => (e.currency === 'DIEM') === diem).reduce((s, e) => s + e.amount, 0n));
+    expect(analytics.lookback).toBe('3d');
+    expect(analytics.byDate).toHaveLength(3);
+    expect(analytics.byDate.at(-1)).toMatchObject({ usd: spent(expected, false), diem: spent(expected, true) });
+    for (const model of analytics.byModel) {
+      const lines = expected.filter((e) => e.model === model.modelName);
+      expect([model.totalUsd, model.totalDiem]).toEqual([spent(lines, false), spent(lines, true)]);
+      if (model.breakdown) for (const line of model.breakdown) expect([line.usd, line.diem]).toEqual([spent(lines.filter((e) => e.lineType === line.type), false), spent(lines.filter((e) => e.lineType === line.type), true)]);
+    }
+    expect(analytics.byModel.find((m) => m.modelName === 'lagoon-llm')?.breakdown?.map((l) => l.type)).toEqual(['Input', 'Output']);
+    for (const key of analytics.byKey) {
+      const lines = expected.filter((e) => e.keyId === key.apiKeyId);
+      expect([key.totalUsd, key.totalDiem]).toEqual([spent(lines, false), spent(lines, true)]);
+    }
+    const today = analytics.byModelDaily.at(-1)!;
+    expect(today.date).toBe(`${analytics.endDate}T00:00:00.000Z`);
+    expect(today.values.map((v) => v.name)).toEqual(analytics.topModels);
+    expect(today.values.map((v) => v.diem)).toEqual(analytics.topModels.map((name) => spent(expected.filter((e) => e.model === name), true)));
+    expect(analytics.byKeyDaily.at(-1)!.values.map((v) => v.name)).toEqual(analytics.topKeyNames);
+  });
+
+  it('should return the balance summary', async () => {
+    const result = await t.graphql<{ balance: Record<string, unknown> }>('{ balance { canConsume consumptionCurrency balances { diem usd } diemEpochAllocation } }', {}, a.adminSecret);
+    const spentUsd = -expected.filter((e) => e.currency === 'USD').reduce((s, e) => s + e.amount, 0n);
+    expect(result.data?.balance).toEqual({ canConsume: true, consumptionCurrency: 'DIEM', balances: { diem: '0.0006', usd: formatNano(parseNano('5') - spentUsd) }, diemEpochAllocation: '0.012' });
+  });
+});
+
+/** Counts every statement sent through the Kysely instance it is attached to. */
+class QueryCounter implements KyselyPlugin {
+  count = 0;
+  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
+    this.count += 1;
+    return args.node;
+  }
+  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    return args.result;
+  }
+}
+
+describe(`GraphQL apiKeys usage batching (${testDatabaseKind})`, () => {
+  const ADMIN = 'query-count-admin-key';
+  const counter = new QueryCounter();
+  let handle: Awaited<ReturnType<typeof createTestDatabase>>;
+  let app: App;
+
+  beforeAll(async () => {
+    handle = await createTestDatabase();
+    const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', LAGOON_BOOTSTRAP_ADMIN_KEY: ADMIN, LAGOON_LAST_USED_FLUSH_SECONDS: '3600' });
+    app = await createApp(config, { database: { ...handle, db: handle.db.withPlugin(counter) }, logger: createLogger('silent') });
+  });
+  afterAll(async () => {
+    await app.close();
+    await handle.drop();
+  });
+
+  const gql = async (query: string) => {
+    const response = await app.fetch(new Request('http://lagoon.test/graphql', { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ query }) }));
+    return (await response.json()) as { data?: { apiKeys: { id: string; usage: { trailingSevenDays: { usd: string }; currentPeriod: { usd: string } } }[] }; errors?: unknown[] };
+  };
+  const KEYS_WITH_USAGE = '{ apiKeys { id description usage { trailingSevenDays { usd diem vcu } currentPeriod { usd diem } } } }';
+
+  async function countedRequest() {
+    counter.count = 0;
+    const result = await gql(KEYS_WITH_USAGE);
+    expect(result.errors).toBeUndefined();
+    return { queries: counter.count, keys: result.data!.apiKeys };
+  }
+
+  it('should load usage for every key in one batched query set, however many keys there are', async () => {
+    const services = app.services;
+    const admin = await services.auth.authenticate({ authorization: `Bearer ${ADMIN}` }, 'x');
+    if (admin.kind !== 'apiKey') throw new Error('expected an API key context');
+    await services.accounts.credit(operator(), { accountId: admin.accountId, currency: 'USD', amount: '10' });
+    await services.billing.runMetered(admin, {
+      maxCost: { usd: parseNano('0.3'), diem: parseNano('0.3') },
+      run: async () => undefined,
+      usage: () => ({ modelId: 'm', lines: [{ sku: 's', units: '1', pricePerUnitUsd: '0.3', cost: { usd: parseNano('0.3'), diem: parseNano('0.3') } }] }),
+    });
+    await gql(KEYS_WITH_USAGE); // warms the key cache: authentication then costs no query
+    const few = await countedRequest();
+    expect(few.keys).toHaveLength(1);
+    expect(few.keys[0]?.usage.trailingSevenDays.usd).toBe('0.3');
+    for (let i = 0; i < 12; i += 1) await services.apiKeys.create(admin, { apiKeyType: 'INFERENCE', description: `key ${i}` });
+    const many = await countedRequest();
+    expect(many.keys).toHaveLength(13);
+    expect(many.queries).toBe(few.queries);
+    expect(many.queries).toBeLessThanOrEqual(3); // the key list, current-period spend, trailing seven days
+  });
+});

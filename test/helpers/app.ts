@@ -1,0 +1,48 @@
+import { createApp, type App } from '../../src/app.ts';
+import { loadConfig } from '../../src/config.ts';
+import { createLogger } from '../../src/logger.ts';
+import { createTestDatabase } from './db.ts';
+
+export const ADMIN_KEY = 'test-bootstrap-admin-key';
+export const BASE = 'http://lagoon.test';
+
+export interface TestApp {
+  app: App;
+  /** A request to the in-process fetch handler; `key` sets the Bearer header, `body` is sent as JSON. */
+  call(path: string, init?: { method?: string; key?: string | null; body?: unknown; headers?: Record<string, string> }): Promise<Response>;
+  /** A GraphQL operation; returns the parsed body. */
+  graphql<T = Record<string, unknown>>(query: string, variables?: Record<string, unknown>, key?: string | null): Promise<{ data?: T; errors?: { message: string; extensions?: Record<string, unknown> }[] }>;
+  close(): Promise<void>;
+}
+
+/** The whole app in-process on a fresh database, with a known bootstrap ADMIN key. */
+export async function createTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const database = await createTestDatabase();
+  const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', LAGOON_BOOTSTRAP_ADMIN_KEY: ADMIN_KEY, ...env });
+  const app = await createApp(config, { database, logger: createLogger('silent') });
+  const call: TestApp['call'] = (path, init = {}) => {
+    const headers: Record<string, string> = { ...init.headers };
+    const key = init.key === undefined ? ADMIN_KEY : init.key;
+    if (key) headers.authorization = `Bearer ${key}`;
+    if (init.body !== undefined) headers['content-type'] ??= 'application/json';
+    return app.fetch(
+      new Request(`${BASE}${path}`, {
+        method: init.method ?? (init.body === undefined ? 'GET' : 'POST'),
+        headers,
+        ...(init.body !== undefined ? { body: typeof init.body === 'string' ? init.body : JSON.stringify(init.body) } : {}),
+      }),
+    );
+  };
+  return {
+    app,
+    call,
+    async graphql<T>(query: string, variables?: Record<string, unknown>, key?: string | null) {
+      const response = await call('/graphql', { body: { query, variables }, key, headers: { accept: 'application/graphql-response+json, application/json' } });
+      return (await response.json()) as { data?: T; errors?: { message: string; extensions?: Record<string, unknown> }[] };
+    },
+    async close() {
+      await app.close();
+      await database.drop();
+    },
+  };
+}

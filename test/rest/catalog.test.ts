@@ -1,0 +1,146 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MODEL_TYPES } from '../../src/catalog/model.ts';
+import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { testDatabaseKind } from '../helpers/db.ts';
+
+interface ModelRecord {
+  id: string;
+  object: string;
+  type: string;
+  owned_by: string;
+  created: number;
+  context_length?: number;
+  model_spec: { name: string; description: string; privacy: string; offline: boolean; traits: string[]; pricing: Record<string, { usd: number; diem: number }>; availableContextTokens?: number; capabilities?: Record<string, unknown> };
+}
+
+const OPERATOR_CONFIG = `
+providers:
+  - id: upstream
+    type: openai-compatible
+    baseUrl: http://127.0.0.1:9/v1
+models:
+  - id: acme/llama-70b
+    type: text
+    name: Acme Llama 70B
+    provider: upstream
+    upstreamModel: meta-llama/Llama-3.3-70B-Instruct
+    contextLength: 131072
+    traits: [smart]
+    pricing: { input: { usd: 0.7 }, output: { usd: 2.8, diem: 2.5 } }
+compatibilityMappings:
+  text: { gpt-5: acme/llama-70b }
+characters:
+  - { slug: acme-helper, name: Acme Helper, description: Helps with Acme, tags: [acme, support], modelId: acme/llama-70b, systemPrompt: You help. }
+`;
+
+describe(`REST catalog and characters (${testDatabaseKind})`, () => {
+  let t: TestApp;
+  let dir: string;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'lagoon-config-'));
+    writeFileSync(join(dir, 'operator.yaml'), OPERATOR_CONFIG);
+    t = await createTestApp({ LAGOON_CONFIG: join(dir, 'operator.yaml') });
+  });
+  afterAll(async () => {
+    await t.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const getJson = async <T>(path: string, key: string | null = null) => {
+    const response = await t.call(path, { key });
+    return { status: response.status, body: (await response.json()) as T };
+  };
+
+  it('should list text models by default, publicly, in the contract shape', async () => {
+    const { status, body } = await getJson<{ object: string; type: string; data: ModelRecord[] }>('/api/v1/models');
+    expect(status).toBe(200);
+    expect(body).toMatchObject({ object: 'list', type: 'text' });
+    expect(body.data.map((m) => m.id)).toEqual(['lagoon-sim-chat', 'lagoon-sim-reasoner', 'acme/llama-70b']);
+    for (const model of body.data) {
+      expect(model).toMatchObject({ object: 'model', type: 'text', owned_by: expect.any(String), created: expect.any(Number), context_length: expect.any(Number) });
+      expect(Number.isInteger(model.created)).toBe(true);
+      expect(model.model_spec).toMatchObject({ name: expect.any(String), description: expect.any(String), offline: false, traits: expect.any(Array), availableContextTokens: model.context_length });
+      expect(model.model_spec.pricing.input).toEqual({ usd: expect.any(Number), diem: expect.any(Number) });
+      expect(model.model_spec.capabilities).toHaveProperty('supportsFunctionCalling');
+    }
+    expect(body.data[2]?.model_spec.pricing).toEqual({ input: { usd: 0.7, diem: 0.7 }, output: { usd: 2.8, diem: 2.5 } });
+    expect(body.data[2]?.model_spec.description).toBe('');
+  });
+
+  it('should filter by type, list every type with all, and refuse an unknown type', async () => {
+    const image = await getJson<{ type: string; data: ModelRecord[] }>('/api/v1/models?type=image');
+    expect(image.body.type).toBe('image');
+    expect(image.body.data.length).toBeGreaterThan(0);
+    expect(image.body.data.every((m) => m.type === 'image')).toBe(true);
+    const all = await getJson<{ type: string; data: ModelRecord[] }>('/api/v1/models?type=all');
+    expect(all.body.type).toBe('all');
+    for (const type of ['text', 'image', 'tts', 'music', 'video', 'embedding']) expect(all.body.data.some((m) => m.type === type), type).toBe(true);
+    expect(new Set(all.body.data.map((m) => m.type)).size).toBe(MODEL_TYPES.length);
+    const bad = await getJson<{ code: string; issues: { path: string[] }[] }>('/api/v1/models?type=bogus');
+    expect(bad.status).toBe(400);
+    expect(bad.body).toMatchObject({ code: 'INVALID_REQUEST', issues: [{ path: ['type'] }] });
+  });
+
+  it('should get one model by id, also ids with a slash, and 404 an unknown one', async () => {
+    expect((await getJson<ModelRecord>('/api/v1/models/lagoon-sim-image')).body).toMatchObject({ id: 'lagoon-sim-image', type: 'image', object: 'model' });
+    expect((await getJson<ModelRecord>('/api/v1/models/acme/llama-70b')).body).toMatchObject({ id: 'acme/llama-70b', context_length: 131072 });
+    expect((await getJson<ModelRecord>('/api/v1/models/acme%2Fllama-70b')).body.id).toBe('acme/llama-70b');
+    const missing = await getJson('/api/v1/models/nope');
+    expect(missing).toEqual({ status: 404, body: { error: 'Model nope not found', code: 'MODEL_NOT_FOUND' } });
+  });
+
+  it('should map traits and compatibility names to model ids', async () => {
+    expect((await getJson('/api/v1/models/traits')).body).toEqual({ object: 'list', type: 'text', data: { default: 'lagoon-sim-chat', fastest: 'lagoon-sim-chat', default_reasoning: 'lagoon-sim-reasoner', smart: 'acme/llama-70b' } });
+    const mapping = await getJson<{ data: Record<string, string> }>('/api/v1/models/compatibility_mapping?type=text');
+    expect(mapping.body.data).toMatchObject({ 'gpt-5': 'acme/llama-70b', 'gpt-4o': 'lagoon-sim-chat' });
+    expect((await getJson<{ type: string }>('/api/v1/models/traits?type=image')).body.type).toBe('image');
+    expect((await getJson('/api/v1/models/traits?type=all')).status).toBe(400);
+  });
+
+  it('should list and get characters for key holders, with filters', async () => {
+    expect((await getJson('/api/v1/characters')).status).toBe(401);
+    const list = await getJson<{ object: string; data: { slug: string; tags: string[]; stats: Record<string, number> }[] }>('/api/v1/characters', undefined);
+    expect(list.status).toBe(401);
+    const all = await t.call('/api/v1/characters');
+    const body = (await all.json()) as { object: string; data: { slug: string; modelId: string; stats: Record<string, number>; createdAt: string }[] };
+    expect(body.object).toBe('list');
+    expect(body.data.map((c) => c.slug)).toEqual(expect.arrayContaining(['lagoon-guide', 'pirate-storyteller', 'acme-helper']));
+    expect(body.data[0]).toMatchObject({ id: expect.any(String), adult: false, stats: { averageRating: 0, imports: 0, ratingCount: 0, ratingSum: 0, userRating: 0 }, createdAt: expect.any(String), webEnabled: false });
+    const tagged = (await (await t.call('/api/v1/characters?tags=support&sortBy=mostRecent')).json()) as { data: { slug: string }[] };
+    expect(tagged.data.map((c) => c.slug)).toEqual(['acme-helper']);
+    const searched = (await (await t.call('/api/v1/characters?search=PIRATE')).json()) as { data: { slug: string }[] };
+    expect(searched.data.map((c) => c.slug)).toEqual(['pirate-storyteller']);
+    const badLimit = await t.call('/api/v1/characters?limit=500');
+    expect(badLimit.status).toBe(400);
+    expect(await badLimit.json()).toMatchObject({ code: 'INVALID_REQUEST', issues: [{ path: ['limit'] }] });
+    const one = await t.call('/api/v1/characters/acme-helper');
+    expect(await one.json()).toMatchObject({ object: 'character', data: { slug: 'acme-helper', name: 'Acme Helper', modelId: 'acme/llama-70b', tags: ['acme', 'support'] } });
+    const missing = await t.call('/api/v1/characters/nobody');
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toEqual({ error: 'Character nobody not found', code: 'CHARACTER_NOT_FOUND' });
+  });
+
+  it('should serve the same catalog through GraphQL, with the character model loaded', async () => {
+    const rest = (await (await t.call('/api/v1/models?type=all')).json()) as { data: ModelRecord[] };
+    const gql = await t.graphql<{ models: { id: string; type: string; pricing: unknown; contextLength: number | null }[]; modelTraits: { name: string; model: { id: string } }[]; character: { data: { slug: string; model: { id: string; name: string } } } }>(
+      `{ models { id type pricing contextLength } modelTraits(type: TEXT) { name model { id } } character(slug: "acme-helper") { ... on QueryCharacterSuccess { data { slug model { id name } } } } }`,
+    );
+    expect(gql.errors).toBeUndefined();
+    expect(gql.data?.models.map((m) => m.id)).toEqual(rest.data.map((m) => m.id));
+    expect(gql.data?.models.map((m) => m.type.toLowerCase())).toEqual(rest.data.map((m) => m.type));
+    expect(gql.data?.models.map((m) => m.pricing)).toEqual(rest.data.map((m) => m.model_spec.pricing));
+    expect(gql.data?.modelTraits).toContainEqual({ name: 'smart', model: { id: 'acme/llama-70b' } });
+    expect(gql.data?.character.data).toEqual({ slug: 'acme-helper', model: { id: 'acme/llama-70b', name: 'Acme Llama 70B' } });
+    const missing = await t.graphql<{ model: { __typename: string; code: string } }>('{ model(id: "nope") { __typename ... on Error { code } } }');
+    expect(missing.data?.model).toEqual({ __typename: 'NotFoundError', code: 'MODEL_NOT_FOUND' });
+    const anonymousCharacters = await t.graphql('{ characters { id } }', {}, null);
+    expect(anonymousCharacters.errors?.[0]?.extensions?.code).toBe('AUTHENTICATION_FAILED');
+    const filtered = await t.graphql<{ characters: { slug: string }[] }>('{ characters(filter: { tags: ["support"], limit: 5 }) { slug } }');
+    expect(filtered.data?.characters).toEqual([{ slug: 'acme-helper' }]);
+    const invalid = await t.graphql('{ characters(filter: { limit: 1000 }) { slug } }');
+    expect(invalid.errors?.[0]?.extensions).toMatchObject({ code: 'INVALID_REQUEST', issues: [{ path: ['limit'] }] });
+  });
+});
