@@ -55,7 +55,7 @@ export async function readBodyLimited(request: Request, limitBytes: number): Pro
     if (done) break;
     total += value.byteLength;
     if (total > limitBytes) {
-      await reader.cancel().catch(() => undefined);
+      void discardRest(reader, JSON_DISCARD_LIMIT_BYTES);
       throw new PayloadTooLargeError(limitBytes);
     }
     chunks.push(value);
@@ -67,6 +67,30 @@ export async function readBodyLimited(request: Request, limitBytes: number): Pro
     offset += chunk.byteLength;
   }
   return body;
+}
+
+/** How much of a refused upload is still read (and thrown away) after the refusal, by default; see discardRest. */
+const DISCARD_LIMIT_BYTES = 64 * 1_048_576;
+/** JSON bodies are small: past this much of a refused one, the connection is not worth keeping. */
+const JSON_DISCARD_LIMIT_BYTES = 8 * 1_048_576;
+
+/**
+ * Reads and drops what is left of a refused upload, in the background, while the refusal is answered. A client
+ * still sending then gets to read the answer (a server that stops reading and closes makes it fail with EPIPE
+ * instead), and its keep-alive connection stays usable. Past the bound the body is abandoned.
+ */
+export async function discardRest(reader: ReadableStreamDefaultReader<Uint8Array>, limitBytes = DISCARD_LIMIT_BYTES): Promise<void> {
+  let discarded = 0;
+  try {
+    while (discarded <= limitBytes) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      discarded += value.byteLength;
+    }
+    await reader.cancel();
+  } catch {
+    // The client went away: nothing left to read.
+  }
 }
 
 /** Query-string parameters as an object; repeated keys become arrays. */

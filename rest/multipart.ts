@@ -1,5 +1,6 @@
 import busboy from 'busboy';
 import { InvalidContentTypeError, PayloadTooLargeError, ValidationError } from '../src/errors.ts';
+import { discardRest } from './http.ts';
 
 export interface UploadedFile {
   readonly bytes: Uint8Array;
@@ -121,28 +122,6 @@ async function pump(request: Request, parser: busboy.Busboy, limit: { maxBody: n
     return;
   }
   parser.end();
-}
-
-/** How much of a refused upload is still read (and thrown away) after the refusal; see discardRest. */
-const DISCARD_LIMIT_BYTES = 64 * 1_048_576;
-
-/**
- * Reads and drops what is left of a refused upload, in the background, while the refusal is answered. A client
- * still sending then gets to read the answer (a server that stops reading and closes makes it fail with EPIPE
- * instead), and its keep-alive connection stays usable. Past the bound the body is abandoned.
- */
-async function discardRest(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<void> {
-  let discarded = 0;
-  try {
-    while (discarded <= DISCARD_LIMIT_BYTES) {
-      const { done, value } = await reader.read();
-      if (done) return;
-      discarded += value.byteLength;
-    }
-    await reader.cancel();
-  } catch {
-    // The client went away: nothing left to read.
-  }
 }
 
 function drained(parser: busboy.Busboy): Promise<void> {

@@ -45,9 +45,9 @@ export type ServiceOptions = Pick<Config, 'auth' | 'billing'> & {
   readonly diemCutoverDate?: Config['diemCutoverDate'];
 };
 
-/** Closes what the services hold open besides the database (Redis connections); whoever created them calls it. */
+/** Closes what the services hold open besides the database (Redis connections, worker threads); whoever created them calls it. */
 export async function closeServices(services: Services): Promise<void> {
-  await Promise.all([services.events.close(), services.analytics.close()]);
+  await Promise.all([services.events.close(), services.analytics.close(), services.textParser.close()]);
 }
 
 /** Wires the domain services (no DI container: explicit constructor dependencies). */

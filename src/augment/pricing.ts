@@ -5,9 +5,11 @@ import { parseNano } from '../billing/money.ts';
 export const AUGMENT_PRICE_USD = '0.01';
 export const AUGMENT_PRICE: Price = { usd: parseNano(AUGMENT_PRICE_USD), diem: parseNano(AUGMENT_PRICE_USD) };
 
-/** The usage record of one augment request: one line of one request at the fixed price. */
+/** The usage record of one augment request: one line of one request at the fixed price. The sku doubles as the
+ * model id, so analytics show the text parser and web search as two products rather than one "AUGMENT". */
 export function augmentUsage(sku: 'augment-text-parser' | 'augment-web-search', notes: string, requestId: string, executionTimeMs: number): Usage {
   return {
+    modelId: sku,
     modelType: 'AUGMENT',
     unitType: 'requests',
     notes,

@@ -122,7 +122,8 @@ describe(`REST /api/v1/api_keys (${testDatabaseKind})`, () => {
     const response = await t.call('/api/v1/api_keys', { body: huge });
     expect(response.status).toBe(413);
     expect(await response.json()).toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
-    // A streamed body with no Content-Length is cut off as soon as it passes the limit.
+    // A streamed body with no Content-Length is refused as soon as it passes the limit; what follows is read and
+    // dropped only up to a bound (so a keep-alive client can read the answer), never the whole 64 MB.
     let pulled = 0;
     const stream = new ReadableStream<Uint8Array>({
       pull(controller) {
@@ -135,7 +136,8 @@ describe(`REST /api/v1/api_keys (${testDatabaseKind})`, () => {
       new Request('http://lagoon.test/api/v1/api_keys', { method: 'POST', body: stream, headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' }, duplex: 'half' } as RequestInit),
     );
     expect(streamed.status).toBe(413);
-    expect(pulled).toBeLessThan(40);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(pulled).toBeLessThan(200);
   });
 
   it('should keep accounts apart: another account cannot read or delete these keys', async () => {

@@ -124,7 +124,7 @@ describe(`REST billing read side (${testDatabaseKind}, ${REDIS_URL ? 'redis' : '
     expect(analytics.byDate.at(-1)).toEqual({ date: `${today}T00:00:00.000Z`, USD: total(expected, 'usd'), DIEM: total(expected, 'diem') });
 
     const models = new Map(analytics.byModel.map((m) => [m.modelName, m]));
-    expect([...models.keys()].sort()).toEqual(['AUGMENT', 'lagoon-image', 'lagoon-llm']);
+    expect([...models.keys()].sort()).toEqual(['augment-text-parser', 'augment-web-search', 'lagoon-image', 'lagoon-llm']);
     for (const [name, model] of models) {
       const lines = expected.filter((e) => e.model === name);
       expect({ usd: model.totalUsd, diem: model.totalDiem }).toEqual({ usd: total(lines, 'usd'), diem: total(lines, 'diem') });
@@ -135,7 +135,9 @@ describe(`REST billing read side (${testDatabaseKind}, ${REDIS_URL ? 'redis' : '
     expect(models.get('lagoon-llm')?.breakdown?.[0]).toEqual({ type: 'Input', usd: total(input, 'usd'), diem: total(input, 'diem'), units: 3600 });
     expect(models.get('lagoon-image')).toMatchObject({ modelType: 'IMAGE', unitType: 'images', totalUnits: 1 });
     expect(models.get('lagoon-image')?.breakdown).toBeUndefined();
-    expect(models.get('AUGMENT')).toMatchObject({ modelType: null, unitType: 'requests', totalUnits: 3 });
+    expect(models.get('augment-web-search')?.totalUnits).toBeGreaterThan(0);
+    expect((models.get('augment-web-search')?.totalUnits ?? 0) + (models.get('augment-text-parser')?.totalUnits ?? 0)).toBe(3);
+    expect(models.get('augment-text-parser')).toMatchObject({ modelType: null, unitType: 'requests' });
     const spend = (m: { totalUsd: number; totalDiem: number }) => m.totalUsd + m.totalDiem;
     expect(analytics.byModel.map(spend)).toEqual([...analytics.byModel.map(spend)].sort((x, y) => y - x));
     expect(analytics.topModels).toEqual(analytics.byModel.map((m) => m.modelName));
