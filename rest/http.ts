@@ -3,6 +3,7 @@ import { AppError, InvalidContentTypeError, PayloadTooLargeError, ValidationErro
 import type { SettledCharge } from '../src/billing/billing.types.ts';
 import { formatNano } from '../src/billing/money.ts';
 import { parseInput } from '../src/validation.ts';
+import { readAllLimited } from '../src/byte-stream.ts';
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue | undefined };
 
@@ -43,54 +44,14 @@ export async function readJsonBody(request: Request, limitBytes: number): Promis
   }
 }
 
+/** JSON bodies are small: past this much of a refused one, the connection is not worth keeping. */
+const JSON_DISCARD_LIMIT_BYTES = 8 * 1_048_576;
+
 export async function readBodyLimited(request: Request, limitBytes: number): Promise<Uint8Array> {
   const declared = Number(request.headers.get('content-length') ?? NaN);
   if (Number.isFinite(declared) && declared > limitBytes) throw new PayloadTooLargeError(limitBytes);
   if (!request.body) return new Uint8Array(0);
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > limitBytes) {
-      void discardRest(reader, JSON_DISCARD_LIMIT_BYTES);
-      throw new PayloadTooLargeError(limitBytes);
-    }
-    chunks.push(value);
-  }
-  const body = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    body.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return body;
-}
-
-/** How much of a refused upload is still read (and thrown away) after the refusal, by default; see discardRest. */
-const DISCARD_LIMIT_BYTES = 64 * 1_048_576;
-/** JSON bodies are small: past this much of a refused one, the connection is not worth keeping. */
-const JSON_DISCARD_LIMIT_BYTES = 8 * 1_048_576;
-
-/**
- * Reads and drops what is left of a refused upload, in the background, while the refusal is answered. A client
- * still sending then gets to read the answer (a server that stops reading and closes makes it fail with EPIPE
- * instead), and its keep-alive connection stays usable. Past the bound the body is abandoned.
- */
-export async function discardRest(reader: ReadableStreamDefaultReader<Uint8Array>, limitBytes = DISCARD_LIMIT_BYTES): Promise<void> {
-  let discarded = 0;
-  try {
-    while (discarded <= limitBytes) {
-      const { done, value } = await reader.read();
-      if (done) return;
-      discarded += value.byteLength;
-    }
-    await reader.cancel();
-  } catch {
-    // The client went away: nothing left to read.
-  }
+  return readAllLimited(request.body, limitBytes, () => new PayloadTooLargeError(limitBytes), { discardUpToBytes: JSON_DISCARD_LIMIT_BYTES });
 }
 
 /** Query-string parameters as an object; repeated keys become arrays. */

@@ -1,6 +1,6 @@
 import busboy from 'busboy';
 import { InvalidContentTypeError, PayloadTooLargeError, ValidationError } from '../src/errors.ts';
-import { discardRest } from './http.ts';
+import { discardRest } from '../src/byte-stream.ts';
 
 export interface UploadedFile {
   readonly bytes: Uint8Array;

@@ -27,7 +27,10 @@ async function main(): Promise<void> {
     server.once('error', reject);
     server.listen(config.http.port, config.http.host, () => resolve());
   });
-  const address = `http://${config.http.host.includes(':') ? `[${config.http.host}]` : config.http.host}:${config.http.port}`;
+  // The bound port, not the configured one: PORT=0 asks the system for a free port.
+  const bound = server.address();
+  const port = typeof bound === 'object' && bound ? bound.port : config.http.port;
+  const address = `http://${config.http.host.includes(':') ? `[${config.http.host}]` : config.http.host}:${port}`;
   logger.info({ address, database: app.database.kind, version: VERSION }, 'lagoon listening');
   // With the embedded database only this process may open it, so the operator CLI talks to us instead.
   const stopControl =

@@ -1,3 +1,4 @@
+import { readAllLimited } from '../../byte-stream.ts';
 import { UpstreamError } from '../../errors.ts';
 import type { SearchUpstreamSettings } from './search-provider.ts';
 
@@ -73,18 +74,6 @@ async function readText(response: Response): Promise<string> {
     throw new UpstreamError('The search upstream answer is too large', 'UPSTREAM_ERROR', 502);
   }
   if (!response.body) return '';
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > MAX_BODY_BYTES) {
-      await reader.cancel().catch(() => undefined);
-      throw new UpstreamError('The search upstream answer is too large', 'UPSTREAM_ERROR', 502);
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks, total).toString('utf8');
+  const body = await readAllLimited(response.body, MAX_BODY_BYTES, () => new UpstreamError('The search upstream answer is too large', 'UPSTREAM_ERROR', 502));
+  return Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
 }
