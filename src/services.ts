@@ -4,6 +4,7 @@ import { TextParserService } from './augment/text-parser.service.ts';
 import { ApiKeyService } from './auth/api-key.service.ts';
 import { AuthService } from './auth/auth.service.ts';
 import { KeyCache } from './auth/key-cache.ts';
+import { syncKeyCache } from './auth/key-cache-sync.ts';
 import { LastUsedTracker } from './auth/last-used.ts';
 import { AnalyticsService, createAnalyticsCache } from './billing/analytics.service.ts';
 import { BalanceService } from './billing/balance.service.ts';
@@ -57,6 +58,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
   const auth = new AuthService({ db, cache, lastUsed });
   const apiKeys = new ApiKeyService({ db, cache, lastUsed, maxKeysPerAccount: options.auth.maxKeysPerAccount });
   const events = createEventBus({ redisUrl: options.redisUrl, logger });
+  syncKeyCache(cache, events, logger);
   const billing = new BillingService({ db, logger, options: { reservationTimeoutMs: options.billing.reservationTimeoutMs }, publisher: new UsageEventPublisher({ events, logger }) });
   const accounts = new AccountService({ db, apiKeys, billing });
   const catalog = new CatalogService({ db });

@@ -1,5 +1,8 @@
 import type { AuthenticatedKey } from './auth-context.ts';
 
+/** One invalidation, as it travels between processes. */
+export type KeyInvalidation = { readonly hash: string } | { readonly keyId: string };
+
 interface Entry {
   readonly key: AuthenticatedKey | null;
   readonly until: number;
@@ -8,10 +11,13 @@ interface Entry {
 /**
  * Short-lived cache of key lookups by secret hash, so a request does not hit the database to authenticate.
  * Unknown hashes are remembered briefly too (a flood of bad keys should not become a flood of queries).
- * Revocation and edits in this process drop the entry at once.
+ * Revocation and edits drop the entry at once in this process, and in every other process through `broadcast`
+ * (the event bus: Redis pub/sub with REDIS_URL), so a revoked key stops working everywhere, not after the TTL.
  */
 export class KeyCache {
   private readonly entries = new Map<string, Entry>();
+  /** Tells the other processes; set by whoever wires the cache to the event bus. */
+  broadcast: ((invalidation: KeyInvalidation) => void) | undefined;
 
   constructor(
     private readonly ttlMs: number,
@@ -42,9 +48,21 @@ export class KeyCache {
 
   invalidate(hash: string): void {
     this.entries.delete(hash);
+    this.broadcast?.({ hash });
   }
 
   invalidateKeyId(keyId: string): void {
+    this.dropKeyId(keyId);
+    this.broadcast?.({ keyId });
+  }
+
+  /** An invalidation another process broadcast (applied here only, never sent on). */
+  apply(invalidation: KeyInvalidation): void {
+    if ('hash' in invalidation) this.entries.delete(invalidation.hash);
+    else this.dropKeyId(invalidation.keyId);
+  }
+
+  private dropKeyId(keyId: string): void {
     for (const [hash, entry] of this.entries) if (entry.key?.id === keyId) this.entries.delete(hash);
   }
 }

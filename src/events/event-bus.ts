@@ -1,5 +1,6 @@
 import { createRedisEventTarget } from '@graphql-yoga/redis-event-target';
 import { createPubSub, SlidingBuffer, type PubSubEvent, type PubSubEventTarget } from '@graphql-yoga/subscription';
+import type { KeyInvalidation } from '../auth/key-cache.ts';
 import type { UsageSettledEvent } from '../billing/usage-events.ts';
 import type { Logger } from '../logger.ts';
 import { closeRedisClient, createRedisClient } from './redis.ts';
@@ -9,6 +10,8 @@ import { closeRedisClient, createRedisClient } from './redis.ts';
 export type EventTopics = {
   /** New usage entries of an account, after their settlement committed (id: the account id). */
   'lagoon:usage': [accountId: string, event: UsageSettledEvent];
+  /** A revoked or edited API key, for every process's key cache (id: always `all`). */
+  'lagoon:key-cache': [scope: 'all', invalidation: KeyInvalidation & { readonly origin: string }];
 };
 
 type Topic = Extract<keyof EventTopics, string>;
@@ -44,7 +47,9 @@ function wrap(kind: EventBus['kind'], eventTarget: PubSubEventTarget<EventTopics
   return {
     kind,
     publish(topic, id, payload) {
-      if (!closed) publisher.publish(topic, id, payload);
+      // Every topic is (id, payload); TypeScript cannot see that through the generic, hence the widened call.
+      const publish = publisher.publish as (topic: Topic, id: string, payload: EventTopics[Topic][1]) => void;
+      if (!closed) publish(topic, id, payload);
     },
     subscribe(topic, id) {
       // A pub/sub per subscription: createPubSub hands its buffer to every subscription it makes, and a buffer
