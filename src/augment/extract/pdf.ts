@@ -7,9 +7,11 @@ import { ValidationError } from '../../errors.ts';
  */
 export async function extractPdf(bytes: Uint8Array): Promise<string> {
   let pdf;
+  // PDF.js refuses a Node Buffer (a Uint8Array subclass); a plain view of the same memory is accepted.
+  const data = Buffer.isBuffer(bytes) ? new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) : bytes;
   try {
     // verbosity 0: PDF.js reports only errors, not the font warnings real-world files produce by the dozen.
-    pdf = await getDocumentProxy(bytes, { isEvalSupported: false, verbosity: 0, stopAtErrors: false });
+    pdf = await getDocumentProxy(data, { isEvalSupported: false, verbosity: 0, stopAtErrors: false });
   } catch (error) {
     const name = error instanceof Error ? error.name : '';
     if (name === 'PasswordException') throw new ValidationError('The PDF is password-protected; remove the password and upload it again.');
