@@ -1,0 +1,328 @@
+import type { Readable } from 'node:stream';
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { Pool } from 'undici';
+import { z } from 'zod';
+import { AppError, ValidationError } from '../../errors.ts';
+import type { ChatCallOptions, ChatProvider, UpstreamChatChunk, UpstreamChatCompletion, UpstreamChatRequest, UpstreamChatStream } from './chat-provider.ts';
+import { ChunkNormaliser, ChunkSchema, CompletionSchema, ModelListSchema, normaliseCompletion, upstreamErrorMessage } from './openai-wire.ts';
+import { brokenError, cancelledError, ChatUpstreamError, timeoutError } from './upstream-errors.ts';
+
+/*
+ * The OpenAI chat-completions protocol over HTTP (vLLM, llama.cpp server, Ollama, OpenAI and the like).
+ * One undici keep-alive pool per provider; streams are read as SSE with eventsource-parser. No retries here:
+ * the gateway decides (it knows whether output has started and which provider comes next).
+ */
+
+/** `options:` of an openai-compatible provider in the operator file. */
+export const OpenAICompatibleOptions = z.strictObject({
+  /** Longest silence between two stream chunks (or body bytes) before the call fails with 504; default timeoutMs. */
+  idleTimeoutMs: z.number().int().positive().optional(),
+  /** Open connections to the upstream at most (default: no limit, so every stream gets its own). */
+  maxConnections: z.number().int().positive().optional(),
+  /** How long an idle kept-alive connection stays open (default 30 s). */
+  keepAliveMs: z.number().int().positive().optional(),
+  /** Every model of this upstream inlines `<think>` blocks: always split them out. */
+  splitThinkTags: z.boolean().optional(),
+});
+export type OpenAICompatibleOptions = z.output<typeof OpenAICompatibleOptions>;
+
+export interface OpenAICompatibleSettings {
+  /** E.g. `http://127.0.0.1:8000/v1`; requests go to `{baseUrl}/chat/completions` and `{baseUrl}/models`. */
+  readonly baseUrl: string;
+  readonly apiKey?: string | undefined;
+  /** Time to the response headers (for a non-streaming call that is the whole generation). */
+  readonly timeoutMs: number;
+  readonly headers?: Readonly<Record<string, string>> | undefined;
+  readonly options?: OpenAICompatibleOptions | undefined;
+}
+
+export const OPENAI_COMPATIBLE_DEFAULT_TIMEOUT_MS = 120_000;
+/** A completion body larger than this is refused rather than buffered. */
+const MAX_BODY_BYTES = 16 * 1024 * 1024;
+/** One SSE event larger than this means a broken stream. */
+const MAX_EVENT_BYTES = 4 * 1024 * 1024;
+
+type ResponseBody = Readable & { text(): Promise<string>; dump(options?: { limit: number }): Promise<void> };
+
+export class OpenAICompatibleAdapter implements ChatProvider {
+  readonly type = 'openai-compatible' as const;
+  private readonly pool: Pool;
+  private readonly basePath: string;
+  private readonly idleTimeoutMs: number;
+
+  constructor(
+    readonly id: string,
+    private readonly settings: OpenAICompatibleSettings,
+  ) {
+    const url = new URL(settings.baseUrl);
+    this.basePath = url.pathname.replace(/\/+$/, '');
+    this.idleTimeoutMs = settings.options?.idleTimeoutMs ?? settings.timeoutMs;
+    this.pool = new Pool(url.origin, {
+      connections: settings.options?.maxConnections ?? null,
+      keepAliveTimeout: settings.options?.keepAliveMs ?? 30_000,
+      headersTimeout: settings.timeoutMs,
+      bodyTimeout: this.idleTimeoutMs,
+      connect: { timeout: Math.min(settings.timeoutMs, 10_000) },
+    });
+  }
+
+  get splitsThinkTags(): boolean {
+    return this.settings.options?.splitThinkTags === true;
+  }
+
+  async complete(request: UpstreamChatRequest, options: ChatCallOptions): Promise<UpstreamChatCompletion> {
+    const payload: Record<string, unknown> = { ...request, stream: false };
+    delete payload.stream_options;
+    const { body } = await this.post('/chat/completions', payload, options);
+    let text: string;
+    try {
+      text = await readLimited(body, MAX_BODY_BYTES);
+    } catch (error) {
+      throw this.transportError(error, options.signal, 'broke off its answer');
+    }
+    const parsed = CompletionSchema.safeParse(parseJson(text));
+    if (!parsed.success) throw brokenError('sent a malformed completion');
+    return normaliseCompletion(parsed.data, this.splitsThinkTags || options.splitThinkTags === true, fallbackId());
+  }
+
+  async stream(request: UpstreamChatRequest, options: ChatCallOptions): Promise<UpstreamChatStream> {
+    const streamOptions = typeof request.stream_options === 'object' && request.stream_options !== null ? request.stream_options : {};
+    // Usage is always asked for: billing settles on it.
+    const payload = { ...request, stream: true, stream_options: { ...streamOptions, include_usage: true } };
+    const own = new AbortController();
+    const signal = options.signal ? AbortSignal.any([options.signal, own.signal]) : own.signal;
+    const { body, headers } = await this.post('/chat/completions', payload, { ...options, signal });
+    const contentType = String(headers['content-type'] ?? '');
+    if (!contentType.includes('text/event-stream')) {
+      body.destroy();
+      throw brokenError('did not answer with an event stream');
+    }
+    const stream = new OpenAIChatStream(readChunks(body, new ChunkNormaliser(this.splitsThinkTags || options.splitThinkTags === true, fallbackId())), own, (error) =>
+      own.signal.aborted && !options.signal?.aborted ? undefined : this.transportError(error, options.signal, 'broke off the stream'),
+    );
+    // Resolve only once the first chunk arrived: a failure before any output can still be retried elsewhere.
+    await stream.start();
+    return stream;
+  }
+
+  async listModels(options: { signal?: AbortSignal } = {}): Promise<string[]> {
+    const deadline = AbortSignal.timeout(Math.min(this.settings.timeoutMs, 30_000));
+    const signal = options.signal ? AbortSignal.any([options.signal, deadline]) : deadline;
+    let response;
+    try {
+      response = await this.pool.request({ path: `${this.basePath}/models`, method: 'GET', headers: this.headers(), signal });
+    } catch (error) {
+      throw deadline.aborted ? timeoutError(this.settings.timeoutMs) : this.transportError(error, options.signal, 'could not be reached');
+    }
+    const body = response.body as ResponseBody;
+    if (response.statusCode !== 200) {
+      await body.dump().catch(() => undefined);
+      throw new ChatUpstreamError(`The model server answered HTTP ${response.statusCode} to GET /models`, 'UPSTREAM_ERROR', 502, response.statusCode >= 500);
+    }
+    let text: string;
+    try {
+      text = await readLimited(body, MAX_BODY_BYTES);
+    } catch (error) {
+      throw this.transportError(error, options.signal, 'broke off its answer');
+    }
+    const parsed = ModelListSchema.safeParse(parseJson(text));
+    if (!parsed.success) throw brokenError('sent a malformed model list');
+    return [...new Set(parsed.data.data.map((model) => model.id))];
+  }
+
+  /** Closes the pool's connections (in-flight requests are destroyed). */
+  async close(): Promise<void> {
+    await this.pool.destroy();
+  }
+
+  private headers(requestId?: string): Record<string, string> {
+    return {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...(requestId ? { 'x-request-id': requestId } : {}),
+      ...this.settings.headers,
+      ...(this.settings.apiKey ? { authorization: `Bearer ${this.settings.apiKey}` } : {}),
+    };
+  }
+
+  /** POSTs JSON; resolves with a 200 answer's body, throws the mapped error for anything else. */
+  private async post(path: string, payload: unknown, options: ChatCallOptions): Promise<{ body: ResponseBody; headers: Record<string, string | string[] | undefined> }> {
+    if (options.signal?.aborted) throw cancelledError();
+    let response;
+    try {
+      response = await this.pool.request({
+        path: `${this.basePath}${path}`,
+        method: 'POST',
+        headers: this.headers(options.requestId),
+        body: JSON.stringify(payload),
+        signal: options.signal ?? null,
+      });
+    } catch (error) {
+      throw this.transportError(error, options.signal, 'could not be reached');
+    }
+    const body = response.body as ResponseBody;
+    if (response.statusCode === 200) return { body, headers: response.headers };
+    let text = '';
+    try {
+      text = await readLimited(body, 64 * 1024);
+    } catch {
+      body.destroy();
+    }
+    throw statusError(response.statusCode, upstreamErrorMessage(text));
+  }
+
+  /** A transport failure as the caller sees it: cancelled, timed out (504) or broken (502). */
+  private transportError(error: unknown, callerSignal: AbortSignal | undefined, what: string): AppError {
+    if (error instanceof AppError) return error;
+    if (callerSignal?.aborted) return cancelledError();
+    const code = (error as { code?: unknown } | null)?.code;
+    const detail = `${this.id}: ${typeof code === 'string' ? `${code} ` : ''}${error instanceof Error ? error.message : String(error)}`;
+    if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') return timeoutError(this.settings.timeoutMs, 'answer', detail);
+    if (code === 'UND_ERR_BODY_TIMEOUT') return timeoutError(this.idleTimeoutMs, 'send anything', detail);
+    return brokenError(what, detail);
+  }
+}
+
+/** An HTTP error status from the upstream, mapped so that only the caller's own mistakes are 4xx. */
+function statusError(status: number, message: string | undefined): AppError {
+  if (status === 400 || status === 413 || status === 422) {
+    return new ValidationError(message ?? `The model server rejected the request (HTTP ${status})`);
+  }
+  if (status === 429) return new ChatUpstreamError('The model server is at capacity; try again shortly', 'MODEL_AT_CAPACITY', 503, true);
+  // 401/403 is the operator's key, 404 the operator's model name: not the caller's fault, and not worth a retry.
+  if (status < 500) return new ChatUpstreamError(`The model server refused the request (HTTP ${status})`, 'UPSTREAM_ERROR', 502, false);
+  return new ChatUpstreamError(`The model server failed (HTTP ${status})`, 'UPSTREAM_ERROR', 502, true);
+}
+
+class OpenAIChatStream implements UpstreamChatStream {
+  private first: IteratorResult<UpstreamChatChunk> | undefined;
+  private iterating = false;
+
+  constructor(
+    private readonly source: AsyncGenerator<UpstreamChatChunk, void, undefined>,
+    private readonly controller: AbortController,
+    /** Maps a read failure to the caller's error; undefined when the stream was cancelled by us (end quietly). */
+    private readonly mapError: (error: unknown) => AppError | undefined,
+  ) {}
+
+  async start(): Promise<void> {
+    try {
+      this.first = await this.source.next();
+    } catch (error) {
+      const mapped = this.mapError(error) ?? cancelledError();
+      this.cancel();
+      throw mapped;
+    }
+    if (this.first.done) {
+      this.cancel();
+      throw brokenError('ended the stream without any output');
+    }
+  }
+
+  cancel(): void {
+    if (!this.controller.signal.aborted) this.controller.abort();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<UpstreamChatChunk, void, undefined> {
+    if (this.iterating) throw new Error('An upstream chat stream can be read once');
+    this.iterating = true;
+    try {
+      if (this.first && !this.first.done) yield this.first.value;
+      for (;;) {
+        // cancel() ends the stream at once, even if more chunks were already buffered.
+        if (this.controller.signal.aborted) {
+          const mapped = this.mapError(undefined);
+          if (mapped === undefined) return;
+          throw mapped;
+        }
+        let next: IteratorResult<UpstreamChatChunk>;
+        try {
+          next = await this.source.next();
+        } catch (error) {
+          const mapped = this.mapError(error);
+          if (mapped === undefined) return;
+          throw mapped;
+        }
+        if (next.done) return;
+        yield next.value;
+      }
+    } finally {
+      // Ended, failed, or the reader stopped early (break / return): never leave the upstream generating.
+      this.cancel();
+      await this.source.return(undefined).catch(() => undefined);
+    }
+  }
+}
+
+/** SSE events → normalised chunks, until `data: [DONE]`. A stream that ends before any finish_reason is broken. */
+async function* readChunks(body: ResponseBody, normaliser: ChunkNormaliser): AsyncGenerator<UpstreamChatChunk, void, undefined> {
+  const events: EventSourceMessage[] = [];
+  let overflow = false;
+  const parser = createParser({
+    maxBufferSize: MAX_EVENT_BYTES,
+    onEvent: (event) => events.push(event),
+    onError: (error) => {
+      // Unknown fields and bad retry values are ignored, as the SSE spec says; an endless event is not.
+      if (error.type === 'max-buffer-size-exceeded') overflow = true;
+    },
+  });
+  const decoder = new TextDecoder();
+  let finished = false;
+  try {
+    for await (const bytes of body) {
+      parser.feed(decoder.decode(bytes as Uint8Array, { stream: true }));
+      if (overflow) throw brokenError('sent an oversized stream event');
+      while (events.length > 0) {
+        const event = events.shift() as EventSourceMessage;
+        if (event.data.trim() === '[DONE]') {
+          const rest = normaliser.drain();
+          if (rest) yield rest;
+          return;
+        }
+        if (event.event === 'error') throw brokenError('reported an error in the stream');
+        const parsed = ChunkSchema.safeParse(parseJson(event.data));
+        if (!parsed.success) throw brokenError('sent a malformed stream event');
+        if (parsed.data.error !== undefined && parsed.data.error !== null) throw brokenError('reported an error in the stream');
+        const chunk = normaliser.normalise(parsed.data);
+        if (chunk.choices.some((choice) => choice.finish_reason !== null)) finished = true;
+        yield chunk;
+      }
+    }
+  } finally {
+    if (!body.destroyed) body.destroy();
+  }
+  // Some servers end without [DONE]; that is fine once every choice finished.
+  if (!finished) throw brokenError('broke off the stream');
+  const rest = normaliser.drain();
+  if (rest) yield rest;
+}
+
+async function readLimited(body: ResponseBody, limit: number): Promise<string> {
+  const parts: Buffer[] = [];
+  let total = 0;
+  for await (const part of body) {
+    const buffer = part as Buffer;
+    total += buffer.length;
+    if (total > limit) {
+      body.destroy();
+      throw brokenError('sent an answer that is too large');
+    }
+    parts.push(buffer);
+  }
+  return Buffer.concat(parts).toString('utf8');
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+let sequence = 0;
+/** An id for upstreams that send none (the chat service sets its own public id anyway). */
+function fallbackId(): string {
+  sequence = (sequence + 1) % 1_000_000_000;
+  return `chatcmpl-${Date.now().toString(36)}${sequence.toString(36)}`;
+}

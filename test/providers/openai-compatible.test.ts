@@ -1,0 +1,269 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { UpstreamError, ValidationError } from '../../src/errors.ts';
+import type { UpstreamChatChunk, UpstreamChatRequest, UpstreamChatStream } from '../../src/providers/chat/chat-provider.ts';
+import { OpenAICompatibleAdapter, type OpenAICompatibleSettings } from '../../src/providers/chat/openai-compatible.adapter.ts';
+import { ChatUpstreamError } from '../../src/providers/chat/upstream-errors.ts';
+import { DEFAULT_REPLY_CONTENT, startOpenAIUpstream, type OpenAIUpstream } from '../helpers/openai-upstream.ts';
+
+const request = (extra: Record<string, unknown> = {}): UpstreamChatRequest => ({ model: 'up-model', messages: [{ role: 'user', content: 'Hi there' }], ...extra });
+
+async function collect(stream: UpstreamChatStream): Promise<UpstreamChatChunk[]> {
+  const chunks: UpstreamChatChunk[] = [];
+  for await (const chunk of stream) chunks.push(chunk);
+  return chunks;
+}
+
+const contentOf = (chunks: UpstreamChatChunk[]) => chunks.flatMap((c) => c.choices.map((choice) => choice.delta.content ?? '')).join('');
+const reasoningOf = (chunks: UpstreamChatChunk[]) => chunks.flatMap((c) => c.choices.map((choice) => choice.delta.reasoning_content ?? '')).join('');
+
+async function failure(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected a failure');
+}
+
+let upstream: OpenAIUpstream;
+const adapters: OpenAICompatibleAdapter[] = [];
+const adapter = (settings: Partial<OpenAICompatibleSettings> = {}) => {
+  const created = new OpenAICompatibleAdapter('test-upstream', { baseUrl: upstream.url, apiKey: 'sk-upstream', timeoutMs: 2_000, headers: { 'x-operator': 'acme' }, ...settings });
+  adapters.push(created);
+  return created;
+};
+
+beforeAll(async () => {
+  upstream = await startOpenAIUpstream({ models: ['meta-llama/Llama-3.3-70B-Instruct', 'qwen2.5:7b'] });
+});
+afterEach(() => {
+  upstream.setBehavior({ kind: 'reply' });
+  upstream.requests.length = 0;
+});
+afterAll(async () => {
+  await Promise.all(adapters.map((a) => a.close()));
+  await upstream.close();
+});
+
+describe('OpenAICompatibleAdapter, non-streaming', () => {
+  it('posts the body with the operator key and headers, and normalises the answer', async () => {
+    const completion = await adapter().complete(request({ temperature: 0.2 }), { requestId: 'req-123' });
+    expect(completion.choices).toEqual([
+      { index: 0, message: { role: 'assistant', content: DEFAULT_REPLY_CONTENT, reasoning_content: null, tool_calls: [] }, finish_reason: 'stop', stop_reason: null, logprobs: null },
+    ]);
+    expect(completion.usage).toEqual({ prompt_tokens: 12, completion_tokens: 7, total_tokens: 19, cached_tokens: 0 });
+    const [sent] = upstream.chatRequests();
+    expect(sent?.headers.authorization).toBe('Bearer sk-upstream');
+    expect(sent?.headers['x-operator']).toBe('acme');
+    expect(sent?.headers['x-request-id']).toBe('req-123');
+    expect(sent?.body).toEqual({ model: 'up-model', messages: [{ role: 'user', content: 'Hi there' }], temperature: 0.2, stream: false });
+  });
+
+  it('reuses the connection (keep-alive pool)', async () => {
+    const chat = adapter();
+    for (let i = 0; i < 6; i += 1) await chat.complete(request(), {});
+    const ports = new Set(upstream.chatRequests().map((r) => r.remotePort));
+    // Sequential calls share one or two pooled sockets (undici may open a second while the first settles).
+    expect(ports.size).toBeLessThanOrEqual(2);
+  });
+
+  it('passes tools, json_schema and logprobs through and normalises tool calls, cached tokens and reasoning', async () => {
+    const logprobs = { content: [{ token: 'Hi', logprob: -0.1, bytes: [72, 105], top_logprobs: [] }] };
+    upstream.setBehavior({
+      kind: 'reply',
+      content: null,
+      reasoning: 'The user wants the weather.',
+      toolCalls: [{ id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}' }],
+      usage: { prompt_tokens: 100, completion_tokens: 20, cached_tokens: 64 },
+      logprobs,
+      stopReason: 'END',
+    });
+    const tools = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }];
+    const responseFormat = { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'object' }, strict: true } };
+    const completion = await adapter().complete(request({ tools, tool_choice: 'auto', response_format: responseFormat, logprobs: true, top_logprobs: 2 }), {});
+    expect(upstream.chatRequests()[0]?.body).toMatchObject({ tools, tool_choice: 'auto', response_format: responseFormat, logprobs: true, top_logprobs: 2 });
+    const [choice] = completion.choices;
+    expect(choice?.message).toEqual({
+      role: 'assistant',
+      content: null,
+      reasoning_content: 'The user wants the weather.',
+      tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }],
+    });
+    expect(choice?.finish_reason).toBe('tool_calls');
+    expect(choice?.stop_reason).toBe('END');
+    expect(choice?.logprobs).toEqual(logprobs);
+    expect(completion.usage).toEqual({ prompt_tokens: 100, completion_tokens: 20, total_tokens: 120, cached_tokens: 64 });
+  });
+
+  it('reads `reasoning` as reasoning_content, and reports no usage as null', async () => {
+    upstream.setBehavior({ kind: 'reply', reasoning: 'thinking…', reasoningField: 'reasoning', usage: null });
+    const completion = await adapter().complete(request(), {});
+    expect(completion.choices[0]?.message.reasoning_content).toBe('thinking…');
+    expect(completion.usage).toBeNull();
+  });
+
+  it('splits inline <think> blocks when asked (per call or per provider)', async () => {
+    upstream.setBehavior({ kind: 'reply', content: '<think>\nTwo plus two is four.\n</think>\n\nThe answer is 4.' });
+    const split = await adapter().complete(request(), { splitThinkTags: true });
+    expect(split.choices[0]?.message).toMatchObject({ content: 'The answer is 4.', reasoning_content: 'Two plus two is four.' });
+    const byProvider = await adapter({ options: { splitThinkTags: true } }).complete(request(), {});
+    expect(byProvider.choices[0]?.message.content).toBe('The answer is 4.');
+    const kept = await adapter().complete(request(), {});
+    expect(kept.choices[0]?.message.content).toContain('<think>');
+  });
+
+  it('lists the upstream models', async () => {
+    expect(await adapter().listModels()).toEqual(['meta-llama/Llama-3.3-70B-Instruct', 'qwen2.5:7b']);
+  });
+});
+
+describe('OpenAICompatibleAdapter, streaming', () => {
+  it('asks for usage, forwards chunks as they come and ends with the usage chunk', async () => {
+    upstream.setBehavior({ kind: 'reply', usage: { prompt_tokens: 5, completion_tokens: 6, cached_tokens: 2 } });
+    const chunks = await collect(await adapter().stream(request({ stream_options: { continuous_usage_stats: false } }), {}));
+    expect(upstream.chatRequests()[0]?.body).toMatchObject({ stream: true, stream_options: { include_usage: true, continuous_usage_stats: false } });
+    expect(contentOf(chunks)).toBe(DEFAULT_REPLY_CONTENT);
+    expect(chunks.length).toBeGreaterThan(3);
+    expect(chunks[0]?.choices[0]?.delta.role).toBe('assistant');
+    expect(chunks.at(-2)?.choices[0]?.finish_reason).toBe('stop');
+    expect(chunks.at(-1)).toMatchObject({ choices: [], usage: { prompt_tokens: 5, completion_tokens: 6, total_tokens: 11, cached_tokens: 2 } });
+  });
+
+  it('streams tool call fragments, reasoning and logprobs', async () => {
+    const logprobs = { content: [{ token: 'Sure', logprob: -0.2, bytes: [83], top_logprobs: [] }] };
+    upstream.setBehavior({ kind: 'reply', content: 'Sure ', reasoning: 'Plan it.', logprobs, toolCalls: [{ id: 'call_9', name: 'lookup', arguments: '{"q":"tides"}' }] });
+    const chunks = await collect(await adapter().stream(request(), {}));
+    expect(reasoningOf(chunks)).toBe('Plan it.');
+    const toolDeltas = chunks.flatMap((c) => c.choices.flatMap((choice) => choice.delta.tool_calls ?? []));
+    expect(toolDeltas[0]).toEqual({ index: 0, id: 'call_9', type: 'function', function: { name: 'lookup', arguments: '' } });
+    expect(toolDeltas.map((d) => d.function?.arguments ?? '').join('')).toBe('{"q":"tides"}');
+    expect(chunks.find((c) => c.choices[0]?.delta.content === 'Sure ')?.choices[0]?.logprobs).toEqual(logprobs);
+    expect(chunks.some((c) => c.choices[0]?.finish_reason === 'tool_calls')).toBe(true);
+  });
+
+  it('splits <think> tags that arrive cut across chunk boundaries', async () => {
+    upstream.setBehavior({ kind: 'reply', chunks: ['<thi', 'nk>\nI am ', 'thinking</th', 'ink>\n\nThe answer', ' is 4. a < b', ' and <', 'b>'] });
+    const chunks = await collect(await adapter().stream(request(), { splitThinkTags: true }));
+    expect(reasoningOf(chunks)).toBe('I am thinking');
+    expect(contentOf(chunks)).toBe('The answer is 4. a < b and <b>');
+    expect(chunks.every((c) => !(c.choices[0]?.delta.content ?? '').includes('think'))).toBe(true);
+  });
+
+  it('cancel() closes the upstream connection', async () => {
+    upstream.setBehavior({ kind: 'reply', holdAfterChunks: 1 });
+    const stream = await adapter().stream(request(), {});
+    const iterator = stream[Symbol.asyncIterator]();
+    await iterator.next();
+    stream.cancel();
+    const aborted = await upstream.waitForClientAbort();
+    expect(aborted.path).toBe('/v1/chat/completions');
+    expect(await iterator.next()).toEqual({ done: true, value: undefined });
+  });
+
+  it('leaving the loop early closes the upstream connection', async () => {
+    upstream.setBehavior({ kind: 'reply', holdAfterChunks: 2 });
+    const stream = await adapter().stream(request(), {});
+    for await (const chunk of stream) if (chunk.choices[0]?.delta.content) break;
+    await upstream.waitForClientAbort();
+  });
+
+  it("the caller's abort closes the upstream connection and fails as cancelled", async () => {
+    upstream.setBehavior({ kind: 'reply', holdAfterChunks: 1 });
+    const controller = new AbortController();
+    const stream = await adapter().stream(request(), { signal: controller.signal });
+    const reading = collect(stream);
+    controller.abort();
+    const error = await failure(reading);
+    expect(error).toBeInstanceOf(ChatUpstreamError);
+    expect((error as ChatUpstreamError).cancelled).toBe(true);
+    await upstream.waitForClientAbort();
+  });
+});
+
+describe('OpenAICompatibleAdapter, faults', () => {
+  it('upstream 500 → 502 UPSTREAM_ERROR, retryable', async () => {
+    upstream.setBehavior({ kind: 'status', status: 500 });
+    const error = await failure(adapter().complete(request(), {}));
+    expect(error).toMatchObject({ status: 502, code: 'UPSTREAM_ERROR', retryable: true, message: 'The model server failed (HTTP 500)' });
+    expect(await failure(adapter().stream(request(), {}))).toMatchObject({ status: 502, code: 'UPSTREAM_ERROR', retryable: true });
+  });
+
+  it('no headers in time → 504 REQUEST_TIMEOUT', async () => {
+    upstream.setBehavior({ kind: 'delay', ms: 2_000 });
+    const error = await failure(adapter({ timeoutMs: 150 }).complete(request(), {}));
+    expect(error).toMatchObject({ status: 504, code: 'REQUEST_TIMEOUT', retryable: true });
+    expect(await failure(adapter({ timeoutMs: 150 }).stream(request(), {}))).toMatchObject({ status: 504, code: 'REQUEST_TIMEOUT' });
+  });
+
+  it('connection reset before headers → 502', async () => {
+    upstream.setBehavior({ kind: 'reset' });
+    expect(await failure(adapter().complete(request(), {}))).toMatchObject({ status: 502, code: 'UPSTREAM_ERROR', retryable: true });
+    expect(await failure(adapter().stream(request(), {}))).toMatchObject({ status: 502, code: 'UPSTREAM_ERROR', retryable: true, cancelled: false });
+  });
+
+  it('an unreachable upstream → 502', async () => {
+    const closed = await startOpenAIUpstream();
+    const url = closed.url;
+    await closed.close();
+    const error = await failure(adapter({ baseUrl: url }).complete(request(), {}));
+    expect(error).toMatchObject({ status: 502, code: 'UPSTREAM_ERROR', retryable: true });
+    expect((error as Error).message).not.toContain('127.0.0.1');
+  });
+
+  it('malformed JSON and malformed SSE → 502', async () => {
+    upstream.setBehavior({ kind: 'malformed' });
+    expect(await failure(adapter().complete(request(), {}))).toMatchObject({ status: 502, code: 'UPSTREAM_ERROR', message: 'The model server sent a malformed completion' });
+    expect(await failure(adapter().stream(request(), {}))).toMatchObject({ status: 502, code: 'UPSTREAM_ERROR', retryable: true, cancelled: false });
+  });
+
+  it('a malformed event after the first chunk fails the iteration with 502', async () => {
+    upstream.setBehavior({
+      kind: 'custom',
+      handle: (_req, res) => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write('data: {"id":"a","choices":[{"index":0,"delta":{"content":"Hel"}}]}\n\n');
+        res.end('data: {not json}\n\n');
+      },
+    });
+    const stream = await adapter().stream(request(), {});
+    const error = await failure(collect(stream));
+    expect(error).toMatchObject({ status: 502, code: 'UPSTREAM_ERROR', message: 'The model server sent a malformed stream event' });
+  });
+
+  it('pause then break mid-stream → the iteration fails with 502 after the delivered chunks', async () => {
+    upstream.setBehavior({ kind: 'reply', pauseAfterChunks: 2, pauseMs: 50, breakAfterChunks: 2 });
+    const stream = await adapter().stream(request(), {});
+    const seen: string[] = [];
+    const error = await failure(
+      (async () => {
+        for await (const chunk of stream) seen.push(chunk.choices[0]?.delta.content ?? '');
+      })(),
+    );
+    expect(error).toMatchObject({ status: 502, code: 'UPSTREAM_ERROR', message: 'The model server broke off the stream' });
+    expect(seen.join('')).toBe('Hello from ');
+  });
+
+  it('silence between chunks longer than the idle timeout → 504', async () => {
+    upstream.setBehavior({ kind: 'reply', pauseAfterChunks: 1, pauseMs: 1_500 });
+    const stream = await adapter({ options: { idleTimeoutMs: 150 } }).stream(request(), {});
+    expect(await failure(collect(stream))).toMatchObject({ status: 504, code: 'REQUEST_TIMEOUT' });
+  });
+
+  it("upstream 400 / 422 → ValidationError with the upstream's message", async () => {
+    upstream.setBehavior({ kind: 'status', status: 400, message: "This model's maximum context length is 8192 tokens." });
+    const error = await failure(adapter().complete(request(), {}));
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).message).toBe("This model's maximum context length is 8192 tokens.");
+    upstream.setBehavior({ kind: 'status', status: 422, body: { detail: [{ loc: ['body', 'top_k'], msg: 'Input should be a valid integer' }] } });
+    expect(await failure(adapter().stream(request(), {}))).toMatchObject({ status: 400, message: 'Input should be a valid integer' });
+  });
+
+  it('upstream 401 / 403 → 502 (the operator key, not the caller), not retryable; 429 → 503', async () => {
+    upstream.setBehavior({ kind: 'status', status: 401 });
+    const error = await failure(adapter().complete(request(), {}));
+    expect(error).toBeInstanceOf(UpstreamError);
+    expect(error).toMatchObject({ status: 502, code: 'UPSTREAM_ERROR', retryable: false });
+    upstream.setBehavior({ kind: 'status', status: 429 });
+    expect(await failure(adapter().complete(request(), {}))).toMatchObject({ status: 503, code: 'MODEL_AT_CAPACITY', retryable: true });
+  });
+});
