@@ -1,0 +1,80 @@
+import { z } from 'zod';
+import type { ChatStreamEvent } from '../../src/chat/chat-stream.ts';
+import { ChatCompletionInput, WEB_SEARCH_MODES } from '../../src/chat/chat.inputs.ts';
+import { compressibleJson } from '../compression.ts';
+import { balanceHeaders } from '../http.ts';
+import type { Route } from '../router.ts';
+import { sseResponse } from '../sse.ts';
+
+/* POST /chat/completions (contract; decisions.md §7). The body and the stream are the OpenAI shapes, as is. */
+
+const ToolCallWire = z.object({ id: z.string(), type: z.literal('function'), function: z.object({ name: z.string(), arguments: z.string() }) });
+const UsageWire = z.object({
+  prompt_tokens: z.number().int(),
+  completion_tokens: z.number().int(),
+  total_tokens: z.number().int(),
+  prompt_tokens_details: z.object({ cached_tokens: z.number().int() }).nullable(),
+  completion_tokens_details: z.null(),
+});
+const CitationWire = z.object({ index: z.number().int(), title: z.string(), url: z.string(), content: z.string(), date: z.string() });
+const ChatCompletionWire = z.object({
+  id: z.string(),
+  object: z.literal('chat.completion'),
+  created: z.number().int(),
+  model: z.string().describe('The model id that answered'),
+  choices: z.array(
+    z.object({
+      index: z.number().int(),
+      message: z.object({ role: z.literal('assistant'), content: z.string().nullable(), reasoning_content: z.string().nullable(), tool_calls: z.array(ToolCallWire) }),
+      finish_reason: z.string().nullable(),
+      stop_reason: z.union([z.string(), z.number()]).nullable(),
+      logprobs: z.record(z.string(), z.unknown()).nullable(),
+    }),
+  ),
+  usage: UsageWire.describe('As billed: equals the usage entry of this request'),
+  prompt_logprobs: z.null(),
+  service_parameters: z
+    .object({
+      character_slug: z.string().optional(),
+      strip_thinking_response: z.boolean(),
+      disable_thinking: z.boolean(),
+      enable_e2ee: z.boolean(),
+      enable_web_search: z.enum(WEB_SEARCH_MODES),
+      enable_web_scraping: z.boolean(),
+      enable_web_citations: z.boolean(),
+      include_search_results_in_stream: z.boolean(),
+      return_search_results_as_documents: z.boolean(),
+      include_venice_system_prompt: z.boolean(),
+      enable_x_search: z.boolean(),
+      web_search_citations: z.array(CitationWire),
+    })
+    .describe('The effective settings of this request'),
+});
+
+/** A stream event as its SSE payload: the chunk itself, or `{"error": {...}}` for a failure after the stream began. */
+function eventData(event: ChatStreamEvent): unknown {
+  if (event.type === 'chunk') return event.chunk;
+  return { error: { message: event.error.message, code: event.error.code, status: event.error.status } };
+}
+
+export const chatRoutes: Route[] = [
+  {
+    method: 'POST',
+    path: '/chat/completions',
+    access: 'account',
+    doc: {
+      summary:
+        'Chat completion, OpenAI-compatible. With `stream: true`: text/event-stream of chat.completion.chunk events, a last chunk with `choices: []` and `usage`, then `data: [DONE]`. ' +
+        '`Accept-Encoding: gzip, br` compresses the non-streaming body. Billed per token from the model’s pricing.',
+      tags: ['Chat'],
+      body: ChatCompletionInput,
+      response: ChatCompletionWire,
+    },
+    async handler({ services, auth, request, json: body }) {
+      const outcome = await services.chat.create(auth, await body(), { signal: request.signal });
+      if (outcome.stream) return sseResponse(outcome.session, eventData);
+      const { completion, charge } = outcome.result;
+      return compressibleJson(JSON.stringify(completion), request.headers.get('accept-encoding'), 200, balanceHeaders(charge));
+    },
+  },
+];

@@ -1,0 +1,105 @@
+import type { ModelCapabilities } from '../operator-config/schema.ts';
+import { ValidationError, type ValidationIssue } from '../errors.ts';
+import type { JsonObject } from '../providers/chat/chat-provider.ts';
+import type { ChatImagePart, ChatMessageInput, ChatTextPart } from './chat.inputs.ts';
+import type { WebCitation } from './chat.types.ts';
+
+/*
+ * The prompt as the upstream gets it: image content rules, the system preamble (operator prompt, character
+ * prompt, web search context) and the OpenAI message shape.
+ */
+
+type Part = ChatTextPart | ChatImagePart;
+
+const isImage = (part: { type: string }) => part.type === 'image_url';
+const imageCount = (message: ChatMessageInput): number =>
+  message.role === 'user' && Array.isArray(message.content) ? (message.content as Part[]).filter(isImage).length : 0;
+
+/**
+ * Contract (POST /chat/completions, image content): models with supportsMultipleImages keep images across the
+ * history (the newest `maxImages`, when the model sets a maximum); single-image vision models keep only the
+ * last message that has images; models without vision reject image content (400 naming each message).
+ */
+export function applyImageRules(messages: readonly ChatMessageInput[], capabilities: ModelCapabilities | undefined, modelId: string): ChatMessageInput[] {
+  const counts = messages.map(imageCount);
+  const total = counts.reduce((sum, n) => sum + n, 0);
+  if (total === 0) return [...messages];
+  if (!capabilities?.supportsVision) {
+    const message = `Model ${modelId} does not accept images`;
+    const issues: ValidationIssue[] = counts.flatMap((n, index) => (n > 0 ? [{ path: ['messages', index, 'content'], message }] : []));
+    throw new ValidationError(`Invalid request: messages.${String(issues[0]?.path[1])}.content: ${message}`, issues);
+  }
+  let keep: (index: number, imageFromEnd: number) => boolean;
+  if (capabilities.supportsMultipleImages) {
+    const max = capabilities.maxImages;
+    if (max === undefined || total <= max) return [...messages];
+    keep = (_index, imageFromEnd) => imageFromEnd < max;
+  } else {
+    const last = counts.findLastIndex((n) => n > 0);
+    keep = (index) => index === last;
+  }
+  // Walk from the newest message so `imageFromEnd` counts images newest first.
+  let seen = 0;
+  const out = [...messages];
+  for (let index = out.length - 1; index >= 0; index -= 1) {
+    const message = out[index];
+    if (!message || message.role !== 'user' || !Array.isArray(message.content)) continue;
+    const parts: Part[] = [];
+    for (let p = message.content.length - 1; p >= 0; p -= 1) {
+      const part = message.content[p] as Part;
+      if (!isImage(part)) parts.unshift(part);
+      else if (keep(index, seen++)) parts.unshift(part);
+    }
+    if (parts.length !== message.content.length) out[index] = { ...message, content: parts.length > 0 ? parts : '' };
+  }
+  return out;
+}
+
+/** Prepends the preamble to the first system message, or as a new system message (one system message keeps
+ * strict chat templates happy). */
+export function withSystemPreamble(messages: readonly ChatMessageInput[], preamble: readonly string[]): ChatMessageInput[] {
+  if (preamble.length === 0) return [...messages];
+  const text = preamble.join('\n\n');
+  const [first, ...rest] = messages;
+  if (first && (first.role === 'system' || first.role === 'developer')) {
+    const content = typeof first.content === 'string' ? `${text}\n\n${first.content}` : [{ type: 'text' as const, text }, ...first.content];
+    return [{ ...first, content }, ...rest];
+  }
+  return [{ role: 'system', content: text }, ...messages];
+}
+
+/** The text of the last user message, for a web search query. */
+export function lastUserText(messages: readonly ChatMessageInput[]): string {
+  for (let index = messages.length - 1; index >= 0; index -= 1) {
+    const message = messages[index];
+    if (message?.role !== 'user') continue;
+    if (typeof message.content === 'string') return message.content;
+    return message.content.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join(' ');
+  }
+  return '';
+}
+
+/** Search results as context for the model, with `[n]` citation instructions when citations are on. */
+export function searchContext(query: string, citations: readonly WebCitation[], cite: boolean): string {
+  const lines = [`Web search results for "${query}":`];
+  for (const hit of citations) {
+    lines.push(`[${hit.index}] ${hit.title} (${hit.url})${hit.date ? `, ${hit.date.slice(0, 10)}` : ''}`, hit.content);
+  }
+  lines.push(
+    cite
+      ? 'Use these results where they help. Cite each result you use with its number in square brackets, e.g. [1], right after the statement it supports.'
+      : 'Use these results where they help.',
+  );
+  return lines.join('\n');
+}
+
+/** The OpenAI message shape for the upstream; an assistant's earlier reasoning is not sent back. */
+export function toUpstreamMessages(messages: readonly ChatMessageInput[]): JsonObject[] {
+  return messages.map((message) => {
+    if (message.role === 'assistant') {
+      const { reasoning_content: _reasoning, ...rest } = message;
+      return { ...rest, content: rest.content ?? null } as JsonObject;
+    }
+    return { ...message } as JsonObject;
+  });
+}

@@ -1,0 +1,221 @@
+import type { AccountAuthContext } from '../auth/auth-context.ts';
+import type { BillingService } from '../billing/billing.service.ts';
+import type { Reservation } from '../billing/billing.types.ts';
+import type { CatalogModel } from '../catalog/model.ts';
+import { AppError, UpstreamError } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+import type { UpstreamChatChunk, UpstreamChatStream, UpstreamToolCallDelta, UpstreamUsage } from '../providers/chat/chat-provider.ts';
+import type { UpstreamBody } from './chat-upstream.ts';
+import { chatUsage, exceedsHold, type BilledTokens } from './chat-pricing.ts';
+import type { EffectiveSettings } from './chat-request.ts';
+import type { ChatChunkChoice, ChatCompletionChunk, ChatUsage, WebCitation } from './chat.types.ts';
+import { countPromptTokens, countTextTokens } from './token-count.ts';
+
+/** What a stream yields: chunks (the citations chunk and the final usage chunk included), or a last error. */
+export type ChatStreamEvent = { readonly type: 'chunk'; readonly chunk: ChatCompletionChunk } | { readonly type: 'error'; readonly error: AppError };
+
+export interface ChatStreamContext {
+  readonly auth: AccountAuthContext;
+  readonly model: CatalogModel;
+  readonly settings: EffectiveSettings;
+  readonly citations: readonly WebCitation[];
+  readonly searched: boolean;
+  readonly body: UpstreamBody;
+  readonly reservation: Reservation;
+  readonly upstream: UpstreamChatStream;
+  readonly controller: AbortController;
+  readonly id: string;
+  readonly created: number;
+  readonly startedAt: number;
+  readonly billing: BillingService;
+  readonly logger: Logger;
+}
+
+type Ending = 'complete' | 'upstream-failed' | 'client-gone';
+
+const NOTES: Record<Ending, string> = {
+  complete: 'Chat completion (streamed)',
+  'upstream-failed': 'Chat completion (streamed); the upstream failed mid-stream: charged for the tokens received',
+  'client-gone': 'Chat completion (streamed); the client disconnected: charged for the tokens received',
+};
+
+export const toUsage = (tokens: BilledTokens): ChatUsage => ({
+  prompt_tokens: tokens.promptTokens,
+  completion_tokens: tokens.completionTokens,
+  total_tokens: tokens.promptTokens + tokens.completionTokens,
+  prompt_tokens_details: { cached_tokens: Math.min(tokens.cachedTokens, tokens.promptTokens) },
+  completion_tokens_details: null,
+});
+
+export const DOCUMENTS_TOOL = 'web_search_documents';
+
+/**
+ * One streaming completion, from the started upstream stream to its settlement. Chunks are forwarded as they
+ * arrive (rewritten to this service's id and model; reasoning dropped under strip_thinking_response). Endings:
+ * - the upstream finished: settled on its usage (or a tokenizer count), then the usage chunk;
+ * - the upstream failed, or the client went away (cancel): charged for the tokens received so far, or nothing
+ *   when none arrived; a failure is the last event.
+ * Settlement happens once, whichever way the stream ends; read it once.
+ */
+export class ChatStreamSession implements AsyncIterable<ChatStreamEvent> {
+  private started = false;
+  private cancelled = false;
+  private settled: Promise<ChatUsage | undefined> | undefined;
+  private upstreamUsage: UpstreamUsage | undefined;
+  /** Text received per choice (content, reasoning, tool calls), for counting when no usage arrives. */
+  private readonly received = new Map<number, string[]>();
+  /** Highest tool call index per choice (the documents tool call goes after the model's). */
+  private readonly toolCalls = new Map<number, number>();
+
+  constructor(private readonly ctx: ChatStreamContext) {
+    // The caller went away (the REST request's signal, linked to this controller by the service).
+    if (ctx.controller.signal.aborted) void this.cancel();
+    else ctx.controller.signal.addEventListener('abort', () => void this.cancel(), { once: true });
+  }
+
+  /** Stops the stream (the client went away): aborts the upstream request and settles what was received. */
+  cancel(): Promise<unknown> {
+    if (!this.cancelled) {
+      this.cancelled = true;
+      this.ctx.controller.abort();
+      this.ctx.upstream.cancel();
+    }
+    return this.finish('client-gone');
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<ChatStreamEvent> {
+    if (this.started) throw new Error('A chat stream can be read only once');
+    this.started = true;
+    const events = this.events();
+    return {
+      next: () => events.next(),
+      // A consumer that stops early is a client that went away.
+      return: async () => {
+        await this.cancel();
+        return events.return(undefined);
+      },
+    };
+  }
+
+  private async *events(): AsyncGenerator<ChatStreamEvent, void, undefined> {
+    let ending: Ending | undefined;
+    let failure: AppError | undefined;
+    try {
+      if (this.ctx.searched && this.ctx.settings.include_search_results_in_stream) {
+        yield { type: 'chunk', chunk: this.chunk([], { service_parameters: { web_search_citations: this.ctx.citations } }) };
+      }
+      for await (const upstreamChunk of this.ctx.upstream) {
+        if (this.cancelled) break;
+        if (upstreamChunk.usage) this.upstreamUsage = upstreamChunk.usage;
+        const chunk = this.forward(upstreamChunk);
+        if (chunk) yield { type: 'chunk', chunk };
+      }
+      ending = this.cancelled ? 'client-gone' : 'complete';
+    } catch (error) {
+      ending = this.cancelled ? 'client-gone' : 'upstream-failed';
+      failure = asAppError(error);
+      if (!this.cancelled) this.ctx.logger.warn({ reqId: this.ctx.auth.requestId, model: this.ctx.model.id, err: error }, 'chat stream failed mid-stream');
+    } finally {
+      if (ending === undefined) await this.cancel(); // the consumer returned early
+    }
+    if (ending === 'complete') {
+      yield* this.documentChunks();
+      const usage = await this.finish('complete');
+      if (usage) yield { type: 'chunk', chunk: this.chunk([], { usage }) };
+      return;
+    }
+    await this.finish(ending);
+    if (ending === 'upstream-failed' && failure) yield { type: 'error', error: failure };
+  }
+
+  private chunk(choices: readonly ChatChunkChoice[], extra: Partial<ChatCompletionChunk> = {}): ChatCompletionChunk {
+    return { id: this.ctx.id, object: 'chat.completion.chunk', created: this.ctx.created, model: this.ctx.model.id, choices, ...extra };
+  }
+
+  private forward(upstreamChunk: UpstreamChatChunk): ChatCompletionChunk | undefined {
+    if (upstreamChunk.choices.length === 0) return undefined;
+    const strip = this.ctx.settings.strip_thinking_response;
+    const choices: ChatChunkChoice[] = [];
+    for (const choice of upstreamChunk.choices) {
+      const { delta } = choice;
+      this.record(choice.index, delta.content, delta.reasoning_content, delta.tool_calls);
+      let out = delta;
+      if (strip && delta.reasoning_content !== undefined) {
+        const { reasoning_content: _dropped, ...rest } = delta;
+        if (Object.keys(rest).length === 0 && choice.finish_reason === null) continue;
+        out = rest;
+      }
+      choices.push({
+        index: choice.index,
+        delta: out,
+        finish_reason: choice.finish_reason,
+        ...(choice.stop_reason !== undefined && { stop_reason: choice.stop_reason }),
+        logprobs: choice.logprobs ?? null,
+      });
+    }
+    return choices.length > 0 ? this.chunk(choices) : undefined;
+  }
+
+  private record(index: number, content: string | undefined, reasoning: string | undefined, calls: readonly UpstreamToolCallDelta[] | undefined): void {
+    let pieces = this.received.get(index);
+    if (!pieces) this.received.set(index, (pieces = []));
+    if (content) pieces.push(content);
+    if (reasoning) pieces.push(reasoning);
+    for (const call of calls ?? []) {
+      if (call.function?.name) pieces.push(call.function.name);
+      if (call.function?.arguments) pieces.push(call.function.arguments);
+      this.toolCalls.set(index, Math.max(this.toolCalls.get(index) ?? -1, call.index));
+    }
+  }
+
+  /** return_search_results_as_documents: the search results as one more tool call per choice. */
+  private *documentChunks(): Generator<ChatStreamEvent> {
+    if (!this.ctx.searched || !this.ctx.settings.return_search_results_as_documents) return;
+    const args = JSON.stringify({ documents: this.ctx.citations });
+    const choices = [...this.received.keys()].map(
+      (index): ChatChunkChoice => ({
+        index,
+        delta: { tool_calls: [{ index: (this.toolCalls.get(index) ?? -1) + 1, id: DOCUMENTS_TOOL, type: 'function', function: { name: DOCUMENTS_TOOL, arguments: args } }] },
+        finish_reason: null,
+      }),
+    );
+    if (choices.length > 0) yield { type: 'chunk', chunk: this.chunk(choices) };
+  }
+
+  private finish(ending: Ending): Promise<ChatUsage | undefined> {
+    return (this.settled ??= this.settle(ending));
+  }
+
+  private async settle(ending: Ending): Promise<ChatUsage | undefined> {
+    const { ctx } = this;
+    const received = [...this.received.values()].map((pieces) => pieces.join(''));
+    const completionCounted = () => received.reduce((sum, text) => sum + countTextTokens(text), 0);
+    // Upstream error before output, or a client gone before any: nothing was delivered, nothing is charged.
+    if (ending !== 'complete' && received.every((text) => text === '')) {
+      await ctx.billing.release(ctx.reservation).catch((error: unknown) => ctx.logger.error({ err: error, reservationId: ctx.reservation.id }, 'release failed; the sweeper will retry'));
+      return undefined;
+    }
+    const reported = ending === 'complete' ? this.upstreamUsage : undefined;
+    const tokens: BilledTokens = reported
+      ? { promptTokens: reported.prompt_tokens, cachedTokens: reported.cached_tokens, completionTokens: reported.completion_tokens }
+      : { promptTokens: this.upstreamUsage?.prompt_tokens ?? countPromptTokens(ctx.body), cachedTokens: this.upstreamUsage?.cached_tokens ?? 0, completionTokens: completionCounted() };
+    const usage = chatUsage(ctx.model, tokens, {
+      requestId: ctx.auth.requestId,
+      executionTimeMs: Math.round(performance.now() - ctx.startedAt),
+      webSearch: ctx.searched,
+      notes: NOTES[ending],
+    });
+    if (exceedsHold(usage, ctx.reservation)) ctx.logger.warn({ reqId: ctx.auth.requestId, model: ctx.model.id }, 'chat usage exceeds its hold; the charge is capped at the hold');
+    try {
+      await ctx.billing.settle(ctx.reservation, usage);
+    } catch (error) {
+      ctx.logger.error({ err: error, reservationId: ctx.reservation.id }, 'settling a chat stream failed; the sweeper will release the hold');
+    }
+    return toUsage(tokens);
+  }
+}
+
+function asAppError(error: unknown): AppError {
+  if (error instanceof AppError) return error;
+  return new UpstreamError('The upstream model failed while streaming', 'INFERENCE_FAILED', 500);
+}

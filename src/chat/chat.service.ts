@@ -1,0 +1,264 @@
+import { SEARCH_NOT_CONFIGURED, type SearchService } from '../augment/search.service.ts';
+import { SEARCH_QUERY_MAX_CHARS } from '../augment/search.inputs.ts';
+import type { AccountAuthContext, AuthContext } from '../auth/auth-context.ts';
+import { requireAccount } from '../auth/permissions.ts';
+import type { BillingService } from '../billing/billing.service.ts';
+import type { Reservation } from '../billing/billing.types.ts';
+import type { CatalogService } from '../catalog/catalog.service.ts';
+import type { CatalogModel } from '../catalog/model.ts';
+import type { CharacterService } from '../characters/character.service.ts';
+import { UpstreamError } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+import type { ChatCallOptions, UpstreamChatCompletion } from '../providers/chat/chat-provider.ts';
+import { parseInput } from '../validation.ts';
+import { applyImageRules, lastUserText, searchContext, toUpstreamMessages, withSystemPreamble } from './chat-messages.ts';
+import { chatPrices, chatUsage, exceedsHold, maxChatCost, type BilledTokens } from './chat-pricing.ts';
+import { effectiveSettings, planUpstream, stripThinking, type EffectiveSettings, type UpstreamPlan } from './chat-request.ts';
+import { ChatStreamSession, DOCUMENTS_TOOL, toUsage } from './chat-stream.ts';
+import type { ChatUpstreams, UpstreamBody } from './chat-upstream.ts';
+import { ChatCompletionInput, type ChatMessageInput } from './chat.inputs.ts';
+import type { ChatChoice, ChatCompletion, ChatCompletionResult, WebCitation } from './chat.types.ts';
+import { parseModelName, resolveChatModel } from './model-resolution.ts';
+import { countPromptTokens, countTextTokens } from './token-count.ts';
+
+/** Operator settings of chat (the operator config's `chat` section). */
+export interface ChatSettings {
+  /** Prepended to every conversation unless the request sets include_venice_system_prompt: false. */
+  readonly systemPrompt?: string | undefined;
+}
+
+export interface ChatCallerOptions {
+  /** The caller went away: aborts the upstream call (and, for a stream, settles what was delivered). */
+  readonly signal?: AbortSignal | undefined;
+}
+
+/** Room held for search results in the prompt estimate (ten snippets and their headers). */
+const SEARCH_CONTEXT_TOKENS = 4_000;
+
+interface Prepared {
+  readonly auth: AccountAuthContext;
+  readonly model: CatalogModel;
+  readonly settings: EffectiveSettings;
+  readonly plan: UpstreamPlan;
+  readonly body: UpstreamBody;
+  readonly reservation: Reservation;
+  readonly citations: readonly WebCitation[];
+  readonly searched: boolean;
+  readonly callOptions: ChatCallOptions;
+}
+
+/**
+ * Chat completions: validates the request, resolves model, character and features, holds the worst-case cost,
+ * runs the web search when asked, calls the model through the chat gateway and settles on the tokens used.
+ * Talks to the catalog, characters, search and billing services and the chat upstreams.
+ */
+export class ChatService {
+  constructor(
+    private readonly deps: {
+      billing: BillingService;
+      catalog: CatalogService;
+      characters: CharacterService;
+      search: SearchService;
+      upstreams: ChatUpstreams;
+      logger: Logger;
+      settings?: ChatSettings;
+    },
+  ) {}
+
+  /** POST /chat/completions: a finished completion, or with `stream: true` a started stream. */
+  async create(auth: AuthContext, input: unknown, options: ChatCallerOptions = {}): Promise<{ stream: false; result: ChatCompletionResult } | { stream: true; session: ChatStreamSession }> {
+    const request = parseInput(ChatCompletionInput, input);
+    if (request.stream) return { stream: true, session: await this.startStream(auth, request, options) };
+    return { stream: false, result: await this.runCompletion(auth, request, options) };
+  }
+
+  /** A non-streaming completion whatever the input's `stream` says (GraphQL mutation). */
+  async complete(auth: AuthContext, input: unknown, options: ChatCallerOptions = {}): Promise<ChatCompletionResult> {
+    return this.runCompletion(auth, { ...parseInput(ChatCompletionInput, input), stream: false }, options);
+  }
+
+  /** A streaming completion whatever the input's `stream` says (GraphQL subscription). */
+  async stream(auth: AuthContext, input: unknown, options: ChatCallerOptions = {}): Promise<ChatStreamSession> {
+    return this.startStream(auth, { ...parseInput(ChatCompletionInput, input), stream: true }, options);
+  }
+
+  private async runCompletion(auth: AuthContext, input: ChatCompletionInput, options: ChatCallerOptions): Promise<ChatCompletionResult> {
+    const prepared = await this.prepare(auth, input, options.signal);
+    const { model, body, reservation } = prepared;
+    const startedAt = performance.now();
+    let completion: UpstreamChatCompletion;
+    try {
+      ({ completion } = await this.deps.upstreams.complete(model.providers, body, prepared.callOptions));
+    } catch (error) {
+      // Upstream error or timeout before any output: nothing is charged.
+      await this.release(reservation);
+      throw error;
+    }
+    const tokens = billedTokens(completion, body);
+    const usage = chatUsage(model, tokens, {
+      requestId: prepared.auth.requestId,
+      executionTimeMs: Math.round(performance.now() - startedAt),
+      webSearch: prepared.searched,
+      notes: 'Chat completion',
+    });
+    if (exceedsHold(usage, reservation)) this.deps.logger.warn({ reqId: prepared.auth.requestId, model: model.id }, 'chat usage exceeds its hold; the charge is capped at the hold');
+    const charge = await this.deps.billing.settle(reservation, usage);
+    return { completion: this.toCompletion(prepared, completion, tokens), charge };
+  }
+
+  private async startStream(auth: AuthContext, input: ChatCompletionInput, options: ChatCallerOptions): Promise<ChatStreamSession> {
+    // One controller for the search, the upstream call and the session (which cancels itself when it aborts).
+    const controller = new AbortController();
+    const onAbort = () => controller.abort();
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    if (options.signal?.aborted) controller.abort();
+    const detach = () => options.signal?.removeEventListener('abort', onAbort);
+    const prepared = await this.prepare(auth, input, controller.signal).catch((error: unknown) => {
+      detach();
+      throw error;
+    });
+    const startedAt = performance.now();
+    let started: Awaited<ReturnType<ChatUpstreams['stream']>>;
+    try {
+      started = await this.deps.upstreams.stream(prepared.model.providers, prepared.body, prepared.callOptions);
+    } catch (error) {
+      // Upstream error or timeout before the first byte: nothing is charged.
+      detach();
+      await this.release(prepared.reservation);
+      throw error;
+    }
+    return new ChatStreamSession({
+      ...prepared,
+      upstream: started.stream,
+      controller,
+      id: completionId(prepared.auth.requestId),
+      created: Math.floor(Date.now() / 1000),
+      startedAt,
+      billing: this.deps.billing,
+      logger: this.deps.logger,
+    });
+  }
+
+  /** Everything before the upstream call; ends with the worst case held (402 here, before any upstream call). */
+  private async prepare(auth: AuthContext, input: ChatCompletionInput, signal: AbortSignal | undefined): Promise<Prepared> {
+    const account = requireAccount(auth);
+    const { name, suffix } = parseModelName(input.model);
+    const requested = { ...input.service_parameters, ...suffix };
+    const settings = effectiveSettings(requested);
+    const { model, character } = await resolveChatModel(this.deps, account, name, requested.character_slug);
+    if (!model.providers.some((binding) => this.deps.upstreams.has(binding.providerId))) {
+      throw new UpstreamError(`Model ${model.id} has no configured provider`, 'MODEL_OFFLINE', 503);
+    }
+    const plan = planUpstream(input, model, settings);
+    const messages = applyImageRules(input.messages, model.spec.capabilities, model.id);
+    const preamble: string[] = [];
+    const systemPrompt = this.deps.settings?.systemPrompt;
+    if (settings.include_venice_system_prompt && systemPrompt) preamble.push(systemPrompt);
+    if (character) preamble.push(character.systemPrompt);
+    const query = this.searchQuery(settings, model, messages);
+
+    const promptMessages = toUpstreamMessages(withSystemPreamble(messages, preamble));
+    const estimate = countPromptTokens({ ...plan.body, messages: promptMessages });
+    const maxCost = maxChatCost(chatPrices(model), {
+      promptEstimate: estimate + (query === undefined ? 0 : SEARCH_CONTEXT_TOKENS),
+      maxOutputTokens: plan.maxOutputTokens,
+      choices: plan.choices,
+      webSearch: query !== undefined,
+    });
+    const reservation = await this.deps.billing.reserve(account, maxCost);
+    try {
+      let citations: WebCitation[] = [];
+      let searched = false;
+      let upstreamMessages = promptMessages;
+      if (query !== undefined) {
+        const found = await this.webSearch(account, query, signal);
+        if (found) {
+          searched = true;
+          citations = found;
+          if (citations.length > 0) upstreamMessages = toUpstreamMessages(withSystemPreamble(messages, [...preamble, searchContext(query, citations, settings.enable_web_citations)]));
+        }
+      }
+      const body = { ...plan.body, messages: upstreamMessages };
+      const callOptions: ChatCallOptions = { signal, requestId: account.requestId, splitThinkTags: plan.splitThinkTags, reasoning: plan.reasoning };
+      return { auth: account, model, settings, plan, body, reservation, citations, searched, callOptions };
+    } catch (error) {
+      await this.release(reservation);
+      throw error;
+    }
+  }
+
+  /** `on` always searches (503 when no search upstream is configured); `auto` searches for web-search models. */
+  private searchQuery(settings: EffectiveSettings, model: CatalogModel, messages: readonly ChatMessageInput[]): string | undefined {
+    const mode = settings.enable_web_search;
+    if (mode === 'off') return undefined;
+    const configured = this.deps.search.serves();
+    if (mode === 'on' && !configured) throw new UpstreamError(SEARCH_NOT_CONFIGURED, 'SERVICE_UNAVAILABLE', 503);
+    if (mode === 'auto' && (!configured || !model.spec.capabilities?.supportsWebSearch)) return undefined;
+    const query = [...lastUserText(messages).trim().replace(/\s+/g, ' ')].slice(0, SEARCH_QUERY_MAX_CHARS).join('').trim();
+    return query === '' ? undefined : query;
+  }
+
+  /** The search results numbered for citation, or undefined when the search failed (the answer goes on without). */
+  private async webSearch(auth: AccountAuthContext, query: string, signal: AbortSignal | undefined): Promise<WebCitation[] | undefined> {
+    try {
+      const { results } = await this.deps.search.searchUnmetered(auth, { query }, { signal });
+      return results.map((result, index) => ({ index: index + 1, title: result.title, url: result.url, content: result.content, date: result.date }));
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      this.deps.logger.warn({ reqId: auth.requestId, err: error }, 'chat web search failed; answering without it');
+      return undefined;
+    }
+  }
+
+  private toCompletion(prepared: Prepared, completion: UpstreamChatCompletion, tokens: BilledTokens): ChatCompletion {
+    const { settings, citations } = prepared;
+    const strip = settings.strip_thinking_response;
+    const documents =
+      prepared.searched && settings.return_search_results_as_documents
+        ? [{ id: DOCUMENTS_TOOL, type: 'function' as const, function: { name: DOCUMENTS_TOOL, arguments: JSON.stringify({ documents: citations }) } }]
+        : [];
+    const choices = completion.choices.map(
+      (choice): ChatChoice => ({
+        index: choice.index,
+        message: {
+          role: 'assistant',
+          content: strip ? stripThinking(choice.message.content) : choice.message.content,
+          reasoning_content: strip ? null : choice.message.reasoning_content,
+          tool_calls: [...choice.message.tool_calls, ...documents],
+        },
+        finish_reason: choice.finish_reason,
+        stop_reason: choice.stop_reason,
+        logprobs: prepared.plan.includeLogprobs ? choice.logprobs : null,
+      }),
+    );
+    return {
+      id: completionId(prepared.auth.requestId),
+      object: 'chat.completion',
+      created: Math.floor(Date.now() / 1000),
+      model: prepared.model.id,
+      choices,
+      usage: toUsage(tokens),
+      prompt_logprobs: null,
+      service_parameters: { ...settings, web_search_citations: citations },
+    };
+  }
+
+  private async release(reservation: Reservation): Promise<void> {
+    await this.deps.billing.release(reservation).catch((error: unknown) => this.deps.logger.error({ err: error, reservationId: reservation.id }, 'release failed; the sweeper will retry'));
+  }
+}
+
+const completionId = (requestId: string) => `chatcmpl-${requestId}`;
+
+/** The upstream's usage, or a tokenizer count of the prompt and of every choice's output when it reported none. */
+function billedTokens(completion: UpstreamChatCompletion, body: UpstreamBody): BilledTokens {
+  if (completion.usage) {
+    return { promptTokens: completion.usage.prompt_tokens, cachedTokens: completion.usage.cached_tokens, completionTokens: completion.usage.completion_tokens };
+  }
+  let completionTokens = 0;
+  for (const { message } of completion.choices) {
+    const calls = message.tool_calls.map((call) => call.function.name + call.function.arguments).join('');
+    completionTokens += countTextTokens((message.reasoning_content ?? '') + (message.content ?? '') + calls);
+  }
+  return { promptTokens: countPromptTokens(body), cachedTokens: 0, completionTokens };
+}
