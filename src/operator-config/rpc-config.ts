@@ -1,0 +1,89 @@
+import { z } from 'zod';
+import { parseAtto } from '../billing/money.ts';
+import { CHAIN_FAMILIES, familyOfSlug, NETWORK_SLUG } from '../crypto-rpc/chains.ts';
+import type { OperatorConfigIssue } from './load.ts';
+import type { ProviderConfig } from './schema.ts';
+
+/*
+ * The `rpc:` section of the operator file: the crypto JSON-RPC proxy's networks, price per credit and caps.
+ *
+ *   rpc:
+ *     pricePerCreditUsd: 0.000000625
+ *     caps: { staff: { requestsPerMinute: 1000, creditsPer24h: 100000000 } }
+ *     networks:
+ *       ethereum-sepolia:
+ *         upstreams: [http://127.0.0.1:8545, alchemy-sepolia]   # node URLs, or ids of json-rpc providers
+ *         family: ethereum          # default: the slug's first segment
+ *         baseCredits: 20           # default: 20 (30 for zksync)
+ *         timeoutMs: 30000
+ *         cooldownMs: 15000
+ */
+
+const PROVIDER_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+
+const isHttpUrl = (value: string): boolean => {
+  try {
+    const url = new URL(value);
+    return url.protocol === 'http:' || url.protocol === 'https:';
+  } catch {
+    return false;
+  }
+};
+
+const UpstreamRef = z
+  .string()
+  .refine((value) => isHttpUrl(value) || PROVIDER_ID.test(value), 'an http(s) node URL, or the id of a json-rpc provider');
+
+const exactPrice = (value: number) => {
+  try {
+    parseAtto(value);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+export const RpcNetworkConfigSchema = z.strictObject({
+  upstreams: z.union([UpstreamRef, z.array(UpstreamRef).min(1)]).transform((refs) => (typeof refs === 'string' ? [refs] : refs)),
+  family: z.enum(CHAIN_FAMILIES).optional(),
+  baseCredits: z.number().int().positive().max(1_000_000).optional(),
+  timeoutMs: z.number().int().positive().max(600_000).optional(),
+  cooldownMs: z.number().int().nonnegative().max(3_600_000).optional(),
+});
+export type RpcNetworkConfig = z.output<typeof RpcNetworkConfigSchema>;
+
+const CapsSchema = z.strictObject({
+  requestsPerMinute: z.number().int().positive().optional(),
+  creditsPer24h: z.number().int().positive().optional(),
+});
+
+export const RpcConfigSchema = z.strictObject({
+  /** USD per credit, exact to 18 decimal places (default 0.000000625). */
+  pricePerCreditUsd: z.number().positive().refine(exactPrice, 'must be a decimal with at most 18 decimal places').optional(),
+  caps: z.strictObject({ standard: CapsSchema.optional(), staff: CapsSchema.optional() }).optional(),
+  /** By network slug (checked in checkRpcConfig, where the message can name the slug). */
+  networks: z.record(z.string(), RpcNetworkConfigSchema).default({}),
+});
+export type RpcConfig = z.output<typeof RpcConfigSchema>;
+
+/** Cross-checks: each network has a family, and provider ids in `upstreams` name json-rpc providers. */
+export function checkRpcConfig(providers: readonly { value: ProviderConfig }[], rpc: RpcConfig | undefined, issues: OperatorConfigIssue[]): void {
+  const byId = new Map(providers.map((entry) => [entry.value.id, entry.value]));
+  const rpcIds = providers.filter((entry) => entry.value.type === 'json-rpc').map((entry) => entry.value.id);
+  for (const [slug, network] of Object.entries(rpc?.networks ?? {})) {
+    const path = `rpc.networks["${slug}"]`;
+    if (!NETWORK_SLUG.test(slug)) {
+      issues.push({ path, message: 'a network slug is <family>-<name>: lowercase letters, digits and "-"' });
+      continue;
+    }
+    if (!network.family && !familyOfSlug(slug)) {
+      issues.push({ path: `${path}.family`, message: `"${slug}" does not start with a chain family; set family (one of ${CHAIN_FAMILIES.join(', ')})` });
+    }
+    network.upstreams.forEach((ref, index) => {
+      if (isHttpUrl(ref)) return;
+      const provider = byId.get(ref);
+      if (!provider) issues.push({ path: `${path}.upstreams[${index}]`, message: `unknown provider "${ref}" (json-rpc providers: ${rpcIds.join(', ') || 'none'})` });
+      else if (provider.type !== 'json-rpc') issues.push({ path: `${path}.upstreams[${index}]`, message: `provider "${ref}" has type ${provider.type}; a network needs a json-rpc provider or a URL` });
+    });
+  }
+}
