@@ -10,6 +10,8 @@ import { apiKeyRoutes } from './routes/api-keys.ts';
 import { billingRoutes } from './routes/billing.ts';
 import { catalogRoutes } from './routes/catalog.ts';
 import { characterRoutes } from './routes/characters.ts';
+import { chatRoutes } from './routes/chat.ts';
+import { cryptoRpcRoutes } from './routes/crypto-rpc.ts';
 import { searchRoutes } from './routes/search.ts';
 import { textParserRoutes } from './routes/text-parser.ts';
 
@@ -21,7 +23,7 @@ export interface RestApi {
   readonly routes: readonly Route[];
 }
 
-const domainRoutes: readonly Route[] = [...catalogRoutes, ...characterRoutes, ...apiKeyRoutes, ...billingRoutes, ...searchRoutes, ...textParserRoutes];
+const domainRoutes: readonly Route[] = [...catalogRoutes, ...characterRoutes, ...apiKeyRoutes, ...billingRoutes, ...searchRoutes, ...textParserRoutes, ...cryptoRpcRoutes, ...chatRoutes];
 
 export function createRestApi(deps: { services: Services; config: Config; logger: Logger; version: string }): RestApi {
   let openApi: string | undefined;

@@ -7,6 +7,8 @@ import './types/api-keys.ts';
 import './types/billing.ts';
 import './types/catalog.ts';
 import './types/characters.ts';
+import './types/chat.ts';
+import './types/crypto-rpc.ts';
 import './types/search.ts';
 import './types/text-parser.ts';
 

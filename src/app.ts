@@ -40,8 +40,11 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const operatorConfig = await loadOperatorConfig(config.operatorConfigPath);
   const database = options.database ?? (await openDatabase({ url: config.database.url, dataDir: config.database.dataDir }));
   await migrateToLatest(database.db);
-  const services = createServices(database.db, logger, { ...config, operatorConfig });
+  const metrics = new Metrics();
+  const services = createServices(database.db, logger, { ...config, operatorConfig, metrics });
   await services.catalog.syncFromConfig(operatorConfig);
+  // Zero-config upstream models join the catalog (an upstream that is down only logs a warning).
+  await services.modelDiscovery.start();
   await services.characters.syncFromConfig(operatorConfig);
   const bootstrap = await services.accounts.bootstrap(operator('bootstrap'), config.bootstrapAdminKey);
 
@@ -51,7 +54,6 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   }, config.billing.sweepIntervalMs);
   sweeper.unref();
 
-  const metrics = new Metrics();
   const rest = createRestApi({ services, config, logger, version: VERSION });
   const graphql = createGraphQLServer({ services, logger, options: config.graphql });
   const corsOrigins = new Set(config.http.corsOrigins);
@@ -83,7 +85,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     if (!corsOrigins.has('*') && !corsOrigins.has(origin)) return {};
     return {
       'access-control-allow-origin': corsOrigins.has('*') ? '*' : origin,
-      'access-control-expose-headers': 'x-request-id, retry-after, x-ratelimit-limit-requests, x-ratelimit-remaining-requests, x-ratelimit-reset-requests, x-balance-usd, x-balance-diem',
+      'access-control-expose-headers': 'x-request-id, retry-after, x-ratelimit-limit-requests, x-ratelimit-remaining-requests, x-ratelimit-reset-requests, x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset, x-balance-usd, x-balance-diem, x-service-rpc-credits, x-service-rpc-cost-usd, idempotent-replayed, x-pagination-limit, x-pagination-page, x-pagination-total, x-pagination-total-pages, x-usage-warning',
       ...(corsOrigins.has('*') ? {} : { vary: 'Origin' }),
     };
   }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { familyOfSlug, NETWORK_SLUG, slugOfEnvName } from './crypto-rpc/chains.ts';
 
 const emptyToUndefined = (value: unknown) => (value === '' ? undefined : value);
 const optionalString = z.preprocess(emptyToUndefined, z.string().optional());
@@ -35,7 +36,11 @@ const EnvironmentModel = z.object({
   SEARXNG_URL: optionalString,
   BRAVE_SEARCH_API_KEY: optionalString,
   BRAVE_SEARCH_URL: optionalString,
+  OPENAI_COMPATIBLE_BASE_URL: z.preprocess(emptyToUndefined, z.url().optional()),
+  OPENAI_COMPATIBLE_API_KEY: optionalString,
+  OPENAI_COMPATIBLE_REFRESH_SECONDS: intWithDefault(300, 0),
   LAGOON_DIEM_CUTOVER_DATE: z.preprocess(emptyToUndefined, z.iso.date().default('2025-01-01')),
+  LAGOON_RPC_PRICE_PER_CREDIT_USD: z.preprocess(emptyToUndefined, z.string().regex(/^\d+(\.\d{1,18})?$/, 'a plain decimal such as 0.000000625').optional()),
 });
 
 export type Environment = z.infer<typeof EnvironmentModel>;
@@ -56,6 +61,13 @@ export interface Config {
   readonly search: { readonly searxngUrl: string | undefined; readonly braveApiKey: string | undefined; readonly braveUrl: string | undefined };
   /** Usage export: DIEM entries before this UTC day are the legacy VCU (decisions.md §3 warningMessage). */
   readonly diemCutoverDate: Date;
+  /**
+   * Crypto RPC env shortcuts: `RPC_UPSTREAM_<SLUG>` node URLs per network slug (comma-separated, in failover
+   * order) and the price per credit. The operator file's `rpc` section wins for a network or price it sets.
+   */
+  readonly rpc: { readonly upstreams: Readonly<Record<string, readonly string[]>>; readonly pricePerCreditUsd: string | undefined };
+  /** Zero-config chat upstream (provider `openai-compatible`): its GET /models is read at start and every refreshMs (0: only at start). */
+  readonly chatUpstream: { readonly baseUrl: string | undefined; readonly apiKey: string | undefined; readonly refreshMs: number };
 }
 
 export class ConfigError extends Error {}
@@ -95,5 +107,25 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     controlSocket: e.LAGOON_CONTROL_SOCKET,
     search: { searxngUrl: e.SEARXNG_URL, braveApiKey: e.BRAVE_SEARCH_API_KEY, braveUrl: e.BRAVE_SEARCH_URL },
     diemCutoverDate: new Date(`${e.LAGOON_DIEM_CUTOVER_DATE}T00:00:00Z`),
+    rpc: { upstreams: rpcUpstreamsFromEnv(env), pricePerCreditUsd: e.LAGOON_RPC_PRICE_PER_CREDIT_USD },
+    chatUpstream: { baseUrl: e.OPENAI_COMPATIBLE_BASE_URL, apiKey: e.OPENAI_COMPATIBLE_API_KEY, refreshMs: e.OPENAI_COMPATIBLE_REFRESH_SECONDS * 1000 },
   });
+}
+
+/** `RPC_UPSTREAM_ETHEREUM_SEPOLIA=http://a:8545,http://b:8545` → { "ethereum-sepolia": [a, b] }; a bad one stops the start. */
+function rpcUpstreamsFromEnv(env: Record<string, string | undefined>): Record<string, string[]> {
+  const upstreams: Record<string, string[]> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (!name.startsWith('RPC_UPSTREAM_') || !value?.trim()) continue;
+    const slug = slugOfEnvName(name);
+    if (!NETWORK_SLUG.test(slug) || !familyOfSlug(slug)) {
+      throw new ConfigError(`Invalid environment: ${name}: "${slug}" is not <family>-<network> with a known chain family (e.g. RPC_UPSTREAM_ETHEREUM_SEPOLIA)`);
+    }
+    const urls = value.split(',').map((url) => url.trim()).filter(Boolean);
+    urls.forEach((url, index) => {
+      if (!/^https?:\/\/\S+$/i.test(url) || !URL.canParse(url)) throw new ConfigError(`Invalid environment: ${name}: entry ${index + 1} is not an http(s) URL`);
+    });
+    upstreams[slug] = urls;
+  }
+  return upstreams;
 }

@@ -13,11 +13,16 @@ import { UsageEventPublisher } from './billing/usage-events.ts';
 import { UsageService } from './billing/usage.service.ts';
 import { CatalogService } from './catalog/catalog.service.ts';
 import { CharacterService } from './characters/character.service.ts';
+import { ChatService } from './chat/chat.service.ts';
 import type { Config } from './config.ts';
+import { createCryptoRpc } from './crypto-rpc/create.ts';
+import type { CryptoRpcService } from './crypto-rpc/rpc-proxy.service.ts';
 import type { Database } from './db/database.ts';
 import { createEventBus, type EventBus } from './events/event-bus.ts';
 import type { Logger } from './logger.ts';
 import type { OperatorConfig } from './operator-config/schema.ts';
+import { ChatGateway, type UpstreamMetrics } from './providers/chat/chat-gateway.ts';
+import { ModelDiscovery } from './providers/chat/model-discovery.ts';
 import { buildSearchRoutes, SearchRouter } from './providers/search/search-routing.ts';
 
 export interface Services {
@@ -35,12 +40,26 @@ export interface Services {
   readonly balance: BalanceService;
   /** Domain events (in-process, or Redis pub/sub with REDIS_URL); owns its Redis connections. */
   readonly events: EventBus;
+  /** The metered crypto JSON-RPC proxy (networks from the operator file's `rpc` section and RPC_UPSTREAM_*). */
+  readonly cryptoRpc: CryptoRpcService;
+  /** Chat upstreams (simulator, openai-compatible, the OPENAI_COMPATIBLE_BASE_URL shortcut) with retries and fallback. */
+  readonly chatGateway: ChatGateway;
+  /** Adds the OPENAI_COMPATIBLE_BASE_URL upstream's models to the catalog; started by the app after the catalog sync. */
+  readonly modelDiscovery: ModelDiscovery;
+  /** Chat completions (REST and GraphQL), billed per token. */
+  readonly chat: ChatService;
 }
 
 export type ServiceOptions = Pick<Config, 'auth' | 'billing'> & {
   /** Web search env shortcuts and the operator file's providers and `search` mapping (none: search answers 503). */
   readonly search?: Config['search'];
-  readonly operatorConfig?: Pick<OperatorConfig, 'providers' | 'search'>;
+  readonly operatorConfig?: Pick<OperatorConfig, 'providers' | 'search' | 'discovery' | 'chat' | 'rpc'>;
+  /** Crypto RPC env shortcuts (RPC_UPSTREAM_*, price per credit); none and no `rpc` section: no network is served. */
+  readonly rpc?: Config['rpc'];
+  /** The zero-config chat upstream (OPENAI_COMPATIBLE_*). */
+  readonly chatUpstream?: Config['chatUpstream'];
+  /** Where upstream calls are counted (the app's Prometheus metrics). */
+  readonly metrics?: UpstreamMetrics;
   /** Redis for pub/sub and the analytics cache (none: in-process). */
   readonly redisUrl?: Config['redisUrl'];
   readonly diemCutoverDate?: Config['diemCutoverDate'];
@@ -48,7 +67,8 @@ export type ServiceOptions = Pick<Config, 'auth' | 'billing'> & {
 
 /** Closes what the services hold open besides the database (Redis connections, worker threads); whoever created them calls it. */
 export async function closeServices(services: Services): Promise<void> {
-  await Promise.all([services.events.close(), services.analytics.close(), services.textParser.close()]);
+  services.modelDiscovery.stop();
+  await Promise.all([services.cryptoRpc.close(), services.events.close(), services.analytics.close(), services.textParser.close(), services.chatGateway.close()]);
 }
 
 /** Wires the domain services (no DI container: explicit constructor dependencies). */
@@ -69,5 +89,21 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
   const usage = new UsageService({ db, events, logger, diemCutoverDate: options.diemCutoverDate ?? new Date('2025-01-01T00:00:00Z') });
   const analytics = new AnalyticsService({ db, cache: createAnalyticsCache({ redisUrl: options.redisUrl, logger }) });
   const balance = new BalanceService({ db, billing });
-  return { auth, apiKeys, accounts, billing, catalog, characters, lastUsed, search, textParser, usage, analytics, balance, events };
+  const chatGateway = new ChatGateway({
+    // Without an operator config (tests wiring services directly) the built-in simulator still serves.
+    providers: options.operatorConfig?.providers ?? [{ id: 'simulator', type: 'simulator' }],
+    env: options.chatUpstream,
+    logger,
+    metrics: options.metrics,
+  });
+  const modelDiscovery = new ModelDiscovery({
+    gateway: chatGateway,
+    catalog,
+    discovery: options.operatorConfig?.discovery,
+    refreshMs: options.chatUpstream?.refreshMs ?? 0,
+    logger,
+  });
+  const chat = new ChatService({ billing, catalog, characters, search, upstreams: chatGateway, logger, settings: options.operatorConfig?.chat });
+  const cryptoRpc = createCryptoRpc({ db, billing, logger, operatorConfig: options.operatorConfig, env: options.rpc, redisUrl: options.redisUrl });
+  return { auth, apiKeys, accounts, billing, catalog, characters, lastUsed, search, textParser, usage, analytics, balance, events, chatGateway, modelDiscovery, chat, cryptoRpc };
 }

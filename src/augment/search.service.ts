@@ -5,7 +5,7 @@ import type { SettledCharge } from '../billing/billing.types.ts';
 import { UpstreamError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { SearchResult } from '../providers/search/search-provider.ts';
-import type { SearchRouter } from '../providers/search/search-routing.ts';
+import type { SearchProviderId, SearchRouter } from '../providers/search/search-routing.ts';
 import { parseInput } from '../validation.ts';
 import { AUGMENT_PRICE, augmentUsage } from './pricing.ts';
 import { SearchInput } from './search.inputs.ts';
@@ -38,20 +38,41 @@ export class SearchService {
       maxCost: AUGMENT_PRICE,
       run: async () => {
         const started = performance.now();
-        const found = await this.deps.router.search(identifier, query, {
-          limit,
-          signal: options.signal,
-          onFailure: (target, error) =>
-            this.deps.logger.warn(
-              { reqId: account.requestId, searchProvider: identifier, upstream: target.provider.id, code: error.code, error: error.message, ...hint(target.provider.type, error) },
-              'search upstream failed',
-            ),
-        });
+        const found = await this.find(account.requestId, identifier, query, limit, options.signal);
         return { ...found, ms: Math.round(performance.now() - started) };
       },
       usage: (found) => augmentUsage('augment-web-search', `Web search (${identifier}), ${found.results.length} results`, account.requestId, found.ms),
     });
     return { query, results: result.results.slice(0, limit), charge };
+  }
+
+  /** Whether an upstream serves this identifier (other services decide whether to search at all). */
+  serves(identifier: SearchProviderId = 'brave'): boolean {
+    return this.deps.router.serves(identifier);
+  }
+
+  /**
+   * A search on behalf of another paid call (chat web search), which bills the search price as a line of its
+   * own charge: no reservation and no usage entry here. Same validation, upstreams and privacy as {@link search}.
+   */
+  async searchUnmetered(auth: AuthContext, input: unknown, options: { signal?: AbortSignal } = {}): Promise<{ query: string; results: readonly SearchResult[] }> {
+    const account = requireAccount(auth);
+    const { query, limit, search_provider: identifier } = parseInput(SearchInput, input);
+    if (!this.deps.router.serves(identifier)) throw new UpstreamError(SEARCH_NOT_CONFIGURED, 'SERVICE_UNAVAILABLE', 503);
+    const found = await this.find(account.requestId, identifier, query, limit, options.signal);
+    return { query, results: found.results.slice(0, limit) };
+  }
+
+  private find(requestId: string, identifier: SearchProviderId, query: string, limit: number, signal: AbortSignal | undefined) {
+    return this.deps.router.search(identifier, query, {
+      limit,
+      signal,
+      onFailure: (target, error) =>
+        this.deps.logger.warn(
+          { reqId: requestId, searchProvider: identifier, upstream: target.provider.id, code: error.code, error: error.message, ...hint(target.provider.type, error) },
+          'search upstream failed',
+        ),
+    });
   }
 }
 

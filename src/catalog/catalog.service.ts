@@ -4,7 +4,7 @@ import type { Database } from '../db/database.ts';
 import { NotFoundError } from '../errors.ts';
 import type { OperatorConfig } from '../operator-config/schema.ts';
 import * as repo from './model.repository.ts';
-import { MODEL_TYPES, modelFromConfig, rowToModel, type CatalogModel, type ModelType } from './model.ts';
+import { MODEL_TYPES, modelFromConfig, rowToModel, type CatalogModel, type CatalogModelDraft, type ModelType } from './model.ts';
 
 /** `GET /models?type=` (and its GraphQL twin): one type, or `all`; `text` when absent. */
 export const ModelListQuery = z.object({
@@ -25,12 +25,22 @@ interface Snapshot {
   readonly aliases: ReadonlyMap<ModelType, Readonly<Record<string, string>>>;
 }
 
+export type ModelLookup =
+  | { readonly model: CatalogModel; readonly via: 'id' | 'trait' | 'mapping' }
+  | { readonly model: undefined; readonly otherType: ModelType | undefined };
+
 /**
  * The model catalog: writes the configured models to the DB and serves every read from an in-memory snapshot
  * (small and hot). Talks to the model repository. The catalog is public, so reads accept any caller.
  */
 export class CatalogService {
   private snapshot: Promise<Snapshot> | undefined;
+  /** The last config synced (undefined before the first sync: nothing is written until then). */
+  private configured: { models: CatalogModelDraft[]; aliases: { type: string; name: string; modelId: string }[] } | undefined;
+  /** Models found on an upstream by zero-config discovery; stored after the config's models. */
+  private discovered: readonly CatalogModelDraft[] = [];
+  /** Catalog writes run one at a time, so a discovery refresh never interleaves with a config sync. */
+  private writes: Promise<void> = Promise.resolve();
 
   constructor(private readonly deps: { db: Database }) {}
 
@@ -40,8 +50,30 @@ export class CatalogService {
     const aliases = Object.entries(config.compatibilityMappings).flatMap(([type, names]) =>
       Object.entries(names ?? {}).map(([name, modelId]) => ({ type, name, modelId })),
     );
-    await repo.replaceCatalog(this.deps.db, models, aliases);
-    await this.reload();
+    this.configured = { models, aliases };
+    await this.write();
+  }
+
+  /**
+   * Replaces the discovered models (model-discovery.ts): stored active after the configured ones, except ids the
+   * config defines (the config wins); discovered models no longer listed are deactivated like dropped config models.
+   */
+  async setDiscoveredModels(models: readonly CatalogModelDraft[]): Promise<void> {
+    this.discovered = [...models];
+    if (this.configured) await this.write();
+  }
+
+  private write(): Promise<void> {
+    const run = async () => {
+      const configured = this.configured ?? { models: [], aliases: [] };
+      const configIds = new Set(configured.models.map((model) => model.id));
+      const models = [...configured.models, ...this.discovered.filter((model) => !configIds.has(model.id))];
+      await repo.replaceCatalog(this.deps.db, models, configured.aliases);
+      await this.reload();
+    };
+    const done = this.writes.then(run, run);
+    this.writes = done.catch(() => undefined);
+    return done;
   }
 
   /** Re-reads the active catalog from the DB (a failed reload keeps the previous snapshot). Reads load it lazily. */
@@ -86,6 +118,21 @@ export class CatalogService {
     const target = own(snapshot.traits.get(type), name) ?? own(snapshot.aliases.get(type), name);
     const model = target === undefined ? undefined : snapshot.byId.get(target);
     return model?.type === type ? model : undefined;
+  }
+
+  /**
+   * Like {@link resolveModel}, and says how the name matched (callers treat a trait, "whatever you recommend",
+   * differently from an explicit id), or, for a name that is not of this type, the type it has.
+   */
+  async lookupModel(_auth: AuthContext, name: string, type: ModelType): Promise<ModelLookup> {
+    const snapshot = await this.current();
+    const direct = snapshot.byId.get(name);
+    if (direct?.type === type) return { model: direct, via: 'id' };
+    const trait = own(snapshot.traits.get(type), name);
+    const target = trait ?? own(snapshot.aliases.get(type), name);
+    const model = target === undefined ? undefined : snapshot.byId.get(target);
+    if (model?.type === type) return { model, via: trait === undefined ? 'mapping' : 'trait' };
+    return { model: undefined, otherType: direct?.type };
   }
 
   private current(): Promise<Snapshot> {

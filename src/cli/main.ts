@@ -21,7 +21,8 @@ async function main(argv: string[]): Promise<number> {
   let services: Services | undefined;
   try {
     await migrateToLatest(handle.db);
-    services = createServices(handle.db, createLogger('warn'), config);
+    // Logs go to stderr: stdout carries the command's output (`--json` must stay parseable).
+    services = createServices(handle.db, createLogger('warn', process.stderr), config);
     return await runCli(argv, services, { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) });
   } finally {
     if (services) await closeServices(services);

@@ -111,5 +111,19 @@ function buildProgram(services: Services, io: CliIo): Command {
       );
     });
 
+  program
+    .command('rpc-tier')
+    .description('Set the crypto RPC caps tier of an account: standard (100 requests/min, 10M credits/24 h) or staff (1000, 100M)')
+    .addOption(new Option('--account <id>', 'account id').conflicts('key'))
+    .addOption(new Option('--key <apiKey>', 'an API key secret of the account'))
+    .addOption(new Option('--tier <tier>', 'caps tier').choices(['standard', 'staff']).makeOptionMandatory())
+    .option('--json', 'print JSON only')
+    .action(async (opts: { account?: string; key?: string; tier: string; json?: boolean }) => {
+      if (!opts.account && !opts.key) throw new Error('Give --account <id> or --key <apiKey>');
+      const accountId = opts.account ?? (await services.accounts.accountIdForKey(op, opts.key ?? ''));
+      const tier = await services.cryptoRpc.setTier(op, accountId, opts.tier);
+      print(opts.json, { accountId, rpcTier: tier }, `Account ${accountId}: crypto RPC tier ${tier}`);
+    });
+
   return program;
 }

@@ -26,6 +26,7 @@ export interface AccountsTable {
   kind: Generated<string>;
   wallet_address: string | null;
   created_at: Generated<Date>;
+  rpc_tier: Generated<string>;
 }
 
 export interface ApiKeySpendTable {
@@ -128,6 +129,31 @@ export interface ReservationsTable {
   finished_at: Date | null;
 }
 
+export interface RpcIdempotencyTable {
+  account_id: string;
+  idempotency_key: string;
+  request_hash: string;
+  network: string;
+  state: string;
+  status: number | null;
+  response_body: string | null;
+  credits: number | null;
+  cost_nano: bigint | null;
+  created_at: Generated<Date>;
+  expires_at: Date;
+}
+
+export interface RpcRawTransactionsTable {
+  id: Generated<string>;
+  account_id: string;
+  api_key_id: string | null;
+  network: string;
+  request_id: string;
+  tx_hash: string;
+  outcome: string;
+  created_at: Generated<Date>;
+}
+
 export interface UsageDailyTable {
   account_id: string;
   day: string;
@@ -173,6 +199,8 @@ export interface DB {
   model_aliases: ModelAliasesTable;
   models: ModelsTable;
   reservations: ReservationsTable;
+  rpc_idempotency: RpcIdempotencyTable;
+  rpc_raw_transactions: RpcRawTransactionsTable;
   usage_daily: UsageDailyTable;
   usage_entries: UsageEntriesTable;
 }

@@ -35,7 +35,8 @@ export function createRedisClient(url: string, logger: Logger, role: string, opt
       if (!FIRE_AND_FORGET.has(property) || typeof value !== 'function') return value;
       return (...args: unknown[]) => {
         const result: unknown = Reflect.apply(value, target, args);
-        if (result instanceof Promise) result.catch((error: unknown) => logger.error({ err: error, redis: role, command: String(property) }, 'Redis command failed'));
+        // A command cut short because this client was closed on purpose (shutdown) is not a failure.
+        if (result instanceof Promise) result.catch((error: unknown) => client.status !== 'end' && logger.error({ err: error, redis: role, command: String(property) }, 'Redis command failed'));
         return result;
       };
     },

@@ -4,6 +4,7 @@ import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import { providerBindings, type ModelType } from '../catalog/model.ts';
 import { defaultOperatorConfig } from './default-config.ts';
+import { checkRpcConfig } from './rpc-config.ts';
 import { checkSearchConfig } from './search-mapping.ts';
 import {
   OperatorConfigFileSchema,
@@ -73,6 +74,7 @@ export function parseOperatorConfig(raw: unknown, source: string): OperatorConfi
   const merged = merge(defaults.data, file.data, issues);
   crossCheck(merged, issues);
   checkSearchConfig(merged.providers, file.data.search, issues);
+  checkRpcConfig(merged.providers, file.data.rpc, issues);
   if (issues.length > 0) throw new OperatorConfigError(source, issues);
   return {
     providers: merged.providers.map((entry) => entry.value),
@@ -82,6 +84,9 @@ export function parseOperatorConfig(raw: unknown, source: string): OperatorConfi
     ),
     characters: merged.characters.map((entry) => entry.value),
     search: file.data.search ?? {},
+    ...(file.data.rpc ? { rpc: file.data.rpc } : {}),
+    ...(file.data.discovery ? { discovery: file.data.discovery } : {}),
+    ...(file.data.chat ? { chat: file.data.chat } : {}),
   };
 }
 

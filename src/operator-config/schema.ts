@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { parseAtto } from '../billing/money.ts';
 import { MODEL_PRIVACY, MODEL_TYPES } from '../catalog/model.ts';
+import { RpcConfigSchema, type RpcConfig } from './rpc-config.ts';
 
 /*
  * The operator config file (YAML or JSON): providers, models, compatibility mappings and characters. Field
@@ -290,10 +291,27 @@ export const CompatibilityMappingsSchema = z.partialRecord(ModelTypeSchema, z.re
 const disabledEntry = <K extends string>(key: K, value: z.ZodType<string>) =>
   z.looseObject({ [key]: value, disabled: z.literal(true) } as { [P in K]: z.ZodType<string> } & { disabled: z.ZodLiteral<true> });
 
+/**
+ * Zero-config discovery (OPENAI_COMPATIBLE_BASE_URL): every model the upstream lists becomes a text model with
+ * these settings. `traits` go to the first model listed; a configured model with the same id wins over a found one.
+ */
+export const DiscoveryConfigSchema = z.strictObject({
+  /** USD (and DIEM) per 1M tokens; default input 0.5, output 2. */
+  pricing: TextPricingSchema.prefault({ input: { usd: 0.5 }, output: { usd: 2 } }),
+  contextLength: PositiveInt.default(32_768),
+  traits: z.array(Trait).default([]),
+  /** Default: function calling and response schemas on (vLLM, llama.cpp and Ollama serve both). */
+  capabilities: CapabilitiesSchema.prefault({ supportsFunctionCalling: true, supportsResponseSchema: true }),
+});
+export type DiscoveryConfig = z.output<typeof DiscoveryConfigSchema>;
+
 /** `search_provider` identifier → one provider id, or ids in fallback order (decisions.md §8). */
 const SearchTargets = z.union([ProviderId, z.array(ProviderId).min(1)]).transform((ids) => (typeof ids === 'string' ? [ids] : ids));
 export const SearchMappingSchema = z.strictObject({ brave: SearchTargets.optional(), google: SearchTargets.optional() });
 export type SearchMapping = z.output<typeof SearchMappingSchema>;
+
+export const ChatConfigSchema = z.strictObject({ systemPrompt: z.string().trim().min(1).optional() });
+export type ChatConfig = z.output<typeof ChatConfigSchema>;
 
 export const OperatorConfigFileSchema = z.strictObject({
   /** Drop the built-in models, characters and mappings (the simulator provider stays available). */
@@ -304,6 +322,12 @@ export const OperatorConfigFileSchema = z.strictObject({
   characters: z.array(z.discriminatedUnion('disabled', [disabledEntry('slug', Slug), CharacterConfigSchema])).default([]),
   /** Which `searxng`/`brave` providers serve each web search identifier; unmapped identifiers use every one. */
   search: SearchMappingSchema.optional(),
+  /** The crypto JSON-RPC proxy: networks and their node URLs, price per credit, caps (see rpc-config.ts). */
+  rpc: RpcConfigSchema.optional(),
+  /** Models found on the OPENAI_COMPATIBLE_BASE_URL upstream: their price, context length, traits and capabilities. */
+  discovery: DiscoveryConfigSchema.optional(),
+  /** Chat completions: `systemPrompt` is prepended to every conversation unless a request sets include_venice_system_prompt: false. */
+  chat: ChatConfigSchema.optional(),
 });
 export type OperatorConfigFile = z.output<typeof OperatorConfigFileSchema>;
 export type OperatorConfigFileInput = z.input<typeof OperatorConfigFileSchema>;
@@ -315,4 +339,10 @@ export interface OperatorConfig {
   compatibilityMappings: Partial<Record<(typeof MODEL_TYPES)[number], Record<string, string>>>;
   characters: CharacterConfig[];
   search: SearchMapping;
+  /** The file's `rpc` section (absent: only the RPC_UPSTREAM_* env shortcuts serve networks). */
+  rpc?: RpcConfig;
+  /** The file's `discovery` section (absent: the documented defaults of DiscoveryConfigSchema). */
+  discovery?: DiscoveryConfig;
+  /** The file's `chat` section (absent: no operator system prompt). */
+  chat?: ChatConfig;
 }

@@ -38,7 +38,8 @@ export async function startServer(env: Record<string, string>): Promise<ServerPr
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
+  // Generous: a loaded CI machine transpiles and opens PGlite slowly; a healthy start needs seconds.
+  const deadline = Date.now() + 55_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server exited early (${child.exitCode}):\n${output}`);
     try {
