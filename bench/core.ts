@@ -11,12 +11,15 @@ import { runLoad, type LoadResult } from './load.ts';
 
 /**
  * Core platform benchmark: HTTP latency of authenticated REST and GraphQL reads at fixed concurrency over real
- * TCP, and money-core throughput (reserve → settle, each a transaction). Usage:
+ * TCP, and money-core throughput (reserve → settle pairs, through the batched hot path). Usage:
  *   npm run bench                         # embedded PGlite
  *   DATABASE_URL=postgres://… npm run bench
+ *   BENCH_ONLY=billing npm run bench      # only the rows whose name contains "billing"
+ *   BENCH_CONNECTIONS=64 …                # more concurrent workers (the billing batches grow with them)
  */
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 16);
+const only = process.env.BENCH_ONLY ?? '';
 const ADMIN = 'bench-admin-key';
 
 const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent', LAGOON_BOOTSTRAP_ADMIN_KEY: ADMIN, LAGOON_DATA_DIR: 'memory://' });
@@ -35,35 +38,41 @@ const ok = async (response: Promise<Response>) => {
 };
 
 const rows: [string, LoadResult][] = [];
-rows.push(['GET /healthz (no auth, no DB)', await runLoad(() => ok(fetch(`${base}/healthz`)), { connections, seconds })]);
-rows.push(['GET /api/v1/api_keys (cached auth + 2 queries)', await runLoad(() => ok(fetch(`${base}/api/v1/api_keys`, { headers: auth })), { connections, seconds })]);
-rows.push([
-  'POST /graphql { account { balances } }',
-  await runLoad(
-    () => ok(fetch(`${base}/graphql`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ account { id balances { currency available } } }' }) })),
-    { connections, seconds },
-  ),
-]);
-rows.push(['GET /api/v1/api_keys with a bad key (negative cache)', await runLoad(() => fetch(`${base}/api/v1/api_keys`, { headers: { authorization: 'Bearer nope' } }).then(async (r) => (await r.arrayBuffer(), r.status === 401)), { connections, seconds })]);
+const measure = async (name: string, send: () => Promise<boolean>) => {
+  if (name.includes(only)) rows.push([name, await runLoad(send, { connections, seconds })]);
+};
+await measure('GET /healthz (no auth, no DB)', () => ok(fetch(`${base}/healthz`)));
+await measure('GET /api/v1/api_keys (cached auth + 2 queries)', () => ok(fetch(`${base}/api/v1/api_keys`, { headers: auth })));
+await measure('POST /graphql { account { balances } }', () =>
+  ok(fetch(`${base}/graphql`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ account { id balances { currency available } } }' }) })),
+);
+await measure('GET /api/v1/api_keys with a bad key (negative cache)', () => fetch(`${base}/api/v1/api_keys`, { headers: { authorization: 'Bearer nope' } }).then(async (r) => (await r.arrayBuffer(), r.status === 401)));
 
-// Money core: each iteration reserves 0.001 USD and settles it with one usage line (two transactions).
+// Money core: each iteration reserves 0.001 USD and settles it with one usage line. First every worker on one
+// account (one hot balance row, the worst case), then calls spread round-robin over as many accounts as workers.
 const services = app.services;
-const { account } = await services.accounts.create(operator(), { name: 'bench' });
-await services.accounts.credit(operator(), { accountId: account.id, currency: 'USD', amount: '1000000' });
-const { secret } = await services.accounts.createKey(operator(), account.id, { apiKeyType: 'INFERENCE', description: 'bench' });
-const keyAuth = await services.auth.authenticate({ authorization: `Bearer ${secret}` }, 'bench');
 const cost = { usd: parseNano('0.001'), diem: parseNano('0.001') };
-rows.push([
-  'billing reserve → settle (in-process)',
-  await runLoad(
-    async () => {
-      const reservation = await services.billing.reserve(keyAuth, cost);
-      await services.billing.settle(reservation, { modelId: 'bench', modelType: 'LLM', unitType: 'tokens', lines: [{ sku: 'bench', units: '100', pricePerUnitUsd: '0.00001', cost }] });
-      return true;
-    },
-    { connections, seconds },
-  ),
-]);
+const usage = { modelId: 'bench', modelType: 'LLM', unitType: 'tokens', lines: [{ sku: 'bench', units: '100', pricePerUnitUsd: '0.00001', cost }] };
+const fundedKey = async (name: string) => {
+  const { account } = await services.accounts.create(operator(), { name });
+  await services.accounts.credit(operator(), { accountId: account.id, currency: 'USD', amount: '1000000' });
+  const { secret } = await services.accounts.createKey(operator(), account.id, { apiKeyType: 'INFERENCE', description: name });
+  return services.auth.authenticate({ authorization: `Bearer ${secret}` }, name);
+};
+const paidCall = async (keyAuth: Awaited<ReturnType<typeof fundedKey>>) => {
+  const reservation = await services.billing.reserve(keyAuth, cost);
+  await services.billing.settle(reservation, usage);
+  return true;
+};
+if ('billing reserve → settle, one account'.includes(only)) {
+  const keyAuth = await fundedKey('bench');
+  await measure('billing reserve → settle, one account (in-process)', () => paidCall(keyAuth));
+}
+if (`billing reserve → settle, ${connections} accounts`.includes(only)) {
+  const keys = await Promise.all(Array.from({ length: connections }, (_, index) => fundedKey(`bench-${index}`)));
+  let next = 0;
+  await measure(`billing reserve → settle, ${connections} accounts (in-process)`, () => paidCall(keys[next++ % keys.length]!));
+}
 
 server.close();
 await app.close();

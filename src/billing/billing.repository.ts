@@ -11,19 +11,6 @@ export async function listBalances(db: Db, accountId: string) {
   return db.selectFrom('balances').select(['currency', 'amount', 'reserved']).where('account_id', '=', accountId).execute();
 }
 
-/** Holds `amount` of the balance if enough is available; the WHERE is re-checked under the row lock. */
-export async function holdBalance(trx: Tx, accountId: string, currency: Currency, amount: Nano): Promise<boolean> {
-  const row = await trx
-    .updateTable('balances')
-    .set({ reserved: sql`reserved + ${amount}`, updated_at: sql`now()` })
-    .where('account_id', '=', accountId)
-    .where('currency', '=', currency)
-    .where(sql<boolean>`amount - reserved >= ${amount}`)
-    .returning('amount')
-    .executeTakeFirst();
-  return row !== undefined;
-}
-
 export async function unholdBalance(trx: Tx, accountId: string, currency: Currency, amount: Nano): Promise<void> {
   await trx
     .updateTable('balances')
@@ -31,18 +18,6 @@ export async function unholdBalance(trx: Tx, accountId: string, currency: Curren
     .where('account_id', '=', accountId)
     .where('currency', '=', currency)
     .execute();
-}
-
-/** Charges `charge` and drops the hold of `held`; returns the balance after. */
-export async function chargeBalance(trx: Tx, accountId: string, currency: Currency, charge: Nano, held: Nano): Promise<Nano> {
-  const row = await trx
-    .updateTable('balances')
-    .set({ amount: sql`amount - ${charge}`, reserved: sql`reserved - ${held}`, updated_at: sql`now()` })
-    .where('account_id', '=', accountId)
-    .where('currency', '=', currency)
-    .returning('amount')
-    .executeTakeFirstOrThrow();
-  return row.amount;
 }
 
 /** Charges without a hold, only if the available balance covers it (a late settlement after the sweeper). */
@@ -80,36 +55,8 @@ export async function addToBalance(trx: Tx, accountId: string, currency: Currenc
   return row.amount;
 }
 
-export async function ensureKeySpendRow(trx: Tx, apiKeyId: string, periodStart: Date): Promise<void> {
-  await trx
-    .insertInto('api_key_spend')
-    .values({ api_key_id: apiKeyId, period_start: periodStart })
-    .onConflict((oc) => oc.columns(['api_key_id', 'period_start']).doNothing())
-    .execute();
-}
-
 const spentColumn = (group: LimitGroup) => (group === 'usd' ? 'spent_usd' : 'spent_diem');
 const reservedColumn = (group: LimitGroup) => (group === 'usd' ? 'reserved_usd' : 'reserved_diem');
-const limitColumn = (group: LimitGroup) => (group === 'usd' ? 'limit_usd' : 'limit_diem');
-
-/**
- * Holds `amount` against the key's period limit. The limit is read from api_keys in the same statement, so a
- * limit changed a moment ago applies, and spent + reserved never passes it however many requests race.
- */
-export async function holdKeySpend(trx: Tx, apiKeyId: string, periodStart: Date, group: LimitGroup, amount: Nano): Promise<boolean> {
-  const spent = sql.ref(`api_key_spend.${spentColumn(group)}`);
-  const reserved = sql.ref(`api_key_spend.${reservedColumn(group)}`);
-  const limit = sql.ref(`api_keys.${limitColumn(group)}`);
-  const result = await sql<{ api_key_id: string }>`
-    update api_key_spend set ${sql.ref(reservedColumn(group))} = ${reserved} + ${amount}
-    from api_keys
-    where api_keys.id = api_key_spend.api_key_id
-      and api_key_spend.api_key_id = ${apiKeyId}
-      and api_key_spend.period_start = ${periodStart}
-      and (${limit} is null or ${spent} + ${reserved} + ${amount} <= ${limit})
-    returning api_key_spend.api_key_id`.execute(trx);
-  return result.rows.length > 0;
-}
 
 export async function settleKeySpend(trx: Tx, apiKeyId: string, periodStart: Date, group: LimitGroup, charge: Nano, held: Nano): Promise<void> {
   await trx
@@ -123,40 +70,22 @@ export async function settleKeySpend(trx: Tx, apiKeyId: string, periodStart: Dat
     .execute();
 }
 
-export async function insertReservation(
-  trx: Tx,
-  values: { accountId: string; apiKeyId: string | null; currency: Currency; amount: Nano; keyPeriodStart: Date | null; limitGroup: LimitGroup | null; requestId: string; expiresAt: Date },
-): Promise<string> {
-  const row = await trx
-    .insertInto('reservations')
-    .values({
-      account_id: values.accountId,
-      api_key_id: values.apiKeyId,
-      currency: values.currency,
-      amount: values.amount,
-      key_period_start: values.keyPeriodStart,
-      limit_group: values.limitGroup,
-      request_id: values.requestId,
-      expires_at: values.expiresAt,
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  return row.id;
-}
-
-/** Moves a held reservation to its final status; undefined when it was not held (already settled or released). */
-export async function finishReservation(trx: Tx, id: string, status: 'settled' | 'released') {
+/**
+ * Moves a reservation from `from` (held, unless told) to its final status; undefined when it was not in `from`
+ * (already settled or released).
+ */
+export async function finishReservation(trx: Tx, id: string, status: 'settled' | 'released', from: 'held' | 'released' = 'held') {
   return trx
     .updateTable('reservations')
     .set({ status, finished_at: sql`now()` })
     .where('id', '=', id)
-    .where('status', '=', 'held')
+    .where('status', '=', from)
     .returningAll()
     .executeTakeFirst();
 }
 
-export async function getReservation(db: Db, id: string) {
-  return db.selectFrom('reservations').selectAll().where('id', '=', id).executeTakeFirst();
+export async function reservationStatus(db: Db, id: string): Promise<string | undefined> {
+  return (await db.selectFrom('reservations').select('status').where('id', '=', id).executeTakeFirst())?.status;
 }
 
 export async function listExpiredReservationIds(db: Db, now: Date, limit: number): Promise<string[]> {
@@ -211,12 +140,14 @@ export interface UsageEntryInsert {
   inferenceDetails: { [key: string]: string | number } | null;
 }
 
-export async function insertUsageEntries(trx: Tx, entries: readonly UsageEntryInsert[]): Promise<string[]> {
+/** Inserts usage entries (with their ids when given, else generated); returns the ids. */
+export async function insertUsageEntries(trx: Tx, entries: readonly (UsageEntryInsert & { readonly id?: string })[]): Promise<string[]> {
   if (entries.length === 0) return [];
   const rows = await trx
     .insertInto('usage_entries')
     .values(
       entries.map((e) => ({
+        ...(e.id ? { id: e.id } : {}),
         account_id: e.accountId,
         api_key_id: e.apiKeyId,
         reservation_id: e.reservationId,

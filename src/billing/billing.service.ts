@@ -3,32 +3,36 @@ import type { AuthContext } from '../auth/auth-context.ts';
 import type { Database } from '../db/database.ts';
 import { ForbiddenError, InsufficientBalanceError, SpendLimitExceededError, ValidationError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
+import { accountsOf, entriesOf, firstSettles, keySpendRowsOf, missingReserveRows, planBatch, settleWinners, type BillingOp, type OpOutcome, type ReserveOp, type SettleOp } from './billing-batch.ts';
+import * as batchRepo from './billing-batch.repository.ts';
 import * as repo from './billing.repository.ts';
-import {
-  CHARGING_ORDER,
-  limitGroupOf,
-  priceIn,
-  type BalanceSnapshot,
-  type LimitGroup,
-  type Price,
-  type Reservation,
-  type SettledCharge,
-  type Usage,
-  type UsageLine,
-} from './billing.types.ts';
+import { limitGroupOf, priceIn, type BalanceSnapshot, type Price, type Reservation, type SettledCharge, type Usage, type UsageLine } from './billing.types.ts';
+import { GroupCommitQueue, type ItemOutcome } from './group-commit.ts';
 import { CURRENCIES, type Currency, type Nano } from './money.ts';
 import { periodStart, utcDay } from './periods.ts';
 import type { SettledUsageEntry, UsagePublisher } from './usage.types.ts';
 
 export interface BillingOptions {
   readonly reservationTimeoutMs: number;
+  /**
+   * How many batches of reserve and settle calls may run at once (default 1: on two cores fewer, larger batches
+   * serve more calls per second, also spread over many accounts). An account always goes to the same lane, so its
+   * calls never run in two transactions at once; batches of different lanes never touch the same rows.
+   */
+  readonly batchLanes?: number;
 }
 
 /**
  * The money core: reserve → settle → release against account balances and key period limits, the usage
- * ledger and its daily rollups. Talks to the billing repository; every change is one transaction.
+ * ledger and its daily rollups. Talks to the billing repositories; every change is one transaction. Reserve and
+ * settle, the hot path, run in batches (group commit): calls that arrive while the previous batch of their lane is
+ * committing share the next transaction (one round of statements and one WAL flush for all), decided in the same
+ * order and with the same checks as one call at a time.
  */
 export class BillingService {
+  /** Reserve and settle calls, grouped into one transaction per batch; an account's lane is fixed by its id. */
+  private readonly hotPath = new GroupCommitQueue<BillingOp, OpOutcome>((_lane, ops) => this.runBatch(ops));
+
   /** `publisher` hears of new usage entries after their transaction commits (live usage subscriptions). */
   constructor(private readonly deps: { db: Database; logger: Logger; options: BillingOptions; publisher?: UsagePublisher }) {}
 
@@ -40,45 +44,18 @@ export class BillingService {
     if (auth.kind !== 'apiKey') throw new ForbiddenError('Only an account can be charged');
     if (maxCost.usd < 0n || maxCost.diem < 0n) throw new ValidationError('A cost cannot be negative');
     const now = new Date();
-    const key = auth.apiKey;
-    const keyPeriod = periodStart(key.limitPeriod, now);
-    const expiresAt = new Date(now.getTime() + (options.ttlMs ?? this.deps.options.reservationTimeoutMs));
-    const available = await repo.listBalances(this.deps.db, auth.accountId);
-    const candidates = CHARGING_ORDER.filter((currency) => {
-      const row = available.find((b) => b.currency === currency);
-      return row !== undefined && row.amount - row.reserved >= priceIn(maxCost, currency);
-    });
-    if (candidates.length === 0) throw new InsufficientBalanceError();
-
-    const outcome = await this.deps.db.transaction().execute(async (trx) => {
-      await repo.ensureKeySpendRow(trx, key.id, keyPeriod);
-      let blockedBy: LimitGroup | undefined;
-      for (const currency of candidates) {
-        const amount = priceIn(maxCost, currency);
-        const group = limitGroupOf(currency);
-        if (!(await repo.holdBalance(trx, auth.accountId, currency, amount))) continue;
-        if (!(await repo.holdKeySpend(trx, key.id, keyPeriod, group, amount))) {
-          await repo.unholdBalance(trx, auth.accountId, currency, amount);
-          blockedBy ??= group;
-          continue;
-        }
-        const id = await repo.insertReservation(trx, {
-          accountId: auth.accountId,
-          apiKeyId: key.id,
-          currency,
-          amount,
-          keyPeriodStart: keyPeriod,
-          limitGroup: group,
-          requestId: auth.requestId,
-          expiresAt,
-        });
-        const reservation: Reservation = { id, accountId: auth.accountId, apiKeyId: key.id, currency, amount, keyPeriodStart: keyPeriod, requestId: auth.requestId };
-        return { reservation };
-      }
-      return { blockedBy };
-    });
-    if ('reservation' in outcome && outcome.reservation) return outcome.reservation;
-    if (outcome.blockedBy) throw new SpendLimitExceededError(outcome.blockedBy);
+    const op: ReserveOp = {
+      kind: 'reserve',
+      accountId: auth.accountId,
+      apiKeyId: auth.apiKey.id,
+      keyPeriodStart: periodStart(auth.apiKey.limitPeriod, now),
+      maxCost,
+      requestId: auth.requestId,
+      expiresAt: new Date(now.getTime() + (options.ttlMs ?? this.deps.options.reservationTimeoutMs)),
+    };
+    const outcome = await this.hotPath.submit(this.laneOf(auth.accountId), op);
+    if (outcome.kind === 'reserved') return outcome.reservation;
+    if (outcome.kind === 'refused' && outcome.blockedBy) throw new SpendLimitExceededError(outcome.blockedBy);
     throw new InsufficientBalanceError();
   }
 
@@ -91,75 +68,116 @@ export class BillingService {
     const lineCharges = capLineCharges(usage.lines, reservation.currency, reservation.amount);
     const charged = lineCharges.reduce((sum, charge) => sum + charge, 0n);
     const createdAt = new Date();
-    let settled: SettledUsageEntry[] = [];
-    const outcome = await this.deps.db.transaction().execute(async (trx) => {
-      const finished = await repo.finishReservation(trx, reservation.id, 'settled');
-      let balanceAfter: Nano;
-      if (finished) {
-        balanceAfter = await repo.chargeBalance(trx, reservation.accountId, reservation.currency, charged, reservation.amount);
-        if (reservation.apiKeyId && reservation.keyPeriodStart) {
-          await repo.settleKeySpend(trx, reservation.apiKeyId, reservation.keyPeriodStart, limitGroupOf(reservation.currency), charged, reservation.amount);
-        }
-      } else {
-        const current = await repo.getReservation(trx, reservation.id);
-        if (current?.status === 'settled') {
-          return { reservationId: reservation.id, currency: reservation.currency, charged: 0n, balanceAfter: 0n, usageEntryIds: [], alreadySettled: true };
-        }
-        // Released by the sweeper while the call was still running: charge now if the balance allows.
-        const after = await repo.chargeIfAvailable(trx, reservation.accountId, reservation.currency, charged);
-        if (after === undefined) {
-          this.deps.logger.error({ reservationId: reservation.id, charged: charged.toString() }, 'late settlement could not be charged');
-          await repo.finishReservation(trx, reservation.id, 'settled');
-          return { reservationId: reservation.id, currency: reservation.currency, charged: 0n, balanceAfter: 0n, usageEntryIds: [], alreadySettled: false };
-        }
-        balanceAfter = after;
-        if (reservation.apiKeyId && reservation.keyPeriodStart) {
-          await repo.settleKeySpend(trx, reservation.apiKeyId, reservation.keyPeriodStart, limitGroupOf(reservation.currency), charged, 0n);
-        }
-      }
-      const entries = usage.lines.map((line, index): repo.UsageEntryInsert => ({
-        accountId: reservation.accountId,
-        apiKeyId: reservation.apiKeyId,
-        reservationId: reservation.id,
-        createdAt,
-        sku: line.sku,
-        modelId: usage.modelId ?? null,
-        modelType: usage.modelType ?? null,
-        unitType: usage.unitType ?? null,
-        lineType: line.lineType ?? null,
-        pricePerUnitUsd: line.pricePerUnitUsd,
-        units: line.units,
-        amount: -(lineCharges[index] ?? 0n),
-        currency: reservation.currency,
-        notes: usage.notes ?? '',
-        requestId: usage.inferenceDetails?.requestId ?? reservation.requestId,
-        inferenceDetails: usage.inferenceDetails ? { ...usage.inferenceDetails } : null,
-      }));
-      const usageEntryIds = await repo.insertUsageEntries(trx, entries);
-      settled = entries.map((entry, index) => ({ ...entry, id: usageEntryIds[index] ?? '' }));
-      await repo.addToDailyRollups(trx, utcDay(createdAt), entries);
-      if (charged > 0n) {
-        await repo.insertLedgerEntry(trx, {
-          accountId: reservation.accountId,
-          currency: reservation.currency,
-          amount: -charged,
-          balanceAfter,
-          type: 'CHARGE',
-          requestId: reservation.requestId,
-          modelId: usage.modelId ?? null,
-          createdAt,
-        });
-      }
-      return { reservationId: reservation.id, currency: reservation.currency, charged, balanceAfter, usageEntryIds, alreadySettled: false };
-    });
-    if (settled.length > 0 && this.deps.publisher) {
-      try {
-        this.deps.publisher.usageSettled(settled);
-      } catch (error) {
-        this.deps.logger.error({ err: error, reservationId: reservation.id }, 'publishing usage entries failed');
-      }
+    const entries = usage.lines.map((line, index): SettledUsageEntry => ({
+      id: randomUUID(),
+      accountId: reservation.accountId,
+      apiKeyId: reservation.apiKeyId,
+      reservationId: reservation.id,
+      createdAt,
+      sku: line.sku,
+      modelId: usage.modelId ?? null,
+      modelType: usage.modelType ?? null,
+      unitType: usage.unitType ?? null,
+      lineType: line.lineType ?? null,
+      pricePerUnitUsd: line.pricePerUnitUsd,
+      units: line.units,
+      amount: -(lineCharges[index] ?? 0n),
+      currency: reservation.currency,
+      notes: usage.notes ?? '',
+      requestId: usage.inferenceDetails?.requestId ?? reservation.requestId,
+      inferenceDetails: usage.inferenceDetails ? { ...usage.inferenceDetails } : null,
+    }));
+    const op: SettleOp = { kind: 'settle', reservation, charged, entries, modelId: usage.modelId ?? null, createdAt };
+    const outcome = await this.hotPath.submit(this.laneOf(reservation.accountId), op);
+    if (outcome.kind === 'settled') {
+      this.publish(outcome.entries, reservation.id);
+      return outcome.charge;
     }
-    return outcome;
+    const late = await this.settleUnheld(op);
+    this.publish(late.entries, reservation.id);
+    return late.charge;
+  }
+
+  /** Account ids are random UUIDs: their last hex digits spread accounts evenly over the lanes. */
+  private laneOf(accountId: string): string {
+    return String(Number.parseInt(accountId.slice(-4), 16) % (this.deps.options.batchLanes ?? 1));
+  }
+
+  /**
+   * One batch of reserve and settle calls, in one transaction of four round trips whatever its size: BEGIN; one
+   * statement that claims the settled reservations, records their usage and locks the balance and key spend rows;
+   * the decisions, in memory (billing-batch.ts); one statement that writes them; COMMIT.
+   */
+  private async runBatch(ops: readonly BillingOp[]): Promise<ItemOutcome<OpOutcome>[]> {
+    try {
+      const outcomes = await this.deps.db.transaction().execute(async (trx) => {
+        const candidates = firstSettles(ops);
+        const spendRows = keySpendRowsOf(ops);
+        const locks = await batchRepo.claimAndLock(trx, accountsOf(ops), entriesOf(ops, candidates), spendRows);
+        let spends = locks.spends;
+        const missing = missingReserveRows(ops, spends);
+        if (missing.length > 0) {
+          // A key's first reservation of a period: create its row, then lock it like the others.
+          await batchRepo.ensureKeySpendRows(trx, missing);
+          spends = await batchRepo.lockKeySpend(trx, spendRows);
+        }
+        const winners = settleWinners(ops, candidates, locks.claimed);
+        const plan = planBatch(ops, winners, locks.balances, spends);
+        await batchRepo.writeBatch(trx, plan);
+        return plan.outcomes;
+      });
+      return outcomes.map((value) => ({ ok: true, value }));
+    } catch (error) {
+      if (ops.length === 1) return [{ ok: false, error }];
+      // Nothing of the batch was written; run each call alone so that one call's failure stays its own.
+      this.deps.logger.warn({ err: error, calls: ops.length }, 'billing batch failed; running its calls one by one');
+      const alone: ItemOutcome<OpOutcome>[] = [];
+      for (const op of ops) alone.push(...(await this.runBatch([op])));
+      return alone;
+    }
+  }
+
+  /**
+   * A settlement whose reservation was not held any more: either it was settled already (nothing to do) or the
+   * sweeper released it while the call was still running, and then the charge is taken if the balance allows.
+   */
+  private async settleUnheld(op: SettleOp): Promise<{ charge: SettledCharge; entries: readonly SettledUsageEntry[] }> {
+    const { reservation, charged } = op;
+    const nothing = (alreadySettled: boolean) => ({ charge: { reservationId: reservation.id, currency: reservation.currency, charged: 0n, balanceAfter: 0n, usageEntryIds: [], alreadySettled }, entries: [] });
+    return this.deps.db.transaction().execute(async (trx) => {
+      // released → settled, so that a second late settlement finds it settled and charges nothing.
+      const claimed = await repo.finishReservation(trx, reservation.id, 'settled', 'released');
+      if (!claimed) {
+        const status = await repo.reservationStatus(trx, reservation.id);
+        if (status !== 'settled') throw new Error(`Reservation ${reservation.id} cannot be settled (status ${status ?? 'missing'})`);
+        return nothing(true);
+      }
+      const balanceAfter = await repo.chargeIfAvailable(trx, reservation.accountId, reservation.currency, charged);
+      if (balanceAfter === undefined) {
+        this.deps.logger.error({ reservationId: reservation.id, charged: charged.toString() }, 'late settlement could not be charged');
+        return nothing(false);
+      }
+      if (reservation.apiKeyId && reservation.keyPeriodStart) {
+        await repo.settleKeySpend(trx, reservation.apiKeyId, reservation.keyPeriodStart, limitGroupOf(reservation.currency), charged, 0n);
+      }
+      await repo.insertUsageEntries(trx, op.entries);
+      await repo.addToDailyRollups(trx, utcDay(op.createdAt), op.entries);
+      if (charged > 0n) {
+        await repo.insertLedgerEntry(trx, { accountId: reservation.accountId, currency: reservation.currency, amount: -charged, balanceAfter, type: 'CHARGE', requestId: reservation.requestId, modelId: op.modelId, createdAt: op.createdAt });
+      }
+      const charge: SettledCharge = { reservationId: reservation.id, currency: reservation.currency, charged, balanceAfter, usageEntryIds: op.entries.map((entry) => entry.id), alreadySettled: false };
+      return { charge, entries: op.entries };
+    });
+  }
+
+  /** Tells live subscribers about committed usage entries; a failure here never fails the settlement. */
+  private publish(entries: readonly SettledUsageEntry[], reservationId: string): void {
+    if (entries.length === 0 || !this.deps.publisher) return;
+    try {
+      this.deps.publisher.usageSettled(entries);
+    } catch (error) {
+      this.deps.logger.error({ err: error, reservationId }, 'publishing usage entries failed');
+    }
   }
 
   /**

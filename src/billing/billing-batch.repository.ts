@@ -1,0 +1,202 @@
+import { sql, type Transaction } from 'kysely';
+import type { DB } from '../db/types.generated.ts';
+import type { BatchPlan, LockedBalance, LockedKeySpend } from './billing-batch.ts';
+import type { SettledUsageEntry } from './usage.types.ts';
+
+/*
+ * Statements for a batch of reserve and settle calls (see billing-batch.ts), each one round trip whatever the
+ * batch size. A batch costs two statements: one before its decisions, one after. Each chains several locks,
+ * inserts and updates through data-modifying CTEs, which reads more plainly as SQL than through Kysely's builder,
+ * so they are raw SQL. Their rows travel as JSON parameters (int8 and numeric as strings, so exactly), typed by
+ * jsonb_to_recordset, which also keeps the statement text the same for every batch.
+ */
+
+type Tx = Transaction<DB>;
+
+/** JSON for a statement parameter: bigint as its decimal string, Date as ISO text. */
+const rowsParam = (rows: readonly object[]): string => JSON.stringify(rows, (_key, value: unknown) => (typeof value === 'bigint' ? value.toString() : value));
+
+/** What a batch holds locked before it decides. */
+export interface BatchLocks {
+  /** The reservations this batch moved from held to settled (the others were not held any more). */
+  readonly claimed: Set<string>;
+  readonly balances: LockedBalance[];
+  readonly spends: LockedKeySpend[];
+}
+
+/**
+ * Everything a batch does before deciding, in one statement: moves the settle calls' reservations from held to
+ * settled; for the ones it moved, inserts their usage entries and adds them to the daily rollups (summed by
+ * PostgreSQL, one row per rollup key, because ON CONFLICT DO UPDATE may touch a row only once per statement); and
+ * locks the accounts' balance rows and the touched key spend rows, returned as JSON with int8 as text. The locks are
+ * taken in the order every other writer takes them (reservation, balance, key spend, rollup), rows of one table in
+ * key order, so that batches running side by side (other processes) cannot deadlock.
+ */
+export async function claimAndLock(trx: Tx, accountIds: readonly string[], entries: readonly SettledUsageEntry[], keySpendRows: readonly { apiKeyId: string; periodStart: Date }[]): Promise<BatchLocks> {
+  const rows = entries.map((e) => ({
+    id: e.id,
+    account_id: e.accountId,
+    api_key_id: e.apiKeyId,
+    reservation_id: e.reservationId,
+    created_at: e.createdAt,
+    sku: e.sku,
+    model_id: e.modelId,
+    model_type: e.modelType,
+    unit_type: e.unitType,
+    line_type: e.lineType,
+    price_per_unit_usd: e.pricePerUnitUsd,
+    units: e.units,
+    amount: e.amount,
+    currency: e.currency,
+    notes: e.notes,
+    request_id: e.requestId,
+    inference_details: e.inferenceDetails,
+  }));
+  const keys = keySpendRows.map((row) => ({ api_key_id: row.apiKeyId, period_start: row.periodStart }));
+  const result = await sql<{ claimed: string[]; balances: JsonBalance[]; spends: JsonKeySpend[] }>`
+    with candidate as (
+      select * from jsonb_to_recordset(${rowsParam(rows)}::jsonb) as e(
+        id uuid, account_id uuid, api_key_id uuid, reservation_id uuid, created_at timestamptz, sku text, model_id text,
+        model_type text, unit_type text, line_type text, price_per_unit_usd numeric, units numeric, amount int8,
+        currency text, notes text, request_id text, inference_details jsonb)
+    ), claimed as (
+      update reservations set status = 'settled', finished_at = now()
+      where id in (select reservation_id from candidate) and status = 'held'
+      returning id
+    ), locked_balance as (
+      select account_id, currency, amount, reserved from balances
+      where account_id in (select value::uuid from jsonb_array_elements_text(${JSON.stringify(accountIds)}::jsonb))
+      order by account_id, currency
+      for update
+    ), locked_spend as (
+      select s.api_key_id, s.period_start, s.spent_usd, s.reserved_usd, s.spent_diem, s.reserved_diem, k.limit_usd, k.limit_diem
+      from api_key_spend s join api_keys k on k.id = s.api_key_id
+      where (s.api_key_id, s.period_start) in (
+        select api_key_id, period_start from jsonb_to_recordset(${rowsParam(keys)}::jsonb) as w(api_key_id uuid, period_start timestamptz))
+      order by s.api_key_id, s.period_start
+      for update of s
+    ), inserted as (
+      insert into usage_entries (id, account_id, api_key_id, reservation_id, created_at, sku, model_id, model_type, unit_type,
+        line_type, price_per_unit_usd, units, amount, currency, notes, request_id, inference_details)
+      select * from candidate where reservation_id in (select id from claimed)
+      returning account_id, created_at, api_key_id, model_id, model_type, unit_type, line_type, currency, amount, units
+    ), rolled_up as (
+      insert into usage_daily (account_id, day, api_key_id, model_id, model_type, unit_type, line_type, currency, amount, units, entries)
+      select account_id, (created_at at time zone 'UTC')::date, coalesce(api_key_id::text, ''), coalesce(model_id, ''),
+        coalesce(model_type, ''), coalesce(unit_type, ''), coalesce(line_type, ''), currency, -sum(amount), sum(units), count(*)
+      from inserted group by 1, 2, 3, 4, 5, 6, 7, 8 order by 1, 2, 3, 4, 5, 6, 7, 8
+      on conflict (account_id, day, api_key_id, model_id, line_type, currency, model_type, unit_type) do update set
+        amount = usage_daily.amount + excluded.amount, units = usage_daily.units + excluded.units, entries = usage_daily.entries + excluded.entries
+    )
+    select
+      array(select id::text from claimed) as claimed,
+      (select coalesce(json_agg(json_build_object('account_id', account_id, 'currency', currency, 'amount', amount::text, 'reserved', reserved::text)), '[]')
+        from locked_balance) as balances,
+      (select coalesce(json_agg(json_build_object(
+          'api_key_id', api_key_id, 'period_start', period_start, 'spent_usd', spent_usd::text, 'reserved_usd', reserved_usd::text,
+          'spent_diem', spent_diem::text, 'reserved_diem', reserved_diem::text, 'limit_usd', limit_usd::text, 'limit_diem', limit_diem::text)), '[]')
+        from locked_spend) as spends`.execute(trx);
+  const row = result.rows[0];
+  if (!row) throw new Error('The batch lock statement returned no row');
+  return {
+    claimed: new Set(row.claimed),
+    balances: row.balances.map((b) => ({ account_id: b.account_id, currency: b.currency, amount: BigInt(b.amount), reserved: BigInt(b.reserved) })),
+    spends: row.spends.map(fromJsonKeySpend),
+  };
+}
+
+interface JsonBalance {
+  readonly account_id: string;
+  readonly currency: string;
+  readonly amount: string;
+  readonly reserved: string;
+}
+
+interface JsonKeySpend {
+  readonly api_key_id: string;
+  readonly period_start: string;
+  readonly spent_usd: string;
+  readonly reserved_usd: string;
+  readonly spent_diem: string;
+  readonly reserved_diem: string;
+  readonly limit_usd: string | null;
+  readonly limit_diem: string | null;
+}
+
+const fromJsonKeySpend = (row: JsonKeySpend): LockedKeySpend => ({
+  api_key_id: row.api_key_id,
+  period_start: new Date(row.period_start),
+  spent_usd: BigInt(row.spent_usd),
+  reserved_usd: BigInt(row.reserved_usd),
+  spent_diem: BigInt(row.spent_diem),
+  reserved_diem: BigInt(row.reserved_diem),
+  limit_usd: row.limit_usd === null ? null : BigInt(row.limit_usd),
+  limit_diem: row.limit_diem === null ? null : BigInt(row.limit_diem),
+});
+
+/** Locks the key spend rows (sorted by the caller) and reads the keys' current limits with them. */
+export async function lockKeySpend(trx: Tx, rows: readonly { apiKeyId: string; periodStart: Date }[]): Promise<LockedKeySpend[]> {
+  if (rows.length === 0) return [];
+  return trx
+    .selectFrom('api_key_spend')
+    .innerJoin('api_keys', 'api_keys.id', 'api_key_spend.api_key_id')
+    .select(['api_key_spend.api_key_id', 'api_key_spend.period_start', 'spent_usd', 'reserved_usd', 'spent_diem', 'reserved_diem', 'api_keys.limit_usd', 'api_keys.limit_diem'])
+    .where((eb) => eb.or(rows.map((row) => eb.and([eb('api_key_spend.api_key_id', '=', row.apiKeyId), eb('api_key_spend.period_start', '=', row.periodStart)]))))
+    .orderBy('api_key_spend.api_key_id')
+    .orderBy('api_key_spend.period_start')
+    .forUpdate('api_key_spend')
+    .execute();
+}
+
+/** Creates missing key spend rows (a key's first reservation of a period). */
+export async function ensureKeySpendRows(trx: Tx, rows: readonly { apiKeyId: string; periodStart: Date }[]): Promise<void> {
+  if (rows.length === 0) return;
+  await trx
+    .insertInto('api_key_spend')
+    .values(rows.map((row) => ({ api_key_id: row.apiKeyId, period_start: row.periodStart })))
+    .onConflict((oc) => oc.columns(['api_key_id', 'period_start']).doNothing())
+    .execute();
+}
+
+/**
+ * Writes what a batch decided, in one statement: the new reservations, the CHARGE ledger entries, and the key spend
+ * and balance rows (locked by this transaction) moved by their deltas.
+ */
+export async function writeBatch(trx: Tx, plan: BatchPlan): Promise<void> {
+  if (plan.reservations.length + plan.ledger.length + plan.balanceChanges.length + plan.keySpendChanges.length === 0) return;
+  const reservations = plan.reservations.map((r) => ({
+    id: r.id,
+    account_id: r.accountId,
+    api_key_id: r.apiKeyId,
+    currency: r.currency,
+    amount: r.amount,
+    key_period_start: r.keyPeriodStart,
+    limit_group: r.limitGroup,
+    request_id: r.requestId,
+    expires_at: r.expiresAt,
+  }));
+  const ledger = plan.ledger.map((l) => ({ account_id: l.accountId, currency: l.currency, amount: l.amount, balance_after: l.balanceAfter, request_id: l.requestId, model_id: l.modelId, created_at: l.createdAt }));
+  const balances = plan.balanceChanges.map((c) => ({ account_id: c.accountId, currency: c.currency, amount: c.amount, reserved: c.reserved }));
+  const keySpend = plan.keySpendChanges.map((c) => ({ api_key_id: c.apiKeyId, period_start: c.periodStart, spent_usd: c.spentUsd, reserved_usd: c.reservedUsd, spent_diem: c.spentDiem, reserved_diem: c.reservedDiem }));
+  await sql`
+    with new_reservation as (
+      insert into reservations (id, account_id, api_key_id, currency, amount, key_period_start, limit_group, request_id, expires_at)
+      select * from jsonb_to_recordset(${rowsParam(reservations)}::jsonb) as r(
+        id uuid, account_id uuid, api_key_id uuid, currency text, amount int8, key_period_start timestamptz, limit_group text,
+        request_id text, expires_at timestamptz)
+    ), charge as (
+      insert into account_ledger (account_id, currency, amount, balance_after, type, request_id, model_id, created_at)
+      select account_id, currency, amount, balance_after, 'CHARGE', request_id, model_id, created_at
+      from jsonb_to_recordset(${rowsParam(ledger)}::jsonb) as l(
+        account_id uuid, currency text, amount int8, balance_after int8, request_id text, model_id text, created_at timestamptz)
+    ), key_spend as (
+      update api_key_spend s set spent_usd = s.spent_usd + c.spent_usd, reserved_usd = s.reserved_usd + c.reserved_usd,
+        spent_diem = s.spent_diem + c.spent_diem, reserved_diem = s.reserved_diem + c.reserved_diem
+      from jsonb_to_recordset(${rowsParam(keySpend)}::jsonb) as c(
+        api_key_id uuid, period_start timestamptz, spent_usd int8, reserved_usd int8, spent_diem int8, reserved_diem int8)
+      where s.api_key_id = c.api_key_id and s.period_start = c.period_start
+    )
+    update balances b set amount = b.amount + c.amount, reserved = b.reserved + c.reserved, updated_at = now()
+    from jsonb_to_recordset(${rowsParam(balances)}::jsonb) as c(account_id uuid, currency text, amount int8, reserved int8)
+    where b.account_id = c.account_id and b.currency = c.currency`.execute(trx);
+}

@@ -1,0 +1,242 @@
+import { randomUUID } from 'node:crypto';
+import { CHARGING_ORDER, limitGroupOf, priceIn, type LimitGroup, type Price, type Reservation, type SettledCharge } from './billing.types.ts';
+import type { Currency, Nano } from './money.ts';
+import type { SettledUsageEntry } from './usage.types.ts';
+
+/*
+ * The decisions of one batch of reserve and settle calls, made in memory against the balance and key spend rows the
+ * batch holds locked (FOR UPDATE): the same decisions, in the same order, as running the calls one after another,
+ * so a balance or a key limit can no more go below zero than with one call per transaction.
+ */
+
+/** A reserve() waiting for the next batch. */
+export interface ReserveOp {
+  readonly kind: 'reserve';
+  readonly accountId: string;
+  readonly apiKeyId: string;
+  readonly keyPeriodStart: Date;
+  readonly maxCost: Price;
+  readonly requestId: string;
+  readonly expiresAt: Date;
+}
+
+/** A settle() waiting for the next batch; its entries are already priced in the reserved currency. */
+export interface SettleOp {
+  readonly kind: 'settle';
+  readonly reservation: Reservation;
+  readonly charged: Nano;
+  readonly entries: readonly SettledUsageEntry[];
+  readonly modelId: string | null;
+  readonly createdAt: Date;
+}
+
+export type BillingOp = ReserveOp | SettleOp;
+
+export type OpOutcome =
+  | { readonly kind: 'reserved'; readonly reservation: Reservation }
+  /** No currency fits; `blockedBy` names the first key limit that refused one whose balance did. */
+  | { readonly kind: 'refused'; readonly blockedBy: LimitGroup | undefined }
+  | { readonly kind: 'settled'; readonly charge: SettledCharge; readonly entries: readonly SettledUsageEntry[] }
+  /** The reservation was no longer held (settled already, or released by the sweeper): settle off the hot path. */
+  | { readonly kind: 'unheld' };
+
+export interface LockedBalance {
+  readonly account_id: string;
+  readonly currency: string;
+  readonly amount: Nano;
+  readonly reserved: Nano;
+}
+
+export interface LockedKeySpend {
+  readonly api_key_id: string;
+  readonly period_start: Date;
+  readonly spent_usd: Nano;
+  readonly reserved_usd: Nano;
+  readonly spent_diem: Nano;
+  readonly reserved_diem: Nano;
+  readonly limit_usd: Nano | null;
+  readonly limit_diem: Nano | null;
+}
+
+export interface ReservationInsert {
+  readonly id: string;
+  readonly accountId: string;
+  readonly apiKeyId: string;
+  readonly currency: Currency;
+  readonly amount: Nano;
+  readonly keyPeriodStart: Date;
+  readonly limitGroup: LimitGroup;
+  readonly requestId: string;
+  readonly expiresAt: Date;
+}
+
+export interface LedgerInsert {
+  readonly accountId: string;
+  readonly currency: Currency;
+  readonly amount: Nano;
+  readonly balanceAfter: Nano;
+  readonly requestId: string;
+  readonly modelId: string | null;
+  readonly createdAt: Date;
+}
+
+/** Changes to one row, as deltas (the rows are locked, so a delta and the value it was computed from agree). */
+export interface BalanceChange {
+  readonly accountId: string;
+  readonly currency: Currency;
+  amount: Nano;
+  reserved: Nano;
+}
+
+export interface KeySpendChange {
+  readonly apiKeyId: string;
+  readonly periodStart: Date;
+  spentUsd: Nano;
+  reservedUsd: Nano;
+  spentDiem: Nano;
+  reservedDiem: Nano;
+}
+
+export interface BatchPlan {
+  readonly outcomes: OpOutcome[];
+  readonly reservations: ReservationInsert[];
+  readonly ledger: LedgerInsert[];
+  readonly balanceChanges: BalanceChange[];
+  readonly keySpendChanges: KeySpendChange[];
+}
+
+export const keySpendKey = (apiKeyId: string, periodStart: Date): string => `${apiKeyId}@${periodStart.getTime()}`;
+const balanceKey = (accountId: string, currency: string): string => `${accountId}/${currency}`;
+
+/** The accounts a batch touches, sorted (the order their balance rows are locked in). */
+export function accountsOf(ops: readonly BillingOp[]): string[] {
+  return [...new Set(ops.map((op) => (op.kind === 'reserve' ? op.accountId : op.reservation.accountId)))].sort();
+}
+
+/** The (key, period) rows a batch touches: the reserving keys' current periods and the settled reservations' ones. */
+export function keySpendRowsOf(ops: readonly BillingOp[]): { apiKeyId: string; periodStart: Date }[] {
+  const rows = new Map<string, { apiKeyId: string; periodStart: Date }>();
+  for (const op of ops) {
+    const apiKeyId = op.kind === 'reserve' ? op.apiKeyId : op.reservation.apiKeyId;
+    const periodStart = op.kind === 'reserve' ? op.keyPeriodStart : op.reservation.keyPeriodStart;
+    if (apiKeyId && periodStart) rows.set(keySpendKey(apiKeyId, periodStart), { apiKeyId, periodStart });
+  }
+  return [...rows.values()].sort((a, b) => (a.apiKeyId === b.apiKeyId ? a.periodStart.getTime() - b.periodStart.getTime() : a.apiKeyId < b.apiKeyId ? -1 : 1));
+}
+
+/** The (key, period) rows that reserve ops need and the lock did not find: a key's first reservation of a period. */
+export function missingReserveRows(ops: readonly BillingOp[], locked: readonly LockedKeySpend[]): { apiKeyId: string; periodStart: Date }[] {
+  const found = new Set(locked.map((row) => keySpendKey(row.api_key_id, row.period_start)));
+  return keySpendRowsOf(ops.filter((op) => op.kind === 'reserve')).filter((row) => !found.has(keySpendKey(row.apiKeyId, row.periodStart)));
+}
+
+/** The first settle op of each reservation in the batch: a second settle of it finds it settled, as a second call would. */
+export function firstSettles(ops: readonly BillingOp[]): Set<number> {
+  const first = new Map<string, number>();
+  ops.forEach((op, index) => {
+    if (op.kind === 'settle' && !first.has(op.reservation.id)) first.set(op.reservation.id, index);
+  });
+  return new Set(first.values());
+}
+
+/** The settle ops that may charge: the first ones whose reservation the batch moved from held to settled. */
+export function settleWinners(ops: readonly BillingOp[], candidates: ReadonlySet<number>, claimedIds: ReadonlySet<string>): Set<number> {
+  return new Set([...candidates].filter((index) => {
+    const op = ops[index];
+    return op?.kind === 'settle' && claimedIds.has(op.reservation.id);
+  }));
+}
+
+/** The usage entries of the given settle ops. */
+export function entriesOf(ops: readonly BillingOp[], indexes: ReadonlySet<number>): SettledUsageEntry[] {
+  return ops.flatMap((op, index) => (op.kind === 'settle' && indexes.has(index) ? op.entries : []));
+}
+
+/** Runs the batch's ops in order against the locked rows and says what each did and what to write. */
+export function planBatch(ops: readonly BillingOp[], winners: ReadonlySet<number>, balances: readonly LockedBalance[], spends: readonly LockedKeySpend[]): BatchPlan {
+  const balance = new Map(balances.map((row) => [balanceKey(row.account_id, row.currency), { amount: row.amount, reserved: row.reserved }]));
+  const spend = new Map(spends.map((row) => [keySpendKey(row.api_key_id, row.period_start), { ...row }]));
+  const balanceChanges = new Map<string, BalanceChange>();
+  const keySpendChanges = new Map<string, KeySpendChange>();
+  const plan: BatchPlan = { outcomes: [], reservations: [], ledger: [], balanceChanges: [], keySpendChanges: [] };
+
+  const changeBalance = (accountId: string, currency: Currency, amount: Nano, reserved: Nano) => {
+    const key = balanceKey(accountId, currency);
+    const row = balance.get(key);
+    if (!row) throw new Error(`No ${currency} balance row to change`);
+    row.amount += amount;
+    row.reserved += reserved;
+    const change = balanceChanges.get(key) ?? { accountId, currency, amount: 0n, reserved: 0n };
+    change.amount += amount;
+    change.reserved += reserved;
+    balanceChanges.set(key, change);
+    return row.amount;
+  };
+  // Spent grows by `charge`; reserved moves by `hold` but never below zero (as settleKeySpend's greatest(…, 0)).
+  const changeKeySpend = (apiKeyId: string, periodStart: Date, group: LimitGroup, charge: Nano, hold: Nano) => {
+    const key = keySpendKey(apiKeyId, periodStart);
+    const row = spend.get(key);
+    if (!row) return; // the key was deleted since: nothing to count against
+    const change = keySpendChanges.get(key) ?? { apiKeyId, periodStart, spentUsd: 0n, reservedUsd: 0n, spentDiem: 0n, reservedDiem: 0n };
+    const reservedBefore = group === 'usd' ? row.reserved_usd : row.reserved_diem;
+    const reservedAfter = reservedBefore + hold < 0n ? 0n : reservedBefore + hold;
+    if (group === 'usd') {
+      row.spent_usd += charge;
+      row.reserved_usd = reservedAfter;
+      change.spentUsd += charge;
+      change.reservedUsd += reservedAfter - reservedBefore;
+    } else {
+      row.spent_diem += charge;
+      row.reserved_diem = reservedAfter;
+      change.spentDiem += charge;
+      change.reservedDiem += reservedAfter - reservedBefore;
+    }
+    keySpendChanges.set(key, change);
+  };
+
+  ops.forEach((op, index) => {
+    if (op.kind === 'settle') {
+      if (!winners.has(index)) {
+        plan.outcomes.push({ kind: 'unheld' });
+        return;
+      }
+      const { reservation, charged } = op;
+      const balanceAfter = changeBalance(reservation.accountId, reservation.currency, -charged, -reservation.amount);
+      if (reservation.apiKeyId && reservation.keyPeriodStart) {
+        changeKeySpend(reservation.apiKeyId, reservation.keyPeriodStart, limitGroupOf(reservation.currency), charged, -reservation.amount);
+      }
+      if (charged > 0n) {
+        plan.ledger.push({ accountId: reservation.accountId, currency: reservation.currency, amount: -charged, balanceAfter, requestId: reservation.requestId, modelId: op.modelId, createdAt: op.createdAt });
+      }
+      const charge: SettledCharge = { reservationId: reservation.id, currency: reservation.currency, charged, balanceAfter, usageEntryIds: op.entries.map((entry) => entry.id), alreadySettled: false };
+      plan.outcomes.push({ kind: 'settled', charge, entries: op.entries });
+      return;
+    }
+    let blockedBy: LimitGroup | undefined;
+    for (const currency of CHARGING_ORDER) {
+      const amount = priceIn(op.maxCost, currency);
+      const row = balance.get(balanceKey(op.accountId, currency));
+      if (!row || row.amount - row.reserved < amount) continue;
+      const group = limitGroupOf(currency);
+      const keyRow = spend.get(keySpendKey(op.apiKeyId, op.keyPeriodStart));
+      if (!keyRow) throw new Error('The key spend row of a reserving key was not locked');
+      const limit = group === 'usd' ? keyRow.limit_usd : keyRow.limit_diem;
+      const used = group === 'usd' ? keyRow.spent_usd + keyRow.reserved_usd : keyRow.spent_diem + keyRow.reserved_diem;
+      if (limit !== null && used + amount > limit) {
+        blockedBy ??= group;
+        continue;
+      }
+      changeBalance(op.accountId, currency, 0n, amount);
+      changeKeySpend(op.apiKeyId, op.keyPeriodStart, group, 0n, amount);
+      const reservation: Reservation = { id: randomUUID(), accountId: op.accountId, apiKeyId: op.apiKeyId, currency, amount, keyPeriodStart: op.keyPeriodStart, requestId: op.requestId };
+      plan.reservations.push({ ...reservation, apiKeyId: op.apiKeyId, keyPeriodStart: op.keyPeriodStart, limitGroup: group, expiresAt: op.expiresAt });
+      plan.outcomes.push({ kind: 'reserved', reservation });
+      return;
+    }
+    plan.outcomes.push({ kind: 'refused', blockedBy });
+  });
+
+  plan.balanceChanges.push(...[...balanceChanges.values()].filter((change) => change.amount !== 0n || change.reserved !== 0n));
+  plan.keySpendChanges.push(...[...keySpendChanges.values()].filter((c) => c.spentUsd !== 0n || c.reservedUsd !== 0n || c.spentDiem !== 0n || c.reservedDiem !== 0n));
+  return plan;
+}
