@@ -1,6 +1,7 @@
 import { sql, type Transaction } from 'kysely';
 import type { DB } from '../db/types.generated.ts';
 import type { BatchPlan, LockedBalance, LockedKeySpend } from './billing-batch.ts';
+import { usageEntryColumns } from './billing.repository.ts';
 import type { SettledUsageEntry } from './usage.types.ts';
 
 /*
@@ -33,25 +34,7 @@ export interface BatchLocks {
  * key order, so that batches running side by side (other processes) cannot deadlock.
  */
 export async function claimAndLock(trx: Tx, accountIds: readonly string[], entries: readonly SettledUsageEntry[], keySpendRows: readonly { apiKeyId: string; periodStart: Date }[]): Promise<BatchLocks> {
-  const rows = entries.map((e) => ({
-    id: e.id,
-    account_id: e.accountId,
-    api_key_id: e.apiKeyId,
-    reservation_id: e.reservationId,
-    created_at: e.createdAt,
-    sku: e.sku,
-    model_id: e.modelId,
-    model_type: e.modelType,
-    unit_type: e.unitType,
-    line_type: e.lineType,
-    price_per_unit_usd: e.pricePerUnitUsd,
-    units: e.units,
-    amount: e.amount,
-    currency: e.currency,
-    notes: e.notes,
-    request_id: e.requestId,
-    inference_details: e.inferenceDetails,
-  }));
+  const rows = entries.map((e) => ({ id: e.id, ...usageEntryColumns(e), inference_details: e.inferenceDetails }));
   const keys = keySpendRows.map((row) => ({ api_key_id: row.apiKeyId, period_start: row.periodStart }));
   const result = await sql<{ claimed: string[]; balances: JsonBalance[]; spends: JsonKeySpend[] }>`
     with candidate as (

@@ -148,21 +148,7 @@ export async function insertUsageEntries(trx: Tx, entries: readonly (UsageEntryI
     .values(
       entries.map((e) => ({
         ...(e.id ? { id: e.id } : {}),
-        account_id: e.accountId,
-        api_key_id: e.apiKeyId,
-        reservation_id: e.reservationId,
-        created_at: e.createdAt,
-        sku: e.sku,
-        model_id: e.modelId,
-        model_type: e.modelType,
-        unit_type: e.unitType,
-        line_type: e.lineType,
-        price_per_unit_usd: e.pricePerUnitUsd,
-        units: e.units,
-        amount: e.amount,
-        currency: e.currency,
-        notes: e.notes,
-        request_id: e.requestId,
+        ...usageEntryColumns(e),
         inference_details: e.inferenceDetails === null ? null : JSON.stringify(e.inferenceDetails),
       })),
     )
@@ -198,4 +184,25 @@ export async function addToDailyRollups(trx: Tx, day: string, entries: readonly 
       )
       .execute();
   }
+}
+
+/** The columns of a usage entry row but its id and inference details (which each writer encodes its own way). */
+export function usageEntryColumns(e: UsageEntryInsert) {
+  return {
+    account_id: e.accountId,
+    api_key_id: e.apiKeyId,
+    reservation_id: e.reservationId,
+    created_at: e.createdAt,
+    sku: e.sku,
+    model_id: e.modelId,
+    model_type: e.modelType,
+    unit_type: e.unitType,
+    line_type: e.lineType,
+    price_per_unit_usd: e.pricePerUnitUsd,
+    units: e.units,
+    amount: e.amount,
+    currency: e.currency,
+    notes: e.notes,
+    request_id: e.requestId,
+  };
 }
