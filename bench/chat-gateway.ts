@@ -1,0 +1,129 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { Pool } from 'undici';
+import { openLoop, type OpenLoopResult, type OpenLoopTarget } from './open-loop.ts';
+
+/**
+ * Gateway overhead of POST /api/v1/chat/completions: the same open-loop load sent straight to a local upstream
+ * with a fixed latency (bench/chat-upstream.ts, 20 ms) and through Lagoon (auth, model resolution, reserve,
+ * settle, usage entry and rollup all on), side by side at the same rates, non-streaming and streaming (time to
+ * first byte). Then 1,000 concurrent slow streams and Lagoon's resident memory while they are open.
+ * Three processes: the upstream, Lagoon (`node --import tsx src/main.ts`), and this load generator.
+ *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/lagoon_chat_bench npm run bench:chat   # PostgreSQL
+ *   npm run bench:chat                                                                        # embedded PGlite
+ * BENCH_RATES (default 500,1000,2000), BENCH_SECONDS (default 10), BENCH_STREAMS (default 1000) tune it.
+ */
+const RATES = (process.env.BENCH_RATES ?? '500,1000,2000').split(',').map(Number);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const STREAMS = Number(process.env.BENCH_STREAMS ?? 1000);
+const LATENCY_MS = 20;
+const ADMIN = 'bench-chat-admin-key-0123456789';
+const root = new URL('..', import.meta.url).pathname;
+const children: ChildProcess[] = [];
+
+function start(args: string[], env: NodeJS.ProcessEnv, ready: RegExp, nodeArgs: string[] = []): Promise<{ child: ChildProcess; match: RegExpMatchArray }> {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', ...args], { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  children.push(child);
+  return new Promise((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout! });
+    lines.on('line', (line) => {
+      const match = line.match(ready);
+      if (match) resolve({ child, match });
+    });
+    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}`)));
+  });
+}
+
+const rssMb = (pid: number) => Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024);
+
+try {
+  const upstream = await start(['bench/chat-upstream.ts', String(LATENCY_MS)], process.env, /^ready (\d+)/);
+  const upstreamOrigin = `http://127.0.0.1:${upstream.match[1]}`;
+  const dir = mkdtempSync(join(tmpdir(), 'lagoon-chat-bench-'));
+  const configPath = join(dir, 'operator.json');
+  const pricing = { input: { usd: 0.1 }, output: { usd: 0.2 } };
+  writeFileSync(
+    configPath,
+    JSON.stringify({
+      providers: [{ id: 'bench-upstream', type: 'openai-compatible', baseUrl: `${upstreamOrigin}/v1`, timeoutMs: 60_000 }],
+      models: [
+        { id: 'bench-model', name: 'Bench', type: 'text', provider: 'bench-upstream', upstreamModel: 'bench', pricing },
+        { id: 'bench-slow', name: 'Bench slow stream', type: 'text', provider: 'bench-upstream', upstreamModel: 'slow-stream', pricing },
+      ],
+    }),
+  );
+  const lagoonEnv = { ...process.env, PORT: '0', LOG_LEVEL: 'warn', LAGOON_CONFIG: configPath, LAGOON_BOOTSTRAP_ADMIN_KEY: ADMIN, LAGOON_DATA_DIR: join(dir, 'data') };
+  // BENCH_LAGOON_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) profiles the Lagoon process alone.
+  const lagoon = await start(['src/main.ts'], lagoonEnv, /on (http:\/\/127\.0\.0\.1:\d+)/, process.env.BENCH_LAGOON_NODE_ARGS?.split(' ').filter(Boolean) ?? []);
+  const lagoonOrigin = lagoon.match[1]!;
+  const credit = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'accounts', 'credit', '--key', ADMIN, '--currency', 'USD', '--amount', '1000000'], { cwd: root, env: lagoonEnv, stdio: 'inherit' });
+  await new Promise((resolve) => credit.once('exit', resolve));
+
+  const body = (model: string, stream: boolean) => JSON.stringify({ model, stream, max_tokens: 64, messages: [{ role: 'user', content: 'Say something about foxes.' }] });
+  const target = (origin: string, path: string, stream: boolean, auth: boolean): OpenLoopTarget => ({
+    origin,
+    path,
+    stream,
+    body: body(origin === lagoonOrigin ? 'bench-model' : 'bench', stream),
+    headers: { 'content-type': 'application/json', ...(auth && { authorization: `Bearer ${ADMIN}` }) },
+  });
+  const direct = (stream: boolean) => target(upstreamOrigin, '/v1/chat/completions', stream, false);
+  const through = (stream: boolean) => target(lagoonOrigin, '/api/v1/chat/completions', stream, true);
+
+  // Warm both paths (connections, JIT, caches) before measuring.
+  await openLoop(through(false), { rate: 200, seconds: 2 });
+  await openLoop(through(true), { rate: 200, seconds: 2 });
+
+  const rows: string[] = [];
+  const row = (label: string, d: OpenLoopResult, l: OpenLoopResult, stream: boolean) => {
+    const delta = (a: number, b: number) => Math.round((b - a) * 100) / 100;
+    const [dp50, dp99, lp50, lp99] = stream ? [d.ttfbP50 ?? 0, d.ttfbP99 ?? 0, l.ttfbP50 ?? 0, l.ttfbP99 ?? 0] : [d.p50, d.p99, l.p50, l.p99];
+    rows.push(`| ${label} | ${d.rate} | ${dp50} / ${dp99} | ${lp50} / ${lp99} | **${delta(dp50, lp50)} / ${delta(dp99, lp99)}** | ${l.achievedRps} | ${d.errors} / ${l.errors} |`);
+  };
+  for (const stream of [false, true]) {
+    for (const rate of RATES) {
+      const d = await openLoop(direct(stream), { rate, seconds: SECONDS });
+      const l = await openLoop(through(stream), { rate, seconds: SECONDS });
+      row(stream ? 'streaming (time to first byte)' : 'non-streaming', d, l, stream);
+    }
+  }
+
+  // Concurrent streams: open STREAMS slow streams (20 chunks, 1 s apart) and read Lagoon's RSS while all are open.
+  const pool = new Pool(lagoonOrigin, { connections: STREAMS + 10 });
+  const idleRss = rssMb(lagoon.child.pid!);
+  let open = 0;
+  let peakRss = idleRss;
+  let streamErrors = 0;
+  const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssMb(lagoon.child.pid!))), 200);
+  await Promise.all(
+    Array.from({ length: STREAMS }, async () => {
+      try {
+        const response = await pool.request({ method: 'POST', path: '/api/v1/chat/completions', headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN}` }, body: body('bench-slow', true) });
+        if (response.statusCode !== 200) streamErrors += 1;
+        let counted = false;
+        for await (const part of response.body) {
+          if (!counted && (part as Buffer).length > 0) {
+            open += 1;
+            counted = true;
+          }
+        }
+      } catch {
+        streamErrors += 1;
+      }
+    }),
+  );
+  clearInterval(sampler);
+  await pool.close();
+
+  console.log(`\nMachine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}, database: ${process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'}`);
+  console.log(`Upstream latency ${LATENCY_MS} ms; ${SECONDS} s per rate; latencies in ms (p50 / p99), measured from each request's scheduled send.\n`);
+  console.log('| mode | rate (req/s) | direct p50 / p99 | through Lagoon p50 / p99 | overhead p50 / p99 | Lagoon completed/s | errors direct / Lagoon |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|');
+  for (const line of rows) console.log(line);
+  console.log(`\n${STREAMS} concurrent streams: ${open} reached their first chunk, ${streamErrors} errors; Lagoon RSS ${idleRss} MB before, peak ${peakRss} MB.`);
+} finally {
+  for (const child of children) child.kill('SIGTERM');
+}

@@ -1,0 +1,88 @@
+import { Pool } from 'undici';
+
+/**
+ * An open-loop load generator: requests are scheduled at a fixed rate whatever the server does, and each
+ * latency is measured from the request's scheduled time (so a stalled server cannot hide its queueing, the
+ * "coordinated omission" that closed-loop tools suffer). One undici pool with many keep-alive connections.
+ */
+export interface OpenLoopResult {
+  readonly rate: number;
+  readonly sent: number;
+  readonly errors: number;
+  /** Completed requests per second over the run. */
+  readonly achievedRps: number;
+  readonly p50: number;
+  readonly p90: number;
+  readonly p99: number;
+  /** Streaming only: time to the first body byte. */
+  readonly ttfbP50?: number;
+  readonly ttfbP99?: number;
+}
+
+export interface OpenLoopTarget {
+  readonly origin: string;
+  readonly path: string;
+  readonly headers: Record<string, string>;
+  readonly body: string;
+  readonly stream?: boolean;
+}
+
+export async function openLoop(target: OpenLoopTarget, options: { rate: number; seconds: number; connections?: number }): Promise<OpenLoopResult> {
+  const pool = new Pool(target.origin, { connections: options.connections ?? 512, pipelining: 1, keepAliveTimeout: 60_000 });
+  const total = Math.round(options.rate * options.seconds);
+  const interval = 1000 / options.rate;
+  const latencies: number[] = [];
+  const firstBytes: number[] = [];
+  let errors = 0;
+  const inFlight: Promise<void>[] = [];
+  const start = performance.now() + 20;
+
+  const send = async (scheduledAt: number) => {
+    try {
+      const response = await pool.request({ method: 'POST', path: target.path, headers: target.headers, body: target.body });
+      let first = true;
+      for await (const part of response.body) {
+        if (first && (part as Buffer).length > 0) {
+          firstBytes.push(performance.now() - scheduledAt);
+          first = false;
+        }
+      }
+      latencies.push(performance.now() - scheduledAt);
+      if (response.statusCode !== 200) errors += 1;
+    } catch {
+      errors += 1;
+    }
+  };
+
+  let next = 0;
+  while (next < total) {
+    const now = performance.now();
+    // Fire everything that is due (timers are ~1 ms coarse; at 2,000 RPS several are due per tick).
+    while (next < total && start + next * interval <= now) {
+      inFlight.push(send(start + next * interval));
+      next += 1;
+    }
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, Math.min(1, start + next * interval - performance.now()))));
+  }
+  await Promise.all(inFlight);
+  const elapsed = (performance.now() - start) / 1000;
+  await pool.close();
+  return {
+    rate: options.rate,
+    sent: total,
+    errors,
+    achievedRps: Math.round(latencies.length / elapsed),
+    ...quantiles(latencies),
+    ...(target.stream && { ttfbP50: quantile(firstBytes, 0.5), ttfbP99: quantile(firstBytes, 0.99) }),
+  };
+}
+
+function quantiles(values: number[]): { p50: number; p90: number; p99: number } {
+  return { p50: quantile(values, 0.5), p90: quantile(values, 0.9), p99: quantile(values, 0.99) };
+}
+
+function quantile(values: number[], q: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const value = sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+  return Math.round(value * 100) / 100;
+}
