@@ -17,10 +17,7 @@ export function json(body: JsonValue, status = 200, headers: HeadersInit = {}): 
 /** The decisions.md error body; a 500 never leaks internals. */
 export function errorResponse(error: unknown, requestId: string): Response {
   if (error instanceof AppError) {
-    const headers: Record<string, string> = {};
-    const retryAfter = (error as { retryAfterSeconds?: unknown }).retryAfterSeconds;
-    if (typeof retryAfter === 'number') headers['retry-after'] = String(Math.max(1, Math.ceil(retryAfter)));
-    return json({ error: error.message, code: error.code, ...(error.extra() as Record<string, JsonValue>) }, error.status, headers);
+    return json({ error: error.message, code: error.code, ...(error.extra() as Record<string, JsonValue>) }, error.status, error.headers());
   }
   return json({ error: 'An unknown error occurred', code: 'INTERNAL_ERROR', requestId }, 500);
 }
@@ -28,13 +25,18 @@ export function errorResponse(error: unknown, requestId: string): Response {
 // JSON, plus the types clients send by default for a raw body (curl -d, fetch with a string body).
 const JSON_TYPE = /^(application\/([\w.+-]+\+)?json|text\/plain|application\/x-www-form-urlencoded)\b/i;
 
+/** 415 unless the body is declared as JSON (or not declared at all). */
+export function requireJsonContentType(request: Request): void {
+  const type = request.headers.get('content-type');
+  if (type && !JSON_TYPE.test(type)) throw new InvalidContentTypeError(`Content-Type must be application/json, got "${type.split(';')[0]}"`);
+}
+
 /**
  * Reads a JSON body of at most `limitBytes`. A declared Content-Length over the limit is refused before any
  * byte is read; a chunked body is counted as it streams and abandoned the moment it passes the limit.
  */
 export async function readJsonBody(request: Request, limitBytes: number): Promise<unknown> {
-  const type = request.headers.get('content-type');
-  if (type && !JSON_TYPE.test(type)) throw new InvalidContentTypeError(`Content-Type must be application/json, got "${type.split(';')[0]}"`);
+  requireJsonContentType(request);
   const bytes = await readBodyLimited(request, limitBytes);
   if (bytes.byteLength === 0) throw new ValidationError('Request body is empty; send a JSON object');
   try {

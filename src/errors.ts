@@ -40,6 +40,11 @@ export abstract class AppError extends Error {
   extra(): Record<string, unknown> {
     return {};
   }
+
+  /** Response headers the REST error carries (e.g. when to retry). */
+  headers(): Record<string, string> {
+    return {};
+  }
 }
 
 export class ValidationError extends AppError {
@@ -169,6 +174,10 @@ export class RateLimitedError extends AppError {
     readonly retryAfterSeconds: number,
   ) {
     super(message);
+  }
+
+  override headers(): Record<string, string> {
+    return { 'retry-after': String(Math.max(1, Math.ceil(this.retryAfterSeconds))) };
   }
 }
 

@@ -1,15 +1,10 @@
 import { z } from 'zod';
-import { RpcCapExceededError } from '../../src/crypto-rpc/caps.ts';
 import { costHeaderValue } from '../../src/crypto-rpc/credits.ts';
 import { RpcRequestBodyDoc } from '../../src/crypto-rpc/rpc.inputs.ts';
-import type { RpcCallOutcome } from '../../src/crypto-rpc/rpc-proxy.service.ts';
-import { InvalidContentTypeError } from '../../src/errors.ts';
-import { errorResponse, json, readBodyLimited } from '../http.ts';
+import { json, readBodyLimited, requireJsonContentType } from '../http.ts';
 import type { Route } from '../router.ts';
 
 const NetworksResponse = z.object({ networks: z.array(z.string()).describe('The served network slugs, sorted') });
-// JSON, plus what clients send by default for a raw body (curl -d).
-const JSON_TYPE = /^(application\/([\w.+-]+\+)?json|text\/plain|application\/x-www-form-urlencoded)\b/i;
 
 export const cryptoRpcRoutes: Route[] = [
   {
@@ -31,21 +26,11 @@ export const cryptoRpcRoutes: Route[] = [
       body: RpcRequestBodyDoc,
       responseDescription: "The node's JSON-RPC response, byte for byte",
     },
-    async handler({ services, auth, request, params, config, requestId }) {
-      const type = request.headers.get('content-type');
-      if (type && !JSON_TYPE.test(type)) throw new InvalidContentTypeError(`Content-Type must be application/json, got "${type.split(';')[0]}"`);
+    async handler({ services, auth, request, params, config }) {
+      // The raw bytes, not parsed JSON: the proxy validates each item itself and forwards the original body.
+      requireJsonContentType(request);
       const body = await readBodyLimited(request, config.http.maxJsonBytes);
-      let outcome: RpcCallOutcome;
-      try {
-        outcome = await services.cryptoRpc.call(auth, { network: params.network ?? '', body, idempotencyKey: request.headers.get('idempotency-key') }, { signal: request.signal });
-      } catch (error) {
-        if (!(error instanceof RpcCapExceededError)) throw error;
-        const response = errorResponse(error, requestId);
-        response.headers.set('x-ratelimit-limit', String(error.limit));
-        response.headers.set('x-ratelimit-remaining', String(error.remaining));
-        response.headers.set('x-ratelimit-reset', String(Math.ceil(error.resetAt.getTime() / 1000)));
-        return response;
-      }
+      const outcome = await services.cryptoRpc.call(auth, { network: params.network ?? '', body, idempotencyKey: request.headers.get('idempotency-key') }, { signal: request.signal });
       const headers: Record<string, string> = {
         'content-type': 'application/json',
         'x-service-rpc-credits': String(outcome.credits),

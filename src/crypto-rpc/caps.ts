@@ -36,6 +36,15 @@ export class RpcCapExceededError extends RateLimitedError {
   override extra(): Record<string, unknown> {
     return { customMessage: this.customMessage };
   }
+
+  override headers(): Record<string, string> {
+    return {
+      ...super.headers(),
+      'x-ratelimit-limit': String(this.limit),
+      'x-ratelimit-remaining': String(this.remaining),
+      'x-ratelimit-reset': String(Math.ceil(this.resetAt.getTime() / 1000)),
+    };
+  }
 }
 
 /** Credits held against the 24 h cap by one request; settled to the actual amount once the node answered. */
