@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { parseAtto } from '../billing/money.ts';
 import { CHAIN_FAMILIES, familyOfSlug, NETWORK_SLUG } from '../crypto-rpc/chains.ts';
 import type { OperatorConfigIssue } from './load.ts';
+import { EXACT_DECIMAL_MESSAGE, exactDecimal, PROVIDER_ID_PATTERN } from './primitives.ts';
 import type { ProviderConfig } from './schema.ts';
 
 /*
@@ -19,8 +19,6 @@ import type { ProviderConfig } from './schema.ts';
  *         cooldownMs: 15000
  */
 
-const PROVIDER_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/;
-
 const isHttpUrl = (value: string): boolean => {
   try {
     const url = new URL(value);
@@ -32,16 +30,7 @@ const isHttpUrl = (value: string): boolean => {
 
 const UpstreamRef = z
   .string()
-  .refine((value) => isHttpUrl(value) || PROVIDER_ID.test(value), 'an http(s) node URL, or the id of a json-rpc provider');
-
-const exactPrice = (value: number) => {
-  try {
-    parseAtto(value);
-    return true;
-  } catch {
-    return false;
-  }
-};
+  .refine((value) => isHttpUrl(value) || PROVIDER_ID_PATTERN.test(value), 'an http(s) node URL, or the id of a json-rpc provider');
 
 export const RpcNetworkConfigSchema = z.strictObject({
   upstreams: z.union([UpstreamRef, z.array(UpstreamRef).min(1)]).transform((refs) => (typeof refs === 'string' ? [refs] : refs)),
@@ -59,7 +48,7 @@ const CapsSchema = z.strictObject({
 
 export const RpcConfigSchema = z.strictObject({
   /** USD per credit, exact to 18 decimal places (default 0.000000625). */
-  pricePerCreditUsd: z.number().positive().refine(exactPrice, 'must be a decimal with at most 18 decimal places').optional(),
+  pricePerCreditUsd: z.number().positive().refine(exactDecimal, EXACT_DECIMAL_MESSAGE).optional(),
   caps: z.strictObject({ standard: CapsSchema.optional(), staff: CapsSchema.optional() }).optional(),
   /** By network slug (checked in checkRpcConfig, where the message can name the slug). */
   networks: z.record(z.string(), RpcNetworkConfigSchema).default({}),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { parseAtto } from '../billing/money.ts';
 import { MODEL_PRIVACY, MODEL_TYPES } from '../catalog/model.ts';
+import { EXACT_DECIMAL_MESSAGE, exactDecimal, ProviderId } from './primitives.ts';
 import { RpcConfigSchema, type RpcConfig } from './rpc-config.ts';
 
 /*
@@ -15,21 +15,12 @@ const BASE_URL_OPTIONAL: readonly ProviderType[] = ['simulator', 'brave'];
 
 // No ':' in names: chat accepts `<model>:<key>=<value>` suffixes.
 const ModelId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$/, 'Use letters, digits, ".", "_", "/" and "-" (no ":" or spaces)');
-const ProviderId = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, 'Use lowercase letters, digits, "_" and "-"');
 const Trait = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, 'Use letters, digits, "_" and "-"');
 const Slug = z.string().regex(/^[a-z0-9][a-z0-9-]{0,99}$/, 'Use lowercase letters, digits and "-"');
 const ModelTypeSchema = z.enum(MODEL_TYPES);
 
-const exactDecimal = (value: number) => {
-  try {
-    parseAtto(value);
-    return true;
-  } catch {
-    return false;
-  }
-};
 /** A price or multiplier: a plain decimal number, exact to 18 places (money is never computed with floats). */
-const Decimal = z.number().nonnegative().refine(exactDecimal, 'must be a decimal with at most 18 decimal places');
+const Decimal = z.number().nonnegative().refine(exactDecimal, EXACT_DECIMAL_MESSAGE);
 
 const pricePairShape = { usd: Decimal, diem: Decimal.optional() };
 const withDiem = <T extends { usd: number; diem?: number | undefined }>(pair: T) => ({ ...pair, diem: pair.diem ?? pair.usd });
