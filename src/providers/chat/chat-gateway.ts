@@ -1,3 +1,4 @@
+import { UpstreamHealth } from '../upstream-health.ts';
 import { UpstreamError, ValidationError } from '../../errors.ts';
 import type { ProviderBinding } from '../../catalog/model.ts';
 import type { Logger } from '../../logger.ts';
@@ -50,11 +51,6 @@ export interface ChatGatewayDeps {
   readonly now?: () => number;
 }
 
-interface Health {
-  failures: number;
-  coolUntil: number;
-}
-
 export interface GatewayResult {
   readonly providerId: string;
   readonly upstreamModel: string;
@@ -62,11 +58,12 @@ export interface GatewayResult {
 
 export class ChatGateway {
   private readonly entries = new Map<string, ChatProviderEntry>();
-  private readonly health = new Map<string, Health>();
+  private readonly health: UpstreamHealth;
   private readonly now: () => number;
 
   constructor(private readonly deps: ChatGatewayDeps) {
     this.now = deps.now ?? Date.now;
+    this.health = new UpstreamHealth({ failuresBeforeCooldown: FAILURES_BEFORE_COOLDOWN, restartCountAfterCooldown: true }, this.now);
     for (const config of deps.providers) {
       const entry = entryFromConfig(config);
       if (entry) this.entries.set(config.id, entry);
@@ -140,7 +137,7 @@ export class ChatGateway {
     });
     if (known.length === 0) throw new UpstreamError('No model server is available for this model', 'SERVICE_UNAVAILABLE', 503);
     const now = this.now();
-    const ready = known.filter(({ binding }) => (this.health.get(binding.providerId)?.coolUntil ?? 0) <= now);
+    const ready = known.filter(({ binding }) => !this.health.cooling(binding.providerId, now));
     const ordered = ready.length > 0 ? ready : known;
 
     let lastError: unknown;
@@ -150,7 +147,7 @@ export class ChatGateway {
         try {
           const result = await call(entry.provider, binding.upstreamModel);
           this.observe(binding.providerId, operation, 'ok', started);
-          this.health.delete(binding.providerId);
+          this.health.succeeded(binding.providerId);
           return { providerId: binding.providerId, upstreamModel: binding.upstreamModel, result };
         } catch (error) {
           this.observe(binding.providerId, operation, outcomeOf(error, signal), started);
@@ -169,14 +166,7 @@ export class ChatGateway {
   }
 
   private recordFailure(providerId: string, cooldownMs: number): void {
-    const health = this.health.get(providerId) ?? { failures: 0, coolUntil: 0 };
-    health.failures += 1;
-    if (health.failures >= FAILURES_BEFORE_COOLDOWN) {
-      health.coolUntil = this.now() + cooldownMs;
-      health.failures = 0;
-      this.deps.logger?.warn({ provider: providerId, cooldownMs }, 'chat upstream cooling down after repeated failures');
-    }
-    this.health.set(providerId, health);
+    if (this.health.failed(providerId, cooldownMs)) this.deps.logger?.warn({ provider: providerId, cooldownMs }, 'chat upstream cooling down after repeated failures');
   }
 
   /** Counts a mid-stream break as a failure of the provider (it did not deliver what it started). */

@@ -1,3 +1,4 @@
+import { UpstreamHealth } from '../upstream-health.ts';
 import { UpstreamError } from '../../errors.ts';
 import { UpstreamFailure, type JsonRpcHttpAnswer, type JsonRpcUpstream } from './json-rpc-upstream.ts';
 
@@ -18,19 +19,20 @@ export interface SendOptions<T> {
  * single node still gets every request. Health is per process: it only orders the attempts.
  */
 export class JsonRpcUpstreamSet {
-  private readonly coolUntil = new Map<string, number>();
+  /** One failure is enough to put a node last. */
+  private readonly health: UpstreamHealth;
 
   constructor(
     readonly label: string,
     readonly upstreams: readonly JsonRpcUpstream[],
     private readonly cooldownMs: number,
-    private readonly now: () => number = Date.now,
-  ) {}
+    now: () => number = Date.now,
+  ) {
+    this.health = new UpstreamHealth({ failuresBeforeCooldown: 1 }, now);
+  }
 
   async send<T>(body: string, options: SendOptions<T>): Promise<{ value: T; upstreamId: string }> {
-    const now = this.now();
-    const cooling = (upstream: JsonRpcUpstream) => (this.coolUntil.get(upstream.id) ?? 0) > now;
-    const ordered = this.coolUntil.size === 0 ? this.upstreams : [...this.upstreams.filter((u) => !cooling(u)), ...this.upstreams.filter(cooling)];
+    const ordered = this.health.healthyFirst(this.upstreams, (upstream) => upstream.id);
     let lastReason = 'no node is configured';
     let allTimedOut = ordered.length > 0;
     for (const upstream of ordered) {
@@ -41,7 +43,7 @@ export class JsonRpcUpstreamSet {
           if (answer.status >= 200 && answer.status < 300) {
             const verdict = options.accept(answer);
             if (verdict.ok) {
-              if (this.coolUntil.size > 0) this.coolUntil.delete(upstream.id);
+              this.health.succeeded(upstream.id);
               return { value: verdict.value, upstreamId: upstream.id };
             }
             failure = verdict.reason;
@@ -58,7 +60,7 @@ export class JsonRpcUpstreamSet {
         const reason = typeof failure === 'string' ? failure : failure.message;
         if (typeof failure === 'string' || failure.kind !== 'timeout') allTimedOut = false;
         lastReason = reason;
-        this.coolUntil.set(upstream.id, this.now() + this.cooldownMs);
+        this.health.failed(upstream.id, this.cooldownMs);
         options.onFailure?.(upstream.id, reason);
         break;
       }

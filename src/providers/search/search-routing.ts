@@ -1,3 +1,4 @@
+import { UpstreamHealth } from '../upstream-health.ts';
 import { UpstreamError } from '../../errors.ts';
 import type { ProviderConfig, SearchMapping } from '../../operator-config/schema.ts';
 import { BRAVE_DEFAULT_BASE_URL, BraveAdapter } from './brave.adapter.ts';
@@ -89,12 +90,14 @@ function fromProviderConfig(config: ProviderConfig): Candidate | undefined {
  * upstream still gets every request). Health is per process: it is only an optimisation.
  */
 export class SearchRouter {
-  private readonly health = new Map<string, { failures: number; coolUntil: number }>();
+  private readonly health: UpstreamHealth;
 
   constructor(
     private readonly routes: Readonly<Record<SearchProviderId, readonly SearchTarget[]>>,
-    private readonly now: () => number = Date.now,
-  ) {}
+    now: () => number = Date.now,
+  ) {
+    this.health = new UpstreamHealth({ failuresBeforeCooldown: FAILURES_BEFORE_COOLDOWN }, now);
+  }
 
   serves(id: SearchProviderId): boolean {
     return this.routes[id].length > 0;
@@ -105,30 +108,21 @@ export class SearchRouter {
     query: string,
     options: { limit: number; signal?: AbortSignal | undefined; onFailure?: (target: SearchTarget, error: UpstreamError) => void },
   ): Promise<{ results: SearchResult[]; providerId: string }> {
-    const now = this.now();
-    const cooling = (target: SearchTarget) => (this.health.get(target.provider.id)?.coolUntil ?? 0) > now;
-    const ordered = [...this.routes[id].filter((t) => !cooling(t)), ...this.routes[id].filter(cooling)];
+    const ordered = this.health.healthyFirst(this.routes[id], (target) => target.provider.id);
     let lastError: UpstreamError | undefined;
     for (const target of ordered) {
       try {
         const results = await target.provider.search(query, { limit: options.limit, engineHint: target.engineHint, signal: options.signal });
-        this.health.delete(target.provider.id);
+        this.health.succeeded(target.provider.id);
         return { results: results.slice(0, options.limit), providerId: target.provider.id };
       } catch (error) {
         if (!(error instanceof UpstreamError)) throw error;
         lastError = error;
-        this.recordFailure(target);
+        this.health.failed(target.provider.id, target.cooldownMs);
         options.onFailure?.(target, error);
         if (options.signal?.aborted) break;
       }
     }
     throw lastError ?? new UpstreamError(`No search upstream serves "${id}"`, 'SERVICE_UNAVAILABLE', 503);
-  }
-
-  private recordFailure(target: SearchTarget): void {
-    const entry = this.health.get(target.provider.id) ?? { failures: 0, coolUntil: 0 };
-    entry.failures += 1;
-    if (entry.failures >= FAILURES_BEFORE_COOLDOWN) entry.coolUntil = this.now() + target.cooldownMs;
-    this.health.set(target.provider.id, entry);
   }
 }
