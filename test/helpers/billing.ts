@@ -7,6 +7,18 @@ import { utcDay } from '../../src/billing/periods.ts';
 import type { Database } from '../../src/db/database.ts';
 import type { Services } from '../../src/services.ts';
 
+/** A usage entry as GET /billing/usage returns it. */
+export interface UsageEntryWire {
+  timestamp: string;
+  sku: string;
+  pricePerUnitUsd: number;
+  units: number;
+  amount: number;
+  currency: string;
+  notes: string;
+  inferenceDetails: { requestId: string; inferenceExecutionTime: number; promptTokens?: number; completionTokens?: number } | null;
+}
+
 /** One usage line as the acceptance checks expect to find it again everywhere. */
 export interface ExpectedLine {
   readonly keyId: string;

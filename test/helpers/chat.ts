@@ -1,10 +1,11 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { createServerAdapter } from '@whatwg-node/server';
 import OpenAI from 'openai';
 import { parseAtto } from '../../src/billing/money.ts';
 import { createTestApp, type TestApp } from './app.ts';
 import { createAccountWithKey } from './services.ts';
+import type { UsageEntryWire } from './billing.ts';
+import { listenLocally } from './local-server.ts';
 
 /** Lagoon on a real port (the `openai` client and graphql-sse talk HTTP), on a fresh test database. */
 export interface ChatServer {
@@ -17,28 +18,15 @@ export interface ChatServer {
 export async function startChatServer(env: Record<string, string> = {}): Promise<ChatServer> {
   const t = await createTestApp(env);
   const server: Server = createServer(createServerAdapter((request: Request) => t.app.fetch(request)));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const listening = await listenLocally(server);
   return {
     t,
-    url,
+    url: listening.url,
     async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await listening.close();
       await t.close();
     },
   };
-}
-
-export interface UsageEntryWire {
-  timestamp: string;
-  sku: string;
-  pricePerUnitUsd: number;
-  units: number;
-  amount: number;
-  currency: string;
-  notes: string;
-  inferenceDetails: { requestId: string; inferenceExecutionTime: number; promptTokens?: number; completionTokens?: number } | null;
 }
 
 /** A funded account seen through the `openai` client, with its balance and usage entries. */

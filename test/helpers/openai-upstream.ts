@@ -1,5 +1,5 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenLocally } from './local-server.ts';
 
 /*
  * A fake OpenAI-compatible upstream (what vLLM, llama.cpp server, Ollama and OpenAI speak) on 127.0.0.1:<port 0>,
@@ -192,10 +192,9 @@ export async function startOpenAIUpstream(options: OpenAIUpstreamOptions = {}): 
     }
   }
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const listening = await listenLocally(server);
   return {
-    url: `http://127.0.0.1:${port}/v1`,
+    url: `${listening.url}/v1`,
     requests,
     chatRequests: () => requests.filter((request) => request.path === '/v1/chat/completions'),
     setBehavior: (next) => {
@@ -220,11 +219,7 @@ export async function startOpenAIUpstream(options: OpenAIUpstreamOptions = {}): 
         abortWaiters.add(done);
       });
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: listening.close,
   };
 }
 

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import ganache from 'ganache';
 import { concat, defineChain, keccak256, numberToHex, toHex, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { listenLocally } from './local-server.ts';
 
 /*
  * A real local Ethereum node for the crypto RPC tests: ganache (an npm package, offline, ~1 s to start) on
@@ -103,16 +104,12 @@ export async function startCountingProxy(target: string): Promise<CountingProxy>
       else void forward();
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const listening = await listenLocally(server);
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url: listening.url,
     requests,
     queue: (...more) => overrides.push(...more),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: listening.close,
   };
 }
 

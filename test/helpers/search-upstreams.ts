@@ -1,5 +1,5 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenLocally } from './local-server.ts';
 
 /*
  * Local stand-ins for the two search upstreams, speaking their documented protocols on 127.0.0.1:
@@ -59,17 +59,12 @@ async function startFake(handle: (url: URL, request: IncomingMessage, response: 
     if (override) override(request, response);
     else handle(url, request, response);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const listening = await listenLocally(server);
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: listening.url,
     requests,
     queue: (...more) => overrides.push(...more),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: listening.close,
   };
 }
 

@@ -3,21 +3,12 @@ import { operator } from '../../src/auth/auth-context.ts';
 import { nanoToNumber, parseNano } from '../../src/billing/money.ts';
 import { CSV_COLUMNS } from '../../rest/routes/billing-wire.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
-import { chargeScenario, parseCsv, scenarioAccount, sumBy, type ExpectedLine } from '../helpers/billing.ts';
+import { chargeScenario, parseCsv, scenarioAccount, sumBy, type ExpectedLine, type UsageEntryWire } from '../helpers/billing.ts';
 import { testDatabaseKind } from '../helpers/db.ts';
 
 const REDIS_URL = process.env.REDIS_URL || undefined;
 
-interface WireEntry {
-  timestamp: string;
-  sku: string;
-  pricePerUnitUsd: number;
-  units: number;
-  amount: number;
-  currency: string;
-  notes: string;
-  inferenceDetails: { requestId: string; inferenceExecutionTime: number; promptTokens?: number; completionTokens?: number } | null;
-}
+type WireEntry = UsageEntryWire;
 interface UsagePageBody {
   data: WireEntry[];
   pagination: { limit: number; page: number; total: number; totalPages: number };
