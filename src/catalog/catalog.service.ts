@@ -111,13 +111,8 @@ export class CatalogService {
   }
 
   /** What a request's model name means for a type: a model id, else a trait, else a compatibility mapping. */
-  async resolveModel(_auth: AuthContext, name: string, type: ModelType): Promise<CatalogModel | undefined> {
-    const snapshot = await this.current();
-    const direct = snapshot.byId.get(name);
-    if (direct?.type === type) return direct;
-    const target = own(snapshot.traits.get(type), name) ?? own(snapshot.aliases.get(type), name);
-    const model = target === undefined ? undefined : snapshot.byId.get(target);
-    return model?.type === type ? model : undefined;
+  async resolveModel(auth: AuthContext, name: string, type: ModelType): Promise<CatalogModel | undefined> {
+    return (await this.lookupModel(auth, name, type)).model;
   }
 
   /**
