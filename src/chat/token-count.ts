@@ -1,5 +1,5 @@
-import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import type { JsonObject } from '../providers/chat/chat-provider.ts';
+import { countTextTokens } from '../tokenizer.ts';
 
 /*
  * Token counts with OpenAI's o200k_base encoding (gpt-tokenizer). Upstream models use their own tokenizers, so
@@ -12,10 +12,7 @@ const TOKENS_PER_MESSAGE = 4;
 /** What one image costs in prompt tokens, as an upper estimate (vision encoders use a few hundred to ~1,500). */
 export const IMAGE_TOKEN_ESTIMATE = 1_500;
 
-// Special-token lookalikes in user text are ordinary text, not control tokens.
-const ORDINARY = { disallowedSpecial: new Set<string>() };
-
-export const countTextTokens = (text: string): number => (text === '' ? 0 : countTokens(text, ORDINARY));
+export { countTextTokens };
 
 /** Prompt tokens of an upstream request body: messages (text parts and images), tools and the response schema. */
 export function countPromptTokens(body: { messages: readonly JsonObject[]; tools?: unknown; response_format?: unknown }): number {

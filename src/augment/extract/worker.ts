@@ -1,6 +1,6 @@
 import { parentPort } from 'node:worker_threads';
-import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { ValidationError } from '../../errors.ts';
+import { countTextTokens } from '../../tokenizer.ts';
 import { extractDocument, type ExtractLimits } from './extract.ts';
 import type { WorkerReply, WorkerRequest } from './pool.ts';
 
@@ -20,8 +20,7 @@ port.postMessage({ type: 'ready' } satisfies WorkerReply);
 async function handle(bytes: Uint8Array, limits: ExtractLimits): Promise<WorkerReply> {
   try {
     const { kind, text } = await extractDocument(bytes, limits);
-    // o200k_base (GPT-4o and later); special-token lookalikes in a document are ordinary text.
-    const tokens = countTokens(text, { disallowedSpecial: new Set() });
+    const tokens = countTextTokens(text);
     return { type: 'done', kind, text, tokens };
   } catch (error) {
     if (error instanceof ValidationError) return { type: 'refused', message: error.message };

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { decode, encode } from 'gpt-tokenizer/encoding/o200k_base';
 import { z } from 'zod';
 import { ValidationError } from '../../errors.ts';
+import { decodeTokens, encodeText } from '../../tokenizer.ts';
 import type {
   ChatCallOptions,
   ChatProvider,
@@ -35,8 +35,7 @@ export type SimulatorOptions = z.output<typeof SimulatorOptions>;
 
 const DEFAULT_CHUNK_DELAY_MS = 5;
 const MAX_CHOICES = 128;
-const NO_SPECIAL = { disallowedSpecial: new Set<string>() };
-const tokensOf = (text: string): number[] => encode(text, NO_SPECIAL);
+const tokensOf = encodeText;
 
 interface PlannedChoice {
   content: string | null;
@@ -250,7 +249,7 @@ function planReply(request: UpstreamChatRequest, options: ChatCallOptions): Plan
       completionTokens += kept.length;
       budget = 0;
       finishReason = 'length';
-      return decode(kept).replace(/\uFFFD+$/, '');
+      return decodeTokens(kept).replace(/\uFFFD+$/, '');
     };
     if (reasoning !== null) reasoning = take(reasoning);
     if (content !== null) content = finishReason === 'length' ? '' : take(content);
@@ -296,7 +295,7 @@ const ALTERNATIVES = [' the', ' a', ' and', ' to', ' of', '.', ','];
 function logprobsFor(tokens: readonly number[], top: number): JsonObject {
   return {
     content: tokens.map((token, position) => {
-      const text = decode([token]);
+      const text = decodeTokens([token]);
       const logprob = -Number((((position * 7919) % 1000) / 1000).toFixed(4));
       return {
         token: text,
@@ -321,7 +320,7 @@ function tokenPieces(text: string, rng: Rng): { text: string; tokens: number[] }
   let end = 0;
   while (end < tokens.length) {
     end = Math.min(tokens.length, end + rng.int(1, 4));
-    const decoded = decode(tokens.slice(0, end));
+    const decoded = decodeTokens(tokens.slice(0, end));
     if (end < tokens.length && decoded.endsWith('\uFFFD')) continue;
     pieces.push({ text: decoded.slice(emitted.length), tokens: tokens.slice(start, end) });
     emitted = decoded;
