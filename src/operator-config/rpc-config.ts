@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { CHAIN_FAMILIES, familyOfSlug, NETWORK_SLUG } from '../crypto-rpc/chains.ts';
+import { httpUrl } from '../http-url.ts';
 import type { OperatorConfigIssue } from './load.ts';
 import { EXACT_DECIMAL_MESSAGE, exactDecimal, PROVIDER_ID_PATTERN } from './primitives.ts';
 import type { ProviderConfig } from './schema.ts';
@@ -19,14 +20,7 @@ import type { ProviderConfig } from './schema.ts';
  *         cooldownMs: 15000
  */
 
-const isHttpUrl = (value: string): boolean => {
-  try {
-    const url = new URL(value);
-    return url.protocol === 'http:' || url.protocol === 'https:';
-  } catch {
-    return false;
-  }
-};
+const isHttpUrl = (value: string): boolean => httpUrl(value) !== undefined;
 
 const UpstreamRef = z
   .string()

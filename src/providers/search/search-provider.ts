@@ -70,15 +70,7 @@ export function isoDate(value: unknown): string {
 }
 
 /** Only http(s) links make a result. */
-export function httpUrl(value: unknown): string | undefined {
-  if (typeof value !== 'string') return undefined;
-  try {
-    const url = new URL(value);
-    return url.protocol === 'http:' || url.protocol === 'https:' ? value : undefined;
-  } catch {
-    return undefined;
-  }
-}
+export { httpUrl } from '../../http-url.ts';
 
 /** A base URL that may carry a path prefix (`https://host/searx`), ready for `new URL(relative, base)`. */
 export function withTrailingSlash(base: string): string {
