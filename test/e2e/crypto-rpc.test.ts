@@ -1,11 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createPublicClient, createWalletClient, http, parseEther } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, TEST_DATABASE_URL, testDatabaseKind } from '../helpers/db.ts';
+import { testDatabaseKind } from '../helpers/db.ts';
 import { funded, localChain, startChainNode, type ChainNode } from '../helpers/rpc-node.ts';
-import { runCliProcess, startServer, type ServerProcess } from '../helpers/server-process.ts';
+import { runCliProcess, serverStorage, startServer, type ServerProcess } from '../helpers/server-process.ts';
 
 const ADMIN = 'e2e-rpc-admin-key';
 
@@ -14,19 +11,13 @@ describe(`crypto RPC proxy end to end: server process, operator CLI and viem (${
   let node: ChainNode;
   let server: ServerProcess;
   let env: Record<string, string>;
-  let dataDir: string;
-  let dropDatabase: (() => Promise<void>) | undefined;
+  let removeStorage: () => Promise<void>;
 
   beforeAll(async () => {
     node = await startChainNode();
-    dataDir = mkdtempSync(join(tmpdir(), 'lagoon-rpc-e2e-'));
-    env = { LAGOON_DATA_DIR: dataDir, LAGOON_BOOTSTRAP_ADMIN_KEY: ADMIN, RPC_UPSTREAM_ETHEREUM_SEPOLIA: node.url };
-    if (TEST_DATABASE_URL) {
-      const database = await createTestDatabase();
-      await database.close();
-      env.DATABASE_URL = database.url!;
-      dropDatabase = database.drop;
-    }
+    const storage = await serverStorage('lagoon-rpc-e2e-');
+    removeStorage = storage.remove;
+    env = { ...storage.env, LAGOON_BOOTSTRAP_ADMIN_KEY: ADMIN, RPC_UPSTREAM_ETHEREUM_SEPOLIA: node.url };
     server = await startServer(env);
     const credit = await runCliProcess(['accounts', 'credit', '--key', ADMIN, '--currency', 'USD', '--amount', '1'], env);
     expect(credit.code, credit.stderr).toBe(0);
@@ -35,8 +26,7 @@ describe(`crypto RPC proxy end to end: server process, operator CLI and viem (${
   afterAll(async () => {
     if (server.child.exitCode === null) await server.stop();
     await node.close();
-    await dropDatabase?.();
-    rmSync(dataDir, { recursive: true, force: true });
+    await removeStorage();
   });
 
   const lagoonUrl = () => `${server.url}/api/v1/crypto/rpc/ethereum-sepolia`;

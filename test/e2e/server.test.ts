@@ -1,10 +1,9 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { request } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, TEST_DATABASE_URL, testDatabaseKind } from '../helpers/db.ts';
-import { runCliProcess, startServer, type ServerProcess } from '../helpers/server-process.ts';
+import { TEST_DATABASE_URL, testDatabaseKind } from '../helpers/db.ts';
+import { runCliProcess, serverStorage, startServer, type ServerProcess } from '../helpers/server-process.ts';
 
 const ADMIN = 'e2e-admin-key';
 
@@ -12,24 +11,18 @@ describe(`lagoon server process (${testDatabaseKind})`, () => {
   let dataDir: string;
   let env: Record<string, string>;
   let server: ServerProcess;
-  let dropDatabase: (() => Promise<void>) | undefined;
+  let removeStorage: () => Promise<void>;
 
   beforeAll(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'lagoon-e2e-'));
-    env = { LAGOON_DATA_DIR: dataDir, LAGOON_BOOTSTRAP_ADMIN_KEY: ADMIN };
-    if (TEST_DATABASE_URL) {
-      const database = await createTestDatabase();
-      await database.close();
-      env.DATABASE_URL = database.url!;
-      dropDatabase = database.drop;
-    }
+    const storage = await serverStorage('lagoon-e2e-');
+    ({ dataDir, remove: removeStorage } = storage);
+    env = { ...storage.env, LAGOON_BOOTSTRAP_ADMIN_KEY: ADMIN };
     server = await startServer(env);
   });
 
   afterAll(async () => {
     if (server.child.exitCode === null) await server.stop();
-    await dropDatabase?.();
-    rmSync(dataDir, { recursive: true, force: true });
+    await removeStorage();
   });
 
   const get = (path: string, key: string | null = ADMIN) => fetch(`${server.url}${path}`, { headers: key ? { authorization: `Bearer ${key}` } : {} });

@@ -1,11 +1,9 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, TEST_DATABASE_URL, testDatabaseKind } from '../helpers/db.ts';
+import { testDatabaseKind } from '../helpers/db.ts';
 import { firstOutOfOrder, makePdf, makePptx, words } from '../helpers/documents.ts';
-import { runCliProcess, startServer, type ServerProcess } from '../helpers/server-process.ts';
+import { runCliProcess, serverStorage, startServer, type ServerProcess } from '../helpers/server-process.ts';
 
 const ADMIN = 'e2e-text-parser-admin-key';
 const MB = 1024 * 1024;
@@ -50,19 +48,13 @@ function chunkedUpload(url: string, path: string, totalBytes: number): Promise<{
 }
 
 describe(`text parser over HTTP on a real server process (${testDatabaseKind})`, () => {
-  let dataDir: string;
   let server: ServerProcess;
-  let dropDatabase: (() => Promise<void>) | undefined;
+  let removeStorage: () => Promise<void>;
 
   beforeAll(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'lagoon-e2e-parser-'));
-    const env: Record<string, string> = { LAGOON_DATA_DIR: dataDir, LAGOON_BOOTSTRAP_ADMIN_KEY: ADMIN };
-    if (TEST_DATABASE_URL) {
-      const database = await createTestDatabase();
-      await database.close();
-      env.DATABASE_URL = database.url!;
-      dropDatabase = database.drop;
-    }
+    const storage = await serverStorage('lagoon-e2e-parser-');
+    removeStorage = storage.remove;
+    const env = { ...storage.env, LAGOON_BOOTSTRAP_ADMIN_KEY: ADMIN };
     server = await startServer(env);
     const credit = await runCliProcess(['accounts', 'credit', '--key', ADMIN, '--currency', 'USD', '--amount', '1', '--json'], env);
     expect(credit.code, credit.stderr).toBe(0);
@@ -70,8 +62,7 @@ describe(`text parser over HTTP on a real server process (${testDatabaseKind})`,
 
   afterAll(async () => {
     if (server.child.exitCode === null) await server.stop();
-    await dropDatabase?.();
-    rmSync(dataDir, { recursive: true, force: true });
+    await removeStorage();
   });
 
   it('should parse documents in its worker threads under the production runtime', async () => {

@@ -1,6 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { createTestDatabase, TEST_DATABASE_URL } from './db.ts';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -73,4 +77,28 @@ export async function runCliProcess(args: string[], env: Record<string, string>)
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
   return { code, stdout, stderr };
+}
+
+/**
+ * Where a server process keeps its data: a fresh data directory (PGlite), and with TEST_DATABASE_URL a fresh
+ * PostgreSQL database too. `env` goes to the server and the CLI; `remove` deletes both.
+ */
+export async function serverStorage(prefix: string): Promise<{ dataDir: string; env: Record<string, string>; remove(): Promise<void> }> {
+  const dataDir = mkdtempSync(join(tmpdir(), prefix));
+  const env: Record<string, string> = { LAGOON_DATA_DIR: dataDir };
+  let dropDatabase: (() => Promise<void>) | undefined;
+  if (TEST_DATABASE_URL) {
+    const database = await createTestDatabase();
+    await database.close();
+    env.DATABASE_URL = database.url!;
+    dropDatabase = database.drop;
+  }
+  return {
+    dataDir,
+    env,
+    async remove() {
+      await dropDatabase?.();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
 }
