@@ -5,7 +5,7 @@ import tseslint from 'typescript-eslint';
 const httpLayers = ['**/schema/**', '**/rest/**', 'graphql', 'graphql-yoga', '@pothos/*', '@whatwg-node/*'];
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', '.lagoon/**', 'coverage/**'] },
+  { ignores: ['node_modules/**', 'dist/**', '.lagoon/**', 'coverage/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRestApi, REST_PREFIX } from '../rest/app.ts';
 import { errorResponse, json } from '../rest/http.ts';
@@ -11,6 +10,8 @@ import { NotFoundError } from './errors.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { Metrics } from './metrics.ts';
 import { loadOperatorConfig } from './operator-config/load.ts';
+import { newRequestId } from './request-id.ts';
+import { PACKAGE_JSON } from './runtime-files.ts';
 import { closeServices, createServices, type Services } from './services.ts';
 
 export interface App {
@@ -30,7 +31,7 @@ export interface AppOptions {
   database?: DatabaseHandle;
 }
 
-export const VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+export const VERSION: string = (JSON.parse(readFileSync(PACKAGE_JSON, 'utf8')) as { version: string }).version;
 
 const REQUEST_ID = /^[0-9a-f]{32}$/i;
 
@@ -93,7 +94,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   async function fetch(request: Request): Promise<Response> {
     const started = performance.now();
     const incoming = request.headers.get('x-request-id');
-    const requestId = incoming && REQUEST_ID.test(incoming) ? incoming.toLowerCase() : randomBytes(16).toString('hex');
+    const requestId = incoming && REQUEST_ID.test(incoming) ? incoming.toLowerCase() : newRequestId();
     const url = new URL(request.url);
     let result: { response: Response; route: string };
     if (request.method === 'OPTIONS' && request.headers.has('access-control-request-method')) {

@@ -4,6 +4,7 @@ import { createApp, VERSION } from './app.ts';
 import { controlSocketPath, startControlSocket } from './cli/control-socket.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { createLogger } from './logger.ts';
+import { countTextTokens } from './tokenizer.ts';
 
 /** The composition root: config → app (database, services, GraphQL, REST) → HTTP server; drains on SIGTERM. */
 async function main(): Promise<void> {
@@ -36,6 +37,8 @@ async function main(): Promise<void> {
   const stopControl =
     app.database.kind === 'pglite' && config.controlSocket ? await startControlSocket(controlSocketPath(config.database.dataDir), app.services, logger) : async () => undefined;
   printBanner(address, app.database.kind, app.bootstrapSecret);
+  // The tokenizer loads on first use (the CLI never needs it); a server loads it now, not in its first chat call.
+  setTimeout(() => countTextTokens('warm up'), 0).unref();
 
   let stopping = false;
   const stop = (signal: string) => {

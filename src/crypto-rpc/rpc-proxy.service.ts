@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { keccak256 } from 'viem';
+import { keccak_256 } from '@noble/hashes/sha3';
 import type { AccountAuthContext, AuthContext } from '../auth/auth-context.ts';
 import { requireAccount, requireOperator } from '../auth/permissions.ts';
 import type { BillingService } from '../billing/billing.service.ts';
@@ -166,7 +166,7 @@ export class CryptoRpcService {
     const settlement = this.track(this.settle(reservation, usage, hold, credits, caller));
     const rawTransactions = parsed.items.flatMap((item, index): RawTransactionLogEntry[] =>
       item.rawTransaction
-        ? [{ accountId: caller.accountId, apiKeyId: caller.apiKey.id, network: network.slug, requestId: caller.requestId, txHash: keccak256(item.rawTransaction), outcome: !answered[index] ? 'unanswered' : errored[index] ? 'rejected' : 'accepted' }]
+        ? [{ accountId: caller.accountId, apiKeyId: caller.apiKey.id, network: network.slug, requestId: caller.requestId, txHash: transactionHash(item.rawTransaction), outcome: !answered[index] ? 'unanswered' : errored[index] ? 'rejected' : 'accepted' }]
         : [],
     );
     if (rawTransactions.length > 0) this.logRawTransactions(rawTransactions);
@@ -201,6 +201,11 @@ export class CryptoRpcService {
     void work.finally(() => this.pending.delete(work)).catch(() => undefined);
     return work;
   }
+}
+
+/** The hash an Ethereum node gives a signed raw transaction: keccak-256 of its bytes, as 0x-prefixed hex. */
+function transactionHash(raw: `0x${string}`): string {
+  return `0x${Buffer.from(keccak_256(Buffer.from(raw.slice(2), 'hex'))).toString('hex')}`;
 }
 
 /**

@@ -1,8 +1,5 @@
 import { mkdirSync } from 'node:fs';
-import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, sql } from 'kysely';
-import { PGliteDialect } from 'kysely-pglite-dialect';
-import pg from 'pg';
 import { lockDataDir } from './data-dir-lock.ts';
 import type { DB } from './types.generated.ts';
 
@@ -27,16 +24,17 @@ export interface DatabaseOptions {
 const INT8_OID = 20;
 const DATE_OID = 1082;
 
-// int8 columns hold money and must arrive as bigint from both drivers; dates stay calendar strings.
-pg.types.setTypeParser(INT8_OID, (value) => BigInt(value));
-pg.types.setTypeParser(DATE_OID, (value) => value);
-
+// Each driver is imported only when it is used: PGlite alone costs tens of MB that a server on PostgreSQL never needs.
 export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
   if (options.url) return openPostgres(options.url, options.poolSize ?? 10);
   return openPglite(options.dataDir ?? 'memory://');
 }
 
 async function openPostgres(url: string, poolSize: number): Promise<DatabaseHandle> {
+  const { default: pg } = await import('pg');
+  // int8 columns hold money and must arrive as bigint from both drivers; dates stay calendar strings.
+  pg.types.setTypeParser(INT8_OID, (value) => BigInt(value));
+  pg.types.setTypeParser(DATE_OID, (value) => value);
   const pool = new pg.Pool({ connectionString: url, max: poolSize });
   // An idle client whose server connection drops (restart, failover) emits here; without a listener the
   // process would crash. The pool replaces the client on the next checkout.
@@ -52,21 +50,19 @@ async function openPostgres(url: string, poolSize: number): Promise<DatabaseHand
 }
 
 async function openPglite(dataDir: string): Promise<DatabaseHandle> {
+  const [{ PGlite, types: pgliteTypes }, { PGliteDialect }] = await Promise.all([import('@electric-sql/pglite'), import('kysely-pglite-dialect')]);
   const inMemory = dataDir.startsWith('memory://');
   if (!inMemory) mkdirSync(dataDir, { recursive: true });
   const unlock = inMemory ? () => undefined : lockDataDir(dataDir);
-  let pglite: PGlite;
-  try {
-    pglite = await PGlite.create(dataDir, {
-      parsers: {
-        [pgliteTypes.INT8]: (value: string) => BigInt(value),
-        [pgliteTypes.DATE]: (value: string) => value,
-      },
-    });
-  } catch (error) {
+  const pglite = await PGlite.create(dataDir, {
+    parsers: {
+      [pgliteTypes.INT8]: (value: string) => BigInt(value),
+      [pgliteTypes.DATE]: (value: string) => value,
+    },
+  }).catch((error: unknown) => {
     unlock();
     throw error;
-  }
+  });
   const db = new Kysely<DB>({ dialect: new PGliteDialect(pglite) });
   let closed = false;
   return {

@@ -3,10 +3,11 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Kysely, Migration, MigrationProvider, MigrationResultSet } from 'kysely';
 import { Migrator } from 'kysely';
+import { MIGRATIONS_DIR as MIGRATIONS_URL } from '../runtime-files.ts';
 
-export const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.url));
+export const MIGRATIONS_DIR = fileURLToPath(MIGRATIONS_URL);
 
-/** Loads the timestamp-named files in migrations/ by importing them (works for .ts under tsx and vitest). */
+/** Loads the timestamp-named files in migrations/ by importing them (.ts under tsx and vitest, .js when built). */
 class ImportingMigrationProvider implements MigrationProvider {
   async getMigrations(): Promise<Record<string, Migration>> {
     const files = (await readdir(MIGRATIONS_DIR)).filter((file) => /\.(ts|js)$/.test(file) && !file.endsWith('.d.ts')).sort();

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { SERVER_ENTRY } from '../../build.ts';
 import { childEnv, freePort, ROOT } from '../helpers/server-process.ts';
 
 describe('lagoon start with an operator config file', () => {
@@ -10,7 +11,7 @@ describe('lagoon start with an operator config file', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   const start = async (configPath: string) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    const child = spawn(process.execPath, [SERVER_ENTRY], {
       cwd: ROOT,
       env: childEnv({ PORT: String(await freePort()), LAGOON_DATA_DIR: join(dir, 'data'), LAGOON_CONFIG: configPath }),
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -58,7 +58,7 @@ describe(`lagoon server process (${testDatabaseKind})`, () => {
     const bad = await runCliProcess(['accounts', 'credit', '--key', 'no-such-key', '--currency', 'USD', '--amount', '5'], env);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('No active API key matches');
-  });
+  }, 90_000); // three CLI processes and a server start: slow on a loaded machine
 
   it('should finish an in-flight request on SIGTERM, exit 0 and come back with its data', async () => {
     // A request whose body trickles in keeps the server busy while SIGTERM arrives.
@@ -85,5 +85,5 @@ describe(`lagoon server process (${testDatabaseKind})`, () => {
     const keys = (await (await get('/api/v1/api_keys')).json()) as { data: { description: string }[] };
     expect(keys.data.map((k) => k.description)).toContain('drained');
     expect(server.output()).not.toContain('First start');
-  });
+  }, 90_000);
 });

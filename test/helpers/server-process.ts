@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { SERVER_ENTRY } from '../../build.ts';
 import { createTestDatabase, TEST_DATABASE_URL } from './db.ts';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -33,16 +34,16 @@ export interface ServerProcess {
   stop(): Promise<number | null>;
 }
 
-/** Starts `src/main.ts` as a real process and waits until /healthz answers. */
+/** Starts the server as `npm start` runs it (the build, made by test/global-setup.ts) and waits until /healthz answers. */
 export async function startServer(env: Record<string, string>): Promise<ServerProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: ROOT, env: childEnv({ HOST: '127.0.0.1', PORT: String(port), ...env }), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [SERVER_ENTRY], { cwd: ROOT, env: childEnv({ HOST: '127.0.0.1', PORT: String(port), ...env }), stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = `http://127.0.0.1:${port}`;
-  // Generous: a loaded CI machine transpiles and opens PGlite slowly; a healthy start needs seconds.
+  // Generous: a loaded CI machine opens PGlite slowly; a healthy start needs seconds.
   const deadline = Date.now() + 55_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server exited early (${child.exitCode}):\n${output}`);

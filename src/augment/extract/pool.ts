@@ -1,8 +1,9 @@
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import { Worker, type ResourceLimits } from 'node:worker_threads';
 import { ValidationError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
+import { EXTRACT_WORKER } from '../../runtime-files.ts';
 import type { DocumentKind } from './detect.ts';
 import type { ExtractLimits } from './extract.ts';
 
@@ -36,11 +37,16 @@ interface Slot {
   idleTimer?: NodeJS.Timeout;
 }
 
-// The worker is TypeScript: register tsx inside the thread itself, so it loads the same way under `node --import
-// tsx`, vitest or any other runner.
-const TSX_API = new URL('index.mjs', pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api'))).href;
-const WORKER_URL = new URL('./worker.ts', import.meta.url).href;
-const BOOTSTRAP = `import(${JSON.stringify(TSX_API)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(WORKER_URL)}); });`;
+/**
+ * Built, the worker is plain JavaScript. From the sources it is TypeScript: register tsx inside the thread itself,
+ * so it loads the same way under `node --import tsx`, vitest or any other runner.
+ */
+function startWorker(resourceLimits: ResourceLimits): Worker {
+  if (!EXTRACT_WORKER.typescript) return new Worker(EXTRACT_WORKER.url, { execArgv: [], resourceLimits });
+  const tsxApi = new URL('index.mjs', pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api'))).href;
+  const bootstrap = `import(${JSON.stringify(tsxApi)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(EXTRACT_WORKER.url.href)}); });`;
+  return new Worker(bootstrap, { eval: true, execArgv: [], resourceLimits });
+}
 
 /**
  * Runs document extraction in worker threads: the event loop of the API stays free while a 25 MB document is
@@ -149,7 +155,7 @@ export class ExtractionPool {
   }
 
   private spawn(): Slot {
-    const worker = new Worker(BOOTSTRAP, { eval: true, execArgv: [], resourceLimits: { maxOldGenerationSizeMb: this.options.maxHeapMb } });
+    const worker = startWorker({ maxOldGenerationSizeMb: this.options.maxHeapMb });
     worker.unref();
     const ready = new Promise<void>((resolve, reject) => {
       const onMessage = (reply: WorkerReply) => {

@@ -1,0 +1,52 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+/** The server entry `npm start` runs, built by buildServer(). */
+export const SERVER_ENTRY = 'dist/main.js';
+
+/**
+ * Compiles the server for `npm start` (its prestart runs this every time, so dist/ is never stale; it takes about
+ * a second): src/main.ts bundled into dist/main.js with the packages left in node_modules, and beside it the
+ * files the server loads by path, where src/runtime-files.ts looks for them. Plain JavaScript starts faster and
+ * holds less memory than transpiling the sources in the server process with tsx. The operator CLI and the tests'
+ * own imports run the TypeScript sources.
+ */
+export async function buildServer(): Promise<void> {
+  const root = fileURLToPath(new URL('./', import.meta.url));
+  const out = join(root, 'dist');
+  const migrations = readdirSync(join(root, 'migrations'))
+    .filter((file) => file.endsWith('.ts'))
+    .map((file) => ({ in: join(root, 'migrations', file), out: `migrations/${file.slice(0, -'.ts'.length)}` }));
+  const result = await build({
+    entryPoints: [{ in: join(root, 'src/main.ts'), out: 'main' }, { in: join(root, 'src/augment/extract/worker.ts'), out: 'extract-worker' }, ...migrations],
+    outdir: out,
+    bundle: true,
+    packages: 'external',
+    platform: 'node',
+    format: 'esm',
+    target: 'node20.10',
+    // Same function and class names as the sources, though bundling puts them in one scope.
+    keepNames: true,
+    // For stack traces in source terms: NODE_OPTIONS=--enable-source-maps (off by default, it slows every .stack).
+    sourcemap: 'linked',
+    logLevel: 'warning',
+    write: false,
+  });
+  // Another server may be starting from this dist/ right now: unchanged files stay untouched, changed ones are
+  // replaced whole (rename), never seen half-written.
+  for (const file of result.outputFiles) {
+    if (existsSync(file.path) && readFileSync(file.path).equals(file.contents)) continue;
+    mkdirSync(dirname(file.path), { recursive: true });
+    writeFileSync(`${file.path}.${process.pid}.tmp`, file.contents);
+    renameSync(`${file.path}.${process.pid}.tmp`, file.path);
+  }
+  // A migration deleted or renamed in the sources must not linger in the build and be applied from there.
+  const built = new Set(result.outputFiles.map((file) => file.path));
+  for (const file of readdirSync(join(out, 'migrations'))) {
+    if (!built.has(join(out, 'migrations', file))) rmSync(join(out, 'migrations', file), { force: true });
+  }
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) await buildServer();

@@ -1,0 +1,17 @@
+/*
+ * Files Lagoon reads or loads by path at run time. From the TypeScript sources (tsx, vitest) they are the files
+ * in the repository; `npm start` runs the build instead (build.ts: src/main.ts bundled into dist/main.js, the
+ * migrations and the extraction worker compiled beside it), where this module is part of dist/main.js.
+ */
+const compiled = import.meta.url.endsWith('.js');
+
+/** The package manifest (for the version); one level up from both src/ and dist/. */
+export const PACKAGE_JSON = new URL('../package.json', import.meta.url);
+
+/** The directory of timestamp-named migration modules. */
+export const MIGRATIONS_DIR = new URL(compiled ? './migrations/' : '../migrations/', import.meta.url);
+
+/** The module run by each document extraction worker thread; TypeScript needs tsx registered in the thread. */
+export const EXTRACT_WORKER = compiled
+  ? { url: new URL('./extract-worker.js', import.meta.url), typescript: false }
+  : { url: new URL('./augment/extract/worker.ts', import.meta.url), typescript: true };
