@@ -1,5 +1,6 @@
 import { promisify } from 'node:util';
 import { brotliCompress, constants, gzip } from 'node:zlib';
+import { Response as ServerResponse } from '@whatwg-node/server';
 
 /*
  * `Accept-Encoding: gzip, br` for JSON responses (contract: POST /chat/completions, POST /image/generate).
@@ -30,7 +31,9 @@ export function chooseCoding(acceptEncoding: string | null): ContentCoding | und
 export async function compressibleJson(json: string, acceptEncoding: string | null, status = 200, headers: Record<string, string> = {}): Promise<Response> {
   const coding = chooseCoding(acceptEncoding);
   const base = { 'content-type': 'application/json; charset=utf-8', vary: 'accept-encoding', ...headers };
-  if (!coding) return new Response(json, { status, headers: base });
+  // The HTTP adapter's own Response: a string body is written with its Content-Length in one write, where a
+  // global Response's body would be pumped through a ReadableStream and sent chunked.
+  if (!coding) return new ServerResponse(json, { status, headers: base });
   const raw = Buffer.from(json, 'utf8');
   const compressed = coding === 'br' ? await brotli(raw, BROTLI_OPTIONS) : await gzipAsync(raw);
   return new Response(new Uint8Array(compressed), { status, headers: { ...base, 'content-encoding': coding } });

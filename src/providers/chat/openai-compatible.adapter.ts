@@ -226,6 +226,7 @@ class OpenAIChatStream implements UpstreamChatStream {
   async *[Symbol.asyncIterator](): AsyncGenerator<UpstreamChatChunk, void, undefined> {
     if (this.iterating) throw new Error('An upstream chat stream can be read once');
     this.iterating = true;
+    let completed = false;
     try {
       if (this.first && !this.first.done) yield this.first.value;
       for (;;) {
@@ -243,12 +244,16 @@ class OpenAIChatStream implements UpstreamChatStream {
           if (mapped === undefined) return;
           throw mapped;
         }
-        if (next.done) return;
+        if (next.done) {
+          completed = true;
+          return;
+        }
         yield next.value;
       }
     } finally {
-      // Ended, failed, or the reader stopped early (break / return): never leave the upstream generating.
-      this.cancel();
+      // Failed, or the reader stopped early (break / return): never leave the upstream generating. A stream that
+      // ended on its own needs no abort (aborting costs an error object per stream, and the connection is reused).
+      if (!completed) this.cancel();
       await this.source.return(undefined).catch(() => undefined);
     }
   }
@@ -268,13 +273,16 @@ async function* readChunks(body: ResponseBody, normaliser: ChunkNormaliser): Asy
   });
   const decoder = new TextDecoder();
   let finished = false;
+  let done = false;
   try {
-    for await (const bytes of body) {
+    // Leaving the loop at [DONE] must not destroy the body (see finally).
+    for await (const bytes of body.iterator({ destroyOnReturn: false })) {
       parser.feed(decoder.decode(bytes as Uint8Array, { stream: true }));
       if (overflow) throw brokenError('sent an oversized stream event');
       while (events.length > 0) {
         const event = events.shift() as EventSourceMessage;
         if (event.data.trim() === '[DONE]') {
+          done = true;
           const rest = normaliser.drain();
           if (rest) yield rest;
           return;
@@ -289,7 +297,10 @@ async function* readChunks(body: ResponseBody, normaliser: ChunkNormaliser): Asy
       }
     }
   } finally {
-    if (!body.destroyed) body.destroy();
+    // After [DONE] the end of the answer (usually already received) is read in the background, so the kept-alive
+    // connection goes back to the pool without an abort; any other way out ends the body at once.
+    if (done) body.dump({ limit: MAX_EVENT_BYTES }).catch(() => undefined);
+    else if (!body.destroyed) body.destroy();
   }
   // Some servers end without [DONE]; that is fine once every choice finished.
   if (!finished) throw brokenError('broke off the stream');
