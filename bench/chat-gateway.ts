@@ -4,6 +4,7 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Pool } from 'undici';
+import { buildServer, SERVER_ENTRY } from '../build.ts';
 import { openLoop, type OpenLoopResult, type OpenLoopTarget } from './open-loop.ts';
 
 /**
@@ -11,7 +12,8 @@ import { openLoop, type OpenLoopResult, type OpenLoopTarget } from './open-loop.
  * with a fixed latency (bench/chat-upstream.ts, 20 ms) and through Lagoon (auth, model resolution, reserve,
  * settle, usage entry and rollup all on), side by side at the same rates, non-streaming and streaming (time to
  * first byte). Then 1,000 concurrent slow streams and Lagoon's resident memory while they are open.
- * Three processes: the upstream, Lagoon (`node --import tsx src/main.ts`), and this load generator.
+ * Three processes: the upstream, Lagoon (built and run as `npm start` does: `node dist/main.js`), and this load
+ * generator.
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/lagoon_chat_bench npm run bench:chat   # PostgreSQL
  *   npm run bench:chat                                                                        # embedded PGlite
  * BENCH_RATES (default 500,1000,2000), BENCH_SECONDS (default 10), BENCH_STREAMS (default 1000) tune it.
@@ -24,8 +26,8 @@ const ADMIN = 'bench-chat-admin-key-0123456789';
 const root = new URL('..', import.meta.url).pathname;
 const children: ChildProcess[] = [];
 
-function start(args: string[], env: NodeJS.ProcessEnv, ready: RegExp, nodeArgs: string[] = []): Promise<{ child: ChildProcess; match: RegExpMatchArray }> {
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', ...args], { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
+function start(args: string[], env: NodeJS.ProcessEnv, ready: RegExp): Promise<{ child: ChildProcess; match: RegExpMatchArray }> {
+  const child = spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
   children.push(child);
   return new Promise((resolve, reject) => {
     const lines = createInterface({ input: child.stdout! });
@@ -40,7 +42,7 @@ function start(args: string[], env: NodeJS.ProcessEnv, ready: RegExp, nodeArgs: 
 const rssMb = (pid: number) => Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024);
 
 try {
-  const upstream = await start(['bench/chat-upstream.ts', String(LATENCY_MS)], process.env, /^ready (\d+)/);
+  const upstream = await start(['--import', 'tsx', 'bench/chat-upstream.ts', String(LATENCY_MS)], process.env, /^ready (\d+)/);
   const upstreamOrigin = `http://127.0.0.1:${upstream.match[1]}`;
   const dir = mkdtempSync(join(tmpdir(), 'lagoon-chat-bench-'));
   const configPath = join(dir, 'operator.json');
@@ -56,8 +58,11 @@ try {
     }),
   );
   const lagoonEnv = { ...process.env, PORT: '0', LOG_LEVEL: 'warn', LAGOON_CONFIG: configPath, LAGOON_BOOTSTRAP_ADMIN_KEY: ADMIN, LAGOON_DATA_DIR: join(dir, 'data') };
+  // Lagoon as `npm start` runs it: built, then the compiled entry.
+  await buildServer();
   // BENCH_LAGOON_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) profiles the Lagoon process alone.
-  const lagoon = await start(['src/main.ts'], lagoonEnv, /on (http:\/\/127\.0\.0\.1:\d+)/, process.env.BENCH_LAGOON_NODE_ARGS?.split(' ').filter(Boolean) ?? []);
+  const lagoonNodeArgs = process.env.BENCH_LAGOON_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const lagoon = await start([...lagoonNodeArgs, SERVER_ENTRY], lagoonEnv, /on (http:\/\/127\.0\.0\.1:\d+)/);
   const lagoonOrigin = lagoon.match[1]!;
   const credit = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'accounts', 'credit', '--key', ADMIN, '--currency', 'USD', '--amount', '1000000'], { cwd: root, env: lagoonEnv, stdio: 'inherit' });
   await new Promise((resolve) => credit.once('exit', resolve));
