@@ -27,6 +27,7 @@ const EnvironmentModel = z.object({
   LAGOON_LAST_USED_FLUSH_SECONDS: intWithDefault(15, 1),
   LAGOON_RESERVATION_TIMEOUT_SECONDS: intWithDefault(900, 1),
   LAGOON_SWEEP_INTERVAL_SECONDS: intWithDefault(60, 1),
+  LAGOON_BALANCE_LEASES: boolWithDefault(true),
   LAGOON_SHUTDOWN_TIMEOUT_SECONDS: intWithDefault(15, 1),
   LAGOON_MAX_KEYS_PER_ACCOUNT: intWithDefault(500, 1),
   GRAPHQL_MAX_DEPTH: intWithDefault(12, 1),
@@ -54,7 +55,7 @@ export interface Config {
   readonly redisUrl: string | undefined;
   readonly logLevel: Environment['LOG_LEVEL'];
   readonly auth: { readonly keyCacheTtlMs: number; readonly lastUsedFlushMs: number; readonly maxKeysPerAccount: number };
-  readonly billing: { readonly reservationTimeoutMs: number; readonly sweepIntervalMs: number };
+  readonly billing: { readonly reservationTimeoutMs: number; readonly sweepIntervalMs: number; readonly balanceLeases: boolean };
   readonly graphql: { readonly maxDepth: number; readonly maxCost: number; readonly graphiql: boolean };
   readonly controlSocket: boolean;
   /** Env shortcuts for web search upstreams (the operator config file can declare them too). */
@@ -102,6 +103,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     billing: {
       reservationTimeoutMs: e.LAGOON_RESERVATION_TIMEOUT_SECONDS * 1000,
       sweepIntervalMs: e.LAGOON_SWEEP_INTERVAL_SECONDS * 1000,
+      balanceLeases: e.LAGOON_BALANCE_LEASES,
     },
     graphql: { maxDepth: e.GRAPHQL_MAX_DEPTH, maxCost: e.GRAPHQL_MAX_COST, graphiql: e.GRAPHIQL },
     controlSocket: e.LAGOON_CONTROL_SOCKET,

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { AccountService } from './accounts/account.service.ts';
 import { SearchService } from './augment/search.service.ts';
 import { TextParserService } from './augment/text-parser.service.ts';
@@ -9,6 +10,8 @@ import { LastUsedTracker } from './auth/last-used.ts';
 import { AnalyticsService, createAnalyticsCache } from './billing/analytics.service.ts';
 import { BalanceService } from './billing/balance.service.ts';
 import { BillingService } from './billing/billing.service.ts';
+import { DEFAULT_LEASE_OPTIONS } from './billing/lease-manager.ts';
+import { LeaseReclaim } from './billing/lease-reclaim.ts';
 import { UsageEventPublisher } from './billing/usage-events.ts';
 import { UsageService } from './billing/usage.service.ts';
 import { CatalogService } from './catalog/catalog.service.ts';
@@ -68,6 +71,8 @@ export type ServiceOptions = Pick<Config, 'auth' | 'billing'> & {
 /** Closes what the services hold open besides the database (Redis connections, worker threads); whoever created them calls it. */
 export async function closeServices(services: Services): Promise<void> {
   services.modelDiscovery.stop();
+  // Pending charges are written and leases given back before the event bus and the database close.
+  await services.billing.close();
   await Promise.all([services.cryptoRpc.close(), services.events.close(), services.analytics.close(), services.textParser.close(), services.chatGateway.close()]);
 }
 
@@ -76,18 +81,26 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
   const cache = new KeyCache(options.auth.keyCacheTtlMs);
   const lastUsed = new LastUsedTracker({ db, logger, intervalMs: options.auth.lastUsedFlushMs });
   const auth = new AuthService({ db, cache, lastUsed });
-  const apiKeys = new ApiKeyService({ db, cache, lastUsed, maxKeysPerAccount: options.auth.maxKeysPerAccount });
   const events = createEventBus({ redisUrl: options.redisUrl, logger });
   syncKeyCache(cache, events, logger);
-  const billing = new BillingService({ db, logger, options: { reservationTimeoutMs: options.billing.reservationTimeoutMs }, publisher: new UsageEventPublisher({ events, logger }) });
+  const holder = randomUUID();
+  const reclaim = new LeaseReclaim({ db, events, logger, holder });
+  const leases = options.billing.balanceLeases ? { ...DEFAULT_LEASE_OPTIONS, holder, reclaimElsewhere: reclaim.reclaimElsewhere } : undefined;
+  const billing = new BillingService({ db, logger, options: { reservationTimeoutMs: options.billing.reservationTimeoutMs, ...(leases && { leases }) }, publisher: new UsageEventPublisher({ events, logger }) });
+  if (billing.leases) {
+    const leases = billing.leases;
+    reclaim.listen(leases);
+    cache.onKeyChanged = (keyId) => leases.closeKey(keyId);
+  }
+  const apiKeys = new ApiKeyService({ db, cache, lastUsed, maxKeysPerAccount: options.auth.maxKeysPerAccount, settled: billing });
   const accounts = new AccountService({ db, apiKeys, billing });
   const catalog = new CatalogService({ db });
   const characters = new CharacterService({ db });
   const searchRoutes = buildSearchRoutes({ providers: options.operatorConfig?.providers ?? [], mapping: options.operatorConfig?.search, env: options.search });
   const search = new SearchService({ billing, router: new SearchRouter(searchRoutes), logger });
   const textParser = new TextParserService({ billing, logger });
-  const usage = new UsageService({ db, events, logger, diemCutoverDate: options.diemCutoverDate ?? new Date('2025-01-01T00:00:00Z') });
-  const analytics = new AnalyticsService({ db, cache: createAnalyticsCache({ redisUrl: options.redisUrl, logger }) });
+  const usage = new UsageService({ db, events, logger, diemCutoverDate: options.diemCutoverDate ?? new Date('2025-01-01T00:00:00Z'), settled: billing });
+  const analytics = new AnalyticsService({ db, cache: createAnalyticsCache({ redisUrl: options.redisUrl, logger }), settled: billing });
   const balance = new BalanceService({ db, billing });
   const chatGateway = new ChatGateway({
     // Without an operator config (tests wiring services directly) the built-in simulator still serves.

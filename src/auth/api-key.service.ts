@@ -1,5 +1,6 @@
 import type { Database } from '../db/database.ts';
 import { periodStart, utcDay } from '../billing/periods.ts';
+import type { SettledCharges } from '../billing/usage.types.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import * as repo from './api-key.repository.ts';
 import { rowToApiKey, type ApiKey, type ApiKeyUsage } from './api-key.ts';
@@ -19,7 +20,7 @@ export interface CreatedApiKey {
 
 /** Manages an account's API keys (ADMIN keys only). Talks to the key repository; drops revoked keys from the cache. */
 export class ApiKeyService {
-  constructor(private readonly deps: { db: Database; cache: KeyCache; lastUsed: LastUsedTracker; maxKeysPerAccount: number }) {}
+  constructor(private readonly deps: { db: Database; cache: KeyCache; lastUsed: LastUsedTracker; maxKeysPerAccount: number; settled?: SettledCharges }) {}
 
   async list(auth: AuthContext): Promise<ApiKey[]> {
     const { accountId } = requireAdmin(auth);
@@ -89,6 +90,7 @@ export class ApiKeyService {
   async usageOf(auth: AuthContext, keys: readonly ApiKey[], now = new Date()): Promise<Map<string, ApiKeyUsage>> {
     const { accountId } = requireAdmin(auth);
     const own = keys.filter((key) => key.accountId === accountId);
+    await this.deps.settled?.flush(accountId);
     const since = utcDay(new Date(now.getTime() - 6 * 86_400_000));
     const { current, trailing } = await repo.usageForKeys(
       this.deps.db,

@@ -18,6 +18,8 @@ export class KeyCache {
   private readonly entries = new Map<string, Entry>();
   /** Tells the other processes; set by whoever wires the cache to the event bus. */
   broadcast: ((invalidation: KeyInvalidation) => void) | undefined;
+  /** Hears of every edited or deleted key, here or in another process (balance leases of the key end). */
+  onKeyChanged: ((keyId: string) => void) | undefined;
 
   constructor(
     private readonly ttlMs: number,
@@ -63,6 +65,7 @@ export class KeyCache {
   }
 
   private dropKeyId(keyId: string): void {
+    this.onKeyChanged?.(keyId);
     for (const [hash, entry] of this.entries) if (entry.key?.id === keyId) this.entries.delete(hash);
   }
 }

@@ -9,6 +9,7 @@ import { assembleAnalytics, type AnalyticsRange } from './analytics.assemble.ts'
 import * as repo from './analytics.repository.ts';
 import type { UsageAnalytics } from './analytics.types.ts';
 import { UsageAnalyticsQuery } from './usage.inputs.ts';
+import type { SettledCharges } from './usage.types.ts';
 
 /** The contract: "Result is cached for 10 minutes." */
 export const ANALYTICS_CACHE_TTL_MS = 10 * 60_000;
@@ -23,7 +24,7 @@ const DAY_MS = 86_400_000;
 export class AnalyticsService {
   private readonly inFlight = new Map<string, Promise<UsageAnalytics>>();
 
-  constructor(private readonly deps: { db: Database; cache: ResultCache<UsageAnalytics>; ttlMs?: number; now?: () => Date }) {}
+  constructor(private readonly deps: { db: Database; cache: ResultCache<UsageAnalytics>; ttlMs?: number; now?: () => Date; settled?: SettledCharges }) {}
 
   get cacheKind(): ResultCache<UsageAnalytics>['kind'] {
     return this.deps.cache.kind;
@@ -38,6 +39,7 @@ export class AnalyticsService {
     const running = this.inFlight.get(key);
     if (running) return running;
     const computing = (async () => {
+      await this.deps.settled?.flush(accountId);
       const result = await this.compute(accountId, range);
       await this.deps.cache.set(key, result, this.deps.ttlMs ?? ANALYTICS_CACHE_TTL_MS);
       return result;

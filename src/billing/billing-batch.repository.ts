@@ -1,6 +1,7 @@
 import { sql, type Transaction } from 'kysely';
 import type { DB } from '../db/types.generated.ts';
-import type { BatchPlan, LockedBalance, LockedKeySpend } from './billing-batch.ts';
+import type { BatchPlan, LeaseUpdateOp, LockedBalance, LockedKeySpend } from './billing-batch.ts';
+import type { Nano } from './money.ts';
 import { usageEntryColumns } from './billing.repository.ts';
 import type { SettledUsageEntry } from './usage.types.ts';
 
@@ -21,22 +22,27 @@ const rowsParam = (rows: readonly object[]): string => JSON.stringify(rows, (_ke
 export interface BatchLocks {
   /** The reservations this batch moved from held to settled (the others were not held any more). */
   readonly claimed: Set<string>;
+  /** The leases of the batch's lease updates that are still held, with what they hold after their calls' charges. */
+  readonly leases: Map<string, Nano>;
   readonly balances: LockedBalance[];
   readonly spends: LockedKeySpend[];
 }
 
 /**
  * Everything a batch does before deciding, in one statement: moves the settle calls' reservations from held to
- * settled; for the ones it moved, inserts their usage entries and adds them to the daily rollups (summed by
+ * settled; takes the charges of lease updates from their leases (if still held) and moves their expiry; for the
+ * reservations and leases it moved, inserts their usage entries and adds them to the daily rollups (summed by
  * PostgreSQL, one row per rollup key, because ON CONFLICT DO UPDATE may touch a row only once per statement); and
  * locks the accounts' balance rows and the touched key spend rows, returned as JSON with int8 as text. The locks are
  * taken in the order every other writer takes them (reservation, balance, key spend, rollup), rows of one table in
  * key order, so that batches running side by side (other processes) cannot deadlock.
  */
-export async function claimAndLock(trx: Tx, accountIds: readonly string[], entries: readonly SettledUsageEntry[], keySpendRows: readonly { apiKeyId: string; periodStart: Date }[]): Promise<BatchLocks> {
-  const rows = entries.map((e) => ({ id: e.id, ...usageEntryColumns(e), inference_details: e.inferenceDetails }));
+export async function claimAndLock(trx: Tx, accountIds: readonly string[], entries: readonly SettledUsageEntry[], keySpendRows: readonly { apiKeyId: string; periodStart: Date }[], leaseUpdates: readonly LeaseUpdateOp[] = []): Promise<BatchLocks> {
+  const leaseEntries = leaseUpdates.flatMap((op) => op.calls.flatMap((call) => call.entries));
+  const rows = [...entries, ...leaseEntries].map((e) => ({ id: e.id, ...usageEntryColumns(e), inference_details: e.inferenceDetails }));
+  const leases = leaseUpdates.map((op) => ({ id: op.lease.id, consumed: op.calls.reduce((sum, call) => sum + call.charged, 0n), expires_at: op.expiresAt, finish: op.finish }));
   const keys = keySpendRows.map((row) => ({ api_key_id: row.apiKeyId, period_start: row.periodStart }));
-  const result = await sql<{ claimed: string[]; balances: JsonBalance[]; spends: JsonKeySpend[] }>`
+  const result = await sql<{ claimed: string[]; leases: { id: string; amount: string }[]; balances: JsonBalance[]; spends: JsonKeySpend[] }>`
     with candidate as (
       select * from jsonb_to_recordset(${rowsParam(rows)}::jsonb) as e(
         id uuid, account_id uuid, api_key_id uuid, reservation_id uuid, created_at timestamptz, sku text, model_id text,
@@ -44,8 +50,14 @@ export async function claimAndLock(trx: Tx, accountIds: readonly string[], entri
         currency text, notes text, request_id text, inference_details jsonb)
     ), claimed as (
       update reservations set status = 'settled', finished_at = now()
-      where id in (select reservation_id from candidate) and status = 'held'
+      where id in (select reservation_id from candidate) and status = 'held' and lease_holder is null
       returning id
+    ), touched_lease as (
+      update reservations r set amount = r.amount - l.consumed, expires_at = l.expires_at,
+        status = case when l.finish then 'settled' else r.status end, finished_at = case when l.finish then now() end
+      from jsonb_to_recordset(${rowsParam(leases)}::jsonb) as l(id uuid, consumed int8, expires_at timestamptz, finish boolean)
+      where r.id = l.id and r.status = 'held'
+      returning r.id, r.amount
     ), locked_balance as (
       select account_id, currency, amount, reserved from balances
       where account_id in (select value::uuid from jsonb_array_elements_text(${JSON.stringify(accountIds)}::jsonb))
@@ -61,7 +73,7 @@ export async function claimAndLock(trx: Tx, accountIds: readonly string[], entri
     ), inserted as (
       insert into usage_entries (id, account_id, api_key_id, reservation_id, created_at, sku, model_id, model_type, unit_type,
         line_type, price_per_unit_usd, units, amount, currency, notes, request_id, inference_details)
-      select * from candidate where reservation_id in (select id from claimed)
+      select * from candidate where reservation_id in (select id from claimed union all select id from touched_lease)
       returning account_id, created_at, api_key_id, model_id, model_type, unit_type, line_type, currency, amount, units
     ), rolled_up as (
       insert into usage_daily (account_id, day, api_key_id, model_id, model_type, unit_type, line_type, currency, amount, units, entries)
@@ -73,6 +85,7 @@ export async function claimAndLock(trx: Tx, accountIds: readonly string[], entri
     )
     select
       array(select id::text from claimed) as claimed,
+      (select coalesce(json_agg(json_build_object('id', id, 'amount', amount::text)), '[]') from touched_lease) as leases,
       (select coalesce(json_agg(json_build_object('account_id', account_id, 'currency', currency, 'amount', amount::text, 'reserved', reserved::text)), '[]')
         from locked_balance) as balances,
       (select coalesce(json_agg(json_build_object(
@@ -83,6 +96,7 @@ export async function claimAndLock(trx: Tx, accountIds: readonly string[], entri
   if (!row) throw new Error('The batch lock statement returned no row');
   return {
     claimed: new Set(row.claimed),
+    leases: new Map(row.leases.map((lease) => [lease.id, BigInt(lease.amount)])),
     balances: row.balances.map((b) => ({ account_id: b.account_id, currency: b.currency, amount: BigInt(b.amount), reserved: BigInt(b.reserved) })),
     spends: row.spends.map(fromJsonKeySpend),
   };
@@ -142,11 +156,11 @@ export async function ensureKeySpendRows(trx: Tx, rows: readonly { apiKeyId: str
 }
 
 /**
- * Writes what a batch decided, in one statement: the new reservations, the CHARGE ledger entries, and the key spend
- * and balance rows (locked by this transaction) moved by their deltas.
+ * Writes what a batch decided, in one statement: the new reservations and the leases grown or shrunk, the CHARGE
+ * ledger entries, and the key spend and balance rows (locked by this transaction) moved by their deltas.
  */
 export async function writeBatch(trx: Tx, plan: BatchPlan): Promise<void> {
-  if (plan.reservations.length + plan.ledger.length + plan.balanceChanges.length + plan.keySpendChanges.length === 0) return;
+  if (plan.reservations.length + plan.leaseChanges.length + plan.ledger.length + plan.balanceChanges.length + plan.keySpendChanges.length === 0) return;
   const reservations = plan.reservations.map((r) => ({
     id: r.id,
     account_id: r.accountId,
@@ -157,16 +171,22 @@ export async function writeBatch(trx: Tx, plan: BatchPlan): Promise<void> {
     limit_group: r.limitGroup,
     request_id: r.requestId,
     expires_at: r.expiresAt,
+    lease_holder: r.leaseHolder,
   }));
+  const leaseChanges = plan.leaseChanges.map((c) => ({ id: c.id, delta: c.delta }));
   const ledger = plan.ledger.map((l) => ({ account_id: l.accountId, currency: l.currency, amount: l.amount, balance_after: l.balanceAfter, request_id: l.requestId, model_id: l.modelId, created_at: l.createdAt }));
   const balances = plan.balanceChanges.map((c) => ({ account_id: c.accountId, currency: c.currency, amount: c.amount, reserved: c.reserved }));
   const keySpend = plan.keySpendChanges.map((c) => ({ api_key_id: c.apiKeyId, period_start: c.periodStart, spent_usd: c.spentUsd, reserved_usd: c.reservedUsd, spent_diem: c.spentDiem, reserved_diem: c.reservedDiem }));
   await sql`
     with new_reservation as (
-      insert into reservations (id, account_id, api_key_id, currency, amount, key_period_start, limit_group, request_id, expires_at)
+      insert into reservations (id, account_id, api_key_id, currency, amount, key_period_start, limit_group, request_id, expires_at, lease_holder)
       select * from jsonb_to_recordset(${rowsParam(reservations)}::jsonb) as r(
         id uuid, account_id uuid, api_key_id uuid, currency text, amount int8, key_period_start timestamptz, limit_group text,
-        request_id text, expires_at timestamptz)
+        request_id text, expires_at timestamptz, lease_holder text)
+    ), lease_amount as (
+      update reservations r set amount = r.amount + c.delta
+      from jsonb_to_recordset(${rowsParam(leaseChanges)}::jsonb) as c(id uuid, delta int8)
+      where r.id = c.id
     ), charge as (
       insert into account_ledger (account_id, currency, amount, balance_after, type, request_id, model_id, created_at)
       select account_id, currency, amount, balance_after, 'CHARGE', request_id, model_id, created_at

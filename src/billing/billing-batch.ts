@@ -18,6 +18,8 @@ export interface ReserveOp {
   readonly maxCost: Price;
   readonly requestId: string;
   readonly expiresAt: Date;
+  /** Take a lease for `holder` (lease-manager.ts): at least `maxCost`, up to `target` if the room allows (see grantOf). */
+  readonly lease?: { readonly target: Price; readonly holder: string };
 }
 
 /** A settle() waiting for the next batch; its entries are already priced in the reserved currency. */
@@ -30,15 +32,42 @@ export interface SettleOp {
   readonly createdAt: Date;
 }
 
-export type BillingOp = ReserveOp | SettleOp;
+/** A call settled against a lease: its charge, taken from the lease's hold. */
+export interface LeaseCall {
+  readonly charged: Nano;
+  readonly entries: readonly SettledUsageEntry[];
+  readonly requestId: string;
+  readonly modelId: string | null;
+  readonly createdAt: Date;
+}
+
+/**
+ * One update of a held lease: charges its settled calls (usage entries, ledger, key spend) from the hold, then
+ * grows it (`grow`, with the checks of a reservation) or else gives back `release`, or ends it (`finish`, giving
+ * back all that is left), and moves its expiry (the holder is alive).
+ */
+export interface LeaseUpdateOp {
+  readonly kind: 'lease';
+  readonly lease: Reservation;
+  readonly calls: readonly LeaseCall[];
+  readonly grow?: { readonly min: Nano; readonly target: Nano };
+  /** What the holder does not use and gives back unless the lease grows (at most what the lease still holds). */
+  readonly release: Nano;
+  readonly finish: boolean;
+  readonly expiresAt: Date;
+}
+
+export type BillingOp = ReserveOp | SettleOp | LeaseUpdateOp;
 
 export type OpOutcome =
-  | { readonly kind: 'reserved'; readonly reservation: Reservation }
+  | { readonly kind: 'reserved'; readonly reservation: Reservation; readonly balanceAfter: Nano }
   /** No currency fits; `blockedBy` names the first key limit that refused one whose balance did. */
   | { readonly kind: 'refused'; readonly blockedBy: LimitGroup | undefined }
   | { readonly kind: 'settled'; readonly charge: SettledCharge; readonly entries: readonly SettledUsageEntry[] }
   /** The reservation was no longer held (settled already, or released by the sweeper): settle off the hot path. */
-  | { readonly kind: 'unheld' };
+  | { readonly kind: 'unheld' }
+  /** A lease after its update: the amount it holds now, what it grew by, the balance after each call's charge. */
+  | { readonly kind: 'lease'; readonly amount: Nano; readonly grown: Nano; readonly balanceAfter: Nano; readonly balancesAfterCalls: readonly Nano[] };
 
 export interface LockedBalance {
   readonly account_id: string;
@@ -68,6 +97,7 @@ export interface ReservationInsert {
   readonly limitGroup: LimitGroup;
   readonly requestId: string;
   readonly expiresAt: Date;
+  readonly leaseHolder: string | null;
 }
 
 export interface LedgerInsert {
@@ -97,9 +127,16 @@ export interface KeySpendChange {
   reservedDiem: Nano;
 }
 
+/** A held lease grown (positive) or shrunk (negative) by the batch. */
+export interface LeaseAmountChange {
+  readonly id: string;
+  readonly delta: Nano;
+}
+
 export interface BatchPlan {
   readonly outcomes: OpOutcome[];
   readonly reservations: ReservationInsert[];
+  readonly leaseChanges: LeaseAmountChange[];
   readonly ledger: LedgerInsert[];
   readonly balanceChanges: BalanceChange[];
   readonly keySpendChanges: KeySpendChange[];
@@ -108,17 +145,32 @@ export interface BatchPlan {
 export const keySpendKey = (apiKeyId: string, periodStart: Date): string => `${apiKeyId}@${periodStart.getTime()}`;
 const balanceKey = (accountId: string, currency: string): string => `${accountId}/${currency}`;
 
+const accountOf = (op: BillingOp): string => (op.kind === 'reserve' ? op.accountId : op.kind === 'settle' ? op.reservation.accountId : op.lease.accountId);
+const heldOf = (op: SettleOp | LeaseUpdateOp): Reservation => (op.kind === 'settle' ? op.reservation : op.lease);
+
 /** The accounts a batch touches, sorted (the order their balance rows are locked in). */
 export function accountsOf(ops: readonly BillingOp[]): string[] {
-  return [...new Set(ops.map((op) => (op.kind === 'reserve' ? op.accountId : op.reservation.accountId)))].sort();
+  return [...new Set(ops.map(accountOf))].sort();
+}
+
+/**
+ * How much a lease is granted from `room` (what the balance and the key limit still allow): nothing if `min` does
+ * not fit, else up to `target` but at most a quarter of the room, so that other processes, other keys and the next
+ * leases still find funds; never less than `min`.
+ */
+export function grantOf(min: Nano, target: Nano, room: Nano): Nano {
+  if (room < min) return 0n;
+  const share = room / 4n;
+  const wanted = target < share ? target : share;
+  return wanted > min ? wanted : min;
 }
 
 /** The (key, period) rows a batch touches: the reserving keys' current periods and the settled reservations' ones. */
 export function keySpendRowsOf(ops: readonly BillingOp[]): { apiKeyId: string; periodStart: Date }[] {
   const rows = new Map<string, { apiKeyId: string; periodStart: Date }>();
   for (const op of ops) {
-    const apiKeyId = op.kind === 'reserve' ? op.apiKeyId : op.reservation.apiKeyId;
-    const periodStart = op.kind === 'reserve' ? op.keyPeriodStart : op.reservation.keyPeriodStart;
+    const apiKeyId = op.kind === 'reserve' ? op.apiKeyId : heldOf(op).apiKeyId;
+    const periodStart = op.kind === 'reserve' ? op.keyPeriodStart : heldOf(op).keyPeriodStart;
     if (apiKeyId && periodStart) rows.set(keySpendKey(apiKeyId, periodStart), { apiKeyId, periodStart });
   }
   return [...rows.values()].sort((a, b) => (a.apiKeyId === b.apiKeyId ? a.periodStart.getTime() - b.periodStart.getTime() : a.apiKeyId < b.apiKeyId ? -1 : 1));
@@ -152,13 +204,16 @@ export function entriesOf(ops: readonly BillingOp[], indexes: ReadonlySet<number
   return ops.flatMap((op, index) => (op.kind === 'settle' && indexes.has(index) ? op.entries : []));
 }
 
+/** The lease updates of a batch (at most one per lease: a lease's updates are queued one at a time). */
+export const leaseUpdatesOf = (ops: readonly BillingOp[]): LeaseUpdateOp[] => ops.filter((op): op is LeaseUpdateOp => op.kind === 'lease');
+
 /** Runs the batch's ops in order against the locked rows and says what each did and what to write. */
-export function planBatch(ops: readonly BillingOp[], winners: ReadonlySet<number>, balances: readonly LockedBalance[], spends: readonly LockedKeySpend[]): BatchPlan {
+export function planBatch(ops: readonly BillingOp[], winners: ReadonlySet<number>, balances: readonly LockedBalance[], spends: readonly LockedKeySpend[], leases: ReadonlyMap<string, Nano> = new Map()): BatchPlan {
   const balance = new Map(balances.map((row) => [balanceKey(row.account_id, row.currency), { amount: row.amount, reserved: row.reserved }]));
   const spend = new Map(spends.map((row) => [keySpendKey(row.api_key_id, row.period_start), { ...row }]));
   const balanceChanges = new Map<string, BalanceChange>();
   const keySpendChanges = new Map<string, KeySpendChange>();
-  const plan: BatchPlan = { outcomes: [], reservations: [], ledger: [], balanceChanges: [], keySpendChanges: [] };
+  const plan: BatchPlan = { outcomes: [], reservations: [], leaseChanges: [], ledger: [], balanceChanges: [], keySpendChanges: [] };
 
   const changeBalance = (accountId: string, currency: Currency, amount: Nano, reserved: Nano) => {
     const key = balanceKey(accountId, currency);
@@ -194,7 +249,47 @@ export function planBatch(ops: readonly BillingOp[], winners: ReadonlySet<number
     keySpendChanges.set(key, change);
   };
 
+  // What a reservation of `currency` may still take: the balance's free funds, capped by the key's limit.
+  const roomOf = (accountId: string, currency: Currency, apiKeyId: string | null, periodStart: Date | null): { room: Nano; limited: boolean } => {
+    const row = balance.get(balanceKey(accountId, currency));
+    const free = row ? row.amount - row.reserved : 0n;
+    const keyRow = apiKeyId && periodStart ? spend.get(keySpendKey(apiKeyId, periodStart)) : undefined;
+    if (!keyRow) return { room: free, limited: false };
+    const group = limitGroupOf(currency);
+    const limit = group === 'usd' ? keyRow.limit_usd : keyRow.limit_diem;
+    if (limit === null) return { room: free, limited: false };
+    const keyRoom = limit - (group === 'usd' ? keyRow.spent_usd + keyRow.reserved_usd : keyRow.spent_diem + keyRow.reserved_diem);
+    return keyRoom < free ? { room: keyRoom, limited: true } : { room: free, limited: false };
+  };
+
   ops.forEach((op, index) => {
+    if (op.kind === 'lease') {
+      const held = leases.get(op.lease.id);
+      if (held === undefined) {
+        plan.outcomes.push({ kind: 'unheld' });
+        return;
+      }
+      const { lease } = op;
+      const group = limitGroupOf(lease.currency);
+      const balancesAfterCalls = op.calls.map((call) => {
+        const balanceAfter = changeBalance(lease.accountId, lease.currency, -call.charged, -call.charged);
+        if (lease.apiKeyId && lease.keyPeriodStart) changeKeySpend(lease.apiKeyId, lease.keyPeriodStart, group, call.charged, -call.charged);
+        if (call.charged > 0n) plan.ledger.push({ accountId: lease.accountId, currency: lease.currency, amount: -call.charged, balanceAfter, requestId: call.requestId, modelId: call.modelId, createdAt: call.createdAt });
+        return balanceAfter;
+      });
+      let delta = 0n;
+      const granted = op.grow && !op.finish ? grantOf(op.grow.min, op.grow.target, roomOf(lease.accountId, lease.currency, lease.apiKeyId, lease.keyPeriodStart).room) : 0n;
+      if (op.finish) delta = -held;
+      else if (granted > 0n) delta = granted;
+      else if (op.release > 0n) delta = op.release < held ? -op.release : -held;
+      const balanceAfter = changeBalance(lease.accountId, lease.currency, 0n, delta);
+      if (delta !== 0n) {
+        if (lease.apiKeyId && lease.keyPeriodStart) changeKeySpend(lease.apiKeyId, lease.keyPeriodStart, group, 0n, delta);
+        if (!op.finish) plan.leaseChanges.push({ id: lease.id, delta });
+      }
+      plan.outcomes.push({ kind: 'lease', amount: held + delta, grown: granted, balanceAfter, balancesAfterCalls });
+      return;
+    }
     if (op.kind === 'settle') {
       if (!winners.has(index)) {
         plan.outcomes.push({ kind: 'unheld' });
@@ -226,11 +321,12 @@ export function planBatch(ops: readonly BillingOp[], winners: ReadonlySet<number
         blockedBy ??= group;
         continue;
       }
-      changeBalance(op.accountId, currency, 0n, amount);
-      changeKeySpend(op.apiKeyId, op.keyPeriodStart, group, 0n, amount);
-      const reservation: Reservation = { id: randomUUID(), accountId: op.accountId, apiKeyId: op.apiKeyId, currency, amount, keyPeriodStart: op.keyPeriodStart, requestId: op.requestId };
-      plan.reservations.push({ ...reservation, apiKeyId: op.apiKeyId, keyPeriodStart: op.keyPeriodStart, limitGroup: group, expiresAt: op.expiresAt });
-      plan.outcomes.push({ kind: 'reserved', reservation });
+      const held = op.lease ? grantOf(amount, priceIn(op.lease.target, currency), roomOf(op.accountId, currency, op.apiKeyId, op.keyPeriodStart).room) : amount;
+      const balanceAfter = changeBalance(op.accountId, currency, 0n, held);
+      changeKeySpend(op.apiKeyId, op.keyPeriodStart, group, 0n, held);
+      const reservation: Reservation = { id: randomUUID(), accountId: op.accountId, apiKeyId: op.apiKeyId, currency, amount: held, keyPeriodStart: op.keyPeriodStart, requestId: op.requestId };
+      plan.reservations.push({ ...reservation, apiKeyId: op.apiKeyId, keyPeriodStart: op.keyPeriodStart, limitGroup: group, expiresAt: op.expiresAt, leaseHolder: op.lease?.holder ?? null });
+      plan.outcomes.push({ kind: 'reserved', reservation, balanceAfter });
       return;
     }
     plan.outcomes.push({ kind: 'refused', blockedBy });

@@ -1,13 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { AuthContext } from '../auth/auth-context.ts';
+import type { Transaction } from 'kysely';
 import type { Database } from '../db/database.ts';
+import type { DB } from '../db/types.generated.ts';
 import { ForbiddenError, InsufficientBalanceError, SpendLimitExceededError, ValidationError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
-import { accountsOf, entriesOf, firstSettles, keySpendRowsOf, missingReserveRows, planBatch, settleWinners, type BillingOp, type OpOutcome, type ReserveOp, type SettleOp } from './billing-batch.ts';
+import { accountsOf, entriesOf, firstSettles, keySpendRowsOf, leaseUpdatesOf, missingReserveRows, planBatch, settleWinners, type BillingOp, type LeaseCall, type OpOutcome, type ReserveOp, type SettleOp } from './billing-batch.ts';
 import * as batchRepo from './billing-batch.repository.ts';
 import * as repo from './billing.repository.ts';
 import { limitGroupOf, priceIn, type BalanceSnapshot, type Price, type Reservation, type SettledCharge, type Usage, type UsageLine } from './billing.types.ts';
 import { GroupCommitQueue, type ItemOutcome } from './group-commit.ts';
+import { LeaseManager, type LeaseOptions, type LeaseUpdateRequest } from './lease-manager.ts';
 import { CURRENCIES, type Currency, type Nano } from './money.ts';
 import { periodStart, utcDay } from './periods.ts';
 import type { SettledUsageEntry, UsagePublisher } from './usage.types.ts';
@@ -20,6 +23,16 @@ export interface BillingOptions {
    * calls never run in two transactions at once; batches of different lanes never touch the same rows.
    */
   readonly batchLanes?: number;
+  /**
+   * Balance leases (lease-manager.ts): calls draw their holds in memory and their settlements are written after the
+   * answer. Without it every call holds and settles in the database before it returns (two transactions per call).
+   */
+  readonly leases?: LeaseOptions & {
+    /** Asks other processes to give back unused leases on an account; resolves whether it is worth retrying. */
+    readonly reclaimElsewhere?: (accountId: string) => Promise<boolean>;
+    /** This process's name on its lease rows. */
+    readonly holder?: string;
+  };
 }
 
 /**
@@ -31,10 +44,27 @@ export interface BillingOptions {
  */
 export class BillingService {
   /** Reserve and settle calls, grouped into one transaction per batch; an account's lane is fixed by its id. */
-  private readonly hotPath = new GroupCommitQueue<BillingOp, OpOutcome>((_lane, ops) => this.runBatch(ops));
+  private readonly hotPath = new GroupCommitQueue<BillingOp | LeaseUpdateRequest, OpOutcome>((_lane, items) => this.runItems(items));
+  /** This process's balance leases, when enabled. */
+  readonly leases: LeaseManager | undefined;
 
   /** `publisher` hears of new usage entries after their transaction commits (live usage subscriptions). */
-  constructor(private readonly deps: { db: Database; logger: Logger; options: BillingOptions; publisher?: UsagePublisher }) {}
+  constructor(private readonly deps: { db: Database; logger: Logger; options: BillingOptions; publisher?: UsagePublisher }) {
+    const leases = deps.options.leases;
+    this.leases = leases
+      ? new LeaseManager({
+          submit: (accountId, op) => this.hotPath.submit(this.laneOf(accountId), op),
+          chargeUnheld: async (lease, calls) => {
+            for (const call of calls) this.publish((await this.chargeWithoutHold(lease, call)).entries, lease.id);
+          },
+          committed: (entries) => this.publish(entries, entries[0]?.reservationId ?? ''),
+          reclaimElsewhere: leases.reclaimElsewhere ?? (async () => false),
+          logger: deps.logger,
+          holder: leases.holder ?? randomUUID(),
+          options: leases,
+        })
+      : undefined;
+  }
 
   /**
    * Holds the most a call can cost, in the first currency of the charging order whose balance and key limit
@@ -43,6 +73,8 @@ export class BillingService {
   async reserve(auth: AuthContext, maxCost: Price, options: { ttlMs?: number } = {}): Promise<Reservation> {
     if (auth.kind !== 'apiKey') throw new ForbiddenError('Only an account can be charged');
     if (maxCost.usd < 0n || maxCost.diem < 0n) throw new ValidationError('A cost cannot be negative');
+    const ttlMs = options.ttlMs ?? this.deps.options.reservationTimeoutMs;
+    if (this.leases) return this.leases.draw(auth, maxCost, ttlMs);
     const now = new Date();
     const op: ReserveOp = {
       kind: 'reserve',
@@ -51,7 +83,7 @@ export class BillingService {
       keyPeriodStart: periodStart(auth.apiKey.limitPeriod, now),
       maxCost,
       requestId: auth.requestId,
-      expiresAt: new Date(now.getTime() + (options.ttlMs ?? this.deps.options.reservationTimeoutMs)),
+      expiresAt: new Date(now.getTime() + ttlMs),
     };
     const outcome = await this.hotPath.submit(this.laneOf(auth.accountId), op);
     if (outcome.kind === 'reserved') return outcome.reservation;
@@ -65,6 +97,11 @@ export class BillingService {
    */
   async settle(reservation: Reservation, usage: Usage): Promise<SettledCharge> {
     if (usage.lines.length === 0) throw new ValidationError('A usage record needs at least one line');
+    // Checked here, not by the database: a settlement written after the answer must not fail its whole batch.
+    const badLine = usage.lines.find((line) => !DECIMAL.test(line.units) || !DECIMAL.test(line.pricePerUnitUsd));
+    if (badLine) throw new ValidationError(`Usage line ${badLine.sku} needs units and a unit price as non-negative decimals`);
+    const texts = [usage.modelId, usage.modelType, usage.unitType, usage.notes, usage.inferenceDetails?.requestId, reservation.requestId, ...usage.lines.flatMap((line) => [line.sku, line.lineType])];
+    if (texts.some((text) => text?.includes('\0'))) throw new ValidationError('A usage record cannot contain NUL characters');
     const lineCharges = capLineCharges(usage.lines, reservation.currency, reservation.amount);
     const charged = lineCharges.reduce((sum, charge) => sum + charge, 0n);
     const createdAt = new Date();
@@ -72,7 +109,7 @@ export class BillingService {
       id: randomUUID(),
       accountId: reservation.accountId,
       apiKeyId: reservation.apiKeyId,
-      reservationId: reservation.id,
+      reservationId: reservation.leaseId ?? reservation.id,
       createdAt,
       sku: line.sku,
       modelId: usage.modelId ?? null,
@@ -87,6 +124,15 @@ export class BillingService {
       requestId: usage.inferenceDetails?.requestId ?? reservation.requestId,
       inferenceDetails: usage.inferenceDetails ? { ...usage.inferenceDetails } : null,
     }));
+    if (reservation.leaseId && this.leases) {
+      const call: LeaseCall = { charged, entries, requestId: reservation.requestId, modelId: usage.modelId ?? null, createdAt };
+      const charge = this.leases.settle(reservation, call);
+      if (charge) return charge;
+      // Its lease is gone (the process stopped, or stalled past the lease's expiry): charged if the balance allows.
+      const direct = await this.chargeWithoutHold(reservation, call);
+      this.publish(direct.entries, reservation.id);
+      return direct.charge;
+    }
     const op: SettleOp = { kind: 'settle', reservation, charged, entries, modelId: usage.modelId ?? null, createdAt };
     const outcome = await this.hotPath.submit(this.laneOf(reservation.accountId), op);
     if (outcome.kind === 'settled') {
@@ -96,6 +142,21 @@ export class BillingService {
     const late = await this.settleUnheld(op);
     this.publish(late.entries, reservation.id);
     return late.charge;
+  }
+
+  /** A batch's items: lease updates are taken when it starts and applied when it ends, before the next one starts. */
+  private async runItems(items: readonly (BillingOp | LeaseUpdateRequest)[]): Promise<ItemOutcome<OpOutcome>[]> {
+    const ops = items.map((item) => (item.kind === 'lease-update' ? item.take() : item));
+    let outcomes: ItemOutcome<OpOutcome>[];
+    try {
+      outcomes = await this.runBatch(ops);
+    } catch (error) {
+      outcomes = ops.map(() => ({ ok: false, error }));
+    }
+    items.forEach((item, index) => {
+      if (item.kind === 'lease-update') item.finished(outcomes[index] ?? { ok: false, error: new Error('The batch returned no outcome for this update') });
+    });
+    return outcomes;
   }
 
   /** Account ids are random UUIDs: their last hex digits spread accounts evenly over the lanes. */
@@ -113,7 +174,7 @@ export class BillingService {
       const outcomes = await this.deps.db.transaction().execute(async (trx) => {
         const candidates = firstSettles(ops);
         const spendRows = keySpendRowsOf(ops);
-        const locks = await batchRepo.claimAndLock(trx, accountsOf(ops), entriesOf(ops, candidates), spendRows);
+        const locks = await batchRepo.claimAndLock(trx, accountsOf(ops), entriesOf(ops, candidates), spendRows, leaseUpdatesOf(ops));
         let spends = locks.spends;
         const missing = missingReserveRows(ops, spends);
         if (missing.length > 0) {
@@ -122,7 +183,7 @@ export class BillingService {
           spends = await batchRepo.lockKeySpend(trx, spendRows);
         }
         const winners = settleWinners(ops, candidates, locks.claimed);
-        const plan = planBatch(ops, winners, locks.balances, spends);
+        const plan = planBatch(ops, winners, locks.balances, spends, locks.leases);
         await batchRepo.writeBatch(trx, plan);
         return plan.outcomes;
       });
@@ -142,32 +203,41 @@ export class BillingService {
    * sweeper released it while the call was still running, and then the charge is taken if the balance allows.
    */
   private async settleUnheld(op: SettleOp): Promise<{ charge: SettledCharge; entries: readonly SettledUsageEntry[] }> {
-    const { reservation, charged } = op;
-    const nothing = (alreadySettled: boolean) => ({ charge: { reservationId: reservation.id, currency: reservation.currency, charged: 0n, balanceAfter: 0n, usageEntryIds: [], alreadySettled }, entries: [] });
+    const { reservation } = op;
     return this.deps.db.transaction().execute(async (trx) => {
       // released → settled, so that a second late settlement finds it settled and charges nothing.
       const claimed = await repo.finishReservation(trx, reservation.id, 'settled', 'released');
       if (!claimed) {
         const status = await repo.reservationStatus(trx, reservation.id);
         if (status !== 'settled') throw new Error(`Reservation ${reservation.id} cannot be settled (status ${status ?? 'missing'})`);
-        return nothing(true);
+        return { charge: { reservationId: reservation.id, currency: reservation.currency, charged: 0n, balanceAfter: 0n, usageEntryIds: [], alreadySettled: true }, entries: [] };
       }
-      const balanceAfter = await repo.chargeIfAvailable(trx, reservation.accountId, reservation.currency, charged);
-      if (balanceAfter === undefined) {
-        this.deps.logger.error({ reservationId: reservation.id, charged: charged.toString() }, 'late settlement could not be charged');
-        return nothing(false);
-      }
-      if (reservation.apiKeyId && reservation.keyPeriodStart) {
-        await repo.settleKeySpend(trx, reservation.apiKeyId, reservation.keyPeriodStart, limitGroupOf(reservation.currency), charged, 0n);
-      }
-      await repo.insertUsageEntries(trx, op.entries);
-      await repo.addToDailyRollups(trx, utcDay(op.createdAt), op.entries);
-      if (charged > 0n) {
-        await repo.insertLedgerEntry(trx, { accountId: reservation.accountId, currency: reservation.currency, amount: -charged, balanceAfter, type: 'CHARGE', requestId: reservation.requestId, modelId: op.modelId, createdAt: op.createdAt });
-      }
-      const charge: SettledCharge = { reservationId: reservation.id, currency: reservation.currency, charged, balanceAfter, usageEntryIds: op.entries.map((entry) => entry.id), alreadySettled: false };
-      return { charge, entries: op.entries };
+      return this.chargeIn(trx, reservation, { charged: op.charged, entries: op.entries, requestId: reservation.requestId, modelId: op.modelId, createdAt: op.createdAt });
     });
+  }
+
+  /** Charges a call whose hold is gone, in its own transaction, if the balance allows. */
+  private chargeWithoutHold(held: Reservation, call: LeaseCall): Promise<{ charge: SettledCharge; entries: readonly SettledUsageEntry[] }> {
+    return this.deps.db.transaction().execute((trx) => this.chargeIn(trx, held, call));
+  }
+
+  private async chargeIn(trx: Transaction<DB>, held: Reservation, call: LeaseCall): Promise<{ charge: SettledCharge; entries: readonly SettledUsageEntry[] }> {
+    const { charged } = call;
+    const balanceAfter = await repo.chargeIfAvailable(trx, held.accountId, held.currency, charged);
+    if (balanceAfter === undefined) {
+      this.deps.logger.error({ reservationId: held.id, charged: charged.toString() }, 'late settlement could not be charged');
+      return { charge: { reservationId: held.id, currency: held.currency, charged: 0n, balanceAfter: 0n, usageEntryIds: [], alreadySettled: false }, entries: [] };
+    }
+    if (held.apiKeyId && held.keyPeriodStart) {
+      await repo.settleKeySpend(trx, held.apiKeyId, held.keyPeriodStart, limitGroupOf(held.currency), charged, 0n);
+    }
+    await repo.insertUsageEntries(trx, call.entries);
+    await repo.addToDailyRollups(trx, utcDay(call.createdAt), call.entries);
+    if (charged > 0n) {
+      await repo.insertLedgerEntry(trx, { accountId: held.accountId, currency: held.currency, amount: -charged, balanceAfter, type: 'CHARGE', requestId: call.requestId, modelId: call.modelId, createdAt: call.createdAt });
+    }
+    const charge: SettledCharge = { reservationId: held.id, currency: held.currency, charged, balanceAfter, usageEntryIds: call.entries.map((entry) => entry.id), alreadySettled: false };
+    return { charge, entries: call.entries };
   }
 
   /** Tells live subscribers about committed usage entries; a failure here never fails the settlement. */
@@ -198,7 +268,8 @@ export class BillingService {
   }
 
   /** Gives the whole hold back (the call failed before producing anything). Releasing twice is harmless. */
-  async release(reservation: Pick<Reservation, 'id'>): Promise<boolean> {
+  async release(reservation: Pick<Reservation, 'id' | 'leaseId'>): Promise<boolean> {
+    if (reservation.leaseId && this.leases) return this.leases.release(reservation);
     return this.deps.db.transaction().execute(async (trx) => {
       const row = await repo.finishReservation(trx, reservation.id, 'released');
       if (!row) return false;
@@ -227,6 +298,8 @@ export class BillingService {
   async credit(auth: AuthContext, input: { accountId: string; currency: Currency; amount: Nano; note?: string; type?: 'TOP_UP' | 'ADJUSTMENT' | 'REFUND' }) {
     if (auth.kind !== 'operator') throw new ForbiddenError('Only the operator can credit accounts');
     if (input.amount === 0n) throw new ValidationError('The amount must not be zero');
+    // A debit may need funds this process holds in leases and no call uses.
+    if (input.amount < 0n) await this.leases?.reclaim(input.accountId);
     try {
       return await this.deps.db.transaction().execute(async (trx) => {
         const balanceAfter = await repo.addToBalance(trx, input.accountId, input.currency, input.amount);
@@ -258,17 +331,34 @@ export class BillingService {
 
   /** For trusted callers that already checked ownership (other services, the operator CLI). */
   async balancesOf(accountId: string): Promise<BalanceSnapshot[]> {
+    await this.flush(accountId);
     const rows = await repo.listBalances(this.deps.db, accountId);
+    // What this process's leases hold and no call uses is not held for anyone: it is shown as available.
+    const unused = this.leases?.unusedHeld(accountId);
     return CURRENCIES.map((currency) => {
       const row = rows.find((r) => r.currency === currency);
-      return { currency, amount: row?.amount ?? 0n, reserved: row?.reserved ?? 0n };
+      const reserved = (row?.reserved ?? 0n) - (unused?.get(currency) ?? 0n);
+      return { currency, amount: row?.amount ?? 0n, reserved: reserved > 0n ? reserved : 0n };
     });
+  }
+
+  /** Waits until the charges settled so far (of one account, or all) are written: reads of usage call this first. */
+  async flush(accountId?: string): Promise<void> {
+    await this.leases?.flush(accountId);
+  }
+
+  /** Writes pending charges and gives back this process's leases (shutdown). */
+  async close(): Promise<void> {
+    await this.leases?.close();
   }
 
   newRequestId(): string {
     return randomUUID().replaceAll('-', '');
   }
 }
+
+/** A non-negative decimal as PostgreSQL's numeric reads it (units and unit prices of usage lines). */
+const DECIMAL = /^\d{1,40}(\.\d{1,40})?$/;
 
 /** Per-line charges in the reserved currency, trimmed from the last line so their sum never exceeds the hold. */
 function capLineCharges(lines: readonly UsageLine[], currency: Currency, held: Nano): Nano[] {

@@ -9,7 +9,7 @@ import { USAGE_TOPIC, usageEntryFromEvent } from './usage-events.ts';
 import { UsageConnectionArgs, UsageExportQuery, UsageFilterInput, USAGE_PAGE_SIZE, windowBounds } from './usage.inputs.ts';
 import { isEmptyWindow, locatePage, mergeDayCounts, microsOf, planCount, type DayCount } from './usage-range.ts';
 import * as repo from './usage.repository.ts';
-import type { SortOrder, UsageCursor, UsageEntry, UsagePage, UsageWindow } from './usage.types.ts';
+import type { SettledCharges, SortOrder, UsageCursor, UsageEntry, UsagePage, UsageWindow } from './usage.types.ts';
 
 type Db = Parameters<typeof repo.countWindow>[0];
 
@@ -33,11 +33,12 @@ export interface UsageStream {
  * bus; never returns another account's entries.
  */
 export class UsageService {
-  constructor(private readonly deps: { db: Database; events: EventBus; logger: Logger; diemCutoverDate: Date; streamBatchSize?: number }) {}
+  constructor(private readonly deps: { db: Database; events: EventBus; logger: Logger; diemCutoverDate: Date; streamBatchSize?: number; settled?: SettledCharges }) {}
 
   /** One page (`page` ≥ 1, `limit` 1–500) with totals, read in one snapshot so both agree. */
   async page(auth: AuthContext, input: unknown): Promise<UsagePage> {
     const { accountId } = requireAdmin(auth);
+    await this.deps.settled?.flush(accountId);
     const query = parseInput(UsageExportQuery, input);
     const window = windowOf(query);
     const order = query.sortOrder ?? 'desc';
@@ -62,6 +63,7 @@ export class UsageService {
    */
   async stream(auth: AuthContext, input: unknown): Promise<UsageStream> {
     const { accountId } = requireAdmin(auth);
+    await this.deps.settled?.flush(accountId);
     const query = parseInput(UsageExportQuery, input);
     const started = microsOf(new Date()) + 1n;
     const bounded = windowOf(query);
@@ -95,6 +97,7 @@ export class UsageService {
   /** A Relay-style slice: `first`/`after` in the filter's order, or `last`/`before` counting back from the end. */
   async connection(auth: AuthContext, filterInput: unknown, argsInput: unknown): Promise<UsageConnection> {
     const { accountId } = requireAdmin(auth);
+    await this.deps.settled?.flush(accountId);
     const filter = parseInput(UsageFilterInput, filterInput ?? {});
     const args = parseInput(UsageConnectionArgs, argsInput ?? {});
     if (args.first !== undefined && args.last !== undefined) throw new ValidationError('Pass either first or last, not both', [{ path: ['last'], message: 'Use either first or last' }]);

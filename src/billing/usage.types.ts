@@ -73,3 +73,8 @@ export type SettledUsageEntry = UsageEntryInsert & { readonly id: string };
 export interface UsagePublisher {
   usageSettled(entries: readonly SettledUsageEntry[]): void;
 }
+
+/** Writes the charges settled so far on an account (balance leases write them after the answer); reads call it first. */
+export interface SettledCharges {
+  flush(accountId: string): Promise<void>;
+}

@@ -127,6 +127,7 @@ export interface ReservationsTable {
   created_at: Generated<Date>;
   expires_at: Date;
   finished_at: Date | null;
+  lease_holder: string | null;
 }
 
 export interface RpcIdempotencyTable {

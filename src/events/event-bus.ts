@@ -12,6 +12,8 @@ export type EventTopics = {
   'lagoon:usage': [accountId: string, event: UsageSettledEvent];
   /** A revoked or edited API key, for every process's key cache (id: always `all`). */
   'lagoon:key-cache': [scope: 'all', invalidation: KeyInvalidation & { readonly origin: string }];
+  /** A process asks the others to give back the unused part of their balance leases on an account (id: always `all`). */
+  'lagoon:lease-reclaim': [scope: 'all', request: { readonly accountId: string; readonly origin: string }];
 };
 
 type Topic = Extract<keyof EventTopics, string>;

@@ -42,7 +42,7 @@ describe(`Analytics cache and event bus (${testDatabaseKind}, ${mode})`, () => {
     expect(cache.kind).toBe(mode);
     // With Redis the server's clock expires entries, so the test shortens the TTL instead of moving a fake clock.
     const ttlMs = REDIS_URL ? 300 : ANALYTICS_CACHE_TTL_MS;
-    const analytics = new AnalyticsService({ db: handle.db, cache, ttlMs });
+    const analytics = new AnalyticsService({ db: handle.db, cache, ttlMs, settled: services.billing });
     try {
       await charge(auth, '0.25');
       const first = await analytics.analytics(auth, { lookback: '1d' });
@@ -66,8 +66,8 @@ describe(`Analytics cache and event bus (${testDatabaseKind}, ${mode})`, () => {
 
   it(`should share cached analytics between processes only through Redis (${mode})`, async () => {
     const { auth } = await createAccountWithKey(services, { credit: { USD: '10' } });
-    const one = new AnalyticsService({ db: handle.db, cache: createAnalyticsCache({ redisUrl: REDIS_URL, logger }) });
-    const two = new AnalyticsService({ db: handle.db, cache: createAnalyticsCache({ redisUrl: REDIS_URL, logger }) });
+    const one = new AnalyticsService({ db: handle.db, cache: createAnalyticsCache({ redisUrl: REDIS_URL, logger }), settled: services.billing });
+    const two = new AnalyticsService({ db: handle.db, cache: createAnalyticsCache({ redisUrl: REDIS_URL, logger }), settled: services.billing });
     try {
       await charge(auth, '1');
       await one.analytics(auth, { lookback: '2d' });

@@ -17,19 +17,29 @@ const usageOf = (cost: Price, sku = 'test-sku'): Usage => ({
   lines: [{ sku, lineType: 'Output', units: '1000', pricePerUnitUsd: '0.000002', cost }],
 });
 
-describe(`${BillingService.name} (${testDatabaseKind})`, () => {
+// Every rule holds whether calls hold their funds in the database one by one or draw them from balance leases.
+describe.each([
+  { mode: 'holds per call', balanceLeases: false },
+  { mode: 'balance leases', balanceLeases: true },
+])(`${BillingService.name} (${testDatabaseKind}, $mode)`, ({ balanceLeases }) => {
   let handle: Awaited<ReturnType<typeof createTestDatabase>>;
   let services: Services;
 
   beforeAll(async () => {
     handle = await createTestDatabase();
-    services = createTestServices(handle.db);
+    services = createTestServices(handle.db, { balanceLeases });
   });
   afterAll(async () => handle.drop());
 
   const balanceOf = async (accountId: string, currency = 'USD') =>
     (await services.billing.balancesOf(accountId)).find((b) => b.currency === currency)!;
+  /** Charges written and this process's unused leases given back, so the rows read as if every call held its own. */
+  const settledRows = async (accountId: string) => {
+    await services.billing.flush(accountId);
+    await services.billing.leases?.reclaim(accountId);
+  };
   const ledgerSum = async (accountId: string) => {
+    await settledRows(accountId);
     const rows = await handle.db.selectFrom('usage_entries').select('amount').where('account_id', '=', accountId).execute();
     return rows.reduce((sum, row) => sum + row.amount, 0n);
   };
@@ -63,6 +73,7 @@ describe(`${BillingService.name} (${testDatabaseKind})`, () => {
     expect(held).toHaveLength(12); // 12 × 0.04 = 0.48 ≤ 0.5 < 13 × 0.04
     expect(new Set(codes)).toEqual(new Set(['API_KEY_USD_SPEND_LIMIT_EXCEEDED']));
     for (const reservation of held) await services.billing.settle(reservation, usageOf(usd('0.04')));
+    await settledRows(accountId);
     const spend = await handle.db.selectFrom('api_key_spend').selectAll().where('api_key_id', '=', keyId).executeTakeFirstOrThrow();
     expect(spend.spent_usd).toBe(parseNano('0.48'));
     expect(spend.reserved_usd).toBe(0n);
@@ -82,6 +93,7 @@ describe(`${BillingService.name} (${testDatabaseKind})`, () => {
     expect(third.currency).toBe('USD');
     const settled = await services.billing.settle(first, usageOf(usd('0.1')));
     expect(settled).toMatchObject({ currency: 'DIEM', charged: parseNano('0.1'), balanceAfter: 0n });
+    await settledRows(accountId);
     const entry = await handle.db.selectFrom('usage_entries').selectAll().where('id', '=', settled.usageEntryIds[0]!).executeTakeFirstOrThrow();
     expect(entry).toMatchObject({ currency: 'DIEM', amount: -parseNano('0.1'), sku: 'test-sku', account_id: accountId });
     await services.billing.release(second);
@@ -100,7 +112,7 @@ describe(`${BillingService.name} (${testDatabaseKind})`, () => {
     expect(await services.billing.release(reservation)).toBe(false);
   });
 
-  it('should release a reservation in full and let the sweeper release expired ones', async () => {
+  it.skipIf(balanceLeases)('should release a reservation in full and let the sweeper release expired ones', async () => {
     const { auth, accountId } = await createAccountWithKey(services, { credit: { USD: '1' } });
     const released = await services.billing.reserve(auth, usd('0.4'));
     expect(await services.billing.release(released)).toBe(true);
@@ -133,6 +145,7 @@ describe(`${BillingService.name} (${testDatabaseKind})`, () => {
       const reservation = await services.billing.reserve(auth, usd('1'));
       await services.billing.settle(reservation, usageOf(usd(cost)));
     }
+    await settledRows(accountId);
     const rollup = await handle.db.selectFrom('usage_daily').select(['amount', 'entries']).where('account_id', '=', accountId).execute();
     expect(rollup).toEqual([{ amount: parseNano('0.6'), entries: 3 }]);
     expect(await ledgerSum(accountId)).toBe(-parseNano('0.6'));

@@ -1,42 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/logger.ts';
-import { closeServices, createServices, type Services } from '../../src/services.ts';
-import { createTestDatabase, testDatabaseKind } from '../helpers/db.ts';
-import { createAccountWithKey, testServiceOptions } from '../helpers/services.ts';
+import { describe, expect, it } from 'vitest';
+import { testDatabaseKind } from '../helpers/db.ts';
+import { eventually } from '../helpers/eventually.ts';
+import { twoProcesses } from '../helpers/processes.ts';
+import { createAccountWithKey } from '../helpers/services.ts';
 
 const REDIS_URL = process.env.REDIS_URL || undefined;
 
-/** Polls until `check` passes or the deadline; the event crosses Redis, so it is not instantaneous. */
-async function eventually(check: () => Promise<void>, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await check();
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-  }
-}
-
 // Two sets of services on one database stand for two API processes; REDIS_URL is what connects their caches.
 describe.skipIf(!REDIS_URL)(`Key cache invalidation across processes (${testDatabaseKind}, needs REDIS_URL)`, () => {
-  let handle: Awaited<ReturnType<typeof createTestDatabase>>;
-  let first: Services;
-  let second: Services;
-
-  beforeAll(async () => {
-    handle = await createTestDatabase();
-    const options = { ...testServiceOptions, redisUrl: REDIS_URL };
-    first = createServices(handle.db, createLogger('silent'), options);
-    second = createServices(handle.db, createLogger('silent'), options);
-  });
-  afterAll(async () => {
-    await Promise.all([closeServices(first), closeServices(second)]);
-    await handle.drop();
-  });
+  const processes = twoProcesses(REDIS_URL);
 
   it('should stop a key revoked in one process from working in another at once, not after the cache TTL', async () => {
+    const { first, second } = processes;
     const { secret, keyId, auth } = await createAccountWithKey(first, { type: 'ADMIN' });
     const credentials = { authorization: `Bearer ${secret}` };
     // The second process has the key cached (the TTL is 30 s in these options).
@@ -47,6 +22,7 @@ describe.skipIf(!REDIS_URL)(`Key cache invalidation across processes (${testData
   });
 
   it('should make an edited key (a new spend limit) take effect in the other process', async () => {
+    const { first, second } = processes;
     const { secret, keyId, auth } = await createAccountWithKey(first, { type: 'ADMIN' });
     const credentials = { authorization: `Bearer ${secret}` };
     const before = await second.auth.authenticate(credentials, 'r1');

@@ -6,11 +6,12 @@ import type { ApiKeyType } from '../../src/auth/auth-context.ts';
 
 export const testServiceOptions = {
   auth: { keyCacheTtlMs: 30_000, lastUsedFlushMs: 60_000, maxKeysPerAccount: 500 },
-  billing: { reservationTimeoutMs: 60_000, sweepIntervalMs: 60_000 },
+  billing: { reservationTimeoutMs: 60_000, sweepIntervalMs: 60_000, balanceLeases: true },
 };
 
-export function createTestServices(db: Database): Services {
-  return createServices(db, createLogger('silent'), testServiceOptions);
+/** Services as the server wires them; `balanceLeases: false` holds and settles every call in the database. */
+export function createTestServices(db: Database, options: { balanceLeases?: boolean } = {}): Services {
+  return createServices(db, createLogger('silent'), { ...testServiceOptions, billing: { ...testServiceOptions.billing, balanceLeases: options.balanceLeases ?? true } });
 }
 
 /** A funded account with a key, authenticated the way a request would be. */

@@ -107,7 +107,7 @@ describe(`Usage export paging and filters (${testDatabaseKind})`, () => {
 
   it('should stream every entry in keyset batches, in both orders and with filters', async () => {
     const services = t.app.services;
-    const usage = new UsageService({ db: t.app.database.db, events: services.events, logger: createLogger('silent'), diemCutoverDate: new Date('2025-01-01T00:00:00Z'), streamBatchSize: 3 });
+    const usage = new UsageService({ db: t.app.database.db, events: services.events, logger: createLogger('silent'), diemCutoverDate: new Date('2025-01-01T00:00:00Z'), streamBatchSize: 3, settled: services.billing });
     const auth = await services.auth.authenticate({ authorization: `Bearer ${secret}` }, 'x');
     const collect = async (input: Record<string, string>) => {
       const stream = await usage.stream(auth, input);

@@ -1,0 +1,327 @@
+import { randomUUID } from 'node:crypto';
+import type { AuthContext } from '../auth/auth-context.ts';
+import { InsufficientBalanceError, SpendLimitExceededError } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+import type { BillingOp, LeaseCall, LeaseUpdateOp, OpOutcome, ReserveOp } from './billing-batch.ts';
+import { priceIn, type Price, type Reservation, type SettledCharge } from './billing.types.ts';
+import type { ItemOutcome } from './group-commit.ts';
+import { Lease, type Draw } from './lease.ts';
+import type { Currency, Nano } from './money.ts';
+import { periodStart } from './periods.ts';
+import type { SettledUsageEntry } from './usage.types.ts';
+
+export interface LeaseOptions {
+  /** A new lease aims at this many of the opening call's worst case (a lease that runs dry grows, doubling). */
+  readonly callsPerLease: number;
+  /** The lease row's expiry, moved forward by every update; the sweeper frees the leases of a dead process. */
+  readonly ttlMs: number;
+  /** A lease unused for this long is given back. */
+  readonly idleMs: number;
+  /** A lease is renewed this often, so that the charging order and the sharing between processes are revisited. */
+  readonly maxAgeMs: number;
+  /** How often leases are looked after (idle, age, expiry, draws past their timeout). */
+  readonly tickMs: number;
+}
+
+export const DEFAULT_LEASE_OPTIONS: LeaseOptions = { callsPerLease: 32, ttlMs: 60_000, idleMs: 2_000, maxAgeMs: 30_000, tickMs: 500 };
+
+/**
+ * An update of a lease, materialised when its batch starts, so that it carries every charge settled until then, and
+ * applied as soon as the batch ends, before the next batch takes the lease's next update.
+ */
+export interface LeaseUpdateRequest {
+  readonly kind: 'lease-update';
+  readonly take: () => LeaseUpdateOp;
+  readonly finished: (result: ItemOutcome<OpOutcome>) => void;
+}
+
+export interface LeaseManagerDeps {
+  /** Runs an op in the account's next billing batch. */
+  readonly submit: (accountId: string, op: BillingOp | LeaseUpdateRequest) => Promise<OpOutcome>;
+  /** Charges calls whose lease is not held any more (swept after a stall, or ended at shutdown), as a late settlement does. */
+  readonly chargeUnheld: (lease: Reservation, calls: readonly LeaseCall[]) => Promise<void>;
+  /** Hears of committed usage entries. */
+  readonly committed: (entries: readonly SettledUsageEntry[]) => void;
+  /** Asks other processes to give back the unused part of their leases on an account; resolves when worth retrying. */
+  readonly reclaimElsewhere: (accountId: string) => Promise<boolean>;
+  readonly logger: Logger;
+  readonly holder: string;
+  readonly options: LeaseOptions;
+}
+
+const RETRY_MS = 200;
+const MAX_RETRY_MS = 5_000;
+const MAX_ATTEMPTS = 64;
+
+/**
+ * Balance leases: the hot path of paid calls without a database round trip. A process takes a lease (a held
+ * reservation of a share of an account's balance and key limit, at most a quarter of what is free, in the currency
+ * the charging order picks) and draws each call's worst case from it in memory; settlements are charged against the
+ * lease in the next billing batch, after the answer. A balance or key limit still never goes below zero: every
+ * draw is covered by funds the database holds for this process. A process that dies leaves its lease to expire;
+ * the sweeper gives it back (charges not yet written are lost, in the customer's favour). A process refused for lack
+ * of funds first takes back its own leases on the account, then asks the others for theirs.
+ */
+export class LeaseManager {
+  /** The open lease of each (account, key, key period). */
+  private readonly open = new Map<string, Lease>();
+  /** Every lease not yet ended (open and closing). */
+  private readonly live = new Set<Lease>();
+  private readonly opening = new Map<string, Promise<void>>();
+  /** The draws behind the reservations handed out (by object: callers hand the same object back). */
+  private readonly draws = new WeakMap<object, Draw>();
+  /** The lease size that served each (account, key, key period) last, so a renewed lease starts as large. */
+  private readonly lastSize = new Map<string, Nano>();
+  private readonly timer: NodeJS.Timeout;
+  private retryMs = RETRY_MS;
+  private closed = false;
+
+  constructor(private readonly deps: LeaseManagerDeps) {
+    this.timer = setInterval(() => this.tick(), deps.options.tickMs);
+    this.timer.unref();
+  }
+
+  /** Holds `maxCost` for a call from this process's lease, taking or growing the lease when it does not cover it. */
+  async draw(auth: Extract<AuthContext, { kind: 'apiKey' }>, maxCost: Price, ttlMs: number): Promise<Reservation> {
+    const keyPeriodStart = periodStart(auth.apiKey.limitPeriod, new Date());
+    const key = `${auth.accountId}/${auth.apiKey.id}/${keyPeriodStart.getTime()}`;
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
+      const lease = this.open.get(key);
+      if (!lease) {
+        await this.openLease(key, auth, maxCost, keyPeriodStart);
+        continue;
+      }
+      const need = priceIn(maxCost, lease.reservation.currency);
+      if (lease.free >= need) return this.drawFrom(lease, need, auth.requestId, ttlMs);
+      if (lease.exhausted || !(await this.grow(lease, need - lease.free, need, true))) this.closeLease(lease);
+    }
+    throw new InsufficientBalanceError();
+  }
+
+  /** Charges a drawn call (written in the next batch). Undefined when its lease is gone: the caller charges it directly. */
+  settle(reservation: Reservation, call: LeaseCall): SettledCharge | undefined {
+    const draw = this.draws.get(reservation);
+    if (!draw) throw new Error(`Reservation ${reservation.id} was not drawn from a lease of this process`);
+    const { lease } = draw;
+    const base = { reservationId: reservation.id, currency: reservation.currency, usageEntryIds: call.entries.map((entry) => entry.id) };
+    if (draw.status === 'settled' || draw.status === 'released') return { ...base, charged: 0n, balanceAfter: 0n, usageEntryIds: [], alreadySettled: true };
+    // A draw released past its timeout may still be charged if its lease can cover it; otherwise directly.
+    if (draw.status === 'expired' && (lease.state === 'closed' || lease.free < call.charged)) return undefined;
+    if (draw.status === 'held' && lease.state === 'closed') return undefined;
+    lease.finishDraw(draw, 'settled', call);
+    this.schedule(lease);
+    return { ...base, charged: call.charged, balanceAfter: lease.balanceEstimate, alreadySettled: false };
+  }
+
+  /** Gives a drawn call's hold back (the call failed before producing anything). */
+  release(reservation: object): boolean {
+    const draw = this.draws.get(reservation);
+    if (!draw || draw.status !== 'held') return false;
+    draw.lease.finishDraw(draw, 'released');
+    if (draw.lease.state === 'closing' && draw.lease.holds === 0n) this.schedule(draw.lease);
+    return true;
+  }
+
+  /** Waits until every charge of the account settled so far is written (reads of usage and balances call this). */
+  async flush(accountId?: string): Promise<void> {
+    for (const lease of this.live) {
+      if (accountId !== undefined && lease.reservation.accountId !== accountId) continue;
+      for (let round = 0; round < 3 && (lease.pending.length > 0 || lease.sending.length > 0); round += 1) {
+        if (lease.pending.length > 0) this.schedule(lease);
+        await (lease.pending.length > 0 ? lease.queued : lease.running)?.catch(() => undefined);
+      }
+    }
+  }
+
+  /** What this process holds in leases on an account and no running call uses, per currency (to show true holds). */
+  unusedHeld(accountId: string): Map<Currency, Nano> {
+    const unused = new Map<Currency, Nano>();
+    for (const lease of this.live) {
+      if (lease.reservation.accountId !== accountId) continue;
+      const { currency } = lease.reservation;
+      unused.set(currency, (unused.get(currency) ?? 0n) + lease.held - lease.holds - lease.pendingCharged - lease.sendingCharged);
+    }
+    return unused;
+  }
+
+  /** Gives back the unused part of this process's leases on an account (another process asked, or a call was refused). */
+  async reclaim(accountId: string): Promise<boolean> {
+    const unused = () => [...this.live].filter((lease) => lease.reservation.accountId === accountId && lease.state !== 'closed' && lease.free > 0n);
+    const leases = unused();
+    for (const lease of leases) this.closeLease(lease);
+    // An update taken before the close gives nothing back; the one after it does.
+    for (let round = 0; round < 3 && unused().length > 0; round += 1) {
+      await Promise.all(unused().map((lease) => (lease.queued ?? lease.running ?? this.schedule(lease)).catch(() => undefined)));
+    }
+    return leases.length > 0;
+  }
+
+  /** Ends the leases of a key whose limits changed (or that was deleted): the next call is decided afresh. */
+  closeKey(apiKeyId: string): void {
+    for (const lease of this.live) if (lease.reservation.apiKeyId === apiKeyId) this.closeLease(lease);
+  }
+
+  /** Writes every pending charge and ends every lease (shutdown). Calls still running are charged directly later. */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.timer);
+    for (const lease of this.live) {
+      // Calls still running when the process stops lose their hold; their settlements are charged directly.
+      for (const draw of [...lease.draws]) lease.finishDraw(draw, 'expired');
+      this.closeLease(lease);
+    }
+    for (let round = 0; round < 5 && this.live.size > 0; round += 1) {
+      await Promise.all([...this.live].map((lease) => (lease.queued ?? lease.running)?.catch(() => undefined)));
+      for (const lease of this.live) if (!lease.queued && !lease.running) this.schedule(lease);
+    }
+  }
+
+  private drawFrom(lease: Lease, amount: Nano, requestId: string, ttlMs: number): Reservation {
+    const draw = lease.draw(amount, Date.now() + ttlMs);
+    const { accountId, apiKeyId, currency, keyPeriodStart } = lease.reservation;
+    const reservation: Reservation = { id: randomUUID(), accountId, apiKeyId, currency, amount, keyPeriodStart, requestId, leaseId: lease.reservation.id };
+    this.draws.set(reservation, draw);
+    // Grow ahead of need: when a quarter of the lease is left, so calls rarely wait for the database.
+    if (!lease.exhausted && lease.free < lease.held / 4n) void this.grow(lease, amount, lease.held, false).catch(() => undefined);
+    return reservation;
+  }
+
+  private async openLease(key: string, auth: Extract<AuthContext, { kind: 'apiKey' }>, maxCost: Price, keyPeriodStart: Date): Promise<void> {
+    const running = this.opening.get(key);
+    if (running) return running.catch(() => undefined);
+    const opening = this.takeLease(key, auth, maxCost, keyPeriodStart).finally(() => this.opening.delete(key));
+    this.opening.set(key, opening);
+    return opening;
+  }
+
+  private async takeLease(key: string, auth: Extract<AuthContext, { kind: 'apiKey' }>, maxCost: Price, keyPeriodStart: Date): Promise<void> {
+    const size = BigInt(this.deps.options.callsPerLease);
+    const last = this.lastSize.get(key) ?? 0n;
+    const target = { usd: max(maxCost.usd * size, last), diem: max(maxCost.diem * size, last) };
+    const op: ReserveOp = {
+      kind: 'reserve',
+      accountId: auth.accountId,
+      apiKeyId: auth.apiKey.id,
+      keyPeriodStart,
+      maxCost,
+      requestId: auth.requestId,
+      expiresAt: new Date(Date.now() + this.deps.options.ttlMs),
+      lease: { target, holder: this.deps.holder },
+    };
+    let outcome = await this.deps.submit(auth.accountId, op);
+    // Refused: the funds may sit unused in leases (this process's on other keys, or other processes'); ask for them.
+    if (outcome.kind === 'refused' && ((await this.reclaim(auth.accountId)) || (await this.deps.reclaimElsewhere(auth.accountId)))) {
+      outcome = await this.deps.submit(auth.accountId, op);
+    }
+    if (outcome.kind === 'reserved') {
+      const lease = new Lease(key, outcome.reservation, outcome.balanceAfter);
+      this.open.set(key, lease);
+      this.live.add(lease);
+      if (this.closed) this.closeLease(lease);
+      return;
+    }
+    if (outcome.kind === 'refused' && outcome.blockedBy) throw new SpendLimitExceededError(outcome.blockedBy);
+    throw new InsufficientBalanceError();
+  }
+
+  /** Asks for `min` more (up to the lease's size again); resolves whether it grew. */
+  private async grow(lease: Lease, min: Nano, target: Nano, urgent: boolean): Promise<boolean> {
+    const wanted = lease.growWanted;
+    lease.growWanted = { min: max(min, wanted?.min ?? 0n), target: max(max(target, lease.held), wanted?.target ?? 0n), urgent: urgent || (wanted?.urgent ?? false) };
+    await this.schedule(lease);
+    return lease.grewLast;
+  }
+
+  /** Queues an update of the lease for the next batch (one at a time); resolves when it is written. */
+  private schedule(lease: Lease): Promise<void> {
+    if (lease.queued) return lease.queued;
+    let op: LeaseUpdateOp | undefined;
+    const request: LeaseUpdateRequest = {
+      kind: 'lease-update',
+      take: () => {
+        lease.queued = undefined;
+        lease.running = done;
+        op = lease.takeUpdate(new Date(Date.now() + this.deps.options.ttlMs));
+        return op;
+      },
+      finished: (result) => {
+        if (!op) return;
+        if (result.ok) {
+          this.applied(lease, op, result.value);
+          return;
+        }
+        const givenUp = lease.restoreUpdate(op);
+        if (givenUp) this.deps.logger.error({ err: result.error, leaseId: lease.reservation.id, requestId: givenUp.requestId, charged: givenUp.charged.toString() }, 'a settled charge cannot be written; given up');
+        this.retryLater(lease, result.error);
+      },
+    };
+    const done: Promise<void> = this.deps.submit(lease.reservation.accountId, request).then(() => undefined);
+    done.catch(() => undefined);
+    lease.queued = done;
+    return done;
+  }
+
+  private applied(lease: Lease, op: LeaseUpdateOp, outcome: OpOutcome): void {
+    lease.running = undefined;
+    this.retryMs = RETRY_MS;
+    if (outcome.kind === 'lease') {
+      lease.grewLast = outcome.grown > 0n;
+      if (op.grow && outcome.grown === 0n) lease.exhausted = true;
+      if (outcome.grown > 0n) this.lastSize.set(lease.key, max(this.lastSize.get(lease.key) ?? 0n, outcome.amount));
+      const entries = lease.applyUpdate(outcome, op.finish);
+      if (op.finish) this.forget(lease);
+      if (entries.length > 0) this.deps.committed(entries);
+    } else {
+      // The lease was not held any more (the sweeper freed it after this process stalled): charge directly.
+      this.deps.logger.warn({ leaseId: lease.reservation.id }, 'a balance lease expired while in use; charging its calls directly');
+      const calls = [...lease.sending, ...lease.pending];
+      lease.applyUpdate({ amount: 0n, grown: 0n, balanceAfter: lease.knownBalance }, true);
+      lease.pending = [];
+      lease.pendingCharged = 0n;
+      this.forget(lease);
+      if (calls.length > 0) void this.deps.chargeUnheld(lease.reservation, calls).catch((error: unknown) => this.deps.logger.error({ err: error, leaseId: lease.reservation.id }, 'charging the calls of an expired lease failed'));
+      return;
+    }
+    if (lease.hasWork && lease.state !== 'closed' && (lease.pending.length > 0 || (lease.state === 'closing' && lease.holds === 0n))) this.schedule(lease);
+  }
+
+  private retryLater(lease: Lease, error: unknown): void {
+    lease.running = undefined;
+    this.deps.logger.error({ err: error, leaseId: lease.reservation.id, retryInMs: this.retryMs }, 'writing a balance lease update failed; retrying');
+    const wait = this.retryMs;
+    this.retryMs = Math.min(this.retryMs * 2, MAX_RETRY_MS);
+    setTimeout(() => {
+      if (lease.state !== 'closed' && lease.hasWork) this.schedule(lease);
+    }, wait).unref();
+  }
+
+  /** Stops new draws on a lease; it gives back what is unused now and ends when its last call is done. */
+  private closeLease(lease: Lease): void {
+    if (lease.state !== 'open') return;
+    lease.state = 'closing';
+    if (this.open.get(lease.key) === lease) this.open.delete(lease.key);
+    void this.schedule(lease).catch(() => undefined);
+  }
+
+  private forget(lease: Lease): void {
+    this.live.delete(lease);
+    if (this.open.get(lease.key) === lease) this.open.delete(lease.key);
+  }
+
+  /** Looks after leases: draws past their timeout, idle and old leases, expiry of the rows. */
+  private tick(): void {
+    const now = Date.now();
+    for (const lease of this.live) {
+      for (const draw of lease.draws) {
+        if (draw.expiresAt > now) continue;
+        this.deps.logger.warn({ leaseId: lease.reservation.id }, 'a call held its funds past the reservation timeout; released');
+        lease.finishDraw(draw, 'expired');
+      }
+      if (lease.state === 'open' && ((lease.holds === 0n && now - lease.lastDrawAt > this.deps.options.idleMs) || now - lease.openedAt > this.deps.options.maxAgeMs)) this.closeLease(lease);
+      else if (lease.state === 'closing' && lease.holds === 0n) this.schedule(lease);
+      else if (now - lease.lastWriteAt > this.deps.options.ttlMs / 3) this.schedule(lease);
+    }
+  }
+}
+
+const max = (a: Nano, b: Nano): Nano => (a > b ? a : b);

@@ -1,0 +1,142 @@
+import type { LeaseCall, LeaseUpdateOp } from './billing-batch.ts';
+import type { Reservation } from './billing.types.ts';
+import type { Nano } from './money.ts';
+import type { SettledUsageEntry } from './usage.types.ts';
+
+/** One call's hold, drawn in memory from a lease. */
+export interface Draw {
+  readonly lease: Lease;
+  readonly amount: Nano;
+  readonly expiresAt: number;
+  status: 'held' | 'settled' | 'released' | 'expired';
+}
+
+/**
+ * The in-memory side of one lease: a reservation this process holds in the database for one (account, key, key
+ * period, currency), from which calls draw their worst case and into which their settlements are charged, written
+ * in batches. What it may still lend is `free`: the held amount less the calls running, the charges not yet written
+ * and what an update in flight may give back. All amounts change synchronously, so two calls never draw the same
+ * funds; the database row holds at least what the calls running and the unwritten charges need.
+ */
+export class Lease {
+  /** What the database row holds, as of the last update applied. */
+  held: Nano;
+  /** The holds of calls running. */
+  holds = 0n;
+  readonly draws = new Set<Draw>();
+  /** Settled calls not yet sent to the database, and those in the update in flight. */
+  pending: LeaseCall[] = [];
+  pendingCharged = 0n;
+  sending: LeaseCall[] = [];
+  sendingCharged = 0n;
+  /** Free funds set aside while an update that may give them back is in flight. */
+  releasing = 0n;
+  state: 'open' | 'closing' | 'closed' = 'open';
+  /** Growth asked for: `urgent` when a call waits for it (then the free rest is given back if refused). */
+  growWanted: { min: Nano; target: Nano; urgent: boolean } | undefined;
+  /** No more growth: the last one was refused. */
+  exhausted = false;
+  /** Whether the last update written grew the lease. */
+  grewLast = false;
+  /** Updates failed in a row: after two, charges are sent one at a time, so that one bad call cannot block the rest. */
+  failures = 0;
+  /** The balance's amount as the last update left it (for the balance the caller is told). */
+  knownBalance: Nano;
+  readonly openedAt = Date.now();
+  lastDrawAt = Date.now();
+  lastWriteAt = Date.now();
+  /** The update queued for the next batch (not yet taken) and the one running, as promises of their end. */
+  queued: Promise<void> | undefined;
+  running: Promise<void> | undefined;
+
+  constructor(
+    readonly key: string,
+    readonly reservation: Reservation,
+    balanceAfter: Nano,
+  ) {
+    this.held = reservation.amount;
+    this.knownBalance = balanceAfter;
+  }
+
+  get free(): Nano {
+    return this.held - this.holds - this.pendingCharged - this.sendingCharged - this.releasing;
+  }
+
+  draw(amount: Nano, expiresAt: number): Draw {
+    const draw: Draw = { lease: this, amount, expiresAt, status: 'held' };
+    this.draws.add(draw);
+    this.holds += amount;
+    this.lastDrawAt = Date.now();
+    return draw;
+  }
+
+  /** Ends a draw: its hold comes back, and its charge (at most the hold) waits to be written. */
+  finishDraw(draw: Draw, status: Draw['status'], call?: LeaseCall): void {
+    if (this.draws.delete(draw)) this.holds -= draw.amount;
+    draw.status = status;
+    if (call) {
+      this.pending.push(call);
+      this.pendingCharged += call.charged;
+    }
+  }
+
+  /** The balance after the charges not yet written, as far as this process knows. */
+  get balanceEstimate(): Nano {
+    return this.knownBalance - this.pendingCharged - this.sendingCharged;
+  }
+
+  /** Whether an update has something to do. */
+  get hasWork(): boolean {
+    return this.pending.length > 0 || this.growWanted !== undefined || this.state === 'closing';
+  }
+
+  /** The next update: takes the pending charges; ends a closing lease whose calls are done. */
+  takeUpdate(expiresAt: Date): LeaseUpdateOp {
+    const count = this.failures >= 2 ? Math.min(1, this.pending.length) : this.pending.length;
+    this.sending = this.pending.slice(0, count);
+    this.pending = this.pending.slice(count);
+    this.sendingCharged = sumCharged(this.sending);
+    this.pendingCharged -= this.sendingCharged;
+    const finish = this.state === 'closing' && this.holds === 0n && this.pending.length === 0;
+    const grow = this.state === 'open' ? this.growWanted : undefined;
+    this.growWanted = undefined;
+    // A closing lease gives back what no running call needs; so does one whose urgent growth is refused.
+    const release = !finish && (this.state === 'closing' || grow?.urgent) ? this.free : 0n;
+    this.releasing = release;
+    return { kind: 'lease', lease: this.reservation, calls: this.sending, ...(grow && { grow: { min: grow.min, target: grow.target } }), release, finish, expiresAt };
+  }
+
+  /** Applies a written update: the row's new amount; returns the entries now committed. */
+  applyUpdate(outcome: { amount: Nano; grown: Nano; balanceAfter: Nano }, finished: boolean): SettledUsageEntry[] {
+    const entries = this.sending.flatMap((call) => call.entries);
+    this.held = outcome.amount;
+    this.knownBalance = outcome.balanceAfter;
+    this.sending = [];
+    this.sendingCharged = 0n;
+    this.releasing = 0n;
+    this.lastWriteAt = Date.now();
+    if (this.pending.length === 0) this.failures = 0;
+    if (finished) this.state = 'closed';
+    return entries;
+  }
+
+  /**
+   * The update failed: its charges go back in front of the queue, to be sent again; a charge that failed alone
+   * four times is given up and returned (the database refuses it, e.g. its key was deleted meanwhile).
+   */
+  restoreUpdate(op: LeaseUpdateOp): LeaseCall | undefined {
+    this.failures += 1;
+    const givenUp = this.failures >= 6 && this.sending.length === 1 ? this.sending[0] : undefined;
+    if (!givenUp) {
+      this.pending = [...this.sending, ...this.pending];
+      this.pendingCharged += this.sendingCharged;
+    }
+    this.sending = [];
+    this.sendingCharged = 0n;
+    this.releasing = 0n;
+    if (op.grow && this.state === 'open') this.growWanted ??= { ...op.grow, urgent: false };
+    return givenUp;
+  }
+}
+
+const sumCharged = (calls: readonly LeaseCall[]): Nano => calls.reduce((sum, call) => sum + call.charged, 0n);

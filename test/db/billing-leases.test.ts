@@ -1,0 +1,149 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BillingService } from '../../src/billing/billing.service.ts';
+import type { Price, Usage } from '../../src/billing/billing.types.ts';
+import { DEFAULT_LEASE_OPTIONS, type LeaseOptions } from '../../src/billing/lease-manager.ts';
+import { parseNano } from '../../src/billing/money.ts';
+import { createLogger } from '../../src/logger.ts';
+import { closeServices, type Services } from '../../src/services.ts';
+import { createTestDatabase, testDatabaseKind } from '../helpers/db.ts';
+import { eventually } from '../helpers/eventually.ts';
+import { twoProcesses } from '../helpers/processes.ts';
+import { createAccountWithKey, createTestServices } from '../helpers/services.ts';
+
+/*
+ * Balance leases: calls draw their holds in memory from a lease the database holds for this process, and their
+ * settlements are written after the answer. What must still hold: no balance below zero, nothing charged twice or
+ * lost while the process lives, reads see every settled call, and funds held by a dead process come back.
+ */
+
+const usd = (amount: string): Price => ({ usd: parseNano(amount), diem: parseNano(amount) });
+const usageOf = (cost: Price): Usage => ({ modelId: 'lease-model', modelType: 'LLM', unitType: 'tokens', lines: [{ sku: 'lease-sku', lineType: 'Output', units: '7', pricePerUnitUsd: '0.000001', cost }] });
+
+describe(`Balance leases (${testDatabaseKind})`, () => {
+  let handle: Awaited<ReturnType<typeof createTestDatabase>>;
+  let services: Services;
+
+  beforeAll(async () => {
+    handle = await createTestDatabase();
+    services = createTestServices(handle.db);
+  });
+  afterAll(async () => {
+    await closeServices(services);
+    await handle.drop();
+  });
+
+  /** A billing service of its own (another "process" on the same database) with the given lease timings. */
+  const billingWith = (options: Partial<LeaseOptions>) =>
+    new BillingService({ db: handle.db, logger: createLogger('silent'), options: { reservationTimeoutMs: 60_000, leases: { ...DEFAULT_LEASE_OPTIONS, ...options } } });
+  const rows = async (accountId: string) => {
+    const balance = await handle.db.selectFrom('balances').select(['amount', 'reserved']).where('account_id', '=', accountId).where('currency', '=', 'USD').executeTakeFirstOrThrow();
+    const entries = await handle.db.selectFrom('usage_entries').select('amount').where('account_id', '=', accountId).execute();
+    const leases = await handle.db.selectFrom('reservations').select(['status', 'amount', 'lease_holder']).where('account_id', '=', accountId).execute();
+    return { ...balance, entries: entries.length, charged: -entries.reduce((sum, row) => sum + row.amount, 0n), leases };
+  };
+
+  it('should hold one lease for many calls, answer before writing, and show every settled call to the usage reads', async () => {
+    const { auth, accountId, adminSecret } = await createAccountWithKey(services, { credit: { USD: '10' } });
+    const settled = await Promise.all(Array.from({ length: 40 }, () => services.billing.runMetered(auth, { maxCost: usd('0.01'), run: async () => 'ok', usage: () => usageOf(usd('0.004')) })));
+    expect(settled.every((call) => call.charge.charged === parseNano('0.004'))).toBe(true);
+    // The last answer's balance counts every charge before it, written or not.
+    expect(settled.map((call) => call.charge.balanceAfter).sort((a, b) => (a < b ? -1 : 1))[0]).toBe(parseNano('9.84'));
+    const page = await services.usage.page(await services.auth.authenticate({ authorization: `Bearer ${adminSecret}` }, 'r'), {});
+    expect(page.entries).toHaveLength(40);
+    const after = await rows(accountId);
+    expect(after).toMatchObject({ amount: parseNano('9.84'), entries: 40, charged: parseNano('0.16') });
+    // A few leases at most (one, grown as the calls came), each held for this process, never one per call.
+    expect(after.leases.length).toBeLessThanOrEqual(3);
+    expect(after.leases.every((lease) => lease.lease_holder !== null)).toBe(true);
+    expect(await services.billing.balancesOf(accountId)).toContainEqual({ currency: 'USD', amount: parseNano('9.84'), reserved: 0n });
+  });
+
+  it('should never lend more than the balance, whatever the number of calls at once', async () => {
+    const { auth, accountId } = await createAccountWithKey(services, { credit: { USD: '1' } });
+    const calls = await Promise.allSettled(Array.from({ length: 80 }, () => services.billing.reserve(auth, usd('0.03'))));
+    const held = calls.flatMap((call) => (call.status === 'fulfilled' ? [call.value] : []));
+    expect(held).toHaveLength(33); // 33 × 0.03 = 0.99 ≤ 1 < 34 × 0.03
+    expect(calls.filter((call) => call.status === 'rejected').map((call) => (call as PromiseRejectedResult).reason.code)).toEqual(Array(47).fill('INSUFFICIENT_BALANCE'));
+    expect(await services.billing.balancesOf(accountId)).toContainEqual({ currency: 'USD', amount: parseNano('1'), reserved: parseNano('0.99') });
+    for (const reservation of held) await services.billing.settle(reservation, usageOf(usd('0.03')));
+    await services.billing.flush(accountId);
+    expect(await rows(accountId)).toMatchObject({ amount: parseNano('0.01'), charged: parseNano('0.99'), entries: 33 });
+  });
+
+  it('should release a call held past its timeout, and still charge its late settlement while the lease covers it', async () => {
+    const billing = billingWith({ tickMs: 20 });
+    const { auth, accountId } = await createAccountWithKey(services, { credit: { USD: '1' } });
+    const stuck = await billing.reserve(auth, usd('0.2'), { ttlMs: 1 });
+    await eventually(async () => expect(await billing.balancesOf(accountId)).toContainEqual({ currency: 'USD', amount: parseNano('1'), reserved: 0n }));
+    const late = await billing.settle(stuck, usageOf(usd('0.05')));
+    expect(late).toMatchObject({ charged: parseNano('0.05'), alreadySettled: false });
+    expect(await billing.settle(stuck, usageOf(usd('0.05')))).toMatchObject({ charged: 0n, alreadySettled: true });
+    await billing.close();
+    expect(await rows(accountId)).toMatchObject({ amount: parseNano('0.95'), reserved: 0n, charged: parseNano('0.05'), entries: 1 });
+  });
+
+  it('should give an idle lease back, and write everything and give every lease back on close', async () => {
+    const billing = billingWith({ tickMs: 20, idleMs: 50 });
+    const { auth, accountId } = await createAccountWithKey(services, { credit: { USD: '1' } });
+    await billing.runMetered(auth, { maxCost: usd('0.01'), run: async () => undefined, usage: () => usageOf(usd('0.01')) });
+    expect((await rows(accountId)).reserved).toBeGreaterThan(0n); // the lease is held while calls may come
+    await eventually(async () => expect(await rows(accountId)).toMatchObject({ reserved: 0n, entries: 1, amount: parseNano('0.99') }));
+
+    const running = await billing.reserve(auth, usd('0.1'));
+    await billing.runMetered(auth, { maxCost: usd('0.1'), run: async () => undefined, usage: () => usageOf(usd('0.02')) });
+    await billing.close();
+    expect(await rows(accountId)).toMatchObject({ reserved: 0n, entries: 2, amount: parseNano('0.97') });
+    // A call still running at shutdown lost its hold; its settlement is charged directly if the balance allows.
+    expect(await billing.settle(running, usageOf(usd('0.03')))).toMatchObject({ charged: parseNano('0.03') });
+    expect(await rows(accountId)).toMatchObject({ reserved: 0n, entries: 3, amount: parseNano('0.94') });
+  });
+
+  it('should let the sweeper free the lease of a dead process, and charge what it settles afterwards only from free funds', async () => {
+    // No heartbeat before the lease row expires: as if the process stopped.
+    const dead = billingWith({ ttlMs: 50, tickMs: 60_000 });
+    const { auth, accountId } = await createAccountWithKey(services, { credit: { USD: '1' } });
+    const call = await dead.reserve(auth, usd('0.1'));
+    expect((await rows(accountId)).reserved).toBeGreaterThanOrEqual(parseNano('0.1'));
+    expect(await services.billing.sweepExpired(new Date(Date.now() + 1_000))).toBeGreaterThanOrEqual(1);
+    expect(await rows(accountId)).toMatchObject({ amount: parseNano('1'), reserved: 0n });
+    // It comes back to life and settles: the lease is gone, so the charge is taken directly, once.
+    expect(await dead.settle(call, usageOf(usd('0.04')))).toMatchObject({ charged: parseNano('0.04') });
+    await eventually(async () => expect(await rows(accountId)).toMatchObject({ amount: parseNano('0.96'), reserved: 0n, entries: 1 }));
+    await dead.close();
+    expect(await rows(accountId)).toMatchObject({ amount: parseNano('0.96'), reserved: 0n, entries: 1 });
+  });
+
+  it('should end a key’s leases when its limit changes, so the next call meets the new limit', async () => {
+    const { auth, accountId, keyId, adminSecret } = await createAccountWithKey(services, { credit: { USD: '10' }, type: 'INFERENCE' });
+    await services.billing.runMetered(auth, { maxCost: usd('0.5'), run: async () => undefined, usage: () => usageOf(usd('0.5')) });
+    const admin = await services.auth.authenticate({ authorization: `Bearer ${adminSecret}` }, 'r');
+    await services.apiKeys.update(admin, { id: keyId, consumptionLimit: { usd: 0.6 } });
+    await expect(services.billing.reserve(auth, usd('0.2'))).rejects.toMatchObject({ code: 'API_KEY_USD_SPEND_LIMIT_EXCEEDED' });
+    await expect(services.billing.reserve(auth, usd('0.1'))).resolves.toMatchObject({ currency: 'USD' });
+    expect((await services.billing.balancesOf(accountId)).find((b) => b.currency === 'USD')).toMatchObject({ amount: parseNano('9.5'), reserved: parseNano('0.1') });
+  });
+});
+
+const REDIS_URL = process.env.REDIS_URL || undefined;
+
+// Two sets of services on one database stand for two API processes; Redis carries the request for unused leases.
+describe.skipIf(!REDIS_URL)(`Balance leases across processes (${testDatabaseKind}, needs REDIS_URL)`, () => {
+  const processes = twoProcesses(REDIS_URL);
+
+  it('should let a process refused for funds another process leases but does not use get them back, and refuse past the balance', async () => {
+    const { first, second, db } = processes;
+    const { auth, secret, accountId } = await createAccountWithKey(first, { credit: { USD: '1' } });
+    // The first process leases a quarter of the balance and keeps most of it unused.
+    await first.billing.runMetered(auth, { maxCost: usd('0.05'), run: async () => undefined, usage: () => usageOf(usd('0.05')) });
+    const inSecond = await second.auth.authenticate({ authorization: `Bearer ${secret}` }, 'r');
+    if (inSecond.kind !== 'apiKey') throw new Error('expected an API key context');
+    // 0.95 is left in all; a call of 0.9 fits only with the first process's unused lease given back.
+    const big = await second.billing.reserve(inSecond, usd('0.9'));
+    expect(big.amount).toBe(parseNano('0.9'));
+    await expect(second.billing.reserve(inSecond, usd('0.1'))).rejects.toMatchObject({ code: 'INSUFFICIENT_BALANCE' });
+    await second.billing.settle(big, usageOf(usd('0.9')));
+    await Promise.all([first.billing.flush(accountId), second.billing.flush(accountId)]);
+    const balance = await db.selectFrom('balances').select(['amount', 'reserved']).where('account_id', '=', accountId).where('currency', '=', 'USD').executeTakeFirstOrThrow();
+    expect(balance.amount).toBe(parseNano('0.05'));
+  });
+});
