@@ -21,9 +21,14 @@ export interface LeaseOptions {
   readonly maxAgeMs: number;
   /** How often leases are looked after (idle, age, expiry, draws past their timeout). */
   readonly tickMs: number;
+  /**
+   * Settled charges wait up to this long before they are written, so that one transaction writes many of them
+   * (the caller has its answer already). Reads that need them write them at once.
+   */
+  readonly writeDelayMs: number;
 }
 
-export const DEFAULT_LEASE_OPTIONS: LeaseOptions = { callsPerLease: 32, ttlMs: 60_000, idleMs: 2_000, maxAgeMs: 30_000, tickMs: 500 };
+export const DEFAULT_LEASE_OPTIONS: LeaseOptions = { callsPerLease: 32, ttlMs: 60_000, idleMs: 2_000, maxAgeMs: 30_000, tickMs: 500, writeDelayMs: 10 };
 
 /**
  * An update of a lease, materialised when its batch starts, so that it carries every charge settled until then, and
@@ -73,6 +78,9 @@ export class LeaseManager {
   /** The lease size that served each (account, key, key period) last, so a renewed lease starts as large. */
   private readonly lastSize = new Map<string, Nano>();
   private readonly timer: NodeJS.Timeout;
+  /** Leases with settled charges waiting for the write timer. */
+  private readonly dueWrites = new Set<Lease>();
+  private writeTimer: NodeJS.Timeout | undefined;
   private retryMs = RETRY_MS;
   private closed = false;
 
@@ -109,7 +117,9 @@ export class LeaseManager {
     if (draw.status === 'expired' && (lease.state === 'closed' || lease.free < call.charged)) return undefined;
     if (draw.status === 'held' && lease.state === 'closed') return undefined;
     lease.finishDraw(draw, 'settled', call);
-    this.schedule(lease);
+    // A closing lease gives its funds back with this write: no waiting for company.
+    if (lease.state === 'open') this.scheduleWrite(lease);
+    else void this.schedule(lease).catch(() => undefined);
     return { ...base, charged: call.charged, balanceAfter: lease.balanceEstimate, alreadySettled: false };
   }
 
@@ -165,6 +175,8 @@ export class LeaseManager {
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.timer);
+    clearTimeout(this.writeTimer);
+    this.dueWrites.clear();
     for (const lease of this.live) {
       // Calls still running when the process stops lose their hold; their settlements are charged directly.
       for (const draw of [...lease.draws]) lease.finishDraw(draw, 'expired');
@@ -208,6 +220,8 @@ export class LeaseManager {
       expiresAt: new Date(Date.now() + this.deps.options.ttlMs),
       lease: { target, holder: this.deps.holder },
     };
+    // Charges waiting for the write timer go first, so the new lease is decided on the account as it stands.
+    for (const due of this.dueWrites) if (due.reservation.accountId === auth.accountId && due.pending.length > 0 && !due.queued) void this.schedule(due).catch(() => undefined);
     let outcome = await this.deps.submit(auth.accountId, op);
     // Refused: the funds may sit unused in leases (this process's on other keys, or other processes'); ask for them.
     if (outcome.kind === 'refused' && ((await this.reclaim(auth.accountId)) || (await this.deps.reclaimElsewhere(auth.accountId)))) {
@@ -230,6 +244,24 @@ export class LeaseManager {
     lease.growWanted = { min: max(min, wanted?.min ?? 0n), target: max(max(target, lease.held), wanted?.target ?? 0n), urgent: urgent || (wanted?.urgent ?? false) };
     await this.schedule(lease);
     return lease.grewLast;
+  }
+
+  /** Queues the lease's settled charges for writing within `writeDelayMs`, together with whatever settles meanwhile. */
+  private scheduleWrite(lease: Lease): void {
+    if (this.deps.options.writeDelayMs <= 0) {
+      void this.schedule(lease).catch(() => undefined);
+      return;
+    }
+    this.dueWrites.add(lease);
+    this.writeTimer ??= setTimeout(() => this.writeDue(), this.deps.options.writeDelayMs);
+  }
+
+  private writeDue(): void {
+    this.writeTimer = undefined;
+    for (const lease of this.dueWrites) {
+      if (lease.state !== 'closed' && lease.pending.length > 0 && !lease.queued) void this.schedule(lease).catch(() => undefined);
+    }
+    this.dueWrites.clear();
   }
 
   /** Queues an update of the lease for the next batch (one at a time); resolves when it is written. */

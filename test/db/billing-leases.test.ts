@@ -58,6 +58,23 @@ describe(`Balance leases (${testDatabaseKind})`, () => {
     expect(await services.billing.balancesOf(accountId)).toContainEqual({ currency: 'USD', amount: parseNano('9.84'), reserved: 0n });
   });
 
+  it('should write the charges settled within the write delay together, unasked, and at once when a read needs them', async () => {
+    const billing = billingWith({ writeDelayMs: 1_000 });
+    try {
+      const { auth, accountId } = await createAccountWithKey(services, { credit: { USD: '10' } });
+      const call = () => billing.runMetered(auth, { maxCost: usd('0.01'), run: async () => 'ok', usage: () => usageOf(usd('0.002')) });
+      for (let index = 0; index < 5; index += 1) await call();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect((await rows(accountId)).entries).toBe(0); // still waiting for company
+      await eventually(async () => expect(await rows(accountId)).toMatchObject({ entries: 5, charged: parseNano('0.01') }));
+      await call();
+      await billing.flush(accountId); // what a read does first
+      expect(await rows(accountId)).toMatchObject({ entries: 6, charged: parseNano('0.012') });
+    } finally {
+      await billing.close();
+    }
+  });
+
   it('should never lend more than the balance, whatever the number of calls at once', async () => {
     const { auth, accountId } = await createAccountWithKey(services, { credit: { USD: '1' } });
     const calls = await Promise.allSettled(Array.from({ length: 80 }, () => services.billing.reserve(auth, usd('0.03'))));
