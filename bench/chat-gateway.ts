@@ -16,11 +16,14 @@ import { openLoop, type OpenLoopResult, type OpenLoopTarget } from './open-loop.
  * generator.
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/lagoon_chat_bench npm run bench:chat   # PostgreSQL
  *   npm run bench:chat                                                                        # embedded PGlite
- * BENCH_RATES (default 500,1000,2000), BENCH_SECONDS (default 10), BENCH_STREAMS (default 1000) tune it.
+ * BENCH_RATES (default 500,1000,2000), BENCH_SECONDS (default 10), BENCH_STREAMS (default 1000) and BENCH_MODES
+ * (default plain,stream) tune it.
  */
 const RATES = (process.env.BENCH_RATES ?? '500,1000,2000').split(',').map(Number);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 1000);
+/** `plain`, `stream` or both (default): which request kinds run at the rates (e.g. to profile one of them). */
+const MODES = (process.env.BENCH_MODES ?? 'plain,stream').split(',');
 const LATENCY_MS = 20;
 const ADMIN = 'bench-chat-admin-key-0123456789';
 const root = new URL('..', import.meta.url).pathname;
@@ -88,7 +91,7 @@ try {
     const [dp50, dp99, lp50, lp99] = stream ? [d.ttfbP50 ?? 0, d.ttfbP99 ?? 0, l.ttfbP50 ?? 0, l.ttfbP99 ?? 0] : [d.p50, d.p99, l.p50, l.p99];
     rows.push(`| ${label} | ${d.rate} | ${dp50} / ${dp99} | ${lp50} / ${lp99} | **${delta(dp50, lp50)} / ${delta(dp99, lp99)}** | ${l.achievedRps} | ${d.errors} / ${l.errors} |`);
   };
-  for (const stream of [false, true]) {
+  for (const stream of [false, true].filter((streaming) => MODES.includes(streaming ? 'stream' : 'plain'))) {
     for (const rate of RATES) {
       const d = await openLoop(direct(stream), { rate, seconds: SECONDS });
       const l = await openLoop(through(stream), { rate, seconds: SECONDS });

@@ -1,4 +1,7 @@
-import { mkdirSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import { lockDataDir } from './data-dir-lock.ts';
 import type { DB } from './types.generated.ts';
@@ -54,7 +57,16 @@ async function openPglite(dataDir: string): Promise<DatabaseHandle> {
   const inMemory = dataDir.startsWith('memory://');
   if (!inMemory) mkdirSync(dataDir, { recursive: true });
   const unlock = inMemory ? () => undefined : lockDataDir(dataDir);
+  if (!inMemory) {
+    await createPgliteDataDir(dataDir).catch((error: unknown) => {
+      unlock();
+      throw error;
+    });
+  }
   const pglite = await PGlite.create(dataDir, {
+    // Postgres touches all of its shared buffers at start, and WebAssembly memory is never given back: 16 MB
+    // (instead of 128) is plenty for Lagoon's hot rows and keeps the server ~110 MB smaller.
+    postgresqlconf: ['shared_buffers = 16MB'],
     parsers: {
       [pgliteTypes.INT8]: (value: string) => BigInt(value),
       [pgliteTypes.DATE]: (value: string) => value,
@@ -77,6 +89,26 @@ async function openPglite(dataDir: string): Promise<DatabaseHandle> {
       unlock();
     },
   };
+}
+
+/**
+ * Creates an embedded data directory (initdb) in a short-lived child process: initdb touches some 500 MB of
+ * WebAssembly memory, which an instance never gives back, so a server that ran it itself would carry it forever.
+ */
+async function createPgliteDataDir(dataDir: string): Promise<void> {
+  if (existsSync(join(dataDir, 'PG_VERSION'))) return;
+  const pgliteModule = createRequire(import.meta.url).resolve('@electric-sql/pglite');
+  const script = `require(${JSON.stringify(pgliteModule)}).PGlite.create(${JSON.stringify(dataDir)}).then((db) => db.close())`;
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+    child.once('error', reject);
+    child.once('exit', (code, signal) => {
+      if (code === 0) resolve();
+      else reject(new Error(`Could not create the embedded database in ${dataDir} (${signal ?? `exit code ${code}`}): ${stderr.trim().split('\n').slice(-3).join(' ')}`));
+    });
+  });
 }
 
 async function ping(db: Database): Promise<boolean> {
