@@ -54,9 +54,7 @@ export class BillingService {
     this.leases = leases
       ? new LeaseManager({
           submit: (accountId, op) => this.hotPath.submit(this.laneOf(accountId), op),
-          chargeUnheld: async (lease, calls) => {
-            for (const call of calls) this.publish((await this.chargeWithoutHold(lease, call)).entries, lease.id);
-          },
+          chargeUnheld: async (lease, call) => this.publish((await this.chargeWithoutHold(lease, call)).entries, lease.id),
           committed: (entries) => this.publish(entries, entries[0]?.reservationId ?? ''),
           reclaimElsewhere: leases.reclaimElsewhere ?? (async () => false),
           logger: deps.logger,
@@ -126,10 +124,10 @@ export class BillingService {
     }));
     if (reservation.leaseId && this.leases) {
       const call: LeaseCall = { charged, entries, requestId: reservation.requestId, modelId: usage.modelId ?? null, createdAt };
-      const charge = this.leases.settle(reservation, call);
-      if (charge) return charge;
-      // Its lease is gone (the process stopped, or stalled past the lease's expiry): charged if the balance allows.
-      const direct = await this.chargeWithoutHold(reservation, call);
+      // When its lease is gone (the process stopped, or stalled past the lease's expiry), charged if the balance allows.
+      const charge = this.leases.settle(reservation, call, () => this.chargeWithoutHold(reservation, call));
+      if (!(charge instanceof Promise)) return charge;
+      const direct = await charge;
       this.publish(direct.entries, reservation.id);
       return direct.charge;
     }

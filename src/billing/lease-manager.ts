@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { AuthContext } from '../auth/auth-context.ts';
+import { isRefusedByDatabase } from '../db/errors.ts';
 import { InsufficientBalanceError, SpendLimitExceededError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { BillingOp, LeaseCall, LeaseUpdateOp, OpOutcome, ReserveOp } from './billing-batch.ts';
@@ -43,8 +44,8 @@ export interface LeaseUpdateRequest {
 export interface LeaseManagerDeps {
   /** Runs an op in the account's next billing batch. */
   readonly submit: (accountId: string, op: BillingOp | LeaseUpdateRequest) => Promise<OpOutcome>;
-  /** Charges calls whose lease is not held any more (swept after a stall, or ended at shutdown), as a late settlement does. */
-  readonly chargeUnheld: (lease: Reservation, calls: readonly LeaseCall[]) => Promise<void>;
+  /** Charges a call whose lease is not held any more (swept after a stall, or ended at shutdown), as a late settlement does. */
+  readonly chargeUnheld: (lease: Reservation, call: LeaseCall) => Promise<void>;
   /** Hears of committed usage entries. */
   readonly committed: (entries: readonly SettledUsageEntry[]) => void;
   /** Asks other processes to give back the unused part of their leases on an account; resolves when worth retrying. */
@@ -57,6 +58,8 @@ export interface LeaseManagerDeps {
 const RETRY_MS = 200;
 const MAX_RETRY_MS = 5_000;
 const MAX_ATTEMPTS = 64;
+/** A direct charge is tried for about a minute (the caller waits for it) before it is given up and logged. */
+const DIRECT_ATTEMPTS = 16;
 
 /**
  * Balance leases: the hot path of paid calls without a database round trip. A process takes a lease (a held
@@ -81,6 +84,10 @@ export class LeaseManager {
   /** Leases with settled charges waiting for the write timer. */
   private readonly dueWrites = new Set<Lease>();
   private writeTimer: NodeJS.Timeout | undefined;
+  /** Charges of calls whose lease was gone, being written directly (close() and flush() wait for them). */
+  private readonly directCharges = new Set<Promise<unknown>>();
+  /** Bumped by closeKey: a lease decided before its key changed is not lent from (its limit may be stale). */
+  private readonly keyEpochs = new Map<string, number>();
   private retryMs = RETRY_MS;
   private closed = false;
 
@@ -106,16 +113,28 @@ export class LeaseManager {
     throw new InsufficientBalanceError();
   }
 
-  /** Charges a drawn call (written in the next batch). Undefined when its lease is gone: the caller charges it directly. */
-  settle(reservation: Reservation, call: LeaseCall): SettledCharge | undefined {
+  /**
+   * Charges a drawn call (written in the next batch). When its lease cannot take the charge any more (ended, or
+   * ending), `chargeDirectly` charges it at once, from free funds; either way a call is charged once however often
+   * it is settled.
+   */
+  settle<T extends { charge: SettledCharge }>(reservation: Reservation, call: LeaseCall, chargeDirectly: () => Promise<T>): SettledCharge | Promise<T> {
     const draw = this.draws.get(reservation);
     if (!draw) throw new Error(`Reservation ${reservation.id} was not drawn from a lease of this process`);
     const { lease } = draw;
     const base = { reservationId: reservation.id, currency: reservation.currency, usageEntryIds: call.entries.map((entry) => entry.id) };
     if (draw.status === 'settled' || draw.status === 'released') return { ...base, charged: 0n, balanceAfter: 0n, usageEntryIds: [], alreadySettled: true };
     // A draw released past its timeout may still be charged if its lease can cover it; otherwise directly.
-    if (draw.status === 'expired' && (lease.state === 'closed' || lease.free < call.charged)) return undefined;
-    if (draw.status === 'held' && lease.state === 'closed') return undefined;
+    const direct = (draw.status === 'expired' && (lease.state === 'closed' || lease.free < call.charged)) || (draw.status === 'held' && lease.state === 'closed');
+    if (direct) {
+      const previous = draw.status;
+      draw.status = 'settled'; // a second settlement, even one racing this charge, finds it settled
+      const charging = this.retryTransient(chargeDirectly).catch((error: unknown) => {
+        draw.status = previous;
+        throw error;
+      });
+      return this.track(charging);
+    }
     lease.finishDraw(draw, 'settled', call);
     // A closing lease gives its funds back with this write: no waiting for company.
     if (lease.state === 'open') this.scheduleWrite(lease);
@@ -141,6 +160,7 @@ export class LeaseManager {
         await (lease.pending.length > 0 ? lease.queued : lease.running)?.catch(() => undefined);
       }
     }
+    await Promise.all([...this.directCharges].map((charging) => charging.catch(() => undefined)));
   }
 
   /** What this process holds in leases on an account and no running call uses, per currency (to show true holds). */
@@ -168,6 +188,7 @@ export class LeaseManager {
 
   /** Ends the leases of a key whose limits changed (or that was deleted): the next call is decided afresh. */
   closeKey(apiKeyId: string): void {
+    this.keyEpochs.set(apiKeyId, (this.keyEpochs.get(apiKeyId) ?? 0) + 1);
     for (const lease of this.live) if (lease.reservation.apiKeyId === apiKeyId) this.closeLease(lease);
   }
 
@@ -186,6 +207,8 @@ export class LeaseManager {
       await Promise.all([...this.live].map((lease) => (lease.queued ?? lease.running)?.catch(() => undefined)));
       for (const lease of this.live) if (!lease.queued && !lease.running) this.schedule(lease);
     }
+    // The database closes after this: charges being written directly must be in it first.
+    while (this.directCharges.size > 0) await Promise.all([...this.directCharges].map((charging) => charging.catch(() => undefined)));
   }
 
   private drawFrom(lease: Lease, amount: Nano, requestId: string, ttlMs: number): Reservation {
@@ -220,18 +243,19 @@ export class LeaseManager {
       expiresAt: new Date(Date.now() + this.deps.options.ttlMs),
       lease: { target, holder: this.deps.holder },
     };
+    const epoch = this.keyEpochs.get(auth.apiKey.id);
     // Charges waiting for the write timer go first, so the new lease is decided on the account as it stands.
     for (const due of this.dueWrites) if (due.reservation.accountId === auth.accountId && due.pending.length > 0 && !due.queued) void this.schedule(due).catch(() => undefined);
     let outcome = await this.deps.submit(auth.accountId, op);
-    // Refused: the funds may sit unused in leases (this process's on other keys, or other processes'); ask for them.
-    if (outcome.kind === 'refused' && ((await this.reclaim(auth.accountId)) || (await this.deps.reclaimElsewhere(auth.accountId)))) {
-      outcome = await this.deps.submit(auth.accountId, op);
-    }
+    // Refused: the funds may sit unused in leases, this process's on other keys first, then other processes'.
+    if (outcome.kind === 'refused' && (await this.reclaim(auth.accountId))) outcome = await this.deps.submit(auth.accountId, op);
+    if (outcome.kind === 'refused' && (await this.deps.reclaimElsewhere(auth.accountId))) outcome = await this.deps.submit(auth.accountId, op);
     if (outcome.kind === 'reserved') {
       const lease = new Lease(key, outcome.reservation, outcome.balanceAfter);
       this.open.set(key, lease);
       this.live.add(lease);
-      if (this.closed) this.closeLease(lease);
+      // Closed at once (the caller takes another) if the process stops, or the key changed while it was decided.
+      if (this.closed || this.keyEpochs.get(auth.apiKey.id) !== epoch) this.closeLease(lease);
       return;
     }
     if (outcome.kind === 'refused' && outcome.blockedBy) throw new SpendLimitExceededError(outcome.blockedBy);
@@ -282,7 +306,7 @@ export class LeaseManager {
           this.applied(lease, op, result.value);
           return;
         }
-        const givenUp = lease.restoreUpdate(op);
+        const givenUp = lease.restoreUpdate(op, isRefusedByDatabase(result.error));
         if (givenUp) this.deps.logger.error({ err: result.error, leaseId: lease.reservation.id, requestId: givenUp.requestId, charged: givenUp.charged.toString() }, 'a settled charge cannot be written; given up');
         this.retryLater(lease, result.error);
       },
@@ -311,7 +335,13 @@ export class LeaseManager {
       lease.pending = [];
       lease.pendingCharged = 0n;
       this.forget(lease);
-      if (calls.length > 0) void this.deps.chargeUnheld(lease.reservation, calls).catch((error: unknown) => this.deps.logger.error({ err: error, leaseId: lease.reservation.id }, 'charging the calls of an expired lease failed'));
+      if (calls.length > 0) {
+        // One call at a time, each retried alone: a retry never charges again a call already written.
+        const charging = this.track((async () => {
+          for (const call of calls) await this.retryTransient(() => this.deps.chargeUnheld(lease.reservation, call));
+        })());
+        charging.catch((error: unknown) => this.deps.logger.error({ err: error, leaseId: lease.reservation.id }, 'charging the calls of an expired lease failed'));
+      }
       return;
     }
     if (lease.hasWork && lease.state !== 'closed' && (lease.pending.length > 0 || (lease.state === 'closing' && lease.holds === 0n))) this.schedule(lease);
@@ -325,6 +355,26 @@ export class LeaseManager {
     setTimeout(() => {
       if (lease.state !== 'closed' && lease.hasWork) this.schedule(lease);
     }, wait).unref();
+  }
+
+  private track<T>(charging: Promise<T>): Promise<T> {
+    this.directCharges.add(charging);
+    const forget = () => this.directCharges.delete(charging);
+    charging.then(forget, forget);
+    return charging;
+  }
+
+  /** Runs a direct charge again while the database is out of reach (not when it refuses it), as lease updates are. */
+  private async retryTransient<T>(charge: () => Promise<T>): Promise<T> {
+    for (let attempt = 1, wait = RETRY_MS; ; attempt += 1, wait = Math.min(wait * 2, MAX_RETRY_MS)) {
+      try {
+        return await charge();
+      } catch (error) {
+        if (isRefusedByDatabase(error) || attempt >= DIRECT_ATTEMPTS) throw error;
+        this.deps.logger.error({ err: error, retryInMs: wait }, 'charging a call directly failed; retrying');
+        await new Promise((resolve) => setTimeout(resolve, wait));
+      }
+    }
   }
 
   /** Stops new draws on a lease; it gives back what is unused now and ends when its last call is done. */

@@ -40,6 +40,8 @@ export class Lease {
   grewLast = false;
   /** Updates failed in a row: after two, charges are sent one at a time, so that one bad call cannot block the rest. */
   failures = 0;
+  /** Of those, the ones the database refused (not a lost connection): only these can give a charge up. */
+  refusals = 0;
   /** The balance's amount as the last update left it (for the balance the caller is told). */
   knownBalance: Nano;
   readonly openedAt = Date.now();
@@ -102,7 +104,8 @@ export class Lease {
     this.growWanted = undefined;
     // A closing lease gives back what no running call needs; so does one whose urgent growth is refused.
     const release = !finish && (this.state === 'closing' || grow?.urgent) ? this.free : 0n;
-    this.releasing = release;
+    // An ending lease lends nothing more: a late settlement arriving meanwhile is charged directly, not left behind.
+    this.releasing = finish ? this.free : release;
     return { kind: 'lease', lease: this.reservation, calls: this.sending, ...(grow && { grow: { min: grow.min, target: grow.target } }), release, finish, expiresAt };
   }
 
@@ -116,17 +119,21 @@ export class Lease {
     this.releasing = 0n;
     this.lastWriteAt = Date.now();
     if (this.pending.length === 0) this.failures = 0;
+    this.refusals = 0;
     if (finished) this.state = 'closed';
     return entries;
   }
 
   /**
-   * The update failed: its charges go back in front of the queue, to be sent again; a charge that failed alone
-   * four times is given up and returned (the database refuses it, e.g. its key was deleted meanwhile).
+   * The update failed: its charges go back in front of the queue, to be sent again. A charge the database refused
+   * four times while sent alone is given up and returned (e.g. its key was deleted meanwhile); a charge that only
+   * met a lost connection or an overloaded server is kept, however long the outage lasts.
    */
-  restoreUpdate(op: LeaseUpdateOp): LeaseCall | undefined {
+  restoreUpdate(op: LeaseUpdateOp, refused: boolean): LeaseCall | undefined {
     this.failures += 1;
-    const givenUp = this.failures >= 6 && this.sending.length === 1 ? this.sending[0] : undefined;
+    this.refusals = refused && this.sending.length === 1 ? this.refusals + 1 : 0;
+    const givenUp = this.refusals >= 4 ? this.sending[0] : undefined;
+    if (givenUp) this.refusals = 0;
     if (!givenUp) {
       this.pending = [...this.sending, ...this.pending];
       this.pendingCharged += this.sendingCharged;
