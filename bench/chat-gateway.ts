@@ -42,6 +42,11 @@ function start(args: string[], env: NodeJS.ProcessEnv, ready: RegExp): Promise<{
   });
 }
 
+/** CPU time (user + system) a process has used so far, in ms (/proc/<pid>/stat, clock ticks of 10 ms). */
+const cpuMs = (pid: number) => {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+};
 const rssMb = (pid: number) => Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024);
 
 try {
@@ -65,7 +70,7 @@ try {
   await buildServer();
   // BENCH_LAGOON_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) profiles the Lagoon process alone.
   const lagoonNodeArgs = process.env.BENCH_LAGOON_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  const lagoon = await start([...lagoonNodeArgs, SERVER_ENTRY], lagoonEnv, /on (http:\/\/127\.0\.0\.1:\d+)/);
+  const lagoon = await start([...lagoonNodeArgs, process.env.BENCH_LAGOON_ENTRY ?? SERVER_ENTRY], lagoonEnv, /on (http:\/\/127\.0\.0\.1:\d+)/);
   const lagoonOrigin = lagoon.match[1]!;
   const credit = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'accounts', 'credit', '--key', ADMIN, '--currency', 'USD', '--amount', '1000000'], { cwd: root, env: lagoonEnv, stdio: 'inherit' });
   await new Promise((resolve) => credit.once('exit', resolve));
@@ -86,16 +91,18 @@ try {
   await openLoop(through(true), { rate: 200, seconds: 2 });
 
   const rows: string[] = [];
-  const row = (label: string, d: OpenLoopResult, l: OpenLoopResult, stream: boolean) => {
+  const row = (label: string, d: OpenLoopResult, l: OpenLoopResult, stream: boolean, cpuPerRequest: number) => {
     const delta = (a: number, b: number) => Math.round((b - a) * 100) / 100;
     const [dp50, dp99, lp50, lp99] = stream ? [d.ttfbP50 ?? 0, d.ttfbP99 ?? 0, l.ttfbP50 ?? 0, l.ttfbP99 ?? 0] : [d.p50, d.p99, l.p50, l.p99];
-    rows.push(`| ${label} | ${d.rate} | ${dp50} / ${dp99} | ${lp50} / ${lp99} | **${delta(dp50, lp50)} / ${delta(dp99, lp99)}** | ${l.achievedRps} | ${d.errors} / ${l.errors} |`);
+    rows.push(`| ${label} | ${d.rate} | ${dp50} / ${dp99} | ${lp50} / ${lp99} | **${delta(dp50, lp50)} / ${delta(dp99, lp99)}** | ${l.achievedRps} | ${cpuPerRequest.toFixed(2)} | ${d.errors} / ${l.errors} |`);
   };
   for (const stream of [false, true].filter((streaming) => MODES.includes(streaming ? 'stream' : 'plain'))) {
     for (const rate of RATES) {
       const d = await openLoop(direct(stream), { rate, seconds: SECONDS });
+      const cpuBefore = cpuMs(lagoon.child.pid!);
       const l = await openLoop(through(stream), { rate, seconds: SECONDS });
-      row(stream ? 'streaming (time to first byte)' : 'non-streaming', d, l, stream);
+      // Lagoon's CPU per request: steadier than latency on a shared machine, and what its latency follows.
+      row(stream ? 'streaming (time to first byte)' : 'non-streaming', d, l, stream, (cpuMs(lagoon.child.pid!) - cpuBefore) / l.sent);
     }
   }
 
@@ -128,8 +135,8 @@ try {
 
   console.log(`\nMachine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}, database: ${process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'}`);
   console.log(`Upstream latency ${LATENCY_MS} ms; ${SECONDS} s per rate; latencies in ms (p50 / p99), measured from each request's scheduled send.\n`);
-  console.log('| mode | rate (req/s) | direct p50 / p99 | through Lagoon p50 / p99 | overhead p50 / p99 | Lagoon completed/s | errors direct / Lagoon |');
-  console.log('|---|---:|---:|---:|---:|---:|---:|');
+  console.log('| mode | rate (req/s) | direct p50 / p99 | through Lagoon p50 / p99 | overhead p50 / p99 | Lagoon completed/s | Lagoon CPU ms/request | errors direct / Lagoon |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
   for (const line of rows) console.log(line);
   console.log(`\n${STREAMS} concurrent streams: ${open} reached their first chunk, ${streamErrors} errors; Lagoon RSS ${idleRss} MB before, peak ${peakRss} MB.`);
 } finally {

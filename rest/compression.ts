@@ -27,14 +27,21 @@ export function chooseCoding(acceptEncoding: string | null): ContentCoding | und
   return undefined;
 }
 
-/** A JSON response, compressed when the client accepts gzip or br. */
-export async function compressibleJson(json: string, acceptEncoding: string | null, status = 200, headers: Record<string, string> = {}): Promise<Response> {
-  const coding = chooseCoding(acceptEncoding);
+/** A JSON body and its headers, compressed when the client accepts gzip or br. */
+export async function compressJson(json: string, acceptEncoding: string | null | undefined, headers: Record<string, string> = {}): Promise<{ body: string | Buffer; headers: Record<string, string> }> {
+  const coding = chooseCoding(acceptEncoding ?? null);
   const base = { 'content-type': 'application/json; charset=utf-8', vary: 'accept-encoding', ...headers };
-  // The HTTP adapter's own Response: a string body is written with its Content-Length in one write, where a
-  // global Response's body would be pumped through a ReadableStream and sent chunked.
-  if (!coding) return new ServerResponse(json, { status, headers: base });
+  if (!coding) return { body: json, headers: base };
   const raw = Buffer.from(json, 'utf8');
   const compressed = coding === 'br' ? await brotli(raw, BROTLI_OPTIONS) : await gzipAsync(raw);
-  return new Response(new Uint8Array(compressed), { status, headers: { ...base, 'content-encoding': coding } });
+  return { body: compressed, headers: { ...base, 'content-encoding': coding } };
+}
+
+/** A JSON response, compressed when the client accepts gzip or br. */
+export async function compressibleJson(json: string, acceptEncoding: string | null, status = 200, headers: Record<string, string> = {}): Promise<Response> {
+  const out = await compressJson(json, acceptEncoding, headers);
+  // The HTTP adapter's own Response: a string body is written with its Content-Length in one write, where a
+  // global Response's body would be pumped through a ReadableStream and sent chunked.
+  if (typeof out.body === 'string') return new ServerResponse(out.body, { status, headers: out.headers });
+  return new Response(new Uint8Array(out.body), { status, headers: out.headers });
 }

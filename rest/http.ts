@@ -14,12 +14,17 @@ export function json(body: JsonValue, status = 200, headers: HeadersInit = {}): 
   });
 }
 
-/** The decisions.md error body; a 500 never leaks internals. */
-export function errorResponse(error: unknown, requestId: string): Response {
+/** The decisions.md error body, its status and headers; a 500 never leaks internals. */
+export function errorPayload(error: unknown, requestId: string): { status: number; body: string; headers: Record<string, string> } {
   if (error instanceof AppError) {
-    return json({ error: error.message, code: error.code, ...(error.extra() as Record<string, JsonValue>) }, error.status, error.headers());
+    return { status: error.status, body: JSON.stringify({ error: error.message, code: error.code, ...(error.extra() as Record<string, JsonValue>) }), headers: error.headers() };
   }
-  return json({ error: 'An unknown error occurred', code: 'INTERNAL_ERROR', requestId }, 500);
+  return { status: 500, body: JSON.stringify({ error: 'An unknown error occurred', code: 'INTERNAL_ERROR', requestId }), headers: {} };
+}
+
+export function errorResponse(error: unknown, requestId: string): Response {
+  const { status, body, headers } = errorPayload(error, requestId);
+  return new Response(body, { status, headers: { 'content-type': 'application/json; charset=utf-8', ...headers } });
 }
 
 // JSON, plus the types clients send by default for a raw body (curl -d, fetch with a string body).
@@ -27,17 +32,15 @@ const JSON_TYPE = /^(application\/([\w.+-]+\+)?json|text\/plain|application\/x-w
 
 /** 415 unless the body is declared as JSON (or not declared at all). */
 export function requireJsonContentType(request: Request): void {
-  const type = request.headers.get('content-type');
+  requireJsonType(request.headers.get('content-type'));
+}
+
+export function requireJsonType(type: string | null | undefined): void {
   if (type && !JSON_TYPE.test(type)) throw new InvalidContentTypeError(`Content-Type must be application/json, got "${type.split(';')[0]}"`);
 }
 
-/**
- * Reads a JSON body of at most `limitBytes`. A declared Content-Length over the limit is refused before any
- * byte is read; a chunked body is counted as it streams and abandoned the moment it passes the limit.
- */
-export async function readJsonBody(request: Request, limitBytes: number): Promise<unknown> {
-  requireJsonContentType(request);
-  const bytes = await readBodyLimited(request, limitBytes);
+/** A JSON request body's bytes parsed; 400 when empty or not UTF-8 JSON. */
+export function parseJsonBytes(bytes: Uint8Array): unknown {
   if (bytes.byteLength === 0) throw new ValidationError('Request body is empty; send a JSON object');
   try {
     return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
@@ -46,8 +49,17 @@ export async function readJsonBody(request: Request, limitBytes: number): Promis
   }
 }
 
+/**
+ * Reads a JSON body of at most `limitBytes`. A declared Content-Length over the limit is refused before any
+ * byte is read; a chunked body is counted as it streams and abandoned the moment it passes the limit.
+ */
+export async function readJsonBody(request: Request, limitBytes: number): Promise<unknown> {
+  requireJsonContentType(request);
+  return parseJsonBytes(await readBodyLimited(request, limitBytes));
+}
+
 /** JSON bodies are small: past this much of a refused one, the connection is not worth keeping. */
-const JSON_DISCARD_LIMIT_BYTES = 8 * 1_048_576;
+export const JSON_DISCARD_LIMIT_BYTES = 8 * 1_048_576;
 
 export async function readBodyLimited(request: Request, limitBytes: number): Promise<Uint8Array> {
   const declared = Number(request.headers.get('content-length') ?? NaN);

@@ -5,7 +5,11 @@
  */
 
 const encoder = new TextEncoder();
-const DONE = encoder.encode('data: [DONE]\n\n');
+export const SSE_DONE = 'data: [DONE]\n\n';
+const DONE = encoder.encode(SSE_DONE);
+
+/** One SSE event carrying `data` as JSON. */
+export const sseEvent = (data: unknown): string => `data: ${JSON.stringify(data)}\n\n`;
 
 export const SSE_HEADERS: Readonly<Record<string, string>> = {
   'content-type': 'text/event-stream; charset=utf-8',
@@ -15,7 +19,7 @@ export const SSE_HEADERS: Readonly<Record<string, string>> = {
 };
 
 /** The event sent when the source itself throws (a bug, not an upstream failure): it never leaks internals. */
-const INTERNAL_ERROR = { error: { message: 'An unknown error occurred', code: 'INTERNAL_ERROR' } };
+export const SSE_INTERNAL_ERROR = sseEvent({ error: { message: 'An unknown error occurred', code: 'INTERNAL_ERROR' } });
 
 /**
  * An SSE response over `source`. `toData` gives each event's JSON payload. When the client goes away the
@@ -35,11 +39,11 @@ export function sseResponse<T>(source: AsyncIterable<T>, toData: (event: T) => u
             controller.close();
             return;
           }
-          controller.enqueue(encoder.encode(`data: ${JSON.stringify(toData(next.value))}\n\n`));
+          controller.enqueue(encoder.encode(sseEvent(toData(next.value))));
         } catch (error) {
           finished = true;
           onInternalError?.(error);
-          controller.enqueue(encoder.encode(`data: ${JSON.stringify(INTERNAL_ERROR)}\n\n`));
+          controller.enqueue(encoder.encode(SSE_INTERNAL_ERROR));
           controller.enqueue(DONE);
           controller.close();
         }

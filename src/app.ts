@@ -1,6 +1,9 @@
 import { readFileSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServerAdapter } from '@whatwg-node/server';
 import { createRestApi, REST_PREFIX } from '../rest/app.ts';
 import { errorResponse, json } from '../rest/http.ts';
+import { CHAT_COMPLETIONS_PATH, isChatCompletions, serveChatCompletions } from '../rest/routes/chat-node.ts';
 import { createGraphQLServer } from '../schema/yoga.ts';
 import { operator } from './auth/auth-context.ts';
 import type { Config } from './config.ts';
@@ -17,6 +20,8 @@ import { closeServices, createServices, type Services } from './services.ts';
 export interface App {
   /** One fetch handler for /graphql, /api/v1 and the operational endpoints. */
   fetch(request: Request): Promise<Response>;
+  /** The HTTP server's listener: `fetch` for every route but the hot chat route, which it serves on Node's objects. */
+  readonly nodeListener: (req: IncomingMessage, res: ServerResponse) => void;
   readonly services: Services;
   readonly database: DatabaseHandle;
   readonly logger: Logger;
@@ -81,7 +86,10 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   }
 
   function corsHeaders(request: Request): Record<string, string> {
-    const origin = request.headers.get('origin');
+    return corsHeadersFor(request.headers.get('origin'));
+  }
+
+  function corsHeadersFor(origin: string | null | undefined): Record<string, string> {
     if (!origin || corsOrigins.size === 0) return {};
     if (!corsOrigins.has('*') && !corsOrigins.has(origin)) return {};
     return {
@@ -117,10 +125,34 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       }
     }
     const response = withHeaders(result.response, { 'x-request-id': requestId, ...corsHeaders(request) });
-    const seconds = (performance.now() - started) / 1000;
-    metrics.observeRequest(request.method, result.route, response.status, seconds);
-    logger.info({ reqId: requestId, method: request.method, route: result.route, status: response.status, ms: Math.round(seconds * 1000) }, 'request');
+    observe(request.method, result.route, response.status, started, requestId);
     return response;
+  }
+
+  function observe(method: string, route: string, status: number, started: number, requestId: string): void {
+    const seconds = (performance.now() - started) / 1000;
+    metrics.observeRequest(method, route, status, seconds);
+    logger.info({ reqId: requestId, method, route, status, ms: Math.round(seconds * 1000) }, 'request');
+  }
+
+  const adapter = createServerAdapter((request: Request) => fetch(request));
+  const chatRoute = `POST ${CHAT_COMPLETIONS_PATH}`;
+
+  function nodeListener(req: IncomingMessage, res: ServerResponse): void {
+    if (!isChatCompletions(req.method, req.url)) {
+      void adapter(req, res);
+      return;
+    }
+    const started = performance.now();
+    const incoming = req.headers['x-request-id'];
+    const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming.toLowerCase() : newRequestId();
+    const headers = { 'x-request-id': requestId, ...corsHeadersFor(req.headers.origin) };
+    const onHead = (status: number) => observe('POST', chatRoute, status, started, requestId);
+    serveChatCompletions(req, res, { services, logger, maxJsonBytes: config.http.maxJsonBytes, requestId, headers, onHead }).catch((error: unknown) => {
+      logger.error({ reqId: requestId, err: error }, 'unhandled error');
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json; charset=utf-8', ...headers });
+      res.end();
+    });
   }
 
   async function close(): Promise<void> {
@@ -133,7 +165,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     return closing;
   }
 
-  return { fetch, services, database, logger, bootstrapSecret: bootstrap?.createdSecret, close };
+  return { fetch, nodeListener, services, database, logger, bootstrapSecret: bootstrap?.createdSecret, close };
 }
 
 function withHeaders(response: Response, headers: Record<string, string>): Response {

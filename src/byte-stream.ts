@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 /*
  * Reading request and response bodies with a size limit, shared by the REST layer, the GraphQL upload limit and
  * upstream adapters: a body is refused the moment it passes its limit, never buffered whole first.
@@ -52,4 +53,50 @@ export async function discardRest(reader: ReadableStreamDefaultReader<Uint8Array
   } catch {
     // The client went away: nothing left to read.
   }
+}
+
+/**
+ * readAllLimited for a Node stream (an incoming request served without the Fetch API): the same limit and the same
+ * background discard of a refused body, read with events (no promise per chunk).
+ */
+export function readNodeStreamLimited(stream: Readable, limitBytes: number, tooLarge: () => Error, discardUpToBytes: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    const onData = (chunk: Buffer) => {
+      total += chunk.byteLength;
+      if (total <= limitBytes) {
+        chunks.push(chunk);
+        return;
+      }
+      stop();
+      // Read and drop the rest in the background, up to the bound, so a client still sending reads the refusal.
+      let discarded = total;
+      stream.on('data', (more: Buffer) => {
+        discarded += more.byteLength;
+        if (discarded > discardUpToBytes) stream.destroy();
+      });
+      stream.on('error', () => undefined);
+      reject(tooLarge());
+    };
+    const onEnd = () => {
+      stop();
+      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, total));
+    };
+    const onError = (error: Error) => {
+      stop();
+      reject(error);
+    };
+    const onClose = () => onError(new Error('The client closed the connection before the body ended'));
+    const stop = () => {
+      stream.off('data', onData);
+      stream.off('end', onEnd);
+      stream.off('error', onError);
+      stream.off('close', onClose);
+    };
+    stream.on('data', onData);
+    stream.on('end', onEnd);
+    stream.on('error', onError);
+    stream.on('close', onClose);
+  });
 }

@@ -1,5 +1,4 @@
 import { createServer, type Server } from 'node:http';
-import { createServerAdapter } from '@whatwg-node/server';
 import { createApp, VERSION } from './app.ts';
 import { controlSocketPath, startControlSocket } from './cli/control-socket.ts';
 import { ConfigError, loadConfig } from './config.ts';
@@ -22,7 +21,7 @@ async function main(): Promise<void> {
     process.exit(1);
   });
 
-  const server = createServer(createServerAdapter((request: Request) => app.fetch(request)));
+  const server = createServer(app.nodeListener);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

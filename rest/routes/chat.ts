@@ -6,7 +6,10 @@ import { balanceHeaders } from '../http.ts';
 import type { Route } from '../router.ts';
 import { sseResponse } from '../sse.ts';
 
-/* POST /chat/completions (contract; decisions.md §7). The body and the stream are the OpenAI shapes, as is. */
+/*
+ * POST /chat/completions (contract; decisions.md §7). The body and the stream are the OpenAI shapes, as is. The HTTP
+ * server answers this route on Node's own objects (chat-node.ts); this handler serves the in-process fetch handler.
+ */
 
 const ToolCallWire = z.object({ id: z.string(), type: z.literal('function'), function: z.object({ name: z.string(), arguments: z.string() }) });
 const UsageWire = z.object({
@@ -52,7 +55,7 @@ const ChatCompletionWire = z.object({
 });
 
 /** A stream event as its SSE payload: the chunk itself, or `{"error": {...}}` for a failure after the stream began. */
-function eventData(event: ChatStreamEvent): unknown {
+export function chatEventData(event: ChatStreamEvent): unknown {
   if (event.type === 'chunk') return event.chunk;
   return { error: { message: event.error.message, code: event.error.code, status: event.error.status } };
 }
@@ -72,7 +75,7 @@ export const chatRoutes: Route[] = [
     },
     async handler({ services, auth, request, json: body }) {
       const outcome = await services.chat.create(auth, await body(), { signal: request.signal });
-      if (outcome.stream) return sseResponse(outcome.session, eventData);
+      if (outcome.stream) return sseResponse(outcome.session, chatEventData);
       const { completion, charge } = outcome.result;
       return compressibleJson(JSON.stringify(completion), request.headers.get('accept-encoding'), 200, balanceHeaders(charge));
     },

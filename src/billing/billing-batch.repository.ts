@@ -15,8 +15,14 @@ import type { SettledUsageEntry } from './usage.types.ts';
 
 type Tx = Transaction<DB>;
 
-/** JSON for a statement parameter: bigint as its decimal string, Date as ISO text. */
-const rowsParam = (rows: readonly object[]): string => JSON.stringify(rows, (_key, value: unknown) => (typeof value === 'bigint' ? value.toString() : value));
+/** A row as a JSON parameter carries it: bigint already turned into its decimal string (Date becomes ISO text). */
+type JsonRow = Readonly<Record<string, string | number | boolean | null | object>>;
+
+/**
+ * JSON for a statement parameter. The rows' bigints are written as strings by the mappings below rather than by a
+ * replacer function: JSON.stringify with a replacer costs several times more, on the hot write path.
+ */
+const rowsParam = (rows: readonly JsonRow[]): string => JSON.stringify(rows);
 
 /** What a batch holds locked before it decides. */
 export interface BatchLocks {
@@ -39,8 +45,8 @@ export interface BatchLocks {
  */
 export async function claimAndLock(trx: Tx, accountIds: readonly string[], entries: readonly SettledUsageEntry[], keySpendRows: readonly { apiKeyId: string; periodStart: Date }[], leaseUpdates: readonly LeaseUpdateOp[] = []): Promise<BatchLocks> {
   const leaseEntries = leaseUpdates.flatMap((op) => op.calls.flatMap((call) => call.entries));
-  const rows = [...entries, ...leaseEntries].map((e) => ({ id: e.id, ...usageEntryColumns(e), inference_details: e.inferenceDetails }));
-  const leases = leaseUpdates.map((op) => ({ id: op.lease.id, consumed: op.calls.reduce((sum, call) => sum + call.charged, 0n), expires_at: op.expiresAt, finish: op.finish }));
+  const rows = [...entries, ...leaseEntries].map((e) => ({ id: e.id, ...usageEntryColumns(e), amount: String(e.amount), inference_details: e.inferenceDetails }));
+  const leases = leaseUpdates.map((op) => ({ id: op.lease.id, consumed: String(op.calls.reduce((sum, call) => sum + call.charged, 0n)), expires_at: op.expiresAt, finish: op.finish }));
   const keys = keySpendRows.map((row) => ({ api_key_id: row.apiKeyId, period_start: row.periodStart }));
   const result = await sql<{ claimed: string[]; leases: { id: string; amount: string }[]; balances: JsonBalance[]; spends: JsonKeySpend[] }>`
     with candidate as (
@@ -166,17 +172,24 @@ export async function writeBatch(trx: Tx, plan: BatchPlan): Promise<void> {
     account_id: r.accountId,
     api_key_id: r.apiKeyId,
     currency: r.currency,
-    amount: r.amount,
+    amount: String(r.amount),
     key_period_start: r.keyPeriodStart,
     limit_group: r.limitGroup,
     request_id: r.requestId,
     expires_at: r.expiresAt,
     lease_holder: r.leaseHolder,
   }));
-  const leaseChanges = plan.leaseChanges.map((c) => ({ id: c.id, delta: c.delta }));
-  const ledger = plan.ledger.map((l) => ({ account_id: l.accountId, currency: l.currency, amount: l.amount, balance_after: l.balanceAfter, request_id: l.requestId, model_id: l.modelId, created_at: l.createdAt }));
-  const balances = plan.balanceChanges.map((c) => ({ account_id: c.accountId, currency: c.currency, amount: c.amount, reserved: c.reserved }));
-  const keySpend = plan.keySpendChanges.map((c) => ({ api_key_id: c.apiKeyId, period_start: c.periodStart, spent_usd: c.spentUsd, reserved_usd: c.reservedUsd, spent_diem: c.spentDiem, reserved_diem: c.reservedDiem }));
+  const leaseChanges = plan.leaseChanges.map((c) => ({ id: c.id, delta: String(c.delta) }));
+  const ledger = plan.ledger.map((l) => ({ account_id: l.accountId, currency: l.currency, amount: String(l.amount), balance_after: String(l.balanceAfter), request_id: l.requestId, model_id: l.modelId, created_at: l.createdAt }));
+  const balances = plan.balanceChanges.map((c) => ({ account_id: c.accountId, currency: c.currency, amount: String(c.amount), reserved: String(c.reserved) }));
+  const keySpend = plan.keySpendChanges.map((c) => ({
+    api_key_id: c.apiKeyId,
+    period_start: c.periodStart,
+    spent_usd: String(c.spentUsd),
+    reserved_usd: String(c.reservedUsd),
+    spent_diem: String(c.spentDiem),
+    reserved_diem: String(c.reservedDiem),
+  }));
   await sql`
     with new_reservation as (
       insert into reservations (id, account_id, api_key_id, currency, amount, key_period_start, limit_group, request_id, expires_at, lease_holder)

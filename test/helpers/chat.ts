@@ -1,5 +1,4 @@
 import { createServer, type Server } from 'node:http';
-import { createServerAdapter } from '@whatwg-node/server';
 import OpenAI from 'openai';
 import { parseAtto } from '../../src/billing/money.ts';
 import { createTestApp, type TestApp } from './app.ts';
@@ -17,7 +16,8 @@ export interface ChatServer {
 
 export async function startChatServer(env: Record<string, string> = {}): Promise<ChatServer> {
   const t = await createTestApp(env);
-  const server: Server = createServer(createServerAdapter((request: Request) => t.app.fetch(request)));
+  // The listener `npm start` serves with: the chat route on Node's own objects, every other route through fetch.
+  const server: Server = createServer(t.app.nodeListener);
   const listening = await listenLocally(server);
   return {
     t,
