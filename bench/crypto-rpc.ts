@@ -3,7 +3,6 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createServerAdapter } from '@whatwg-node/server';
 import { Pool } from 'undici';
 import { createApp } from '../src/app.ts';
 import { operator } from '../src/auth/auth-context.ts';
@@ -44,7 +43,8 @@ await writeFile(
 const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent', LAGOON_BOOTSTRAP_ADMIN_KEY: ADMIN, LAGOON_DATA_DIR: 'memory://', LAGOON_CONFIG: configPath });
 const database = await openDatabase({ url: config.database.url, dataDir: 'memory://', poolSize: 20 });
 const app = await createApp(config, { database, logger: createLogger('silent') });
-const server = createServer(createServerAdapter((request: Request) => app.fetch(request)));
+// The listener `npm start` serves with (the hot routes on Node's own objects).
+const server = createServer(app.nodeListener);
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 const address = server.address();
 const lagoon = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;

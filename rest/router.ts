@@ -90,7 +90,7 @@ function matchSegments(segments: string[], parts: string[]): Record<string, stri
 const specificity = (segments: string[]) =>
   segments.reduce((score, s) => score * 4 + (s.endsWith('*') ? 0 : s.startsWith(':') ? 1 : 2), 1);
 
-function safeDecode(part: string): string {
+export function safeDecode(part: string): string {
   try {
     return decodeURIComponent(part);
   } catch {

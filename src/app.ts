@@ -3,7 +3,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServerAdapter } from '@whatwg-node/server';
 import { createRestApi, REST_PREFIX } from '../rest/app.ts';
 import { errorResponse, json } from '../rest/http.ts';
-import { CHAT_COMPLETIONS_PATH, isChatCompletions, serveChatCompletions } from '../rest/routes/chat-node.ts';
+import { matchNodeRoute, serveNodeRoute, type NodeRoute } from '../rest/node-route.ts';
+import { chatNodeRoute } from '../rest/routes/chat-node.ts';
+import { rpcNodeRoute } from '../rest/routes/crypto-rpc.ts';
 import { createGraphQLServer } from '../schema/yoga.ts';
 import { operator } from './auth/auth-context.ts';
 import type { Config } from './config.ts';
@@ -20,7 +22,7 @@ import { closeServices, createServices, type Services } from './services.ts';
 export interface App {
   /** One fetch handler for /graphql, /api/v1 and the operational endpoints. */
   fetch(request: Request): Promise<Response>;
-  /** The HTTP server's listener: `fetch` for every route but the hot chat route, which it serves on Node's objects. */
+  /** The HTTP server's listener: `fetch` for every route but the hot paid ones, which it serves on Node's objects. */
   readonly nodeListener: (req: IncomingMessage, res: ServerResponse) => void;
   readonly services: Services;
   readonly database: DatabaseHandle;
@@ -136,10 +138,12 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   }
 
   const adapter = createServerAdapter((request: Request) => fetch(request));
-  const chatRoute = `POST ${CHAT_COMPLETIONS_PATH}`;
+  // The hot paid routes skip the Fetch API layer (rest/node-route.ts); every other request goes through `fetch`.
+  const nodeRoutes: readonly NodeRoute[] = [chatNodeRoute, rpcNodeRoute];
 
   function nodeListener(req: IncomingMessage, res: ServerResponse): void {
-    if (!isChatCompletions(req.method, req.url)) {
+    const matched = matchNodeRoute(nodeRoutes, req.method, req.url);
+    if (!matched) {
       void adapter(req, res);
       return;
     }
@@ -147,8 +151,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     const incoming = req.headers['x-request-id'];
     const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming.toLowerCase() : newRequestId();
     const headers = { 'x-request-id': requestId, ...corsHeadersFor(req.headers.origin) };
-    const onHead = (status: number) => observe('POST', chatRoute, status, started, requestId);
-    serveChatCompletions(req, res, { services, logger, maxJsonBytes: config.http.maxJsonBytes, requestId, headers, onHead }).catch((error: unknown) => {
+    const onHead = (status: number) => observe(matched.route.method, matched.route.label, status, started, requestId);
+    serveNodeRoute(req, res, { services, logger, maxJsonBytes: config.http.maxJsonBytes, requestId, headers, onHead }, matched).catch((error: unknown) => {
       logger.error({ reqId: requestId, err: error }, 'unhandled error');
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json; charset=utf-8', ...headers });
       res.end();

@@ -1,4 +1,5 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -6,8 +7,9 @@ import { createApp, type App } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { DatabaseHandle } from '../../src/db/database.ts';
 import { createLogger } from '../../src/logger.ts';
-import { ADMIN_KEY, BASE } from './app.ts';
+import { ADMIN_KEY } from './app.ts';
 import { createTestDatabase } from './db.ts';
+import { listenLocally } from './local-server.ts';
 import { createAccountWithKey } from './services.ts';
 
 /** A Lagoon app in-process for the crypto RPC tests, with its log lines captured (rule 9 is about the log). */
@@ -50,12 +52,14 @@ export async function startRpcTestApp(operatorYaml: string, env: Record<string, 
   const shared = database ? { ...database, close: () => Promise.resolve() } : undefined;
   const app = await createApp(config, { database: shared ?? owned, logger: createLogger('info', sink) });
 
+  // Over HTTP, through the listener `npm start` serves with (the RPC route runs on Node's own objects there).
+  const server = await listenLocally(createServer(app.nodeListener));
   const fetchPath: RpcTestApp['fetch'] = (path, init = {}) => {
     const { key, ...rest } = init;
     const headers = new Headers(rest.headers);
     const secret = key === undefined ? ADMIN_KEY : key;
     if (secret) headers.set('authorization', `Bearer ${secret}`);
-    return app.fetch(new Request(`${BASE}${path}`, { ...rest, headers }));
+    return fetch(`${server.url}${path}`, { ...rest, headers });
   };
   return {
     app,
@@ -90,6 +94,7 @@ export async function startRpcTestApp(operatorYaml: string, env: Record<string, 
       };
     },
     async close() {
+      await server.close();
       await app.close();
       await owned?.drop();
       await rm(dir, { recursive: true, force: true });
