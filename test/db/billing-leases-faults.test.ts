@@ -1,13 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BillingService } from '../../src/billing/billing.service.ts';
 import type { Price, Usage } from '../../src/billing/billing.types.ts';
 import { DEFAULT_LEASE_OPTIONS, type LeaseOptions } from '../../src/billing/lease-manager.ts';
 import { parseNano } from '../../src/billing/money.ts';
 import type { Database } from '../../src/db/database.ts';
 import { createLogger } from '../../src/logger.ts';
-import { closeServices, type Services } from '../../src/services.ts';
-import { createTestDatabase, testDatabaseKind } from '../helpers/db.ts';
-import { createAccountWithKey, createTestServices } from '../helpers/services.ts';
+import { testDatabaseKind } from '../helpers/db.ts';
+import { createAccountWithKey, useTestServices } from '../helpers/services.ts';
 
 /*
  * Balance leases under faults and races: shutdown with calls running, a database out of reach for seconds, funds
@@ -19,32 +18,22 @@ const usd = (amount: string): Price => ({ usd: parseNano(amount), diem: parseNan
 const usageOf = (cost: Price): Usage => ({ modelId: 'review-model', modelType: 'LLM', unitType: 'tokens', lines: [{ sku: 'review-sku', lineType: 'Output', units: '7', pricePerUnitUsd: '0.000001', cost }] });
 
 describe(`Balance leases under faults (${testDatabaseKind})`, () => {
-  let handle: Awaited<ReturnType<typeof createTestDatabase>>;
-  let services: Services;
-
-  beforeAll(async () => {
-    handle = await createTestDatabase();
-    services = createTestServices(handle.db);
-  });
-  afterAll(async () => {
-    await closeServices(services);
-    await handle.drop();
-  });
+  const env = useTestServices();
 
   type Leases = Partial<LeaseOptions> & { reclaimElsewhere?: (accountId: string) => Promise<boolean> };
   /** Another "process" on the same database. */
-  const billingWith = (leases: Leases = {}, db: Database = handle.db) =>
+  const billingWith = (leases: Leases = {}, db: Database = env.handle.db) =>
     new BillingService({ db, logger: createLogger('silent'), options: { reservationTimeoutMs: 60_000, leases: { ...DEFAULT_LEASE_OPTIONS, tickMs: 60_000, ...leases } } });
   const rows = async (accountId: string) => {
-    const balance = await handle.db.selectFrom('balances').select(['amount', 'reserved']).where('account_id', '=', accountId).where('currency', '=', 'USD').executeTakeFirstOrThrow();
-    const entries = await handle.db.selectFrom('usage_entries').select('amount').where('account_id', '=', accountId).execute();
-    const ledger = await handle.db.selectFrom('account_ledger').select('amount').where('account_id', '=', accountId).where('type', '=', 'CHARGE').execute();
+    const balance = await env.handle.db.selectFrom('balances').select(['amount', 'reserved']).where('account_id', '=', accountId).where('currency', '=', 'USD').executeTakeFirstOrThrow();
+    const entries = await env.handle.db.selectFrom('usage_entries').select('amount').where('account_id', '=', accountId).execute();
+    const ledger = await env.handle.db.selectFrom('account_ledger').select('amount').where('account_id', '=', accountId).where('type', '=', 'CHARGE').execute();
     return { ...balance, entries: entries.length, charged: -entries.reduce((sum, row) => sum + row.amount, 0n), ledger: -ledger.reduce((sum, row) => sum + row.amount, 0n) };
   };
   /** The database, with every transaction failing while `down.now` is set (a lost connection, a failover). */
   const flakyDatabase = () => {
     const down = { now: false, failed: 0 };
-    const db = new Proxy(handle.db, {
+    const db = new Proxy(env.handle.db, {
       get(target, prop) {
         if (prop === 'transaction' && down.now) {
           return () => ({
@@ -65,7 +54,7 @@ describe(`Balance leases under faults (${testDatabaseKind})`, () => {
   const gatedDatabase = () => {
     let release: () => void = () => undefined;
     const gate = { closed: false, waiting: 0, wait: Promise.resolve(), shut() { this.closed = true; this.wait = new Promise<void>((resolve) => (release = resolve)); }, open() { this.closed = false; release(); } };
-    const db = new Proxy(handle.db, {
+    const db = new Proxy(env.handle.db, {
       get(target, prop) {
         if (prop === 'transaction' && gate.closed) {
           return () => ({
@@ -85,7 +74,7 @@ describe(`Balance leases under faults (${testDatabaseKind})`, () => {
 
   it('should charge a call once however often it is settled after its lease is gone (shutdown)', async () => {
     const billing = billingWith();
-    const { auth, accountId } = await createAccountWithKey(services, { credit: { USD: '1' } });
+    const { auth, accountId } = await createAccountWithKey(env.services, { credit: { USD: '1' } });
     const running = await billing.reserve(auth, usd('0.1'));
     await billing.close(); // the call still runs: its hold is lost, its settlement is charged directly
     const first = await billing.settle(running, usageOf(usd('0.03')));
@@ -99,7 +88,7 @@ describe(`Balance leases under faults (${testDatabaseKind})`, () => {
     const { db, down } = flakyDatabase();
     const billing = billingWith({}, db);
     try {
-      const { auth, accountId } = await createAccountWithKey(services, { credit: { USD: '1' } });
+      const { auth, accountId } = await createAccountWithKey(env.services, { credit: { USD: '1' } });
       const call = () => billing.runMetered(auth, { maxCost: usd('0.01'), run: async () => 'ok', usage: () => usageOf(usd('0.005')) });
       await call(); // opens the lease
       await billing.flush(accountId);
@@ -125,8 +114,8 @@ describe(`Balance leases under faults (${testDatabaseKind})`, () => {
     // Stands for Redis: asking "elsewhere" makes the other process give back its unused leases on the account.
     const billing = billingWith({ reclaimElsewhere: async (accountId) => other.leases!.reclaim(accountId) });
     try {
-      const { auth: inferenceKey, accountId, adminSecret } = await createAccountWithKey(services, { credit: { USD: '1' }, type: 'INFERENCE' });
-      const adminKey = await services.auth.authenticate({ authorization: `Bearer ${adminSecret}` }, 'r');
+      const { auth: inferenceKey, accountId, adminSecret } = await createAccountWithKey(env.services, { credit: { USD: '1' }, type: 'INFERENCE' });
+      const adminKey = await env.services.auth.authenticate({ authorization: `Bearer ${adminSecret}` }, 'r');
       // The other process leases a quarter of the balance (0.25) for a small call on the admin key, and keeps it idle.
       await other.runMetered(adminKey, { maxCost: usd('0.01'), run: async () => undefined, usage: () => usageOf(usd('0.01')) });
       // This process leases some of the rest for a small call on the inference key.
@@ -144,7 +133,7 @@ describe(`Balance leases under faults (${testDatabaseKind})`, () => {
   it('should not return from close() before a charge settled while the lease was ending is written', async () => {
     const { db, gate } = gatedDatabase();
     const billing = billingWith({}, db);
-    const { auth, accountId } = await createAccountWithKey(services, { credit: { USD: '1' } });
+    const { auth, accountId } = await createAccountWithKey(env.services, { credit: { USD: '1' } });
     const running = await billing.reserve(auth, usd('0.1'));
     gate.shut(); // the shutdown's last lease update takes a moment to commit
     const closing = billing.close();
@@ -169,7 +158,7 @@ describe(`Balance leases under faults (${testDatabaseKind})`, () => {
     let release: () => void = () => undefined;
     const gate = { held: false, waiting: 0, wait: new Promise<void>((resolve) => (release = resolve)) };
     // Holds a transaction open after its statements, before COMMIT (a slow commit).
-    const db = new Proxy(handle.db, {
+    const db = new Proxy(env.handle.db, {
       get(target, prop) {
         if (prop === 'transaction' && gate.held) {
           return () => ({
@@ -188,21 +177,21 @@ describe(`Balance leases under faults (${testDatabaseKind})`, () => {
     });
     const billing = billingWith({}, db);
     try {
-      const { auth, keyId, adminSecret } = await createAccountWithKey(services, { credit: { USD: '10' }, type: 'INFERENCE', keyInput: { consumptionLimit: { usd: 1 } } });
+      const { auth, keyId, adminSecret } = await createAccountWithKey(env.services, { credit: { USD: '10' }, type: 'INFERENCE', keyInput: { consumptionLimit: { usd: 1 } } });
       gate.held = true;
       const first = billing.reserve(auth, usd('0.01')); // takes a lease of 0.25 under the limit of 1
       while (gate.waiting === 0) await new Promise((resolve) => setTimeout(resolve, 1));
       gate.held = false;
       // The operator lowers the limit to 0.05; the key cache tells the billing, which ends the key's leases.
-      const admin = await services.auth.authenticate({ authorization: `Bearer ${adminSecret}` }, 'r');
-      await services.apiKeys.update(admin, { id: keyId, consumptionLimit: { usd: 0.05 } });
+      const admin = await env.services.auth.authenticate({ authorization: `Bearer ${adminSecret}` }, 'r');
+      await env.services.apiKeys.update(admin, { id: keyId, consumptionLimit: { usd: 0.05 } });
       billing.leases!.closeKey(keyId);
       release();
       await billing.settle(await first, usageOf(usd('0.01')));
       // Every later call is decided under the new limit: at most 0.04 more.
       const later = await Promise.allSettled(Array.from({ length: 10 }, () => billing.runMetered(auth, { maxCost: usd('0.01'), run: async () => undefined, usage: () => usageOf(usd('0.01')) })));
       await billing.flush();
-      const spend = await handle.db.selectFrom('api_key_spend').select(['spent_usd']).where('api_key_id', '=', keyId).executeTakeFirstOrThrow();
+      const spend = await env.handle.db.selectFrom('api_key_spend').select(['spent_usd']).where('api_key_id', '=', keyId).executeTakeFirstOrThrow();
       expect({ served: later.filter((call) => call.status === 'fulfilled').length, spent: spend.spent_usd }).toEqual({ served: 4, spent: parseNano('0.05') });
     } finally {
       release();

@@ -1,14 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BillingService } from '../../src/billing/billing.service.ts';
 import type { Price, Usage } from '../../src/billing/billing.types.ts';
 import { DEFAULT_LEASE_OPTIONS, type LeaseOptions } from '../../src/billing/lease-manager.ts';
 import { parseNano } from '../../src/billing/money.ts';
 import { createLogger } from '../../src/logger.ts';
-import { closeServices, type Services } from '../../src/services.ts';
-import { createTestDatabase, testDatabaseKind } from '../helpers/db.ts';
+import { testDatabaseKind } from '../helpers/db.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { twoProcesses } from '../helpers/processes.ts';
-import { createAccountWithKey, createTestServices } from '../helpers/services.ts';
+import { createAccountWithKey, useTestServices } from '../helpers/services.ts';
 
 /*
  * Balance leases: calls draw their holds in memory from a lease the database holds for this process, and their
@@ -20,48 +19,38 @@ const usd = (amount: string): Price => ({ usd: parseNano(amount), diem: parseNan
 const usageOf = (cost: Price): Usage => ({ modelId: 'lease-model', modelType: 'LLM', unitType: 'tokens', lines: [{ sku: 'lease-sku', lineType: 'Output', units: '7', pricePerUnitUsd: '0.000001', cost }] });
 
 describe(`Balance leases (${testDatabaseKind})`, () => {
-  let handle: Awaited<ReturnType<typeof createTestDatabase>>;
-  let services: Services;
-
-  beforeAll(async () => {
-    handle = await createTestDatabase();
-    services = createTestServices(handle.db);
-  });
-  afterAll(async () => {
-    await closeServices(services);
-    await handle.drop();
-  });
+  const env = useTestServices();
 
   /** A billing service of its own (another "process" on the same database) with the given lease timings. */
   const billingWith = (options: Partial<LeaseOptions>) =>
-    new BillingService({ db: handle.db, logger: createLogger('silent'), options: { reservationTimeoutMs: 60_000, leases: { ...DEFAULT_LEASE_OPTIONS, ...options } } });
+    new BillingService({ db: env.handle.db, logger: createLogger('silent'), options: { reservationTimeoutMs: 60_000, leases: { ...DEFAULT_LEASE_OPTIONS, ...options } } });
   const rows = async (accountId: string) => {
-    const balance = await handle.db.selectFrom('balances').select(['amount', 'reserved']).where('account_id', '=', accountId).where('currency', '=', 'USD').executeTakeFirstOrThrow();
-    const entries = await handle.db.selectFrom('usage_entries').select('amount').where('account_id', '=', accountId).execute();
-    const leases = await handle.db.selectFrom('reservations').select(['status', 'amount', 'lease_holder']).where('account_id', '=', accountId).execute();
+    const balance = await env.handle.db.selectFrom('balances').select(['amount', 'reserved']).where('account_id', '=', accountId).where('currency', '=', 'USD').executeTakeFirstOrThrow();
+    const entries = await env.handle.db.selectFrom('usage_entries').select('amount').where('account_id', '=', accountId).execute();
+    const leases = await env.handle.db.selectFrom('reservations').select(['status', 'amount', 'lease_holder']).where('account_id', '=', accountId).execute();
     return { ...balance, entries: entries.length, charged: -entries.reduce((sum, row) => sum + row.amount, 0n), leases };
   };
 
   it('should hold one lease for many calls, answer before writing, and show every settled call to the usage reads', async () => {
-    const { auth, accountId, adminSecret } = await createAccountWithKey(services, { credit: { USD: '10' } });
-    const settled = await Promise.all(Array.from({ length: 40 }, () => services.billing.runMetered(auth, { maxCost: usd('0.01'), run: async () => 'ok', usage: () => usageOf(usd('0.004')) })));
+    const { auth, accountId, adminSecret } = await createAccountWithKey(env.services, { credit: { USD: '10' } });
+    const settled = await Promise.all(Array.from({ length: 40 }, () => env.services.billing.runMetered(auth, { maxCost: usd('0.01'), run: async () => 'ok', usage: () => usageOf(usd('0.004')) })));
     expect(settled.every((call) => call.charge.charged === parseNano('0.004'))).toBe(true);
     // The last answer's balance counts every charge before it, written or not.
     expect(settled.map((call) => call.charge.balanceAfter).sort((a, b) => (a < b ? -1 : 1))[0]).toBe(parseNano('9.84'));
-    const page = await services.usage.page(await services.auth.authenticate({ authorization: `Bearer ${adminSecret}` }, 'r'), {});
+    const page = await env.services.usage.page(await env.services.auth.authenticate({ authorization: `Bearer ${adminSecret}` }, 'r'), {});
     expect(page.entries).toHaveLength(40);
     const after = await rows(accountId);
     expect(after).toMatchObject({ amount: parseNano('9.84'), entries: 40, charged: parseNano('0.16') });
     // A few leases at most (one, grown as the calls came), each held for this process, never one per call.
     expect(after.leases.length).toBeLessThanOrEqual(3);
     expect(after.leases.every((lease) => lease.lease_holder !== null)).toBe(true);
-    expect(await services.billing.balancesOf(accountId)).toContainEqual({ currency: 'USD', amount: parseNano('9.84'), reserved: 0n });
+    expect(await env.services.billing.balancesOf(accountId)).toContainEqual({ currency: 'USD', amount: parseNano('9.84'), reserved: 0n });
   });
 
   it('should write the charges settled within the write delay together, unasked, and at once when a read needs them', async () => {
     const billing = billingWith({ writeDelayMs: 1_000 });
     try {
-      const { auth, accountId } = await createAccountWithKey(services, { credit: { USD: '10' } });
+      const { auth, accountId } = await createAccountWithKey(env.services, { credit: { USD: '10' } });
       const call = () => billing.runMetered(auth, { maxCost: usd('0.01'), run: async () => 'ok', usage: () => usageOf(usd('0.002')) });
       for (let index = 0; index < 5; index += 1) await call();
       await new Promise((resolve) => setTimeout(resolve, 100));
@@ -76,20 +65,20 @@ describe(`Balance leases (${testDatabaseKind})`, () => {
   });
 
   it('should never lend more than the balance, whatever the number of calls at once', async () => {
-    const { auth, accountId } = await createAccountWithKey(services, { credit: { USD: '1' } });
-    const calls = await Promise.allSettled(Array.from({ length: 80 }, () => services.billing.reserve(auth, usd('0.03'))));
+    const { auth, accountId } = await createAccountWithKey(env.services, { credit: { USD: '1' } });
+    const calls = await Promise.allSettled(Array.from({ length: 80 }, () => env.services.billing.reserve(auth, usd('0.03'))));
     const held = calls.flatMap((call) => (call.status === 'fulfilled' ? [call.value] : []));
     expect(held).toHaveLength(33); // 33 × 0.03 = 0.99 ≤ 1 < 34 × 0.03
     expect(calls.filter((call) => call.status === 'rejected').map((call) => (call as PromiseRejectedResult).reason.code)).toEqual(Array(47).fill('INSUFFICIENT_BALANCE'));
-    expect(await services.billing.balancesOf(accountId)).toContainEqual({ currency: 'USD', amount: parseNano('1'), reserved: parseNano('0.99') });
-    for (const reservation of held) await services.billing.settle(reservation, usageOf(usd('0.03')));
-    await services.billing.flush(accountId);
+    expect(await env.services.billing.balancesOf(accountId)).toContainEqual({ currency: 'USD', amount: parseNano('1'), reserved: parseNano('0.99') });
+    for (const reservation of held) await env.services.billing.settle(reservation, usageOf(usd('0.03')));
+    await env.services.billing.flush(accountId);
     expect(await rows(accountId)).toMatchObject({ amount: parseNano('0.01'), charged: parseNano('0.99'), entries: 33 });
   });
 
   it('should release a call held past its timeout, and still charge its late settlement while the lease covers it', async () => {
     const billing = billingWith({ tickMs: 20 });
-    const { auth, accountId } = await createAccountWithKey(services, { credit: { USD: '1' } });
+    const { auth, accountId } = await createAccountWithKey(env.services, { credit: { USD: '1' } });
     const stuck = await billing.reserve(auth, usd('0.2'), { ttlMs: 1 });
     await eventually(async () => expect(await billing.balancesOf(accountId)).toContainEqual({ currency: 'USD', amount: parseNano('1'), reserved: 0n }));
     const late = await billing.settle(stuck, usageOf(usd('0.05')));
@@ -101,7 +90,7 @@ describe(`Balance leases (${testDatabaseKind})`, () => {
 
   it('should give an idle lease back, and write everything and give every lease back on close', async () => {
     const billing = billingWith({ tickMs: 20, idleMs: 50 });
-    const { auth, accountId } = await createAccountWithKey(services, { credit: { USD: '1' } });
+    const { auth, accountId } = await createAccountWithKey(env.services, { credit: { USD: '1' } });
     await billing.runMetered(auth, { maxCost: usd('0.01'), run: async () => undefined, usage: () => usageOf(usd('0.01')) });
     expect((await rows(accountId)).reserved).toBeGreaterThan(0n); // the lease is held while calls may come
     await eventually(async () => expect(await rows(accountId)).toMatchObject({ reserved: 0n, entries: 1, amount: parseNano('0.99') }));
@@ -118,10 +107,10 @@ describe(`Balance leases (${testDatabaseKind})`, () => {
   it('should let the sweeper free the lease of a dead process, and charge what it settles afterwards only from free funds', async () => {
     // No heartbeat before the lease row expires: as if the process stopped.
     const dead = billingWith({ ttlMs: 50, tickMs: 60_000 });
-    const { auth, accountId } = await createAccountWithKey(services, { credit: { USD: '1' } });
+    const { auth, accountId } = await createAccountWithKey(env.services, { credit: { USD: '1' } });
     const call = await dead.reserve(auth, usd('0.1'));
     expect((await rows(accountId)).reserved).toBeGreaterThanOrEqual(parseNano('0.1'));
-    expect(await services.billing.sweepExpired(new Date(Date.now() + 1_000))).toBeGreaterThanOrEqual(1);
+    expect(await env.services.billing.sweepExpired(new Date(Date.now() + 1_000))).toBeGreaterThanOrEqual(1);
     expect(await rows(accountId)).toMatchObject({ amount: parseNano('1'), reserved: 0n });
     // It comes back to life and settles: the lease is gone, so the charge is taken directly, once.
     expect(await dead.settle(call, usageOf(usd('0.04')))).toMatchObject({ charged: parseNano('0.04') });
@@ -131,13 +120,13 @@ describe(`Balance leases (${testDatabaseKind})`, () => {
   });
 
   it('should end a key’s leases when its limit changes, so the next call meets the new limit', async () => {
-    const { auth, accountId, keyId, adminSecret } = await createAccountWithKey(services, { credit: { USD: '10' }, type: 'INFERENCE' });
-    await services.billing.runMetered(auth, { maxCost: usd('0.5'), run: async () => undefined, usage: () => usageOf(usd('0.5')) });
-    const admin = await services.auth.authenticate({ authorization: `Bearer ${adminSecret}` }, 'r');
-    await services.apiKeys.update(admin, { id: keyId, consumptionLimit: { usd: 0.6 } });
-    await expect(services.billing.reserve(auth, usd('0.2'))).rejects.toMatchObject({ code: 'API_KEY_USD_SPEND_LIMIT_EXCEEDED' });
-    await expect(services.billing.reserve(auth, usd('0.1'))).resolves.toMatchObject({ currency: 'USD' });
-    expect((await services.billing.balancesOf(accountId)).find((b) => b.currency === 'USD')).toMatchObject({ amount: parseNano('9.5'), reserved: parseNano('0.1') });
+    const { auth, accountId, keyId, adminSecret } = await createAccountWithKey(env.services, { credit: { USD: '10' }, type: 'INFERENCE' });
+    await env.services.billing.runMetered(auth, { maxCost: usd('0.5'), run: async () => undefined, usage: () => usageOf(usd('0.5')) });
+    const admin = await env.services.auth.authenticate({ authorization: `Bearer ${adminSecret}` }, 'r');
+    await env.services.apiKeys.update(admin, { id: keyId, consumptionLimit: { usd: 0.6 } });
+    await expect(env.services.billing.reserve(auth, usd('0.2'))).rejects.toMatchObject({ code: 'API_KEY_USD_SPEND_LIMIT_EXCEEDED' });
+    await expect(env.services.billing.reserve(auth, usd('0.1'))).resolves.toMatchObject({ currency: 'USD' });
+    expect((await env.services.billing.balancesOf(accountId)).find((b) => b.currency === 'USD')).toMatchObject({ amount: parseNano('9.5'), reserved: parseNano('0.1') });
   });
 });
 

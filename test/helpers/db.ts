@@ -12,7 +12,9 @@ export const testDatabaseKind = TEST_DATABASE_URL ? 'postgres' : 'pglite';
  * A fresh, migrated database for one test file: a new PGlite in memory, or a new database created on the
  * server named by TEST_DATABASE_URL (dropped again by `drop()`).
  */
-export async function createTestDatabase(): Promise<DatabaseHandle & { url: string | undefined; drop(): Promise<void> }> {
+export type TestDatabase = DatabaseHandle & { url: string | undefined; drop(): Promise<void> };
+
+export async function createTestDatabase(): Promise<TestDatabase> {
   if (!TEST_DATABASE_URL) {
     const handle = await openDatabase({ dataDir: 'memory://' });
     await migrateToLatest(handle.db);

@@ -1,6 +1,8 @@
 import { createLogger } from '../../src/logger.ts';
 import { operator, type AuthContext } from '../../src/auth/auth-context.ts';
-import { createServices, type Services } from '../../src/services.ts';
+import { afterAll, beforeAll } from 'vitest';
+import { closeServices, createServices, type Services } from '../../src/services.ts';
+import { createTestDatabase, type TestDatabase } from './db.ts';
 import type { Database } from '../../src/db/database.ts';
 import type { ApiKeyType } from '../../src/auth/auth-context.ts';
 
@@ -33,4 +35,18 @@ export async function createAccountWithKey(
   const auth = await services.auth.authenticate({ authorization: `Bearer ${secret}` }, 'req');
   if (auth.kind !== 'apiKey') throw new Error('expected an API key context');
   return { accountId: account.id, secret, keyId: auth.apiKey.id, auth, adminSecret: adminKey.secret };
+}
+
+/** A fresh test database and services for a describe block: made before its tests, closed and dropped after them. */
+export function useTestServices(): { readonly handle: TestDatabase; readonly services: Services } {
+  const state = {} as { handle: TestDatabase; services: Services };
+  beforeAll(async () => {
+    state.handle = await createTestDatabase();
+    state.services = createTestServices(state.handle.db);
+  });
+  afterAll(async () => {
+    await closeServices(state.services);
+    await state.handle.drop();
+  });
+  return state;
 }
