@@ -107,8 +107,10 @@ export class LeaseManager {
         continue;
       }
       const need = priceIn(maxCost, lease.reservation.currency);
-      if (lease.free >= need) return this.drawFrom(lease, need, auth.requestId, ttlMs);
-      if (lease.exhausted || !(await this.grow(lease, need - lease.free, need, true))) this.closeLease(lease);
+      if (lease.free >= need) return this.reservationOf(lease, lease.draw(need, Date.now() + ttlMs), auth.requestId);
+      const waited = lease.exhausted ? 'refused' : await this.waitForGrowth(lease, need, ttlMs);
+      if (waited === 'refused') this.closeLease(lease);
+      else if (waited !== 'retry') return this.reservationOf(lease, waited, auth.requestId);
     }
     throw new InsufficientBalanceError();
   }
@@ -211,8 +213,8 @@ export class LeaseManager {
     while (this.directCharges.size > 0) await Promise.all([...this.directCharges].map((charging) => charging.catch(() => undefined)));
   }
 
-  private drawFrom(lease: Lease, amount: Nano, requestId: string, ttlMs: number): Reservation {
-    const draw = lease.draw(amount, Date.now() + ttlMs);
+  private reservationOf(lease: Lease, draw: Draw, requestId: string): Reservation {
+    const { amount } = draw;
     const { accountId, apiKeyId, currency, keyPeriodStart } = lease.reservation;
     const reservation: Reservation = { id: randomUUID(), accountId, apiKeyId, currency, amount, keyPeriodStart, requestId, leaseId: lease.reservation.id };
     this.draws.set(reservation, draw);
@@ -262,12 +264,41 @@ export class LeaseManager {
     throw new InsufficientBalanceError();
   }
 
-  /** Asks for `min` more (up to the lease's size again); resolves whether it grew. */
-  private async grow(lease: Lease, min: Nano, target: Nano, urgent: boolean): Promise<boolean> {
+  /** Asks for `min` more (up to the lease's size again) in the next update; resolves when that is written. */
+  private grow(lease: Lease, min: Nano, target: Nano, urgent: boolean): Promise<void> {
     const wanted = lease.growWanted;
     lease.growWanted = { min: max(min, wanted?.min ?? 0n), target: max(max(target, lease.held), wanted?.target ?? 0n), urgent: urgent || (wanted?.urgent ?? false) };
-    await this.schedule(lease);
-    return lease.grewLast;
+    return this.schedule(lease);
+  }
+
+  /** Waits, in line, for the lease to grow enough for `need` (served by serveWaiters). */
+  private waitForGrowth(lease: Lease, need: Nano, ttlMs: number): Promise<Draw | 'retry' | 'refused'> {
+    return new Promise((answer) => {
+      lease.waiters.push({ need, ttlMs, answer });
+      this.grow(lease, need - lease.free, need, true).catch(() => undefined);
+    });
+  }
+
+  /**
+   * After an update: the waiting calls the lease now covers get their draws, in order, before any other update is
+   * taken. The rest stay in line and the lease grows again, by at least what they need together; they leave it
+   * when it cannot grow (refused, or the update failed) or has ended.
+   */
+  private serveWaiters(lease: Lease, failed: boolean): void {
+    const waiters = lease.waiters;
+    lease.waiters = [];
+    let short = 0n;
+    for (const waiter of waiters) {
+      if (lease.state === 'open' && lease.free >= waiter.need) waiter.answer(lease.draw(waiter.need, Date.now() + waiter.ttlMs));
+      else if (lease.state !== 'open') waiter.answer('retry');
+      else if (failed || lease.exhausted) waiter.answer('refused');
+      else {
+        lease.waiters.push(waiter);
+        short += waiter.need;
+      }
+    }
+    const first = lease.waiters[0];
+    if (first) this.grow(lease, first.need - lease.free, short, true).catch(() => undefined);
   }
 
   /** Queues the lease's settled charges for writing within `writeDelayMs`, together with whatever settles meanwhile. */
@@ -304,10 +335,13 @@ export class LeaseManager {
         if (!op) return;
         if (result.ok) {
           this.applied(lease, op, result.value);
+          this.serveWaiters(lease, false);
+          if (lease.hasWork && lease.state !== 'closed' && (lease.pending.length > 0 || (lease.state === 'closing' && lease.holds === 0n))) this.schedule(lease);
           return;
         }
         const givenUp = lease.restoreUpdate(op, isRefusedByDatabase(result.error));
         if (givenUp) this.deps.logger.error({ err: result.error, leaseId: lease.reservation.id, requestId: givenUp.requestId, charged: givenUp.charged.toString() }, 'a settled charge cannot be written; given up');
+        this.serveWaiters(lease, true);
         this.retryLater(lease, result.error);
       },
     };
@@ -321,30 +355,27 @@ export class LeaseManager {
     lease.running = undefined;
     this.retryMs = RETRY_MS;
     if (outcome.kind === 'lease') {
-      lease.grewLast = outcome.grown > 0n;
       if (op.grow && outcome.grown === 0n) lease.exhausted = true;
       if (outcome.grown > 0n) this.lastSize.set(lease.key, max(this.lastSize.get(lease.key) ?? 0n, outcome.amount));
       const entries = lease.applyUpdate(outcome, op.finish);
       if (op.finish) this.forget(lease);
       if (entries.length > 0) this.deps.committed(entries);
-    } else {
-      // The lease was not held any more (the sweeper freed it after this process stalled): charge directly.
-      this.deps.logger.warn({ leaseId: lease.reservation.id }, 'a balance lease expired while in use; charging its calls directly');
-      const calls = [...lease.sending, ...lease.pending];
-      lease.applyUpdate({ amount: 0n, grown: 0n, balanceAfter: lease.knownBalance }, true);
-      lease.pending = [];
-      lease.pendingCharged = 0n;
-      this.forget(lease);
-      if (calls.length > 0) {
-        // One call at a time, each retried alone: a retry never charges again a call already written.
-        const charging = this.track((async () => {
-          for (const call of calls) await this.retryTransient(() => this.deps.chargeUnheld(lease.reservation, call));
-        })());
-        charging.catch((error: unknown) => this.deps.logger.error({ err: error, leaseId: lease.reservation.id }, 'charging the calls of an expired lease failed'));
-      }
       return;
     }
-    if (lease.hasWork && lease.state !== 'closed' && (lease.pending.length > 0 || (lease.state === 'closing' && lease.holds === 0n))) this.schedule(lease);
+    // The lease was not held any more (the sweeper freed it after this process stalled): charge directly.
+    this.deps.logger.warn({ leaseId: lease.reservation.id }, 'a balance lease expired while in use; charging its calls directly');
+    const calls = [...lease.sending, ...lease.pending];
+    lease.applyUpdate({ amount: 0n, grown: 0n, balanceAfter: lease.knownBalance }, true);
+    lease.pending = [];
+    lease.pendingCharged = 0n;
+    this.forget(lease);
+    if (calls.length > 0) {
+      // One call at a time, each retried alone: a retry never charges again a call already written.
+      const charging = this.track((async () => {
+        for (const call of calls) await this.retryTransient(() => this.deps.chargeUnheld(lease.reservation, call));
+      })());
+      charging.catch((error: unknown) => this.deps.logger.error({ err: error, leaseId: lease.reservation.id }, 'charging the calls of an expired lease failed'));
+    }
   }
 
   private retryLater(lease: Lease, error: unknown): void {

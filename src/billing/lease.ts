@@ -3,6 +3,13 @@ import type { Reservation } from './billing.types.ts';
 import type { Nano } from './money.ts';
 import type { SettledUsageEntry } from './usage.types.ts';
 
+/** A call waiting for a lease to grow: handed its draw, or told to look again (`retry`) or to leave the lease (`refused`). */
+export interface GrowthWaiter {
+  readonly need: Nano;
+  readonly ttlMs: number;
+  readonly answer: (outcome: Draw | 'retry' | 'refused') => void;
+}
+
 /** One call's hold, drawn in memory from a lease. */
 export interface Draw {
   readonly lease: Lease;
@@ -36,8 +43,12 @@ export class Lease {
   growWanted: { min: Nano; target: Nano; urgent: boolean } | undefined;
   /** No more growth: the last one was refused. */
   exhausted = false;
-  /** Whether the last update written grew the lease. */
-  grewLast = false;
+  /**
+   * Calls waiting for the lease to grow, first come first served. They are served when an update is applied, before
+   * the next update is taken: an urgent growth in flight sets the free rest aside, so a call that waited for one
+   * growth and looked again later could find the next growth in flight, and the next, for as long as calls arrive.
+   */
+  waiters: GrowthWaiter[] = [];
   /** Updates failed in a row: after two, charges are sent one at a time, so that one bad call cannot block the rest. */
   failures = 0;
   /** Of those, the ones the database refused (not a lost connection): only these can give a charge up. */

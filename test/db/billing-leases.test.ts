@@ -76,6 +76,35 @@ describe(`Balance leases (${testDatabaseKind})`, () => {
     expect(await rows(accountId)).toMatchObject({ amount: parseNano('0.01'), charged: parseNano('0.99'), entries: 33 });
   });
 
+  it('should serve and charge exactly once every call of a burst that arrives while the lease grows', async () => {
+    // Every statement the billing runs lets two more calls in (1,000 in all) and every settled call is written at
+    // once, so calls arrive during every update whatever the machine's speed (test/unit/lease-growth.test.ts has
+    // the exact order of updates and arrivals that once refused calls of a well-funded account).
+    const { auth, accountId } = await createAccountWithKey(env.services, { credit: { USD: '1000' } });
+    const calls: Promise<unknown>[] = [];
+    const arrive = () => {
+      for (let index = 0; index < 2 && calls.length < 1000; index += 1) calls.push(billing.runMetered(auth, { maxCost: usd('0.01'), run: async () => 'ok', usage: () => usageOf(usd('0.004')) }));
+    };
+    const db = env.handle.db.withPlugin({ transformQuery: (args) => args.node, transformResult: async (args) => (arrive(), args.result) });
+    const billing = new BillingService({ db, logger: createLogger('silent'), options: { reservationTimeoutMs: 60_000, leases: { ...DEFAULT_LEASE_OPTIONS, callsPerLease: 2, writeDelayMs: 0 } } });
+    try {
+      arrive();
+      // Until no more arrive (every call served or refused, nothing in flight).
+      for (let settledCount = -1; settledCount !== calls.length; ) {
+        settledCount = calls.length;
+        await Promise.allSettled(calls);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      const outcomes = await Promise.allSettled(calls);
+      expect(outcomes.filter((outcome) => outcome.status === 'rejected').map((outcome) => (outcome as PromiseRejectedResult).reason.code)).toEqual([]);
+      expect(outcomes).toHaveLength(1000);
+      await billing.flush(accountId);
+      expect(await rows(accountId)).toMatchObject({ entries: 1000, charged: parseNano('4') });
+    } finally {
+      await billing.close();
+    }
+  });
+
   it('should release a call held past its timeout, and still charge its late settlement while the lease covers it', async () => {
     const billing = billingWith({ tickMs: 20 });
     const { auth, accountId } = await createAccountWithKey(env.services, { credit: { USD: '1' } });
