@@ -16,14 +16,19 @@ import { openLoop, type OpenLoopResult, type OpenLoopTarget } from './open-loop.
  * generator.
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/lagoon_chat_bench npm run bench:chat   # PostgreSQL
  *   npm run bench:chat                                                                        # embedded PGlite
- * BENCH_RATES (default 500,1000,2000), BENCH_SECONDS (default 10), BENCH_STREAMS (default 1000) and BENCH_MODES
- * (default plain,stream) tune it.
+ * BENCH_RATES (default 500,1000,2000), BENCH_SECONDS (default 10), BENCH_WARMUP_SECONDS (default 2), BENCH_STREAMS
+ * (default 1000) and BENCH_MODES (default plain,stream) tune it; BENCH_HEAP=1 prints Lagoon's heap figures (from
+ * /metrics) before the concurrent streams. For each run through Lagoon it also prints, on stderr, Lagoon's write
+ * system calls per request and the CPU the upstream and the load generator used (they share the machine's cores),
+ * the server's own warnings and errors, and the reasons of any failed request.
  */
 const RATES = (process.env.BENCH_RATES ?? '500,1000,2000').split(',').map(Number);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 1000);
 /** `plain`, `stream` or both (default): which request kinds run at the rates (e.g. to profile one of them). */
 const MODES = (process.env.BENCH_MODES ?? 'plain,stream').split(',');
+/** Seconds of load at the measured rate before each measured run (BENCH_WARMUP_SECONDS, default 2). */
+const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
 const LATENCY_MS = 20;
 const ADMIN = 'bench-chat-admin-key-0123456789';
 const root = new URL('..', import.meta.url).pathname;
@@ -34,9 +39,15 @@ function start(args: string[], env: NodeJS.ProcessEnv, ready: RegExp): Promise<{
   children.push(child);
   return new Promise((resolve, reject) => {
     const lines = createInterface({ input: child.stdout! });
+    let started = false;
     lines.on('line', (line) => {
-      const match = line.match(ready);
-      if (match) resolve({ child, match });
+      const match = started ? null : line.match(ready);
+      if (match) {
+        started = true;
+        resolve({ child, match });
+      } else if (started) {
+        process.stderr.write(`${line}\n`); // the server's warnings and errors under load
+      }
     });
     child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}`)));
   });
@@ -47,6 +58,8 @@ const cpuMs = (pid: number) => {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10;
 };
+/** Write system calls (write, writev, send...) a process has made so far (/proc/<pid>/io). */
+const writeCalls = (pid: number) => Number(/syscw:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))?.[1] ?? 0);
 const rssMb = (pid: number) => Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024);
 
 try {
@@ -98,10 +111,21 @@ try {
   };
   for (const stream of [false, true].filter((streaming) => MODES.includes(streaming ? 'stream' : 'plain'))) {
     for (const rate of RATES) {
+      // Each side is warmed at the measured rate first (connections, pools, leases and heap sized for it), so the
+      // numbers are the steady state; the step from idle to a high rate is a separate, transient, effect.
+      await openLoop(direct(stream), { rate, seconds: WARMUP_SECONDS });
       const d = await openLoop(direct(stream), { rate, seconds: SECONDS });
+      await openLoop(through(stream), { rate, seconds: WARMUP_SECONDS });
       const cpuBefore = cpuMs(lagoon.child.pid!);
+      const writesBefore = writeCalls(lagoon.child.pid!);
+      const othersBefore = { upstream: cpuMs(upstream.child.pid!), generator: cpuMs(process.pid) };
       const l = await openLoop(through(stream), { rate, seconds: SECONDS });
       // Lagoon's CPU per request: steadier than latency on a shared machine, and what its latency follows.
+      // What the machine's two cores were asked for besides Lagoon during the same run (the processes share them).
+      const perRequest = (before: number, pid: number) => ((cpuMs(pid) - before) / l.sent).toFixed(2);
+      console.error(
+        `${stream ? 'streaming' : 'non-streaming'} ${rate}/s through Lagoon: ${((writeCalls(lagoon.child.pid!) - writesBefore) / l.sent).toFixed(2)} write system calls per request by Lagoon; CPU ms per request: upstream ${perRequest(othersBefore.upstream, upstream.child.pid!)}, load generator ${perRequest(othersBefore.generator, process.pid)}`,
+      );
       row(stream ? 'streaming (time to first byte)' : 'non-streaming', d, l, stream, (cpuMs(lagoon.child.pid!) - cpuBefore) / l.sent);
     }
   }
@@ -109,6 +133,10 @@ try {
   // Concurrent streams: open STREAMS slow streams (20 chunks, 1 s apart) and read Lagoon's RSS while all are open.
   const pool = new Pool(lagoonOrigin, { connections: STREAMS + 10 });
   const idleRss = rssMb(lagoon.child.pid!);
+  if (process.env.BENCH_HEAP) {
+    const metrics = await (await fetch(`${lagoonOrigin}/metrics`)).text();
+    console.error(metrics.split('\n').filter((line) => /^lagoon_(nodejs_heap_size|nodejs_external|process_resident|nodejs_heap_space_size_used_bytes)/.test(line)).join('\n'));
+  }
   let open = 0;
   let peakRss = idleRss;
   let streamErrors = 0;

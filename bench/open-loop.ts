@@ -34,6 +34,11 @@ export async function openLoop(target: OpenLoopTarget, options: { rate: number; 
   const latencies: number[] = [];
   const firstBytes: number[] = [];
   let errors = 0;
+  const reasons = new Map<string, number>();
+  const failed = (reason: string) => {
+    errors += 1;
+    reasons.set(reason, (reasons.get(reason) ?? 0) + 1);
+  };
   const inFlight: Promise<void>[] = [];
   const start = performance.now() + 20;
 
@@ -48,9 +53,9 @@ export async function openLoop(target: OpenLoopTarget, options: { rate: number; 
         }
       }
       latencies.push(performance.now() - scheduledAt);
-      if (response.statusCode !== 200) errors += 1;
-    } catch {
-      errors += 1;
+      if (response.statusCode !== 200) failed(`HTTP ${response.statusCode}`);
+    } catch (error) {
+      failed(error instanceof Error ? error.message : String(error));
     }
   };
 
@@ -67,6 +72,7 @@ export async function openLoop(target: OpenLoopTarget, options: { rate: number; 
   await Promise.all(inFlight);
   const elapsed = (performance.now() - start) / 1000;
   await pool.close();
+  if (errors > 0) console.error(`${target.origin}${target.path} at ${options.rate}/s: ${[...reasons].map(([reason, count]) => `${count} × ${reason}`).join(', ')}`);
   return {
     rate: options.rate,
     sent: total,

@@ -36,11 +36,17 @@ async function writeStream(res: ServerResponse, session: ChatStreamSession, ctx:
   });
   ctx.onHead(200);
   res.writeHead(200, { ...SSE_HEADERS, ...ctx.headers });
-  res.flushHeaders();
+  // The head leaves with the first event, one packet instead of two: a session starts once the upstream's first
+  // chunk is in, so that event is ready within this turn. If it is not (a chunk with nothing to forward), the head
+  // goes alone at the next turn, so the client still sees the stream open at once.
+  const head = setImmediate(() => {
+    if (!res.destroyed) res.flushHeaders();
+  });
   try {
     for (;;) {
       const next = await events.next();
       if (next.done || res.destroyed) break;
+      clearImmediate(head); // no-op after the first event
       if (!write(res, sseEvent(chatEventData(next.value)))) await drained(res);
     }
     finished = true;
@@ -49,6 +55,8 @@ async function writeStream(res: ServerResponse, session: ChatStreamSession, ctx:
     finished = true;
     ctx.logger.error({ reqId: ctx.requestId, err: error }, 'chat stream failed');
     res.end(SSE_INTERNAL_ERROR + SSE_DONE);
+  } finally {
+    clearImmediate(head);
   }
 }
 
