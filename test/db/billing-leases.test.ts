@@ -93,7 +93,7 @@ describe(`Balance leases (${testDatabaseKind})`, () => {
       for (let settledCount = -1; settledCount !== calls.length; ) {
         settledCount = calls.length;
         await Promise.allSettled(calls);
-        await new Promise((resolve) => setTimeout(resolve, 20));
+        await new Promise((resolve) => setTimeout(resolve, 100));
       }
       const outcomes = await Promise.allSettled(calls);
       expect(outcomes.filter((outcome) => outcome.status === 'rejected').map((outcome) => (outcome as PromiseRejectedResult).reason.code)).toEqual([]);
