@@ -120,12 +120,12 @@ try {
       const writesBefore = writeCalls(lagoon.child.pid!);
       const othersBefore = { upstream: cpuMs(upstream.child.pid!), generator: cpuMs(process.pid) };
       const l = await openLoop(through(stream), { rate, seconds: SECONDS });
-      // Lagoon's CPU per request: steadier than latency on a shared machine, and what its latency follows.
       // What the machine's two cores were asked for besides Lagoon during the same run (the processes share them).
       const perRequest = (before: number, pid: number) => ((cpuMs(pid) - before) / l.sent).toFixed(2);
       console.error(
         `${stream ? 'streaming' : 'non-streaming'} ${rate}/s through Lagoon: ${((writeCalls(lagoon.child.pid!) - writesBefore) / l.sent).toFixed(2)} write system calls per request by Lagoon; CPU ms per request: upstream ${perRequest(othersBefore.upstream, upstream.child.pid!)}, load generator ${perRequest(othersBefore.generator, process.pid)}`,
       );
+      // Lagoon's CPU per request: steadier than latency on a shared machine, and what its latency follows.
       row(stream ? 'streaming (time to first byte)' : 'non-streaming', d, l, stream, (cpuMs(lagoon.child.pid!) - cpuBefore) / l.sent);
     }
   }

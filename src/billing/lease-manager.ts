@@ -6,6 +6,7 @@ import type { Logger } from '../logger.ts';
 import type { BillingOp, LeaseCall, LeaseUpdateOp, OpOutcome, ReserveOp } from './billing-batch.ts';
 import { priceIn, type Price, type Reservation, type SettledCharge } from './billing.types.ts';
 import type { ItemOutcome } from './group-commit.ts';
+import { DirectCharges } from './direct-charges.ts';
 import { Lease, type Draw } from './lease.ts';
 import type { Currency, Nano } from './money.ts';
 import { periodStart } from './periods.ts';
@@ -58,8 +59,6 @@ export interface LeaseManagerDeps {
 const RETRY_MS = 200;
 const MAX_RETRY_MS = 5_000;
 const MAX_ATTEMPTS = 64;
-/** A direct charge is tried for about a minute (the caller waits for it) before it is given up and logged. */
-const DIRECT_ATTEMPTS = 16;
 
 /**
  * Balance leases: the hot path of paid calls without a database round trip. A process takes a lease (a held
@@ -85,13 +84,14 @@ export class LeaseManager {
   private readonly dueWrites = new Set<Lease>();
   private writeTimer: NodeJS.Timeout | undefined;
   /** Charges of calls whose lease was gone, being written directly (close() and flush() wait for them). */
-  private readonly directCharges = new Set<Promise<unknown>>();
+  private readonly directCharges: DirectCharges;
   /** Bumped by closeKey: a lease decided before its key changed is not lent from (its limit may be stale). */
   private readonly keyEpochs = new Map<string, number>();
   private retryMs = RETRY_MS;
   private closed = false;
 
   constructor(private readonly deps: LeaseManagerDeps) {
+    this.directCharges = new DirectCharges(deps.logger);
     this.timer = setInterval(() => this.tick(), deps.options.tickMs);
     this.timer.unref();
   }
@@ -131,11 +131,11 @@ export class LeaseManager {
     if (direct) {
       const previous = draw.status;
       draw.status = 'settled'; // a second settlement, even one racing this charge, finds it settled
-      const charging = this.retryTransient(chargeDirectly).catch((error: unknown) => {
+      const charging = this.directCharges.retryTransient(chargeDirectly).catch((error: unknown) => {
         draw.status = previous;
         throw error;
       });
-      return this.track(charging);
+      return this.directCharges.track(charging);
     }
     lease.finishDraw(draw, 'settled', call);
     // A closing lease gives its funds back with this write: no waiting for company.
@@ -162,7 +162,7 @@ export class LeaseManager {
         await (lease.pending.length > 0 ? lease.queued : lease.running)?.catch(() => undefined);
       }
     }
-    await Promise.all([...this.directCharges].map((charging) => charging.catch(() => undefined)));
+    await this.directCharges.settled();
   }
 
   /** What this process holds in leases on an account and no running call uses, per currency (to show true holds). */
@@ -210,7 +210,7 @@ export class LeaseManager {
       for (const lease of this.live) if (!lease.queued && !lease.running) this.schedule(lease);
     }
     // The database closes after this: charges being written directly must be in it first.
-    while (this.directCharges.size > 0) await Promise.all([...this.directCharges].map((charging) => charging.catch(() => undefined)));
+    await this.directCharges.settled(true);
   }
 
   private reservationOf(lease: Lease, draw: Draw, requestId: string): Reservation {
@@ -271,34 +271,20 @@ export class LeaseManager {
     return this.schedule(lease);
   }
 
-  /** Waits, in line, for the lease to grow enough for `need` (served by serveWaiters). */
+  /** Waits, in line, for the lease to grow enough for `need` (answered by serveWaiters after an update). */
   private waitForGrowth(lease: Lease, need: Nano, ttlMs: number): Promise<Draw | 'retry' | 'refused'> {
-    return new Promise((answer) => {
-      lease.waiters.push({ need, ttlMs, answer });
-      this.grow(lease, need - lease.free, need, true).catch(() => undefined);
-    });
+    const waiting = lease.waitInLine(need, ttlMs);
+    this.grow(lease, need - lease.free, need, true).catch(() => undefined);
+    return waiting;
   }
 
   /**
-   * After an update: the waiting calls the lease now covers get their draws, in order, before any other update is
-   * taken. The rest stay in line and the lease grows again, by at least what they need together; they leave it
-   * when it cannot grow (refused, or the update failed) or has ended.
+   * After an update, before any other is taken: the waiting calls the lease now covers get their draws; if some
+   * stay in line, the lease grows again, by at least what they need together.
    */
   private serveWaiters(lease: Lease, failed: boolean): void {
-    const waiters = lease.waiters;
-    lease.waiters = [];
-    let short = 0n;
-    for (const waiter of waiters) {
-      if (lease.state === 'open' && lease.free >= waiter.need) waiter.answer(lease.draw(waiter.need, Date.now() + waiter.ttlMs));
-      else if (lease.state !== 'open') waiter.answer('retry');
-      else if (failed || lease.exhausted) waiter.answer('refused');
-      else {
-        lease.waiters.push(waiter);
-        short += waiter.need;
-      }
-    }
-    const first = lease.waiters[0];
-    if (first) this.grow(lease, first.need - lease.free, short, true).catch(() => undefined);
+    const left = lease.serveWaiters(failed);
+    if (left) this.grow(lease, left.firstNeed - lease.free, left.totalNeed, true).catch(() => undefined);
   }
 
   /** Queues the lease's settled charges for writing within `writeDelayMs`, together with whatever settles meanwhile. */
@@ -371,8 +357,8 @@ export class LeaseManager {
     this.forget(lease);
     if (calls.length > 0) {
       // One call at a time, each retried alone: a retry never charges again a call already written.
-      const charging = this.track((async () => {
-        for (const call of calls) await this.retryTransient(() => this.deps.chargeUnheld(lease.reservation, call));
+      const charging = this.directCharges.track((async () => {
+        for (const call of calls) await this.directCharges.retryTransient(() => this.deps.chargeUnheld(lease.reservation, call));
       })());
       charging.catch((error: unknown) => this.deps.logger.error({ err: error, leaseId: lease.reservation.id }, 'charging the calls of an expired lease failed'));
     }
@@ -386,26 +372,6 @@ export class LeaseManager {
     setTimeout(() => {
       if (lease.state !== 'closed' && lease.hasWork) this.schedule(lease);
     }, wait).unref();
-  }
-
-  private track<T>(charging: Promise<T>): Promise<T> {
-    this.directCharges.add(charging);
-    const forget = () => this.directCharges.delete(charging);
-    charging.then(forget, forget);
-    return charging;
-  }
-
-  /** Runs a direct charge again while the database is out of reach (not when it refuses it), as lease updates are. */
-  private async retryTransient<T>(charge: () => Promise<T>): Promise<T> {
-    for (let attempt = 1, wait = RETRY_MS; ; attempt += 1, wait = Math.min(wait * 2, MAX_RETRY_MS)) {
-      try {
-        return await charge();
-      } catch (error) {
-        if (isRefusedByDatabase(error) || attempt >= DIRECT_ATTEMPTS) throw error;
-        this.deps.logger.error({ err: error, retryInMs: wait }, 'charging a call directly failed; retrying');
-        await new Promise((resolve) => setTimeout(resolve, wait));
-      }
-    }
   }
 
   /** Stops new draws on a lease; it gives back what is unused now and ends when its last call is done. */

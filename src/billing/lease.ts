@@ -4,7 +4,7 @@ import type { Nano } from './money.ts';
 import type { SettledUsageEntry } from './usage.types.ts';
 
 /** A call waiting for a lease to grow: handed its draw, or told to look again (`retry`) or to leave the lease (`refused`). */
-export interface GrowthWaiter {
+interface GrowthWaiter {
   readonly need: Nano;
   readonly ttlMs: number;
   readonly answer: (outcome: Draw | 'retry' | 'refused') => void;
@@ -91,6 +91,33 @@ export class Lease {
       this.pending.push(call);
       this.pendingCharged += call.charged;
     }
+  }
+
+  /** Puts a call in line for the lease to grow; serveWaiters answers it. */
+  waitInLine(need: Nano, ttlMs: number): Promise<Draw | 'retry' | 'refused'> {
+    return new Promise((answer) => this.waiters.push({ need, ttlMs, answer }));
+  }
+
+  /**
+   * After an update: the waiting calls the lease now covers get their draws, in order. The others look again
+   * elsewhere when the lease has ended (`retry`), leave it when it cannot grow (refused, or the update failed), or
+   * stay in line; returns what those staying need, if any stay.
+   */
+  serveWaiters(failed: boolean): { firstNeed: Nano; totalNeed: Nano } | undefined {
+    const waiters = this.waiters;
+    this.waiters = [];
+    let totalNeed = 0n;
+    for (const waiter of waiters) {
+      if (this.state === 'open' && this.free >= waiter.need) waiter.answer(this.draw(waiter.need, Date.now() + waiter.ttlMs));
+      else if (this.state !== 'open') waiter.answer('retry');
+      else if (failed || this.exhausted) waiter.answer('refused');
+      else {
+        this.waiters.push(waiter);
+        totalNeed += waiter.need;
+      }
+    }
+    const first = this.waiters[0];
+    return first && { firstNeed: first.need, totalNeed };
   }
 
   /** The balance after the charges not yet written, as far as this process knows. */
