@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { AccountService } from './accounts/account.service.ts';
 import { SearchService } from './augment/search.service.ts';
 import { TextParserService } from './augment/text-parser.service.ts';
+import { DEFAULT_WEB_SCRAPING, WebScraper } from './augment/scrape/web-scraper.ts';
 import { ApiKeyService } from './auth/api-key.service.ts';
 import { AuthService } from './auth/auth.service.ts';
 import { KeyCache } from './auth/key-cache.ts';
@@ -73,7 +74,7 @@ export async function closeServices(services: Services): Promise<void> {
   services.modelDiscovery.stop();
   // Pending charges are written and leases given back before the event bus and the database close.
   await services.billing.close();
-  await Promise.all([services.cryptoRpc.close(), services.events.close(), services.analytics.close(), services.textParser.close(), services.chatGateway.close()]);
+  await Promise.all([services.cryptoRpc.close(), services.events.close(), services.analytics.close(), services.textParser.close(), services.chat.close(), services.chatGateway.close()]);
 }
 
 /** Wires the domain services (no DI container: explicit constructor dependencies). */
@@ -116,7 +117,12 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     refreshMs: options.chatUpstream?.refreshMs ?? 0,
     logger,
   });
-  const chat = new ChatService({ billing, catalog, characters, search, upstreams: chatGateway, logger, settings: options.operatorConfig?.chat });
+  const scraper = new WebScraper({
+    settings: { ...DEFAULT_WEB_SCRAPING, ...options.operatorConfig?.chat?.webScraping },
+    readPage: (bytes, page) => textParser.readPage(bytes, page),
+    logger,
+  });
+  const chat = new ChatService({ billing, catalog, characters, search, scraper, upstreams: chatGateway, logger, settings: options.operatorConfig?.chat });
   const cryptoRpc = createCryptoRpc({ db, billing, logger, operatorConfig: options.operatorConfig, env: options.rpc, redisUrl: options.redisUrl });
   return { auth, apiKeys, accounts, billing, catalog, characters, lastUsed, search, textParser, usage, analytics, balance, events, chatGateway, modelDiscovery, chat, cryptoRpc };
 }

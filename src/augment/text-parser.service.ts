@@ -9,7 +9,8 @@ import type { Logger } from '../logger.ts';
 import { parseInput } from '../validation.ts';
 import { detectDocument, type DocumentKind } from './extract/detect.ts';
 import type { ExtractLimits } from './extract/extract.ts';
-import { ExtractionPool, type PoolOptions } from './extract/pool.ts';
+import { ExtractionPool, type PageText, type PoolOptions } from './extract/pool.ts';
+import type { PageRequest } from './scrape/page-text.ts';
 import { DEFAULT_ZIP_LIMITS } from './extract/zip.ts';
 import { AUGMENT_PRICE, augmentUsage } from './pricing.ts';
 
@@ -84,6 +85,14 @@ export class TextParserService {
       usage: (parsed) => augmentUsage('augment-text-parser', `${parsed.kind.toUpperCase()} document, ${parsed.tokens} tokens`, auth.requestId, Math.round(performance.now() - started)),
     });
     return { text: result.text, tokens: result.tokens, kind: result.kind, format, charge };
+  }
+
+  /**
+   * A fetched web page's text for another paid call (chat web scraping), in the same worker threads and under the
+   * same limits as documents; nothing is charged here. Refusals are ValidationErrors, as for {@link parse}.
+   */
+  readPage(bytes: Uint8Array, page: PageRequest): Promise<PageText> {
+    return this.pool.runPage({ bytes, limits: this.options.limits, page });
   }
 
   /** Stops the worker threads. */

@@ -1,3 +1,4 @@
+import type { ScrapedPage } from '../augment/scrape/web-scraper.ts';
 import type { ModelCapabilities } from '../operator-config/schema.ts';
 import { ValidationError, type ValidationIssue } from '../errors.ts';
 import type { JsonObject } from '../providers/chat/chat-provider.ts';
@@ -79,17 +80,46 @@ export function lastUserText(messages: readonly ChatMessageInput[]): string {
   return '';
 }
 
-/** Search results as context for the model, with `[n]` citation instructions when citations are on. */
-export function searchContext(query: string, citations: readonly WebCitation[], cite: boolean): string {
-  const lines = [`Web search results for "${query}":`];
-  for (const hit of citations) {
-    lines.push(`[${hit.index}] ${hit.title} (${hit.url})${hit.date ? `, ${hit.date.slice(0, 10)}` : ''}`, hit.content);
+/** Scraped pages as citations, numbered after the `offset` search results; `content` is the page's opening. */
+export function pageCitations(pages: readonly ScrapedPage[], offset: number): WebCitation[] {
+  return pages.map((page, at) => ({
+    index: offset + at + 1,
+    title: page.title || page.url,
+    url: page.url,
+    content: excerpt(page.text, CITATION_EXCERPT_CHARS),
+    date: page.lastModified ?? '',
+  }));
+}
+
+const CITATION_EXCERPT_CHARS = 500;
+
+function excerpt(text: string, chars: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length <= chars ? flat : `${flat.slice(0, chars - 1).trimEnd()}…`;
+}
+
+/**
+ * Search results and scraped pages as context for the model, numbered as in the citations (results first), with
+ * `[n]` citation instructions when citations are on.
+ */
+export function sourcesContext(sources: { query: string | undefined; results: readonly WebCitation[]; pages: readonly ScrapedPage[]; cite: boolean }): string {
+  const lines: string[] = [];
+  if (sources.results.length > 0) {
+    lines.push(`Web search results for "${sources.query ?? ''}":`);
+    for (const hit of sources.results) {
+      lines.push(`[${hit.index}] ${hit.title} (${hit.url})${hit.date ? `, ${hit.date.slice(0, 10)}` : ''}`, hit.content);
+    }
   }
-  lines.push(
-    cite
-      ? 'Use these results where they help. Cite each result you use with its number in square brackets, e.g. [1], right after the statement it supports.'
-      : 'Use these results where they help.',
-  );
+  if (sources.pages.length > 0) {
+    if (lines.length > 0) lines.push('');
+    lines.push('Content of the web pages linked in the conversation, fetched just now:');
+    sources.pages.forEach((page, at) => {
+      const index = sources.results.length + at + 1;
+      lines.push(`[${index}] ${page.title || page.url} (${page.url})${page.truncated ? ' (shortened)' : ''}`, page.text, `[end of ${index}]`);
+    });
+  }
+  const use = sources.pages.length > 0 && sources.results.length === 0 ? 'Use these pages where they help.' : 'Use these results where they help.';
+  lines.push(sources.cite ? `${use} Cite each source you use with its number in square brackets, e.g. [1], right after the statement it supports.` : use);
   return lines.join('\n');
 }
 

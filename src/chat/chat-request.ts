@@ -17,8 +17,8 @@ const invalid = (path: (string | number)[], message: string) => new ValidationEr
 
 export type EffectiveSettings = Omit<EffectiveServiceParameters, 'web_search_citations'>;
 
-/** Defaults filled in; features this server does not offer (web scraping, X search) are echoed as off. */
-export function effectiveSettings(requested: ServiceParametersInput): EffectiveSettings {
+/** Defaults filled in; features this server does not offer (X search, web scraping when the operator turned it off) are echoed as off. */
+export function effectiveSettings(requested: ServiceParametersInput, offers: { readonly webScraping: boolean }): EffectiveSettings {
   if (requested.enable_e2ee === true) throw invalid(['service_parameters', 'enable_e2ee'], 'End-to-end encryption is not available on this server');
   return {
     ...(requested.character_slug !== undefined && { character_slug: requested.character_slug }),
@@ -26,8 +26,7 @@ export function effectiveSettings(requested: ServiceParametersInput): EffectiveS
     disable_thinking: requested.disable_thinking ?? false,
     enable_e2ee: false,
     enable_web_search: requested.enable_web_search ?? 'off',
-    // Accepted; page scraping is not offered, so it is reported as off (the search snippets are still used).
-    enable_web_scraping: false,
+    enable_web_scraping: offers.webScraping && requested.enable_web_scraping === true,
     enable_web_citations: requested.enable_web_citations ?? false,
     include_search_results_in_stream: requested.include_search_results_in_stream ?? false,
     return_search_results_as_documents: requested.return_search_results_as_documents ?? false,
@@ -41,6 +40,8 @@ export interface UpstreamPlan {
   readonly body: JsonObject;
   /** The most completion tokens one choice may produce. */
   readonly maxOutputTokens: number;
+  /** The model's context length (configured, or the default). */
+  readonly contextLength: number;
   readonly choices: number;
   readonly reasoning: boolean;
   readonly splitThinkTags: boolean;
@@ -104,6 +105,7 @@ export function planUpstream(input: ChatCompletionInput, model: CatalogModel, se
   return {
     body,
     maxOutputTokens,
+    contextLength,
     choices: input.n ?? 1,
     reasoning: reasoningModel && !thinkingOff,
     splitThinkTags: reasoningModel,

@@ -101,7 +101,7 @@ export class ChatStreamSession implements AsyncIterable<ChatStreamEvent> {
     let ending: Ending | undefined;
     let failure: AppError | undefined;
     try {
-      if (this.ctx.searched && this.ctx.settings.include_search_results_in_stream) {
+      if ((this.ctx.searched || this.ctx.citations.length > 0) && this.ctx.settings.include_search_results_in_stream) {
         yield { type: 'chunk', chunk: this.chunk([], { service_parameters: { web_search_citations: this.ctx.citations } }) };
       }
       for await (const upstreamChunk of this.ctx.upstream) {
@@ -170,7 +170,7 @@ export class ChatStreamSession implements AsyncIterable<ChatStreamEvent> {
 
   /** return_search_results_as_documents: the search results as one more tool call per choice. */
   private *documentChunks(): Generator<ChatStreamEvent> {
-    if (!this.ctx.searched || !this.ctx.settings.return_search_results_as_documents) return;
+    if ((!this.ctx.searched && this.ctx.citations.length === 0) || !this.ctx.settings.return_search_results_as_documents) return;
     const args = JSON.stringify({ documents: this.ctx.citations });
     const choices = [...this.received.keys()].map(
       (index): ChatChunkChoice => ({

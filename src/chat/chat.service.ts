@@ -1,5 +1,6 @@
 import { SEARCH_NOT_CONFIGURED, type SearchService } from '../augment/search.service.ts';
 import { SEARCH_QUERY_MAX_CHARS } from '../augment/search.inputs.ts';
+import type { ScrapedPage, WebScraper } from '../augment/scrape/web-scraper.ts';
 import type { AccountAuthContext, AuthContext } from '../auth/auth-context.ts';
 import { requireAccount } from '../auth/permissions.ts';
 import type { BillingService } from '../billing/billing.service.ts';
@@ -11,7 +12,7 @@ import { UpstreamError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { ChatCallOptions, UpstreamChatCompletion } from '../providers/chat/chat-provider.ts';
 import { parseInput } from '../validation.ts';
-import { applyImageRules, lastUserText, searchContext, toUpstreamMessages, withSystemPreamble } from './chat-messages.ts';
+import { applyImageRules, lastUserText, pageCitations, sourcesContext, toUpstreamMessages, withSystemPreamble } from './chat-messages.ts';
 import { chatPrices, chatUsage, exceedsHold, maxChatCost, type BilledTokens } from './chat-pricing.ts';
 import { effectiveSettings, planUpstream, stripThinking, type EffectiveSettings, type UpstreamPlan } from './chat-request.ts';
 import { ChatStreamSession, DOCUMENTS_TOOL, toUsage } from './chat-stream.ts';
@@ -34,6 +35,8 @@ export interface ChatCallerOptions {
 
 /** Room held for search results in the prompt estimate (ten snippets and their headers). */
 const SEARCH_CONTEXT_TOKENS = 4_000;
+/** Room held for each scraped page's header (number, title, URL) besides its text. */
+const PAGE_HEADER_TOKENS = 200;
 
 interface Prepared {
   readonly auth: AccountAuthContext;
@@ -59,6 +62,7 @@ export class ChatService {
       catalog: CatalogService;
       characters: CharacterService;
       search: SearchService;
+      scraper: WebScraper;
       upstreams: ChatUpstreams;
       logger: Logger;
       settings?: ChatSettings;
@@ -144,7 +148,7 @@ export class ChatService {
     const account = requireAccount(auth);
     const { name, suffix } = parseModelName(input.model);
     const requested = { ...input.service_parameters, ...suffix };
-    const settings = effectiveSettings(requested);
+    const settings = effectiveSettings(requested, { webScraping: this.deps.scraper.enabled });
     const { model, character } = await resolveChatModel(this.deps, account, name, requested.character_slug);
     if (!model.providers.some((binding) => this.deps.upstreams.has(binding.providerId))) {
       throw new UpstreamError(`Model ${model.id} has no configured provider`, 'MODEL_OFFLINE', 503);
@@ -156,28 +160,31 @@ export class ChatService {
     if (settings.include_venice_system_prompt && systemPrompt) preamble.push(systemPrompt);
     if (character) preamble.push(character.systemPrompt);
     const query = this.searchQuery(settings, model, messages);
+    const pageUrls = settings.enable_web_scraping ? this.deps.scraper.urlsIn(lastUserText(messages)) : [];
+    const pageTokens = this.deps.scraper.pageTokens(plan.contextLength, pageUrls.length);
 
     const promptMessages = toUpstreamMessages(withSystemPreamble(messages, preamble));
     const estimate = countPromptTokens({ ...plan.body, messages: promptMessages });
     const maxCost = maxChatCost(chatPrices(model), {
-      promptEstimate: estimate + (query === undefined ? 0 : SEARCH_CONTEXT_TOKENS),
+      promptEstimate: estimate + (query === undefined ? 0 : SEARCH_CONTEXT_TOKENS) + pageUrls.length * (pageTokens + PAGE_HEADER_TOKENS),
       maxOutputTokens: plan.maxOutputTokens,
       choices: plan.choices,
       webSearch: query !== undefined,
     });
     const reservation = await this.deps.billing.reserve(account, maxCost);
     try {
-      let citations: WebCitation[] = [];
-      let searched = false;
-      let upstreamMessages = promptMessages;
-      if (query !== undefined) {
-        const found = await this.webSearch(account, query, signal);
-        if (found) {
-          searched = true;
-          citations = found;
-          if (citations.length > 0) upstreamMessages = toUpstreamMessages(withSystemPreamble(messages, [...preamble, searchContext(query, citations, settings.enable_web_citations)]));
-        }
-      }
+      // The search and the pages are fetched side by side; either may come back empty.
+      const [found, pages] = await Promise.all([
+        query === undefined ? undefined : this.webSearch(account, query, signal),
+        pageUrls.length === 0 ? ([] as ScrapedPage[]) : this.deps.scraper.scrape(account.requestId, pageUrls, pageTokens, signal),
+      ]);
+      const searched = found !== undefined;
+      const results = found ?? [];
+      const citations = [...results, ...pageCitations(pages, results.length)];
+      const upstreamMessages =
+        citations.length === 0
+          ? promptMessages
+          : toUpstreamMessages(withSystemPreamble(messages, [...preamble, sourcesContext({ query, results, pages, cite: settings.enable_web_citations })]));
       const body = { ...plan.body, messages: upstreamMessages };
       const callOptions: ChatCallOptions = { signal, requestId: account.requestId, splitThinkTags: plan.splitThinkTags, reasoning: plan.reasoning };
       return { auth: account, model, settings, plan, body, reservation, citations, searched, callOptions };
@@ -214,7 +221,7 @@ export class ChatService {
     const { settings, citations } = prepared;
     const strip = settings.strip_thinking_response;
     const documents =
-      prepared.searched && settings.return_search_results_as_documents
+      (prepared.searched || citations.length > 0) && settings.return_search_results_as_documents
         ? [{ id: DOCUMENTS_TOOL, type: 'function' as const, function: { name: DOCUMENTS_TOOL, arguments: JSON.stringify({ documents: citations }) } }]
         : [];
     const choices = completion.choices.map(
@@ -241,6 +248,11 @@ export class ChatService {
       prompt_logprobs: null,
       service_parameters: { ...settings, web_search_citations: citations },
     };
+  }
+
+  /** Stops the scraper's connections. */
+  close(): Promise<void> {
+    return this.deps.scraper.close();
   }
 
   private async release(reservation: Reservation): Promise<void> {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseNetwork } from '../augment/scrape/address-policy.ts';
 import { MODEL_PRIVACY, MODEL_TYPES } from '../catalog/model.ts';
 import { EXACT_DECIMAL_MESSAGE, exactDecimal, ProviderId } from './primitives.ts';
 import { RpcConfigSchema, type RpcConfig } from './rpc-config.ts';
@@ -301,7 +302,33 @@ const SearchTargets = z.union([ProviderId, z.array(ProviderId).min(1)]).transfor
 export const SearchMappingSchema = z.strictObject({ brave: SearchTargets.optional(), google: SearchTargets.optional() });
 export type SearchMapping = z.output<typeof SearchMappingSchema>;
 
-export const ChatConfigSchema = z.strictObject({ systemPrompt: z.string().trim().min(1).optional() });
+/** Chat web scraping (`enable_web_scraping`): the pages linked in the last user message, read into the prompt. */
+export const WebScrapingConfigSchema = z.strictObject({
+  enabled: z.boolean().default(true),
+  maxPages: z.number().int().min(1).max(10).default(3),
+  maxPageTokens: z.number().int().min(100).max(100_000).default(4_000),
+  timeoutMs: z.number().int().min(500).max(60_000).default(10_000),
+  maxBytes: z.number().int().min(10_000).max(25_000_000).default(5_000_000),
+  /** Non-public networks the scraper may reach (CIDR or address); by default only public addresses are fetched. */
+  allowNetworks: z
+    .array(
+      z.string().refine((text) => {
+        try {
+          parseNetwork(text);
+          return true;
+        } catch {
+          return false;
+        }
+      }, 'must be an IP address or a CIDR network (10.0.0.0/8, fd00::/8)'),
+    )
+    .default([]),
+});
+export type WebScrapingConfig = z.output<typeof WebScrapingConfigSchema>;
+
+export const ChatConfigSchema = z.strictObject({
+  systemPrompt: z.string().trim().min(1).optional(),
+  webScraping: WebScrapingConfigSchema.optional(),
+});
 export type ChatConfig = z.output<typeof ChatConfigSchema>;
 
 export const OperatorConfigFileSchema = z.strictObject({

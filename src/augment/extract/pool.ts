@@ -5,16 +5,36 @@ import { ValidationError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
 import { EXTRACT_WORKER } from '../../runtime-files.ts';
 import type { DocumentKind } from './detect.ts';
+import type { PageRequest } from '../scrape/page-text.ts';
 import type { ExtractLimits } from './extract.ts';
 
 export interface WorkerRequest {
   readonly bytes: Uint8Array;
   readonly limits: ExtractLimits;
+  /** A fetched web page (chat web scraping): HTML read as a page, the text cut to a token budget. */
+  readonly page?: PageRequest | undefined;
 }
+
+export interface DocumentText {
+  readonly kind: DocumentKind;
+  readonly text: string;
+  readonly tokens: number;
+}
+
+export interface PageText {
+  /** The HTML title ('' for documents and plain text). */
+  readonly title: string;
+  readonly text: string;
+  readonly tokens: number;
+  /** The text was cut to the token budget. */
+  readonly truncated: boolean;
+}
+
+type Extracted = ({ readonly type: 'done' } & DocumentText) | ({ readonly type: 'page' } & PageText);
 
 export type WorkerReply =
   | { readonly type: 'ready' }
-  | { readonly type: 'done'; readonly kind: DocumentKind; readonly text: string; readonly tokens: number }
+  | Extracted
   | { readonly type: 'refused'; readonly message: string }
   | { readonly type: 'failed'; readonly detail: string };
 
@@ -60,7 +80,19 @@ export class ExtractionPool {
 
   constructor(private readonly options: PoolOptions, private readonly logger: Logger) {}
 
-  async run(request: WorkerRequest): Promise<{ kind: DocumentKind; text: string; tokens: number }> {
+  async run(request: WorkerRequest & { page?: undefined }): Promise<DocumentText> {
+    const reply = await this.runInWorker(request);
+    if (reply.type !== 'done') throw unreadable();
+    return reply;
+  }
+
+  async runPage(request: WorkerRequest & { page: PageRequest }): Promise<PageText> {
+    const reply = await this.runInWorker(request);
+    if (reply.type !== 'page') throw unreadable();
+    return reply;
+  }
+
+  private async runInWorker(request: WorkerRequest): Promise<Extracted> {
     const slot = await this.acquire();
     try {
       return await this.execute(slot, request);
@@ -77,7 +109,7 @@ export class ExtractionPool {
     await Promise.all(all.map((slot) => this.kill(slot)));
   }
 
-  private execute(slot: Slot, request: WorkerRequest): Promise<{ kind: DocumentKind; text: string; tokens: number }> {
+  private execute(slot: Slot, request: WorkerRequest): Promise<Extracted> {
     const { worker } = slot;
     return new Promise((resolve, reject) => {
       let settled = false;
@@ -93,7 +125,7 @@ export class ExtractionPool {
       };
       const onMessage = (reply: WorkerReply) => {
         if (reply.type === 'ready') return;
-        if (reply.type === 'done') done(() => resolve(reply));
+        if (reply.type === 'done' || reply.type === 'page') done(() => resolve(reply));
         else if (reply.type === 'refused') done(() => reject(new ValidationError(reply.message)));
         else {
           this.logger.warn({ detail: reply.detail }, 'text parser: a document library failed');
@@ -123,7 +155,7 @@ export class ExtractionPool {
       // A private copy is handed over (transferred), so the caller's bytes stay usable.
       const bytes = request.bytes.slice();
       slot.ready.then(
-        () => worker.postMessage({ bytes, limits: request.limits } satisfies WorkerRequest, [bytes.buffer]),
+        () => worker.postMessage({ bytes, limits: request.limits, page: request.page } satisfies WorkerRequest, [bytes.buffer]),
         (error: unknown) => done(() => reject(error instanceof Error ? error : new Error(String(error)))),
       );
     });

@@ -1,6 +1,7 @@
 import { parentPort } from 'node:worker_threads';
 import { ValidationError } from '../../errors.ts';
 import { countTextTokens } from '../../tokenizer.ts';
+import { htmlPageText, limitTokens, type PageRequest } from '../scrape/page-text.ts';
 import { extractDocument, type ExtractLimits } from './extract.ts';
 import type { WorkerReply, WorkerRequest } from './pool.ts';
 
@@ -13,7 +14,8 @@ const port = parentPort;
 process.on('unhandledRejection', () => undefined);
 
 port.on('message', (request: WorkerRequest) => {
-  void handle(request.bytes, request.limits).then((reply) => port.postMessage(reply));
+  const reply = request.page ? handlePage(request.bytes, request.limits, request.page) : handle(request.bytes, request.limits);
+  void reply.then((message) => port.postMessage(message));
 });
 port.postMessage({ type: 'ready' } satisfies WorkerReply);
 
@@ -23,7 +25,20 @@ async function handle(bytes: Uint8Array, limits: ExtractLimits): Promise<WorkerR
     const tokens = countTextTokens(text);
     return { type: 'done', kind, text, tokens };
   } catch (error) {
-    if (error instanceof ValidationError) return { type: 'refused', message: error.message };
-    return { type: 'failed', detail: error instanceof Error ? `${error.name}: ${error.message}` : String(error) };
+    return failure(error);
   }
+}
+
+async function handlePage(bytes: Uint8Array, limits: ExtractLimits, page: PageRequest): Promise<WorkerReply> {
+  try {
+    const { title, text } = page.html ? htmlPageText(bytes, page.charset) : { title: '', text: (await extractDocument(bytes, limits)).text };
+    return { type: 'page', title, ...limitTokens(text, page.maxTokens) };
+  } catch (error) {
+    return failure(error);
+  }
+}
+
+function failure(error: unknown): WorkerReply {
+  if (error instanceof ValidationError) return { type: 'refused', message: error.message };
+  return { type: 'failed', detail: error instanceof Error ? `${error.name}: ${error.message}` : String(error) };
 }
