@@ -119,7 +119,10 @@ try {
       const cpuBefore = cpuMs(lagoon.child.pid!);
       const writesBefore = writeCalls(lagoon.child.pid!);
       const othersBefore = { upstream: cpuMs(upstream.child.pid!), generator: cpuMs(process.pid) };
+      // BENCH_SIGNAL=1: SIGUSR2 to Lagoon around the measured run (a preloaded profiler starts and stops on it).
+      if (process.env.BENCH_SIGNAL) process.kill(lagoon.child.pid!, 'SIGUSR2');
       const l = await openLoop(through(stream), { rate, seconds: SECONDS });
+      if (process.env.BENCH_SIGNAL) process.kill(lagoon.child.pid!, 'SIGUSR2');
       // What the machine's two cores were asked for besides Lagoon during the same run (the processes share them).
       const perRequest = (before: number, pid: number) => ((cpuMs(pid) - before) / l.sent).toFixed(2);
       console.error(

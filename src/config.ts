@@ -34,6 +34,7 @@ const EnvironmentModel = z.object({
   GRAPHQL_MAX_COST: intWithDefault(5000, 1),
   GRAPHIQL: boolWithDefault(true),
   LAGOON_CONTROL_SOCKET: boolWithDefault(true),
+  LAGOON_HEAP_GROWING_PERCENT: intWithDefault(150),
   SEARXNG_URL: optionalString,
   BRAVE_SEARCH_API_KEY: optionalString,
   BRAVE_SEARCH_URL: optionalString,
@@ -58,6 +59,8 @@ export interface Config {
   readonly billing: { readonly reservationTimeoutMs: number; readonly sweepIntervalMs: number; readonly balanceLeases: boolean };
   readonly graphql: { readonly maxDepth: number; readonly maxCost: number; readonly graphiql: boolean };
   readonly controlSocket: boolean;
+  /** V8 grows the heap by this percentage after each full collection (0: V8's own choice); see README Performance. */
+  readonly heapGrowingPercent: number;
   /** Env shortcuts for web search upstreams (the operator config file can declare them too). */
   readonly search: { readonly searxngUrl: string | undefined; readonly braveApiKey: string | undefined; readonly braveUrl: string | undefined };
   /** Usage export: DIEM entries before this UTC day are the legacy VCU (decisions.md §3 warningMessage). */
@@ -107,6 +110,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     graphql: { maxDepth: e.GRAPHQL_MAX_DEPTH, maxCost: e.GRAPHQL_MAX_COST, graphiql: e.GRAPHIQL },
     controlSocket: e.LAGOON_CONTROL_SOCKET,
+    heapGrowingPercent: e.LAGOON_HEAP_GROWING_PERCENT,
     search: { searxngUrl: e.SEARXNG_URL, braveApiKey: e.BRAVE_SEARCH_API_KEY, braveUrl: e.BRAVE_SEARCH_URL },
     diemCutoverDate: new Date(`${e.LAGOON_DIEM_CUTOVER_DATE}T00:00:00Z`),
     rpc: { upstreams: rpcUpstreamsFromEnv(env), pricePerCreditUsd: e.LAGOON_RPC_PRICE_PER_CREDIT_USD },

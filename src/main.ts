@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import { setFlagsFromString } from 'node:v8';
 import { createApp, VERSION } from './app.ts';
 import { controlSocketPath, startControlSocket } from './cli/control-socket.ts';
 import { ConfigError, loadConfig } from './config.ts';
@@ -15,6 +16,9 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const logger = createLogger(config.logLevel);
+  // Fewer, not longer, full garbage collections: each pauses every request in flight for 5–15 ms, and V8's default
+  // growth (about 1.5× the live heap) brings one every few seconds under load. Costs heap headroom (bench/RESULTS.md).
+  if (config.heapGrowingPercent > 0) setFlagsFromString(`--heap-growing-percent=${config.heapGrowingPercent}`);
   const app = await createApp(config, { logger }).catch((error: unknown) => {
     logger.fatal({ err: error }, 'could not start');
     console.error(`lagoon: ${error instanceof Error ? error.message : String(error)}`);

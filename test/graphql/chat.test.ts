@@ -16,7 +16,7 @@ const MUTATION = `mutation Chat($input: ChatCompletionInput!) {
         id model created charged currency
         choices { index finishReason message { role content reasoningContent toolCalls { id type function { name arguments } } } }
         usage { promptTokens completionTokens totalTokens cachedTokens }
-        serviceParameters { enableWebSearch includeSystemPrompt characterSlug webSearchCitations { index url } }
+        serviceParameters { enableWebSearch enableWebScraping includeSystemPrompt characterSlug webSearchCitations { index url } }
       }
     }
     ... on Error { message code }
@@ -62,7 +62,7 @@ describe(`GraphQL chat completions (${testDatabaseKind})`, () => {
     const before = await account.balance();
     const { data, errors } = await server.t.graphql<{ chatCompletion: Record<string, unknown> & { data: Record<string, never> } }>(
       MUTATION,
-      { input: { model: 'default', messages: [{ role: 'USER', content: 'Hello from GraphQL' }], seed: 3, serviceParameters: { characterSlug: 'lagoon-guide' } } },
+      { input: { model: 'default', messages: [{ role: 'USER', content: 'Hello from GraphQL' }], seed: 3, serviceParameters: { characterSlug: 'lagoon-guide', enableWebScraping: true } } },
       account.secret,
     );
     expect(errors).toBeUndefined();
@@ -74,7 +74,7 @@ describe(`GraphQL chat completions (${testDatabaseKind})`, () => {
     const completion = result.data;
     expect(completion.model).toBe('lagoon-sim-chat');
     expect(completion.choices[0]!.message.role).toBe('assistant');
-    expect(completion.serviceParameters).toEqual({ enableWebSearch: 'OFF', includeSystemPrompt: true, characterSlug: 'lagoon-guide', webSearchCitations: [] });
+    expect(completion.serviceParameters).toEqual({ enableWebSearch: 'OFF', enableWebScraping: true, includeSystemPrompt: true, characterSlug: 'lagoon-guide', webSearchCitations: [] });
     const { usage } = completion;
     expect(usage.totalTokens).toBe(usage.promptTokens + usage.completionTokens);
     const expected = tokenCostNano(usage.promptTokens, SIM_CHAT.input) + tokenCostNano(usage.completionTokens, SIM_CHAT.output);
