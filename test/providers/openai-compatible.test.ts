@@ -149,6 +149,21 @@ describe('OpenAICompatibleAdapter, streaming', () => {
     expect(chunks.every((c) => !(c.choices[0]?.delta.content ?? '').includes('think'))).toBe(true);
   });
 
+  it('reads a character whose UTF-8 bytes arrive in two reads', async () => {
+    const event = (delta: object, finish: string | null) => `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+    const bytes = Buffer.from(event({ role: 'assistant', content: 'Olá 🌊 maré' }, null) + event({}, 'stop') + 'data: [DONE]\n\n');
+    const cut = bytes.indexOf(Buffer.from('🌊')) + 2; // inside the 4-byte wave
+    upstream.setBehavior({
+      kind: 'custom',
+      handle: (_request, response) => {
+        response.writeHead(200, { 'content-type': 'text/event-stream' });
+        response.write(bytes.subarray(0, cut));
+        setTimeout(() => response.end(bytes.subarray(cut)), 30);
+      },
+    });
+    expect(contentOf(await collect(await adapter().stream(request(), {})))).toBe('Olá 🌊 maré');
+  });
+
   it('cancel() closes the upstream connection', async () => {
     upstream.setBehavior({ kind: 'reply', holdAfterChunks: 1 });
     const stream = await adapter().stream(request(), {});

@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { Pool } from 'undici';
 import { z } from 'zod';
@@ -271,13 +272,15 @@ async function* readChunks(body: ResponseBody, normaliser: ChunkNormaliser): Asy
       if (error.type === 'max-buffer-size-exceeded') overflow = true;
     },
   });
-  const decoder = new TextDecoder();
+  // Not TextDecoder: in streaming mode it holds a native ICU converter per stream, freed only through a weak
+  // handle at a full garbage collection, whose pause grows with the number of such handles.
+  const decoder = new StringDecoder('utf8');
   let finished = false;
   let done = false;
   try {
     // Leaving the loop at [DONE] must not destroy the body (see finally).
     for await (const bytes of body.iterator({ destroyOnReturn: false })) {
-      parser.feed(decoder.decode(bytes as Uint8Array, { stream: true }));
+      parser.feed(decoder.write(bytes as Buffer));
       if (overflow) throw brokenError('sent an oversized stream event');
       while (events.length > 0) {
         const event = events.shift() as EventSourceMessage;
