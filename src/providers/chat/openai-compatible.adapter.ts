@@ -90,16 +90,32 @@ export class OpenAICompatibleAdapter implements ChatProvider {
     const streamOptions = typeof request.stream_options === 'object' && request.stream_options !== null ? request.stream_options : {};
     // Usage is always asked for: billing settles on it.
     const payload = { ...request, stream: true, stream_options: { ...streamOptions, include_usage: true } };
+    // The caller's abort reaches the call through `own` by a listener removed when the stream ends, not through
+    // AbortSignal.any: Node 20 links those signals with WeakRefs and a FinalizationRegistry entry, which only a full
+    // collection clears (one per stream, and the signals' graph with them).
     const own = new AbortController();
-    const signal = options.signal ? AbortSignal.any([options.signal, own.signal]) : own.signal;
-    const { body, headers } = await this.post('/chat/completions', payload, { ...options, signal });
-    const contentType = String(headers['content-type'] ?? '');
-    if (!contentType.includes('text/event-stream')) {
-      body.destroy();
-      throw brokenError('did not answer with an event stream');
+    const caller = options.signal;
+    const onCallerAbort = () => own.abort();
+    caller?.addEventListener('abort', onCallerAbort, { once: true });
+    const detach = () => caller?.removeEventListener('abort', onCallerAbort);
+    if (caller?.aborted) own.abort();
+    let body: ResponseBody;
+    try {
+      const response = await this.post('/chat/completions', payload, { ...options, signal: own.signal });
+      body = response.body;
+      if (!String(response.headers['content-type'] ?? '').includes('text/event-stream')) {
+        body.destroy();
+        throw brokenError('did not answer with an event stream');
+      }
+    } catch (error) {
+      detach();
+      throw error;
     }
-    const stream = new OpenAIChatStream(readChunks(body, new ChunkNormaliser(this.splitsThinkTags || options.splitThinkTags === true, fallbackId())), own, (error) =>
-      own.signal.aborted && !options.signal?.aborted ? undefined : this.transportError(error, options.signal, 'broke off the stream'),
+    const stream = new OpenAIChatStream(
+      readChunks(body, new ChunkNormaliser(this.splitsThinkTags || options.splitThinkTags === true, fallbackId())),
+      own,
+      (error) => (own.signal.aborted && !caller?.aborted ? undefined : this.transportError(error, caller, 'broke off the stream')),
+      detach,
     );
     // Resolve only once the first chunk arrived: a failure before any output can still be retried elsewhere.
     await stream.start();
@@ -204,6 +220,8 @@ class OpenAIChatStream implements UpstreamChatStream {
     private readonly controller: AbortController,
     /** Maps a read failure to the caller's error; undefined when the stream was cancelled by us (end quietly). */
     private readonly mapError: (error: unknown) => AppError | undefined,
+    /** Stops following the caller's signal; called once the stream has ended, however it ended. */
+    private readonly detach: () => void,
   ) {}
 
   async start(): Promise<void> {
@@ -222,6 +240,7 @@ class OpenAIChatStream implements UpstreamChatStream {
 
   cancel(): void {
     if (!this.controller.signal.aborted) this.controller.abort();
+    this.detach();
   }
 
   async *[Symbol.asyncIterator](): AsyncGenerator<UpstreamChatChunk, void, undefined> {
@@ -255,6 +274,7 @@ class OpenAIChatStream implements UpstreamChatStream {
       // Failed, or the reader stopped early (break / return): never leave the upstream generating. A stream that
       // ended on its own needs no abort (aborting costs an error object per stream, and the connection is reused).
       if (!completed) this.cancel();
+      this.detach();
       await this.source.return(undefined).catch(() => undefined);
     }
   }
