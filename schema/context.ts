@@ -6,4 +6,6 @@ export interface GraphQLContext {
   readonly auth: AuthContext;
   readonly services: Services;
   readonly requestId: string;
+  /** Aborts when the client goes away (the connection closes before the answer is sent). */
+  readonly signal: AbortSignal;
 }

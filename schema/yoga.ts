@@ -71,7 +71,7 @@ export function createGraphQLServer(deps: { services: Services; logger: Logger; 
         }
         throw error;
       }
-      return { auth, services: deps.services, requestId };
+      return { auth, services: deps.services, requestId, signal: request.signal };
     },
   });
 }

@@ -149,7 +149,8 @@ builder.mutationFields((t) => ({
     authScopes: { account: true },
     args: { input: t.arg({ type: ChatCompletionInputRef, required: true }) },
     errors: { types: [ValidationError, InvalidModelError, NotFoundError, ForbiddenError, InsufficientBalanceError, SpendLimitExceededError, UpstreamError] },
-    resolve: (_root, { input }, context) => context.services.chat.complete(context.auth, toRequestBody(input)),
+    // A client that goes away aborts the upstream call, and nothing is charged (as on REST).
+    resolve: (_root, { input }, context) => context.services.chat.complete(context.auth, toRequestBody(input), { signal: context.signal }),
   }),
 }));
 
@@ -161,7 +162,7 @@ builder.subscriptionFields((t) => ({
       'A failure after the stream began arrives as an error result, and the tokens received are charged. Unsubscribing stops the model.',
     authScopes: { account: true },
     args: { input: t.arg({ type: ChatCompletionInputRef, required: true }) },
-    subscribe: (_root, { input }, context): Promise<AsyncIterable<ChatStreamEvent>> => context.services.chat.stream(context.auth, toRequestBody(input)),
+    subscribe: (_root, { input }, context): Promise<AsyncIterable<ChatStreamEvent>> => context.services.chat.stream(context.auth, toRequestBody(input), { signal: context.signal }),
     resolve: (event: ChatStreamEvent) => {
       if (event.type === 'error') throw event.error;
       return event.chunk;

@@ -213,4 +213,28 @@ describe(`REST chat completions: endings and faults (${testDatabaseKind})`, () =
     await eventually(async () => (await account.balance()).reserved === 0n);
     await expectNoCharge(before, entriesBefore);
   });
+
+  it('should abort the upstream call and charge nothing when a GraphQL chatCompletion client disconnects', async () => {
+    upstream.queue({ kind: 'delay', ms: 10_000 });
+    const before = await account.balance();
+    const entriesBefore = (await account.allEntries()).length;
+    const index = upstream.chatRequests().length;
+    const controller = new AbortController();
+    const pending = fetch(`${server.url}/graphql`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${account.secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        query: 'mutation ($input: ChatCompletionInput!) { chatCompletion(input: $input) { __typename } }',
+        variables: { input: { model: 'up-chat', messages: [{ role: 'USER', content: 'Tell me a story' }] } },
+      }),
+      signal: controller.signal,
+    }).catch((error: unknown) => error);
+    await eventually(async () => upstream.chatRequests().length > index);
+    controller.abort();
+    expect(await pending).toBeInstanceOf(Error);
+    // Well before the upstream's 2 s timeout, which would end the call anyway.
+    await eventually(async () => upstream.chatRequests()[index]!.clientAborted, 1_000);
+    await eventually(async () => (await account.balance()).reserved === 0n);
+    await expectNoCharge(before, entriesBefore);
+  });
 });
