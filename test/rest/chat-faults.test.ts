@@ -199,42 +199,40 @@ describe(`REST chat completions: endings and faults (${testDatabaseKind})`, () =
     await expectNoCharge(before, entriesBefore);
   });
 
-  it('should abort the upstream call and charge nothing when a non-streaming client disconnects', async () => {
+  /**
+   * A non-streaming call whose client goes away while the upstream is still thinking: the upstream must see the
+   * abort well before its own 2 s timeout (which would end the call anyway), and nothing may be charged.
+   */
+  async function expectDisconnectAbortsAndCostsNothing(send: (signal: AbortSignal) => Promise<unknown>) {
     upstream.queue({ kind: 'delay', ms: 10_000 });
     const before = await account.balance();
     const entriesBefore = (await account.allEntries()).length;
     const index = upstream.chatRequests().length;
     const controller = new AbortController();
-    const pending = post({}, controller.signal).catch((error: unknown) => error);
+    const pending = send(controller.signal).catch((error: unknown) => error);
     await eventually(async () => upstream.chatRequests().length > index);
     controller.abort();
     expect(await pending).toBeInstanceOf(Error);
-    await eventually(async () => upstream.chatRequests()[index]!.clientAborted);
-    await eventually(async () => (await account.balance()).reserved === 0n);
-    await expectNoCharge(before, entriesBefore);
-  });
-
-  it('should abort the upstream call and charge nothing when a GraphQL chatCompletion client disconnects', async () => {
-    upstream.queue({ kind: 'delay', ms: 10_000 });
-    const before = await account.balance();
-    const entriesBefore = (await account.allEntries()).length;
-    const index = upstream.chatRequests().length;
-    const controller = new AbortController();
-    const pending = fetch(`${server.url}/graphql`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${account.secret}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        query: 'mutation ($input: ChatCompletionInput!) { chatCompletion(input: $input) { __typename } }',
-        variables: { input: { model: 'up-chat', messages: [{ role: 'USER', content: 'Tell me a story' }] } },
-      }),
-      signal: controller.signal,
-    }).catch((error: unknown) => error);
-    await eventually(async () => upstream.chatRequests().length > index);
-    controller.abort();
-    expect(await pending).toBeInstanceOf(Error);
-    // Well before the upstream's 2 s timeout, which would end the call anyway.
     await eventually(async () => upstream.chatRequests()[index]!.clientAborted, 1_000);
     await eventually(async () => (await account.balance()).reserved === 0n);
     await expectNoCharge(before, entriesBefore);
+  }
+
+  it('should abort the upstream call and charge nothing when a non-streaming client disconnects', async () => {
+    await expectDisconnectAbortsAndCostsNothing((signal) => post({}, signal));
+  });
+
+  it('should abort the upstream call and charge nothing when a GraphQL chatCompletion client disconnects', async () => {
+    await expectDisconnectAbortsAndCostsNothing((signal) =>
+      fetch(`${server.url}/graphql`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${account.secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          query: 'mutation ($input: ChatCompletionInput!) { chatCompletion(input: $input) { __typename } }',
+          variables: { input: { model: 'up-chat', messages: [{ role: 'USER', content: 'Tell me a story' }] } },
+        }),
+        signal,
+      }),
+    );
   });
 });
