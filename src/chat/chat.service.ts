@@ -1,6 +1,7 @@
 import { SEARCH_NOT_CONFIGURED, type SearchService } from '../augment/search.service.ts';
 import { SEARCH_QUERY_MAX_CHARS } from '../augment/search.inputs.ts';
 import type { ScrapedPage, WebScraper } from '../augment/scrape/web-scraper.ts';
+import { followAbort } from '../abort.ts';
 import type { AccountAuthContext, AuthContext } from '../auth/auth-context.ts';
 import { requireAccount } from '../auth/permissions.ts';
 import type { BillingService } from '../billing/billing.service.ts';
@@ -113,10 +114,7 @@ export class ChatService {
   private async startStream(auth: AuthContext, input: ChatCompletionInput, options: ChatCallerOptions): Promise<ChatStreamSession> {
     // One controller for the search, the upstream call and the session (which cancels itself when it aborts).
     const controller = new AbortController();
-    const onAbort = () => controller.abort();
-    options.signal?.addEventListener('abort', onAbort, { once: true });
-    if (options.signal?.aborted) controller.abort();
-    const detach = () => options.signal?.removeEventListener('abort', onAbort);
+    const detach = followAbort(options.signal, controller);
     const prepared = await this.prepare(auth, input, controller.signal).catch((error: unknown) => {
       detach();
       throw error;

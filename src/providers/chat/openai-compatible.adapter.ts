@@ -3,6 +3,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { Pool } from 'undici';
 import { z } from 'zod';
+import { followAbort } from '../../abort.ts';
 import { AppError, ValidationError } from '../../errors.ts';
 import type { ChatCallOptions, ChatProvider, UpstreamChatChunk, UpstreamChatCompletion, UpstreamChatRequest, UpstreamChatStream } from './chat-provider.ts';
 import { ChunkNormaliser, ChunkSchema, CompletionSchema, ModelListSchema, normaliseCompletion, upstreamErrorMessage } from './openai-wire.ts';
@@ -90,15 +91,10 @@ export class OpenAICompatibleAdapter implements ChatProvider {
     const streamOptions = typeof request.stream_options === 'object' && request.stream_options !== null ? request.stream_options : {};
     // Usage is always asked for: billing settles on it.
     const payload = { ...request, stream: true, stream_options: { ...streamOptions, include_usage: true } };
-    // The caller's abort reaches the call through `own` by a listener removed when the stream ends, not through
-    // AbortSignal.any: Node 20 links those signals with WeakRefs and a FinalizationRegistry entry, which only a full
-    // collection clears (one per stream, and the signals' graph with them).
+    // The caller's abort reaches the call through `own`, followed until the stream ends.
     const own = new AbortController();
     const caller = options.signal;
-    const onCallerAbort = () => own.abort();
-    caller?.addEventListener('abort', onCallerAbort, { once: true });
-    const detach = () => caller?.removeEventListener('abort', onCallerAbort);
-    if (caller?.aborted) own.abort();
+    const detach = followAbort(caller, own);
     let body: ResponseBody;
     try {
       const response = await this.post('/chat/completions', payload, { ...options, signal: own.signal });

@@ -1,4 +1,5 @@
 import { Pool, errors as undiciErrors } from 'undici';
+import { followAbort } from '../../abort.ts';
 import { UpstreamFailure, type JsonRpcHttpAnswer, type JsonRpcUpstream, type JsonRpcUpstreamSettings } from './json-rpc-upstream.ts';
 
 /**
@@ -31,9 +32,7 @@ export class HttpJsonRpcUpstream implements JsonRpcUpstream {
       controller.abort();
     }, this.settings.timeoutMs);
     const callerSignal = options.signal;
-    const onCallerAbort = () => controller.abort();
-    if (callerSignal?.aborted) controller.abort();
-    callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
+    const stopFollowing = followAbort(callerSignal, controller);
     try {
       const response = await this.pool.request({ path: this.path, method: 'POST', headers: this.headers, body, signal: controller.signal });
       const chunks: Buffer[] = [];
@@ -54,7 +53,7 @@ export class HttpJsonRpcUpstream implements JsonRpcUpstream {
       throw classify(error);
     } finally {
       clearTimeout(timer);
-      callerSignal?.removeEventListener('abort', onCallerAbort);
+      stopFollowing();
     }
   }
 
