@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { AccountService } from './accounts/account.service.ts';
 import { SearchService } from './augment/search.service.ts';
 import { TextParserService } from './augment/text-parser.service.ts';
-import { DEFAULT_WEB_SCRAPING, WebScraper } from './augment/scrape/web-scraper.ts';
+import { WebScraper } from './augment/scrape/web-scraper.ts';
 import { ApiKeyService } from './auth/api-key.service.ts';
 import { AuthService } from './auth/auth.service.ts';
 import { KeyCache } from './auth/key-cache.ts';
@@ -24,7 +24,7 @@ import type { CryptoRpcService } from './crypto-rpc/rpc-proxy.service.ts';
 import type { Database } from './db/database.ts';
 import { createEventBus, type EventBus } from './events/event-bus.ts';
 import type { Logger } from './logger.ts';
-import type { OperatorConfig } from './operator-config/schema.ts';
+import { WebScrapingConfigSchema, type OperatorConfig } from './operator-config/schema.ts';
 import { ChatGateway, type UpstreamMetrics } from './providers/chat/chat-gateway.ts';
 import { ModelDiscovery } from './providers/chat/model-discovery.ts';
 import { buildSearchRoutes, SearchRouter } from './providers/search/search-routing.ts';
@@ -118,7 +118,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     logger,
   });
   const scraper = new WebScraper({
-    settings: { ...DEFAULT_WEB_SCRAPING, ...options.operatorConfig?.chat?.webScraping },
+    settings: options.operatorConfig?.chat?.webScraping ?? WebScrapingConfigSchema.parse({}),
     readPage: (bytes, page) => textParser.readPage(bytes, page),
     logger,
   });

@@ -305,9 +305,13 @@ export type SearchMapping = z.output<typeof SearchMappingSchema>;
 /** Chat web scraping (`enable_web_scraping`): the pages linked in the last user message, read into the prompt. */
 export const WebScrapingConfigSchema = z.strictObject({
   enabled: z.boolean().default(true),
+  /** URLs of one message fetched at most; further URLs are ignored. */
   maxPages: z.number().int().min(1).max(10).default(3),
+  /** Tokens of text kept per page (also capped so the pages fill at most half the model's context). */
   maxPageTokens: z.number().int().min(100).max(100_000).default(4_000),
+  /** Per page, redirects and body included. */
   timeoutMs: z.number().int().min(500).max(60_000).default(10_000),
+  /** Body bytes read per page (HTML and text are cut there; larger documents are skipped). */
   maxBytes: z.number().int().min(10_000).max(25_000_000).default(5_000_000),
   /** Non-public networks the scraper may reach (CIDR or address); by default only public addresses are fetched. */
   allowNetworks: z

@@ -1,31 +1,10 @@
 import type { Logger } from '../../logger.ts';
+import type { WebScrapingConfig } from '../../operator-config/schema.ts';
 import type { PageText } from '../extract/pool.ts';
 import type { PageRequest } from './page-text.ts';
 import { AddressPolicy } from './address-policy.ts';
 import { PageFetchError, PageFetcher, type FetchedPage } from './page-fetch.ts';
 import { linkedUrls } from './page-urls.ts';
-
-/** Operator settings of chat web scraping (the operator config's `chat.webScraping`). */
-export interface WebScrapingSettings {
-  readonly enabled: boolean;
-  /** URLs of one message fetched at most; further URLs are ignored. */
-  readonly maxPages: number;
-  /** Tokens of text kept per page (also capped so the pages fill at most half the model's context). */
-  readonly maxPageTokens: number;
-  readonly timeoutMs: number;
-  readonly maxBytes: number;
-  /** CIDR networks the scraper may reach although they are not public (an intranet, a test server). */
-  readonly allowNetworks: readonly string[];
-}
-
-export const DEFAULT_WEB_SCRAPING: WebScrapingSettings = {
-  enabled: true,
-  maxPages: 3,
-  maxPageTokens: 4_000,
-  timeoutMs: 10_000,
-  maxBytes: 5_000_000,
-  allowNetworks: [],
-};
 
 const MAX_REDIRECTS = 5;
 
@@ -54,7 +33,8 @@ export class WebScraper {
 
   constructor(
     private readonly deps: {
-      settings: WebScrapingSettings;
+      /** The operator config's `chat.webScraping`, defaults filled in (WebScrapingConfigSchema). */
+      settings: WebScrapingConfig;
       readPage: (bytes: Uint8Array, page: PageRequest) => Promise<PageText>;
       logger: Logger;
     },
