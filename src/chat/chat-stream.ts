@@ -49,6 +49,9 @@ export const toUsage = (tokens: BilledTokens): ChatUsage => ({
 
 export const DOCUMENTS_TOOL = 'web_search_documents';
 
+/** Whether a call has sources to show (citations chunk, documents tool call): it searched, or it read linked pages. */
+export const hasSources = (call: { readonly searched: boolean; readonly citations: readonly WebCitation[] }): boolean => call.searched || call.citations.length > 0;
+
 /**
  * One streaming completion, from the started upstream stream to its settlement. Chunks are forwarded as they
  * arrive (rewritten to this service's id and model; reasoning dropped under strip_thinking_response). Endings:
@@ -101,7 +104,7 @@ export class ChatStreamSession implements AsyncIterable<ChatStreamEvent> {
     let ending: Ending | undefined;
     let failure: AppError | undefined;
     try {
-      if ((this.ctx.searched || this.ctx.citations.length > 0) && this.ctx.settings.include_search_results_in_stream) {
+      if (hasSources(this.ctx) && this.ctx.settings.include_search_results_in_stream) {
         yield { type: 'chunk', chunk: this.chunk([], { service_parameters: { web_search_citations: this.ctx.citations } }) };
       }
       for await (const upstreamChunk of this.ctx.upstream) {
@@ -170,7 +173,7 @@ export class ChatStreamSession implements AsyncIterable<ChatStreamEvent> {
 
   /** return_search_results_as_documents: the search results as one more tool call per choice. */
   private *documentChunks(): Generator<ChatStreamEvent> {
-    if ((!this.ctx.searched && this.ctx.citations.length === 0) || !this.ctx.settings.return_search_results_as_documents) return;
+    if (!hasSources(this.ctx) || !this.ctx.settings.return_search_results_as_documents) return;
     const args = JSON.stringify({ documents: this.ctx.citations });
     const choices = [...this.received.keys()].map(
       (index): ChatChunkChoice => ({

@@ -16,7 +16,7 @@ import { parseInput } from '../validation.ts';
 import { applyImageRules, lastUserText, pageCitations, sourcesContext, toUpstreamMessages, withSystemPreamble } from './chat-messages.ts';
 import { chatPrices, chatUsage, exceedsHold, maxChatCost, type BilledTokens } from './chat-pricing.ts';
 import { effectiveSettings, planUpstream, stripThinking, type EffectiveSettings, type UpstreamPlan } from './chat-request.ts';
-import { ChatStreamSession, DOCUMENTS_TOOL, toUsage } from './chat-stream.ts';
+import { ChatStreamSession, DOCUMENTS_TOOL, hasSources, toUsage } from './chat-stream.ts';
 import type { ChatUpstreams, UpstreamBody } from './chat-upstream.ts';
 import { ChatCompletionInput, type ChatMessageInput } from './chat.inputs.ts';
 import type { ChatChoice, ChatCompletion, ChatCompletionResult, WebCitation } from './chat.types.ts';
@@ -219,7 +219,7 @@ export class ChatService {
     const { settings, citations } = prepared;
     const strip = settings.strip_thinking_response;
     const documents =
-      (prepared.searched || citations.length > 0) && settings.return_search_results_as_documents
+      hasSources(prepared) && settings.return_search_results_as_documents
         ? [{ id: DOCUMENTS_TOOL, type: 'function' as const, function: { name: DOCUMENTS_TOOL, arguments: JSON.stringify({ documents: citations }) } }]
         : [];
     const choices = completion.choices.map(
