@@ -30,6 +30,15 @@ export class DirectCharges {
     while (untilNone && this.inFlight.size > 0);
   }
 
+  /** Charges calls one at a time, each retried alone (a retry never charges again a call already written); tracked. */
+  chargeEach<C>(calls: readonly C[], charge: (call: C) => Promise<unknown>): Promise<void> {
+    return this.track(
+      (async () => {
+        for (const call of calls) await this.retryTransient(() => charge(call));
+      })(),
+    );
+  }
+
   /** Runs `charge` again while the database is out of reach; a refusal, or the last attempt's error, is thrown. */
   async retryTransient<T>(charge: () => Promise<T>): Promise<T> {
     for (let attempt = 1, wait = FIRST_WAIT_MS; ; attempt += 1, wait = Math.min(wait * 2, MAX_WAIT_MS)) {

@@ -8,7 +8,7 @@ import { priceIn, type Price, type Reservation, type SettledCharge } from './bil
 import type { ItemOutcome } from './group-commit.ts';
 import { DirectCharges } from './direct-charges.ts';
 import { Lease, type Draw } from './lease.ts';
-import type { Currency, Nano } from './money.ts';
+import { maxNano, type Currency, type Nano } from './money.ts';
 import { periodStart } from './periods.ts';
 import type { SettledUsageEntry } from './usage.types.ts';
 
@@ -234,7 +234,7 @@ export class LeaseManager {
   private async takeLease(key: string, auth: Extract<AuthContext, { kind: 'apiKey' }>, maxCost: Price, keyPeriodStart: Date): Promise<void> {
     const size = BigInt(this.deps.options.callsPerLease);
     const last = this.lastSize.get(key) ?? 0n;
-    const target = { usd: max(maxCost.usd * size, last), diem: max(maxCost.diem * size, last) };
+    const target = { usd: maxNano(maxCost.usd * size, last), diem: maxNano(maxCost.diem * size, last) };
     const op: ReserveOp = {
       kind: 'reserve',
       accountId: auth.accountId,
@@ -267,7 +267,7 @@ export class LeaseManager {
   /** Asks for `min` more (up to the lease's size again) in the next update; resolves when that is written. */
   private grow(lease: Lease, min: Nano, target: Nano, urgent: boolean): Promise<void> {
     const wanted = lease.growWanted;
-    lease.growWanted = { min: max(min, wanted?.min ?? 0n), target: max(max(target, lease.held), wanted?.target ?? 0n), urgent: urgent || (wanted?.urgent ?? false) };
+    lease.growWanted = { min: maxNano(min, wanted?.min ?? 0n), target: maxNano(maxNano(target, lease.held), wanted?.target ?? 0n), urgent: urgent || (wanted?.urgent ?? false) };
     return this.schedule(lease);
   }
 
@@ -342,7 +342,7 @@ export class LeaseManager {
     this.retryMs = RETRY_MS;
     if (outcome.kind === 'lease') {
       if (op.grow && outcome.grown === 0n) lease.exhausted = true;
-      if (outcome.grown > 0n) this.lastSize.set(lease.key, max(this.lastSize.get(lease.key) ?? 0n, outcome.amount));
+      if (outcome.grown > 0n) this.lastSize.set(lease.key, maxNano(this.lastSize.get(lease.key) ?? 0n, outcome.amount));
       const entries = lease.applyUpdate(outcome, op.finish);
       if (op.finish) this.forget(lease);
       if (entries.length > 0) this.deps.committed(entries);
@@ -355,13 +355,8 @@ export class LeaseManager {
     lease.pending = [];
     lease.pendingCharged = 0n;
     this.forget(lease);
-    if (calls.length > 0) {
-      // One call at a time, each retried alone: a retry never charges again a call already written.
-      const charging = this.directCharges.track((async () => {
-        for (const call of calls) await this.directCharges.retryTransient(() => this.deps.chargeUnheld(lease.reservation, call));
-      })());
-      charging.catch((error: unknown) => this.deps.logger.error({ err: error, leaseId: lease.reservation.id }, 'charging the calls of an expired lease failed'));
-    }
+    const charging = this.directCharges.chargeEach(calls, (call) => this.deps.chargeUnheld(lease.reservation, call));
+    charging.catch((error: unknown) => this.deps.logger.error({ err: error, leaseId: lease.reservation.id }, 'charging the calls of an expired lease failed'));
   }
 
   private retryLater(lease: Lease, error: unknown): void {
@@ -403,4 +398,3 @@ export class LeaseManager {
   }
 }
 
-const max = (a: Nano, b: Nano): Nano => (a > b ? a : b);
