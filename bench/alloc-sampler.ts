@@ -20,7 +20,7 @@ process.on('SIGUSR2', () => {
   if (!sampling) {
     sampling = true;
     session.post('HeapProfiler.startSampling', {
-      samplingInterval: 1024,
+      samplingInterval: Number(process.env.ALLOC_INTERVAL ?? 1024),
       includeObjectsCollectedByMajorGC: true,
       includeObjectsCollectedByMinorGC: !process.env.ALLOC_PROMOTED_ONLY,
     });

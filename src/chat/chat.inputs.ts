@@ -15,9 +15,24 @@ export const MAX_STOP_SEQUENCES = 4;
 /** OpenAI's own bound on `n`; more choices than this is a mistake, not a use. */
 export const MAX_CHOICES = 128;
 
-const nullToUndefined = (value: unknown) => (value === null ? undefined : value);
-/** Optional, with `null` meaning absent. */
-const opt = <T extends z.ZodType>(schema: T) => z.preprocess(nullToUndefined, schema.optional());
+/** The object without its `null`-valued keys (the same object when it has none); anything else unchanged. */
+function withoutNulls(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+  let copy: Record<string, unknown> | undefined;
+  for (const key in value) {
+    if ((value as Record<string, unknown>)[key] !== null) continue;
+    copy ??= { ...(value as Record<string, unknown>) };
+    delete copy[key];
+  }
+  return copy ?? value;
+}
+/**
+ * An object whose `null` fields count as absent: the nulls are dropped once for the whole object, so its fields
+ * are plain optional schemas (one preprocess per field would cost an allocation per field per request).
+ */
+const nullableFields = <T extends z.ZodType>(schema: T) => z.preprocess(withoutNulls, schema);
+/** Optional (inside `nullableFields`, where `null` has already become absent). */
+const opt = <T extends z.ZodType>(schema: T) => schema.optional();
 
 const between = (min: number, max: number) => z.number().min(min, `Must be between ${min} and ${max}`).max(max, `Must be between ${min} and ${max}`);
 const wholeNumber = () => z.number().int('Must be a whole number');
@@ -27,7 +42,7 @@ const ImagePart = z.object({
   type: z.literal('image_url'),
   image_url: z.union([
     z.string().min(1).transform((url) => ({ url })),
-    z.object({ url: z.string().min(1, 'Required: an http(s) or data: URL'), detail: opt(z.enum(['auto', 'low', 'high'])) }),
+    nullableFields(z.object({ url: z.string().min(1, 'Required: an http(s) or data: URL'), detail: opt(z.enum(['auto', 'low', 'high'])) })),
   ]),
 });
 export type ChatTextPart = z.output<typeof TextPart>;
@@ -61,19 +76,23 @@ const AssistantMessage = z
   .refine((message) => message.content !== undefined || (message.tool_calls?.length ?? 0) > 0, { message: 'An assistant message needs content or tool_calls', path: ['content'] });
 const ToolMessage = z.object({ role: z.literal('tool'), content: TextContent, tool_call_id: z.string().min(1, 'Required: the id of the tool call this answers'), name });
 
-export const ChatMessageInput = z.discriminatedUnion('role', [SystemMessage, UserMessage, AssistantMessage, ToolMessage], {
-  error: 'role must be one of: system, developer, user, assistant, tool',
-});
+export const ChatMessageInput = nullableFields(
+  z.discriminatedUnion('role', [SystemMessage, UserMessage, AssistantMessage, ToolMessage], {
+    error: 'role must be one of: system, developer, user, assistant, tool',
+  }),
+);
 export type ChatMessageInput = z.output<typeof ChatMessageInput>;
 
 const FunctionTool = z.object({
   type: z.literal('function', { error: 'Only function tools are supported ({"type": "function", "function": {...}})' }),
-  function: z.object({
-    name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'Use 1 to 64 letters, digits, "_" or "-"'),
-    description: opt(z.string()),
-    parameters: opt(z.record(z.string(), z.unknown())),
-    strict: opt(z.boolean()),
-  }),
+  function: nullableFields(
+    z.object({
+      name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'Use 1 to 64 letters, digits, "_" or "-"'),
+      description: opt(z.string()),
+      parameters: opt(z.record(z.string(), z.unknown())),
+      strict: opt(z.boolean()),
+    }),
+  ),
 });
 export type ChatToolInput = z.output<typeof FunctionTool>;
 
@@ -86,24 +105,26 @@ const ToolChoice = z.union(
 );
 export type ChatToolChoice = z.output<typeof ToolChoice>;
 
-const JsonSchemaFormat = z
-  .object({
-    name: opt(z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'Use 1 to 64 letters, digits, "_" or "-"')),
-    description: opt(z.string()),
-    schema: opt(z.record(z.string(), z.unknown())),
-    strict: opt(z.boolean()),
-    // The contract describes json_schema as the JSON Schema itself: accept that form too.
-    type: opt(z.unknown()),
-    properties: opt(z.unknown()),
-    required: opt(z.unknown()),
-  })
-  .loose()
-  .transform(({ name: schemaName, description, schema, strict, ...rest }) => ({
-    name: schemaName ?? 'response',
-    ...(description !== undefined && { description }),
-    schema: schema ?? (rest as Record<string, unknown>),
-    ...(strict !== undefined && { strict }),
-  }));
+const JsonSchemaFormat = nullableFields(
+  z
+    .object({
+      name: opt(z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'Use 1 to 64 letters, digits, "_" or "-"')),
+      description: opt(z.string()),
+      schema: opt(z.record(z.string(), z.unknown())),
+      strict: opt(z.boolean()),
+      // The contract describes json_schema as the JSON Schema itself: accept that form too.
+      type: opt(z.unknown()),
+      properties: opt(z.unknown()),
+      required: opt(z.unknown()),
+    })
+    .loose()
+    .transform(({ name: schemaName, description, schema, strict, ...rest }) => ({
+      name: schemaName ?? 'response',
+      ...(description !== undefined && { description }),
+      schema: schema ?? (rest as Record<string, unknown>),
+      ...(strict !== undefined && { strict }),
+    })),
+);
 
 const ResponseFormat = z.discriminatedUnion(
   'type',
@@ -113,7 +134,7 @@ const ResponseFormat = z.discriminatedUnion(
 export type ChatResponseFormat = z.output<typeof ResponseFormat>;
 
 /** `service_parameters` (alias `venice_parameters`, decisions.md §1); unknown keys are ignored. */
-export const ServiceParametersInput = z.object({
+const serviceParametersShape = {
   character_slug: opt(z.string().trim().min(1)),
   strip_thinking_response: opt(z.boolean()),
   disable_thinking: opt(z.boolean()),
@@ -125,11 +146,12 @@ export const ServiceParametersInput = z.object({
   return_search_results_as_documents: opt(z.boolean()),
   include_venice_system_prompt: opt(z.boolean()),
   enable_x_search: opt(z.boolean()),
-});
+};
+export const ServiceParametersInput = nullableFields(z.object(serviceParametersShape));
 export type ServiceParametersInput = z.output<typeof ServiceParametersInput>;
-export const SERVICE_PARAMETER_KEYS = Object.keys(ServiceParametersInput.shape) as (keyof ServiceParametersInput)[];
+export const SERVICE_PARAMETER_KEYS = Object.keys(serviceParametersShape) as (keyof ServiceParametersInput)[];
 
-export const ChatCompletionInput = z
+const ChatCompletionBody = z
   .object({
     model: z.string().trim().min(1, 'Required: a model id, a trait or a compatibility name'),
     messages: z.array(ChatMessageInput, { error: 'Required: an array of messages' }).min(1, 'At least one message'),
@@ -154,11 +176,11 @@ export const ChatCompletionInput = z
     top_logprobs: opt(wholeNumber().min(0, 'Must be at least 0')),
     max_completion_tokens: opt(wholeNumber().min(1, 'Must be at least 1')),
     // Deprecated; values of 0 or less are ignored (contract).
-    max_tokens: z.preprocess(nullToUndefined, wholeNumber().optional()).transform((value) => (value !== undefined && value > 0 ? value : undefined)),
-    reasoning: opt(z.object({ effort: opt(z.enum(REASONING_EFFORTS, { error: `Must be one of: ${REASONING_EFFORTS.join(', ')}` })), summary: opt(z.string()) })),
+    max_tokens: opt(wholeNumber()).transform((value) => (value !== undefined && value > 0 ? value : undefined)),
+    reasoning: opt(nullableFields(z.object({ effort: opt(z.enum(REASONING_EFFORTS, { error: `Must be one of: ${REASONING_EFFORTS.join(', ')}` })), summary: opt(z.string()) }))),
     reasoning_effort: opt(z.enum(REASONING_EFFORTS, { error: `Must be one of: ${REASONING_EFFORTS.join(', ')}` })),
     stream: opt(z.boolean()).transform((value) => value ?? false),
-    stream_options: opt(z.object({ include_usage: opt(z.boolean()) })),
+    stream_options: opt(nullableFields(z.object({ include_usage: opt(z.boolean()) }))),
     tools: opt(z.array(FunctionTool)),
     tool_choice: opt(ToolChoice),
     parallel_tool_calls: opt(z.boolean()),
@@ -168,7 +190,7 @@ export const ChatCompletionInput = z
     // Accepted for compatibility, not forwarded.
     user: opt(z.string()),
     store: opt(z.boolean()),
-    text: opt(z.object({ verbosity: opt(z.string()) })),
+    text: opt(nullableFields(z.object({ verbosity: opt(z.string()) }))),
     include: opt(z.array(z.string())),
     metadata: opt(z.record(z.string(), z.unknown())),
     prompt_cache_key: opt(z.string()),
@@ -180,5 +202,6 @@ export const ChatCompletionInput = z
     reasoning_effort: reasoning_effort ?? reasoning?.effort,
     service_parameters: { ...venice_parameters, ...service_parameters } as ServiceParametersInput,
   }));
+export const ChatCompletionInput = nullableFields(ChatCompletionBody);
 export type ChatCompletionInput = z.output<typeof ChatCompletionInput>;
-export type ChatCompletionRequestBody = z.input<typeof ChatCompletionInput>;
+export type ChatCompletionRequestBody = z.input<typeof ChatCompletionBody>;

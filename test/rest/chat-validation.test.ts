@@ -128,6 +128,38 @@ describe(`REST chat completions: validation (${testDatabaseKind})`, () => {
     expect(body.choices).toHaveLength(1);
   });
 
+  it('should take an explicit null as absent, at every level of the body', async () => {
+    const nulls = Object.fromEntries(
+      ['frequency_penalty', 'presence_penalty', 'temperature', 'top_p', 'top_k', 'seed', 'n', 'stop', 'max_tokens', 'max_completion_tokens', 'tools', 'tool_choice', 'response_format', 'user', 'metadata'].map(
+        (field) => [field, null],
+      ),
+    );
+    const { status, body } = await post({
+      ...base,
+      ...nulls,
+      stream: null,
+      stream_options: { include_usage: null },
+      reasoning: { effort: null, summary: null },
+      text: { verbosity: null },
+      // null in service_parameters leaves the alias's value in force
+      venice_parameters: { strip_thinking_response: true },
+      service_parameters: { strip_thinking_response: null, character_slug: null },
+      messages: [
+        { role: 'system', content: 'Be brief.', name: null },
+        { role: 'user', content: [{ type: 'text', text: 'hi' }], name: null },
+        { role: 'assistant', content: 'Hello.', tool_calls: null, reasoning_content: null },
+        { role: 'user', content: 'again' },
+      ],
+    });
+    expect(status).toBe(200);
+    expect(body.choices).toHaveLength(1);
+    expect((body as { service_parameters?: { strip_thinking_response?: boolean } }).service_parameters?.strip_thinking_response).toBe(true);
+    // A null where a value is required is still named.
+    const missing = await post({ ...base, messages: [{ role: 'tool', content: 'x', tool_call_id: null }] });
+    expect(missing.status).toBe(400);
+    expect((missing.body as unknown as ErrorBody).issues?.map((issue) => issue.path.join('.'))).toContain('messages.0.tool_call_id');
+  });
+
   it('should let reasoning_effort win over reasoning.effort', async () => {
     // minimal is not among the reasoner's efforts: the top-level field alone decides.
     expect((await post({ ...base, model: 'lagoon-sim-reasoner', reasoning_effort: 'low', reasoning: { effort: 'minimal' } })).status).toBe(200);

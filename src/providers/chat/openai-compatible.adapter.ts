@@ -1,17 +1,15 @@
-import type { Readable } from 'node:stream';
-import { StringDecoder } from 'node:string_decoder';
-import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { Pool } from 'undici';
 import { z } from 'zod';
 import { followAbort } from '../../abort.ts';
 import { AppError, ValidationError } from '../../errors.ts';
-import type { ChatCallOptions, ChatProvider, UpstreamChatChunk, UpstreamChatCompletion, UpstreamChatRequest, UpstreamChatStream } from './chat-provider.ts';
-import { ChunkNormaliser, ChunkSchema, CompletionSchema, ModelListSchema, normaliseCompletion, upstreamErrorMessage } from './openai-wire.ts';
+import type { ChatCallOptions, ChatProvider, UpstreamChatCompletion, UpstreamChatRequest, UpstreamChatStream } from './chat-provider.ts';
+import { ChunkNormaliser, CompletionSchema, ModelListSchema, normaliseCompletion, upstreamErrorMessage } from './openai-wire.ts';
+import { SseChunkStream, type ResponseBody } from './sse-chunk-stream.ts';
 import { brokenError, cancelledError, ChatUpstreamError, timeoutError } from './upstream-errors.ts';
 
 /*
  * The OpenAI chat-completions protocol over HTTP (vLLM, llama.cpp server, Ollama, OpenAI and the like).
- * One undici keep-alive pool per provider; streams are read as SSE with eventsource-parser. No retries here:
+ * One undici keep-alive pool per provider; streams are read as SSE (sse-chunk-stream.ts). No retries here:
  * the gateway decides (it knows whether output has started and which provider comes next).
  */
 
@@ -41,10 +39,6 @@ export interface OpenAICompatibleSettings {
 export const OPENAI_COMPATIBLE_DEFAULT_TIMEOUT_MS = 120_000;
 /** A completion body larger than this is refused rather than buffered. */
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
-/** One SSE event larger than this means a broken stream. */
-const MAX_EVENT_BYTES = 4 * 1024 * 1024;
-
-type ResponseBody = Readable & { text(): Promise<string>; dump(options?: { limit: number }): Promise<void> };
 
 export class OpenAICompatibleAdapter implements ChatProvider {
   readonly type = 'openai-compatible' as const;
@@ -107,8 +101,9 @@ export class OpenAICompatibleAdapter implements ChatProvider {
       detach();
       throw error;
     }
-    const stream = new OpenAIChatStream(
-      readChunks(body, new ChunkNormaliser(this.splitsThinkTags || options.splitThinkTags === true, fallbackId())),
+    const stream = new SseChunkStream(
+      body,
+      new ChunkNormaliser(this.splitsThinkTags || options.splitThinkTags === true, fallbackId()),
       own,
       (error) => (own.signal.aborted && !caller?.aborted ? undefined : this.transportError(error, caller, 'broke off the stream')),
       detach,
@@ -205,126 +200,6 @@ function statusError(status: number, message: string | undefined): AppError {
   // 401/403 is the operator's key, 404 the operator's model name: not the caller's fault, and not worth a retry.
   if (status < 500) return new ChatUpstreamError(`The model server refused the request (HTTP ${status})`, 'UPSTREAM_ERROR', 502, false);
   return new ChatUpstreamError(`The model server failed (HTTP ${status})`, 'UPSTREAM_ERROR', 502, true);
-}
-
-class OpenAIChatStream implements UpstreamChatStream {
-  private first: IteratorResult<UpstreamChatChunk> | undefined;
-  private iterating = false;
-
-  constructor(
-    private readonly source: AsyncGenerator<UpstreamChatChunk, void, undefined>,
-    private readonly controller: AbortController,
-    /** Maps a read failure to the caller's error; undefined when the stream was cancelled by us (end quietly). */
-    private readonly mapError: (error: unknown) => AppError | undefined,
-    /** Stops following the caller's signal; called once the stream has ended, however it ended. */
-    private readonly detach: () => void,
-  ) {}
-
-  async start(): Promise<void> {
-    try {
-      this.first = await this.source.next();
-    } catch (error) {
-      const mapped = this.mapError(error) ?? cancelledError();
-      this.cancel();
-      throw mapped;
-    }
-    if (this.first.done) {
-      this.cancel();
-      throw brokenError('ended the stream without any output');
-    }
-  }
-
-  cancel(): void {
-    if (!this.controller.signal.aborted) this.controller.abort();
-    this.detach();
-  }
-
-  async *[Symbol.asyncIterator](): AsyncGenerator<UpstreamChatChunk, void, undefined> {
-    if (this.iterating) throw new Error('An upstream chat stream can be read once');
-    this.iterating = true;
-    let completed = false;
-    try {
-      if (this.first && !this.first.done) yield this.first.value;
-      for (;;) {
-        // cancel() ends the stream at once, even if more chunks were already buffered.
-        if (this.controller.signal.aborted) {
-          const mapped = this.mapError(undefined);
-          if (mapped === undefined) return;
-          throw mapped;
-        }
-        let next: IteratorResult<UpstreamChatChunk>;
-        try {
-          next = await this.source.next();
-        } catch (error) {
-          const mapped = this.mapError(error);
-          if (mapped === undefined) return;
-          throw mapped;
-        }
-        if (next.done) {
-          completed = true;
-          return;
-        }
-        yield next.value;
-      }
-    } finally {
-      // Failed, or the reader stopped early (break / return): never leave the upstream generating. A stream that
-      // ended on its own needs no abort (aborting costs an error object per stream, and the connection is reused).
-      if (!completed) this.cancel();
-      this.detach();
-      await this.source.return(undefined).catch(() => undefined);
-    }
-  }
-}
-
-/** SSE events → normalised chunks, until `data: [DONE]`. A stream that ends before any finish_reason is broken. */
-async function* readChunks(body: ResponseBody, normaliser: ChunkNormaliser): AsyncGenerator<UpstreamChatChunk, void, undefined> {
-  const events: EventSourceMessage[] = [];
-  let overflow = false;
-  const parser = createParser({
-    maxBufferSize: MAX_EVENT_BYTES,
-    onEvent: (event) => events.push(event),
-    onError: (error) => {
-      // Unknown fields and bad retry values are ignored, as the SSE spec says; an endless event is not.
-      if (error.type === 'max-buffer-size-exceeded') overflow = true;
-    },
-  });
-  // Not TextDecoder: in streaming mode it holds a native ICU converter per stream, freed only through a weak
-  // handle at a full garbage collection, whose pause grows with the number of such handles.
-  const decoder = new StringDecoder('utf8');
-  let finished = false;
-  let done = false;
-  try {
-    // Leaving the loop at [DONE] must not destroy the body (see finally).
-    for await (const bytes of body.iterator({ destroyOnReturn: false })) {
-      parser.feed(decoder.write(bytes as Buffer));
-      if (overflow) throw brokenError('sent an oversized stream event');
-      while (events.length > 0) {
-        const event = events.shift() as EventSourceMessage;
-        if (event.data.trim() === '[DONE]') {
-          done = true;
-          const rest = normaliser.drain();
-          if (rest) yield rest;
-          return;
-        }
-        if (event.event === 'error') throw brokenError('reported an error in the stream');
-        const parsed = ChunkSchema.safeParse(parseJson(event.data));
-        if (!parsed.success) throw brokenError('sent a malformed stream event');
-        if (parsed.data.error !== undefined && parsed.data.error !== null) throw brokenError('reported an error in the stream');
-        const chunk = normaliser.normalise(parsed.data);
-        if (chunk.choices.some((choice) => choice.finish_reason !== null)) finished = true;
-        yield chunk;
-      }
-    }
-  } finally {
-    // After [DONE] the end of the answer (usually already received) is read in the background, so the kept-alive
-    // connection goes back to the pool without an abort; any other way out ends the body at once.
-    if (done) body.dump({ limit: MAX_EVENT_BYTES }).catch(() => undefined);
-    else if (!body.destroyed) body.destroy();
-  }
-  // Some servers end without [DONE]; that is fine once every choice finished.
-  if (!finished) throw brokenError('broke off the stream');
-  const rest = normaliser.drain();
-  if (rest) yield rest;
 }
 
 async function readLimited(body: ResponseBody, limit: number): Promise<string> {

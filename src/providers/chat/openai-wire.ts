@@ -60,44 +60,12 @@ export const CompletionSchema = z.looseObject({
   usage: UsageSchema.nullable().optional(),
 });
 
-const ToolCallDeltaSchema = z.looseObject({
-  index: Count.default(0),
-  id: z.string().optional(),
-  type: z.string().optional(),
-  function: z.looseObject({ name: z.string().nullable().optional(), arguments: Arguments.nullable().optional() }).optional(),
-});
-
-export const ChunkSchema = z.looseObject({
-  id: z.string().optional(),
-  created: z.number().optional(),
-  choices: z
-    .array(
-      z.looseObject({
-        index: Count.default(0),
-        delta: z
-          .looseObject({
-            role: z.string().nullable().optional(),
-            content: z.string().nullable().optional(),
-            reasoning_content: z.string().nullable().optional(),
-            reasoning: z.string().nullable().optional(),
-            tool_calls: z.array(ToolCallDeltaSchema).nullable().optional(),
-          })
-          .default({}),
-        finish_reason: z.string().nullable().optional(),
-        stop_reason: StopReason,
-        logprobs: Logprobs,
-      }),
-    )
-    .nullable()
-    .default([]),
-  usage: UsageSchema.nullable().optional(),
-  /** vLLM and others report a failure after the stream started as a data event with `error`. */
-  error: z.unknown().optional(),
-});
-
 export const ModelListSchema = z.looseObject({ data: z.array(z.looseObject({ id: z.string().min(1) })) });
 
 const now = () => Math.floor(Date.now() / 1000);
+
+/** `error` set on a stream event: vLLM and others report a failure after the stream started that way. */
+export const reportsError = (event: unknown): boolean => isRecord(event) && event.error !== undefined && event.error !== null;
 
 export function normaliseUsage(usage: z.output<typeof UsageSchema> | null | undefined): UpstreamUsage | null {
   if (!usage) return null;
@@ -142,45 +110,66 @@ export class ChunkNormaliser {
     private readonly fallbackId: string,
   ) {}
 
-  normalise(chunk: z.output<typeof ChunkSchema>): UpstreamChatChunk {
-    const choices = (chunk.choices ?? []).map((choice): UpstreamChunkChoice => {
-      const delta: UpstreamChunkChoice['delta'] = {};
-      if (choice.delta.role === 'assistant') delta.role = 'assistant';
-      let content = choice.delta.content ?? undefined;
-      let reasoning = choice.delta.reasoning_content ?? choice.delta.reasoning ?? undefined;
-      if (this.splitThink) {
-        const splitter = this.splitterOf(choice.index);
-        const split = content === undefined ? { content: '', reasoning: '' } : splitter.push(content);
-        // The end of a choice: whatever was held back as a possible tag is text after all.
-        const rest = choice.finish_reason ? splitter.flush() : { content: '', reasoning: '' };
-        const splitContent = split.content + rest.content;
-        const splitReasoning = split.reasoning + rest.reasoning;
-        content = splitContent.length > 0 || choice.delta.content === '' ? splitContent : undefined;
-        if (splitReasoning.length > 0) reasoning = (reasoning ?? '') + splitReasoning;
+  /**
+   * One parsed stream event (JSON.parse's output) as a normalised chunk, or undefined when it does not have the
+   * chunk's shape. Read by hand rather than with a zod schema: it runs for every event of every stream, and this
+   * allocates only the chunk it returns. Accepts what ChunkSchema in the tests describes: everything optional,
+   * `null` as absent, unknown fields ignored, counts whole and non-negative.
+   */
+  normalise(event: unknown): UpstreamChatChunk | undefined {
+    if (!isRecord(event)) return undefined;
+    const { id, created, choices, usage } = event;
+    if (!isOptional(id, isString) || !isOptional(created, isNumber) || !isOptional(choices, Array.isArray)) return undefined;
+    const out: UpstreamChatChunk = { id: id ?? this.fallbackId, created: created ?? now(), choices: [] };
+    for (const choice of (choices ?? []) as unknown[]) {
+      const normalised = this.choice(choice);
+      if (normalised === undefined) return undefined;
+      out.choices.push(normalised);
+    }
+    if (usage !== undefined) {
+      const read = readUsage(usage);
+      if (read === undefined) return undefined;
+      out.usage = read;
+    }
+    return out;
+  }
+
+  private choice(choice: unknown): UpstreamChunkChoice | undefined {
+    if (!isRecord(choice)) return undefined;
+    const { index = 0, delta: given = {}, finish_reason: finish, stop_reason: stop, logprobs } = choice;
+    if (!isCount(index) || !isRecord(given) || !isOptional(finish, isString) || !isOptional(stop, isStopReason) || !isOptional(logprobs, isRecord)) return undefined;
+    const { role, content: givenContent, reasoning_content: reasoningContent, reasoning: reasoningAlias, tool_calls: calls } = given;
+    if (!isOptional(role, isString) || !isOptional(givenContent, isString) || !isOptional(reasoningContent, isString) || !isOptional(reasoningAlias, isString) || !isOptional(calls, Array.isArray)) {
+      return undefined;
+    }
+    const delta: UpstreamChunkChoice['delta'] = {};
+    if (role === 'assistant') delta.role = 'assistant';
+    let content = givenContent ?? undefined;
+    let reasoning = reasoningContent ?? reasoningAlias ?? undefined;
+    if (this.splitThink) {
+      const splitter = this.splitterOf(index);
+      const split = content === undefined ? { content: '', reasoning: '' } : splitter.push(content);
+      // The end of a choice: whatever was held back as a possible tag is text after all.
+      const rest = finish ? splitter.flush() : { content: '', reasoning: '' };
+      const splitContent = split.content + rest.content;
+      const splitReasoning = split.reasoning + rest.reasoning;
+      content = splitContent.length > 0 || givenContent === '' ? splitContent : undefined;
+      if (splitReasoning.length > 0) reasoning = (reasoning ?? '') + splitReasoning;
+    }
+    if (content !== undefined) delta.content = content;
+    if (reasoning !== undefined) delta.reasoning_content = reasoning;
+    if (calls && calls.length > 0) {
+      const toolCalls: UpstreamToolCallDelta[] = [];
+      for (const call of calls as unknown[]) {
+        const read = readToolCallDelta(call);
+        if (read === undefined) return undefined;
+        toolCalls.push(read);
       }
-      if (content !== undefined) delta.content = content;
-      if (reasoning !== undefined && reasoning !== null) delta.reasoning_content = reasoning;
-      if (choice.delta.tool_calls && choice.delta.tool_calls.length > 0) {
-        delta.tool_calls = choice.delta.tool_calls.map((call): UpstreamToolCallDelta => {
-          const out: UpstreamToolCallDelta = { index: call.index };
-          if (call.id) out.id = call.id;
-          if (call.type === 'function' || call.function?.name) out.type = 'function';
-          if (call.function) {
-            const fn: { name?: string; arguments?: string } = {};
-            if (call.function.name) fn.name = call.function.name;
-            if (call.function.arguments !== null && call.function.arguments !== undefined) fn.arguments = call.function.arguments;
-            out.function = fn;
-          }
-          return out;
-        });
-      }
-      const out: UpstreamChunkChoice = { index: choice.index, delta, finish_reason: choice.finish_reason ?? null };
-      if (choice.stop_reason !== undefined) out.stop_reason = choice.stop_reason;
-      if (choice.logprobs !== undefined) out.logprobs = (choice.logprobs ?? null) as JsonObject | null;
-      return out;
-    });
-    const out: UpstreamChatChunk = { id: chunk.id ?? this.fallbackId, created: chunk.created ?? now(), choices };
-    if (chunk.usage !== undefined) out.usage = normaliseUsage(chunk.usage);
+      delta.tool_calls = toolCalls;
+    }
+    const out: UpstreamChunkChoice = { index, delta, finish_reason: finish ?? null };
+    if (stop !== undefined) out.stop_reason = stop;
+    if (logprobs !== undefined) out.logprobs = logprobs;
     return out;
   }
 
@@ -225,4 +214,43 @@ export function upstreamErrorMessage(text: string): string | undefined {
   const record = body && typeof body === 'object' ? (body as Record<string, unknown>) : {};
   const message = pick(record.error) ?? pick(record.message) ?? pick(record.detail);
   return message === undefined ? undefined : message.slice(0, 1000);
+}
+
+// The hand-written reading of stream events (ChunkNormaliser): JSON values only, so no prototype or class checks.
+type Guard<T> = (value: unknown) => value is T;
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isString = (value: unknown): value is string => typeof value === 'string';
+const isNumber = (value: unknown): value is number => typeof value === 'number';
+const isCount = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
+const isStopReason = (value: unknown): value is string | number => typeof value === 'string' || typeof value === 'number';
+/** Absent, null, or of the guarded type (narrows to `T | null | undefined`). */
+const isOptional = <T>(value: unknown, guard: Guard<T> | ((value: unknown) => boolean)): value is T | null | undefined => value === undefined || value === null || guard(value);
+
+function readUsage(usage: unknown): UpstreamUsage | null | undefined {
+  if (usage === null) return null;
+  if (!isRecord(usage)) return undefined;
+  const { prompt_tokens: prompt = 0, completion_tokens: completion = 0, total_tokens: total, prompt_tokens_details: details } = usage;
+  if (!isCount(prompt) || !isCount(completion) || !isOptional(total, isCount) || !isOptional(details, isRecord)) return undefined;
+  const cached = details?.cached_tokens;
+  if (!isOptional(cached, isCount)) return undefined;
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: total ?? prompt + completion, cached_tokens: cached ?? 0 };
+}
+
+function readToolCallDelta(call: unknown): UpstreamToolCallDelta | undefined {
+  if (!isRecord(call)) return undefined;
+  const { index = 0, id, type, function: fn } = call;
+  if (!isCount(index) || !isOptional(id, isString) || !isOptional(type, isString) || !isOptional(fn, isRecord)) return undefined;
+  const out: UpstreamToolCallDelta = { index };
+  if (id) out.id = id;
+  const name = fn?.name;
+  // Ollama's compatibility layer has sent arguments as an object; everyone else sends the JSON string.
+  const args = fn?.arguments;
+  if (!isOptional(name, isString) || !isOptional(args, (value) => isString(value) || isRecord(value))) return undefined;
+  if (type === 'function' || name) out.type = 'function';
+  if (fn) {
+    out.function = {};
+    if (name) out.function.name = name;
+    if (args !== null && args !== undefined) out.function.arguments = typeof args === 'string' ? args : JSON.stringify(args);
+  }
+  return out;
 }
