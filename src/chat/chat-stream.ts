@@ -33,6 +33,8 @@ export interface ChatStreamContext {
 
 type Ending = 'complete' | 'upstream-failed' | 'client-gone';
 
+const END: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
+
 const NOTES: Record<Ending, string> = {
   complete: 'Chat completion (streamed)',
   'upstream-failed': 'Chat completion (streamed); the upstream failed mid-stream: charged for the tokens received',
@@ -86,49 +88,86 @@ export class ChatStreamSession implements AsyncIterable<ChatStreamEvent> {
     return this.finish('client-gone');
   }
 
-  [Symbol.asyncIterator](): AsyncIterator<ChatStreamEvent> {
+  /**
+   * The events in order: the citations chunk (when asked), the forwarded chunks, then after the upstream's end the
+   * documents chunk and the usage chunk, or the error. An iterator object rather than an async generator: each
+   * forwarded chunk is one `next()`, with no generator state per stream.
+   */
+  [Symbol.asyncIterator](): AsyncIterator<ChatStreamEvent, undefined> {
     if (this.started) throw new Error('A chat stream can be read only once');
     this.started = true;
-    const events = this.events();
+    const upstream = this.ctx.upstream[Symbol.asyncIterator]();
+    let phase: 'intro' | 'upstream' | 'tail' | 'done' = 'intro';
+    const tail: ChatStreamEvent[] = [];
+    const event = (value: ChatStreamEvent): IteratorResult<ChatStreamEvent, undefined> => ({ done: false, value });
     return {
-      next: () => events.next(),
+      next: async () => {
+        if (phase === 'intro') {
+          phase = 'upstream';
+          if (hasSources(this.ctx) && this.ctx.settings.include_search_results_in_stream) {
+            return event({ type: 'chunk', chunk: this.chunk([], { service_parameters: { web_search_citations: this.ctx.citations } }) });
+          }
+        }
+        if (phase === 'upstream') {
+          const chunk = await this.nextForwarded(upstream, tail);
+          if (chunk) return event({ type: 'chunk', chunk });
+          phase = 'tail';
+        }
+        const next = tail.shift();
+        if (next) return event(next);
+        phase = 'done';
+        return END;
+      },
       // A consumer that stops early is a client that went away.
       return: async () => {
+        const reading = phase === 'intro' || phase === 'upstream';
+        phase = 'done';
         await this.cancel();
-        return events.return(undefined);
+        if (reading) await upstream.return?.().catch(() => undefined);
+        return END;
       },
     };
   }
 
-  private async *events(): AsyncGenerator<ChatStreamEvent, void, undefined> {
-    let ending: Ending | undefined;
+  /**
+   * The next chunk to forward; undefined once the upstream's part is over, with what follows it (documents, usage,
+   * or the error) put in `tail` and the call settled.
+   */
+  private async nextForwarded(upstream: AsyncIterator<UpstreamChatChunk>, tail: ChatStreamEvent[]): Promise<ChatCompletionChunk | undefined> {
+    let ending: Ending;
     let failure: AppError | undefined;
-    try {
-      if (hasSources(this.ctx) && this.ctx.settings.include_search_results_in_stream) {
-        yield { type: 'chunk', chunk: this.chunk([], { service_parameters: { web_search_citations: this.ctx.citations } }) };
+    for (;;) {
+      if (this.cancelled) {
+        ending = 'client-gone';
+        await upstream.return?.().catch(() => undefined);
+        break;
       }
-      for await (const upstreamChunk of this.ctx.upstream) {
-        if (this.cancelled) break;
-        if (upstreamChunk.usage) this.upstreamUsage = upstreamChunk.usage;
-        const chunk = this.forward(upstreamChunk);
-        if (chunk) yield { type: 'chunk', chunk };
+      let read: IteratorResult<UpstreamChatChunk>;
+      try {
+        read = await upstream.next();
+      } catch (error) {
+        ending = this.cancelled ? 'client-gone' : 'upstream-failed';
+        failure = asAppError(error);
+        if (!this.cancelled) this.ctx.logger.warn({ reqId: this.ctx.auth.requestId, model: this.ctx.model.id, err: error }, 'chat stream failed mid-stream');
+        break;
       }
-      ending = this.cancelled ? 'client-gone' : 'complete';
-    } catch (error) {
-      ending = this.cancelled ? 'client-gone' : 'upstream-failed';
-      failure = asAppError(error);
-      if (!this.cancelled) this.ctx.logger.warn({ reqId: this.ctx.auth.requestId, model: this.ctx.model.id, err: error }, 'chat stream failed mid-stream');
-    } finally {
-      if (ending === undefined) await this.cancel(); // the consumer returned early
+      if (read.done) {
+        ending = this.cancelled ? 'client-gone' : 'complete';
+        break;
+      }
+      if (read.value.usage) this.upstreamUsage = read.value.usage;
+      const chunk = this.forward(read.value);
+      if (chunk) return chunk;
     }
     if (ending === 'complete') {
-      yield* this.documentChunks();
+      tail.push(...this.documentChunks());
       const usage = await this.finish('complete');
-      if (usage) yield { type: 'chunk', chunk: this.chunk([], { usage }) };
-      return;
+      if (usage) tail.push({ type: 'chunk', chunk: this.chunk([], { usage }) });
+      return undefined;
     }
     await this.finish(ending);
-    if (ending === 'upstream-failed' && failure) yield { type: 'error', error: failure };
+    if (ending === 'upstream-failed' && failure) tail.push({ type: 'error', error: failure });
+    return undefined;
   }
 
   private chunk(choices: readonly ChatChunkChoice[], extra: Partial<ChatCompletionChunk> = {}): ChatCompletionChunk {
