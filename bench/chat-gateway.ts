@@ -29,6 +29,13 @@ const STREAMS = Number(process.env.BENCH_STREAMS ?? 1000);
 const MODES = (process.env.BENCH_MODES ?? 'plain,stream').split(',');
 /** Seconds of load at the measured rate before each measured run (BENCH_WARMUP_SECONDS, default 2). */
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
+/**
+ * For taking the server's cost apart (e.g. the garbage a request leaves, with `--trace-gc-nvp`): another path or body
+ * for the requests through Lagoon, e.g. BENCH_THROUGH_PATH=/healthz, or BENCH_THROUGH_BODY='{"model":"no-such"}' for
+ * a request refused after auth and parsing. The latency columns then compare unlike requests.
+ */
+const THROUGH_PATH = process.env.BENCH_THROUGH_PATH ?? '/api/v1/chat/completions';
+const THROUGH_BODY = process.env.BENCH_THROUGH_BODY;
 const LATENCY_MS = 20;
 const ADMIN = 'bench-chat-admin-key-0123456789';
 const root = new URL('..', import.meta.url).pathname;
@@ -93,11 +100,11 @@ try {
     origin,
     path,
     stream,
-    body: body(origin === lagoonOrigin ? 'bench-model' : 'bench', stream),
+    body: origin === lagoonOrigin && THROUGH_BODY ? THROUGH_BODY : body(origin === lagoonOrigin ? 'bench-model' : 'bench', stream),
     headers: { 'content-type': 'application/json', ...(auth && { authorization: `Bearer ${ADMIN}` }) },
   });
   const direct = (stream: boolean) => target(upstreamOrigin, '/v1/chat/completions', stream, false);
-  const through = (stream: boolean) => target(lagoonOrigin, '/api/v1/chat/completions', stream, true);
+  const through = (stream: boolean) => target(lagoonOrigin, THROUGH_PATH, stream, true);
 
   // Warm both paths (connections, JIT, caches) before measuring.
   await openLoop(through(false), { rate: 200, seconds: 2 });
