@@ -34,7 +34,7 @@ const EnvironmentModel = z.object({
   GRAPHQL_MAX_COST: intWithDefault(5000, 1),
   GRAPHIQL: boolWithDefault(true),
   LAGOON_CONTROL_SOCKET: boolWithDefault(true),
-  LAGOON_HEAP_GROWING_PERCENT: intWithDefault(150),
+  LAGOON_HEAP_GROWING_PERCENT: intWithDefault(120),
   SEARXNG_URL: optionalString,
   BRAVE_SEARCH_API_KEY: optionalString,
   BRAVE_SEARCH_URL: optionalString,
