@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { followAbort } from '../../abort.ts';
 import { AppError, ValidationError } from '../../errors.ts';
 import type { ChatCallOptions, ChatProvider, UpstreamChatCompletion, UpstreamChatRequest, UpstreamChatStream } from './chat-provider.ts';
-import { ChunkNormaliser, CompletionSchema, ModelListSchema, normaliseCompletion, upstreamErrorMessage } from './openai-wire.ts';
+import { ChunkNormaliser, CompletionSchema, ModelListSchema, normaliseCompletion, parseJson, upstreamErrorMessage } from './openai-wire.ts';
 import { SseChunkStream, type ResponseBody } from './sse-chunk-stream.ts';
 import { brokenError, cancelledError, ChatUpstreamError, timeoutError } from './upstream-errors.ts';
 
@@ -217,13 +217,6 @@ async function readLimited(body: ResponseBody, limit: number): Promise<string> {
   return Buffer.concat(parts).toString('utf8');
 }
 
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
-}
 
 let sequence = 0;
 /** An id for upstreams that send none (the chat service sets its own public id anyway). */

@@ -21,13 +21,15 @@ const Count = z.number().int().nonnegative();
 const Logprobs = z.record(z.string(), z.unknown()).nullable().optional();
 const StopReason = z.union([z.string(), z.number()]).nullable().optional();
 /** Ollama's compatibility layer has sent arguments as an object; everyone else sends the JSON string. */
-const Arguments = z.union([z.string(), z.record(z.string(), z.unknown())]).transform((value) => (typeof value === 'string' ? value : JSON.stringify(value)));
+const argumentsText = (value: string | Record<string, unknown>): string => (typeof value === 'string' ? value : JSON.stringify(value));
+const Arguments = z.union([z.string(), z.record(z.string(), z.unknown())]).transform(argumentsText);
 
-const UsageSchema = z.looseObject({
-  prompt_tokens: Count.default(0),
-  completion_tokens: Count.default(0),
-  total_tokens: Count.optional(),
-  prompt_tokens_details: z.looseObject({ cached_tokens: Count.nullable().optional() }).nullable().optional(),
+/** Usage as streams read it (readUsage): one reading for completions and chunks. */
+const UsageSchema = z.unknown().transform((value, ctx): UpstreamUsage | null => {
+  const usage = readUsage(value);
+  if (usage !== undefined) return usage;
+  ctx.addIssue({ code: 'custom', message: 'malformed usage' });
+  return z.NEVER;
 });
 
 const ToolCallSchema = z.looseObject({
@@ -57,25 +59,24 @@ export const CompletionSchema = z.looseObject({
       }),
     )
     .min(1),
-  usage: UsageSchema.nullable().optional(),
+  usage: UsageSchema.optional(),
 });
 
 export const ModelListSchema = z.looseObject({ data: z.array(z.looseObject({ id: z.string().min(1) })) });
 
 const now = () => Math.floor(Date.now() / 1000);
 
+/** JSON.parse, with undefined for text that is not JSON (a malformed answer, judged by the caller). */
+export function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
 /** `error` set on a stream event: vLLM and others report a failure after the stream started that way. */
 export const reportsError = (event: unknown): boolean => isRecord(event) && event.error !== undefined && event.error !== null;
-
-export function normaliseUsage(usage: z.output<typeof UsageSchema> | null | undefined): UpstreamUsage | null {
-  if (!usage) return null;
-  return {
-    prompt_tokens: usage.prompt_tokens,
-    completion_tokens: usage.completion_tokens,
-    total_tokens: usage.total_tokens ?? usage.prompt_tokens + usage.completion_tokens,
-    cached_tokens: usage.prompt_tokens_details?.cached_tokens ?? 0,
-  };
-}
 
 /** A whole completion; with `splitThinkTags`, inline `<think>` blocks move to reasoning_content. */
 export function normaliseCompletion(body: z.output<typeof CompletionSchema>, splitThink: boolean, fallbackId: string): UpstreamChatCompletion {
@@ -98,7 +99,7 @@ export function normaliseCompletion(body: z.output<typeof CompletionSchema>, spl
       logprobs: (choice.logprobs ?? null) as JsonObject | null,
     };
   });
-  return { id: body.id ?? fallbackId, created: body.created ?? now(), choices, usage: normaliseUsage(body.usage) };
+  return { id: body.id ?? fallbackId, created: body.created ?? now(), choices, usage: body.usage ?? null };
 }
 
 /** Normalises stream chunks one by one; holds the think-tag state of each choice. */
@@ -199,12 +200,8 @@ export class ChunkNormaliser {
 
 /** The message of an upstream error body: OpenAI `{error: {message}}`, vLLM `{message}`, FastAPI `{detail}`, Ollama `{error: "…"}`. */
 export function upstreamErrorMessage(text: string): string | undefined {
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
+  const body = parseJson(text);
+  if (body === undefined) return undefined;
   const pick = (value: unknown): string | undefined => {
     if (typeof value === 'string' && value.trim()) return value.trim();
     if (Array.isArray(value)) return value.map((item) => pick((item as { msg?: unknown } | null)?.msg ?? item)).filter(Boolean).join('; ') || undefined;
@@ -243,14 +240,13 @@ function readToolCallDelta(call: unknown): UpstreamToolCallDelta | undefined {
   const out: UpstreamToolCallDelta = { index };
   if (id) out.id = id;
   const name = fn?.name;
-  // Ollama's compatibility layer has sent arguments as an object; everyone else sends the JSON string.
   const args = fn?.arguments;
   if (!isOptional(name, isString) || !isOptional(args, (value) => isString(value) || isRecord(value))) return undefined;
   if (type === 'function' || name) out.type = 'function';
   if (fn) {
     out.function = {};
     if (name) out.function.name = name;
-    if (args !== null && args !== undefined) out.function.arguments = typeof args === 'string' ? args : JSON.stringify(args);
+    if (args !== null && args !== undefined) out.function.arguments = argumentsText(args);
   }
   return out;
 }

@@ -3,7 +3,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { createParser, type EventSourceParser } from 'eventsource-parser';
 import type { AppError } from '../../errors.ts';
 import type { UpstreamChatChunk, UpstreamChatStream } from './chat-provider.ts';
-import { reportsError, type ChunkNormaliser } from './openai-wire.ts';
+import { parseJson, reportsError, type ChunkNormaliser } from './openai-wire.ts';
 import { brokenError, cancelledError } from './upstream-errors.ts';
 
 export type ResponseBody = Readable & { text(): Promise<string>; dump(options?: { limit: number }): Promise<void> };
@@ -168,13 +168,5 @@ export class SseChunkStream implements UpstreamChatStream, AsyncIterator<Upstrea
     void this.bytes.return?.(undefined).catch(() => undefined);
     if (completed && this.sawDone) this.body.dump({ limit: MAX_EVENT_BYTES }).catch(() => undefined);
     else if (!this.body.destroyed) this.body.destroy();
-  }
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
   }
 }
