@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -67,6 +67,17 @@ const cpuMs = (pid: number) => {
 };
 /** Write system calls (write, writev, send...) a process has made so far (/proc/<pid>/io). */
 const writeCalls = (pid: number) => Number(/syscw:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))?.[1] ?? 0);
+/** CPU time of the machine's PostgreSQL server processes (a PostgreSQL run shares the two cores too), in ms. */
+const postgresCpuMs = () =>
+  readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .reduce((sum, pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres' ? sum + cpuMs(Number(pid)) : sum;
+      } catch {
+        return sum; // the process ended meanwhile
+      }
+    }, 0);
 const rssMb = (pid: number) => Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024);
 
 try {
@@ -125,7 +136,7 @@ try {
       await openLoop(through(stream), { rate, seconds: WARMUP_SECONDS });
       const cpuBefore = cpuMs(lagoon.child.pid!);
       const writesBefore = writeCalls(lagoon.child.pid!);
-      const othersBefore = { upstream: cpuMs(upstream.child.pid!), generator: cpuMs(process.pid) };
+      const othersBefore = { upstream: cpuMs(upstream.child.pid!), generator: cpuMs(process.pid), postgres: postgresCpuMs() };
       // BENCH_SIGNAL=1: SIGUSR2 to Lagoon around the measured run (a preloaded profiler starts and stops on it).
       if (process.env.BENCH_SIGNAL) process.kill(lagoon.child.pid!, 'SIGUSR2');
       const l = await openLoop(through(stream), { rate, seconds: SECONDS });
@@ -133,7 +144,7 @@ try {
       // What the machine's two cores were asked for besides Lagoon during the same run (the processes share them).
       const perRequest = (before: number, pid: number) => ((cpuMs(pid) - before) / l.sent).toFixed(2);
       console.error(
-        `${stream ? 'streaming' : 'non-streaming'} ${rate}/s through Lagoon: ${((writeCalls(lagoon.child.pid!) - writesBefore) / l.sent).toFixed(2)} write system calls per request by Lagoon; CPU ms per request: upstream ${perRequest(othersBefore.upstream, upstream.child.pid!)}, load generator ${perRequest(othersBefore.generator, process.pid)}`,
+        `${stream ? 'streaming' : 'non-streaming'} ${rate}/s through Lagoon: ${((writeCalls(lagoon.child.pid!) - writesBefore) / l.sent).toFixed(2)} write system calls per request by Lagoon; CPU ms per request: upstream ${perRequest(othersBefore.upstream, upstream.child.pid!)}, load generator ${perRequest(othersBefore.generator, process.pid)}, PostgreSQL ${((postgresCpuMs() - othersBefore.postgres) / l.sent).toFixed(2)}`,
       );
       // Lagoon's CPU per request: steadier than latency on a shared machine, and what its latency follows.
       row(stream ? 'streaming (time to first byte)' : 'non-streaming', d, l, stream, (cpuMs(lagoon.child.pid!) - cpuBefore) / l.sent);

@@ -10,7 +10,8 @@ import type { SettledUsageEntry } from './usage.types.ts';
  * batch size. A batch costs two statements: one before its decisions, one after. Each chains several locks,
  * inserts and updates through data-modifying CTEs, which reads more plainly as SQL than through Kysely's builder,
  * so they are raw SQL. Their rows travel as JSON parameters (int8 and numeric as strings, so exactly), typed by
- * jsonb_to_recordset, which also keeps the statement text the same for every batch.
+ * jsonb_to_recordset, which also keeps the statement text the same for every batch: on PostgreSQL they run as named
+ * prepared statements (the `prepared:` tag, see src/db/database.ts), parsed and planned once per connection.
  */
 
 type Tx = Transaction<DB>;
@@ -48,7 +49,7 @@ export async function claimAndLock(trx: Tx, accountIds: readonly string[], entri
   const rows = [...entries, ...leaseEntries].map((e) => ({ id: e.id, ...usageEntryColumns(e), amount: String(e.amount), inference_details: e.inferenceDetails }));
   const leases = leaseUpdates.map((op) => ({ id: op.lease.id, consumed: String(op.calls.reduce((sum, call) => sum + call.charged, 0n)), expires_at: op.expiresAt, finish: op.finish }));
   const keys = keySpendRows.map((row) => ({ api_key_id: row.apiKeyId, period_start: row.periodStart }));
-  const result = await sql<{ claimed: string[]; leases: { id: string; amount: string }[]; balances: JsonBalance[]; spends: JsonKeySpend[] }>`
+  const result = await sql<{ claimed: string[]; leases: { id: string; amount: string }[]; balances: JsonBalance[]; spends: JsonKeySpend[] }>`/* prepared:batch_claim_and_lock */
     with candidate as (
       select * from jsonb_to_recordset(${rowsParam(rows)}::jsonb) as e(
         id uuid, account_id uuid, api_key_id uuid, reservation_id uuid, created_at timestamptz, sku text, model_id text,
@@ -190,7 +191,7 @@ export async function writeBatch(trx: Tx, plan: BatchPlan): Promise<void> {
     spent_diem: String(c.spentDiem),
     reserved_diem: String(c.reservedDiem),
   }));
-  await sql`
+  await sql`/* prepared:batch_write */
     with new_reservation as (
       insert into reservations (id, account_id, api_key_id, currency, amount, key_period_start, limit_group, request_id, expires_at, lease_holder)
       select * from jsonb_to_recordset(${rowsParam(reservations)}::jsonb) as r(

@@ -2,7 +2,8 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, sql, type PostgresCursor, type PostgresPool, type PostgresPoolClient, type PostgresQueryResult } from 'kysely';
+import type pg from 'pg';
 import { lockDataDir } from './data-dir-lock.ts';
 import type { DB } from './types.generated.ts';
 
@@ -42,7 +43,7 @@ async function openPostgres(url: string, poolSize: number): Promise<DatabaseHand
   // An idle client whose server connection drops (restart, failover) emits here; without a listener the
   // process would crash. The pool replaces the client on the next checkout.
   pool.on('error', () => undefined);
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) });
   let closing: Promise<void> | undefined;
   return {
     db,
@@ -50,6 +51,53 @@ async function openPostgres(url: string, poolSize: number): Promise<DatabaseHand
     ping: () => ping(db),
     close: () => (closing ??= db.destroy()),
   };
+}
+
+/**
+ * Statements whose text starts with a `/* prepared:<name> *\/` tag run as named prepared statements: each pooled
+ * connection parses them once and PostgreSQL keeps their plan, instead of parsing and planning them on every call.
+ * For the few large statements run on every batch of the money core (on the benchmark's load, parsing and planning
+ * them was about half of PostgreSQL's CPU, on the cores Lagoon shares). Other statements go as they are: Kysely
+ * builds many shapes (IN lists of any length) that would fill the server's statement cache.
+ */
+const PREPARED_TAG = /^\/\* prepared:([a-z_]+) \*\//;
+
+function preparingPool(pool: pg.Pool): PostgresPool {
+  const clients = new WeakMap<pg.PoolClient, PreparingClient>();
+  return {
+    async connect() {
+      const client = await pool.connect();
+      // The same wrapper for the same connection: Kysely keeps its per-connection state keyed by this object.
+      let wrapped = clients.get(client);
+      if (!wrapped) clients.set(client, (wrapped = new PreparingClient(client)));
+      return wrapped;
+    },
+    end: () => pool.end(),
+  };
+}
+
+class PreparingClient implements PostgresPoolClient {
+  constructor(private readonly client: pg.PoolClient) {}
+
+  query<R>(sql: string, parameters: readonly unknown[]): Promise<PostgresQueryResult<R>>;
+  query<R>(cursor: PostgresCursor<R>): PostgresCursor<R>;
+  query<R>(statement: string | PostgresCursor<R>, parameters: readonly unknown[] = []): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
+    // Kysely passes a cursor only when the dialect is given a cursor class, which Lagoon's is not.
+    if (typeof statement !== 'string') throw new Error('Cursors are not configured');
+    const name = PREPARED_TAG.exec(statement)?.[1];
+    const values = [...parameters];
+    const config = name === undefined ? { text: statement, values } : { name: `lagoon_${name}`, text: statement, values };
+    return this.run<R>(config);
+  }
+
+  private async run<R>(config: pg.QueryConfig): Promise<PostgresQueryResult<R>> {
+    const { command, rowCount, rows } = await this.client.query<R & pg.QueryResultRow>(config);
+    return { command: command as PostgresQueryResult<R>['command'], rowCount: rowCount ?? 0, rows };
+  }
+
+  release(): void {
+    this.client.release();
+  }
 }
 
 async function openPglite(dataDir: string): Promise<DatabaseHandle> {

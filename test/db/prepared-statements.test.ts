@@ -1,0 +1,44 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, testDatabaseKind, type TestDatabase } from '../helpers/db.ts';
+
+describe(`Statements tagged prepared: (${testDatabaseKind})`, () => {
+  let database: TestDatabase;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+
+  afterAll(async () => {
+    await database.drop();
+  });
+
+  it('should answer a tagged statement like any other, every time, with its own parameters', async () => {
+    await database.db.connection().execute(async (connection) => {
+      for (const n of [1, 2, 3]) {
+        const { rows } = await sql<{ next: number }>`/* prepared:test_probe */ select ${n}::int + 1 as next`.execute(connection);
+        expect(rows).toEqual([{ next: n + 1 }]);
+      }
+    });
+  });
+
+  it.skipIf(testDatabaseKind !== 'postgres')('should prepare a tagged statement once per connection under its name, and leave other statements unnamed', async () => {
+    await database.db.connection().execute(async (connection) => {
+      await sql`/* prepared:test_once */ select ${1}::int as one`.execute(connection);
+      await sql`/* prepared:test_once */ select ${2}::int as one`.execute(connection);
+      await sql`select ${3}::int as untagged`.execute(connection);
+      const { rows } = await sql<{ name: string; statement: string }>`select name, statement from pg_prepared_statements order by name`.execute(connection);
+      expect(rows.filter((row) => row.name === 'lagoon_test_once')).toHaveLength(1);
+      expect(rows.some((row) => row.statement.includes('untagged'))).toBe(false);
+    });
+  });
+
+  it('should fail a tagged statement with the database error and keep the connection usable', async () => {
+    await database.db.connection().execute(async (connection) => {
+      await expect(sql`/* prepared:test_fails */ select 1 / ${0}::int`.execute(connection)).rejects.toThrow(/division by zero/);
+      await expect(sql`/* prepared:test_fails */ select 1 / ${0}::int`.execute(connection)).rejects.toThrow(/division by zero/);
+      const { rows } = await sql<{ ok: number }>`/* prepared:test_after */ select ${5}::int as ok`.execute(connection);
+      expect(rows).toEqual([{ ok: 5 }]);
+    });
+  });
+});
