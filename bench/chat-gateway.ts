@@ -60,24 +60,34 @@ function start(args: string[], env: NodeJS.ProcessEnv, ready: RegExp): Promise<{
   });
 }
 
+/** Fields of /proc/<pid>/stat after the command name (field 3 onwards). */
+const statFields = (pid: number | string) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
 /** CPU time (user + system) a process has used so far, in ms (/proc/<pid>/stat, clock ticks of 10 ms). */
 const cpuMs = (pid: number) => {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  const fields = statFields(pid);
   return (Number(fields[11]) + Number(fields[12])) * 10;
 };
 /** Write system calls (write, writev, send...) a process has made so far (/proc/<pid>/io). */
 const writeCalls = (pid: number) => Number(/syscw:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))?.[1] ?? 0);
-/** CPU time of the machine's PostgreSQL server processes (a PostgreSQL run shares the two cores too), in ms. */
-const postgresCpuMs = () =>
-  readdirSync('/proc')
-    .filter((entry) => /^\d+$/.test(entry))
-    .reduce((sum, pid) => {
-      try {
-        return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres' ? sum + cpuMs(Number(pid)) : sum;
-      } catch {
-        return sum; // the process ended meanwhile
-      }
-    }, 0);
+/**
+ * CPU time of the machine's PostgreSQL server (a PostgreSQL run shares the two cores too), in ms: the postmaster's
+ * own and its ended children's (backends and autovacuum workers come and go), plus the live children's.
+ */
+const postgresCpuMs = () => {
+  let total = 0;
+  for (const pid of readdirSync('/proc').filter((entry) => /^\d+$/.test(entry))) {
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'postgres') continue;
+      const fields = statFields(pid);
+      const parentIsPostgres = readFileSync(`/proc/${fields[1]}/comm`, 'utf8').trim() === 'postgres';
+      // utime + stime, and for the postmaster also cutime + cstime (its children that ended), in ticks of 10 ms.
+      total += (Number(fields[11]) + Number(fields[12]) + (parentIsPostgres ? 0 : Number(fields[13]) + Number(fields[14]))) * 10;
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return total;
+};
 const rssMb = (pid: number) => Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024);
 
 try {

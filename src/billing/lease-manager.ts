@@ -322,7 +322,10 @@ export class LeaseManager {
         if (result.ok) {
           this.applied(lease, op, result.value);
           this.serveWaiters(lease, false);
-          if (lease.hasWork && lease.state !== 'closed' && (lease.pending.length > 0 || (lease.state === 'closing' && lease.holds === 0n))) this.schedule(lease);
+          // Charges settled while this update ran wait for company like any other (writeDelayMs), rather than
+          // going at once: back to back, batches under load would be as small and as many as the database is fast.
+          if (lease.state === 'open' && lease.pending.length > 0) this.scheduleWrite(lease);
+          else if (lease.hasWork && lease.state !== 'closed' && (lease.pending.length > 0 || (lease.state === 'closing' && lease.holds === 0n))) this.schedule(lease);
           return;
         }
         const givenUp = lease.restoreUpdate(op, isRefusedByDatabase(result.error));
