@@ -64,6 +64,31 @@ describe(`Balance leases (${testDatabaseKind})`, () => {
     }
   });
 
+  it('should move a lease row’s expiry only by steps over 10 s, so that most writes leave it as it is', async () => {
+    const billing = billingWith({ writeDelayMs: 0 });
+    try {
+      const { auth, accountId } = await createAccountWithKey(env.services, { credit: { USD: '10' } });
+      const call = () => billing.runMetered(auth, { maxCost: usd('0.01'), run: async () => 'ok', usage: () => usageOf(usd('0.002')) });
+      const lease = () => env.handle.db.selectFrom('reservations').select(['id', 'expires_at', 'amount']).where('account_id', '=', accountId).where('lease_holder', 'is not', null).executeTakeFirstOrThrow();
+      await call();
+      await billing.flush(accountId);
+      const first = await lease();
+      for (let index = 0; index < 3; index += 1) await call();
+      await billing.flush(accountId);
+      const later = await lease();
+      expect(later.amount).toBeLessThan(first.amount); // written: the charges came off the lease
+      expect(later.expires_at).toEqual(first.expires_at); // but the expiry stayed (under 10 s to gain)
+      // As if 25 s had passed since the expiry was last moved: the next write moves it a full TTL ahead.
+      await env.handle.db.updateTable('reservations').set({ expires_at: new Date(Date.now() + 35_000) }).where('id', '=', first.id).execute();
+      await call();
+      await billing.flush(accountId);
+      expect((await lease()).expires_at.getTime()).toBeGreaterThan(Date.now() + 55_000);
+      expect(await rows(accountId)).toMatchObject({ entries: 5, charged: parseNano('0.01') });
+    } finally {
+      await billing.close();
+    }
+  });
+
   it('should never lend more than the balance, whatever the number of calls at once', async () => {
     const { auth, accountId } = await createAccountWithKey(env.services, { credit: { USD: '1' } });
     const calls = await Promise.allSettled(Array.from({ length: 80 }, () => env.services.billing.reserve(auth, usd('0.03'))));
