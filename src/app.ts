@@ -46,7 +46,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const logger = options.logger ?? createLogger(config.logLevel);
   // A bad operator config stops the start before anything else happens (the error names each bad path).
   const operatorConfig = await loadOperatorConfig(config.operatorConfigPath);
-  const database = options.database ?? (await openDatabase({ url: config.database.url, dataDir: config.database.dataDir }));
+  const database = options.database ?? (await openDatabase({ url: config.database.url, dataDir: config.database.dataDir, preparedStatements: config.database.preparedStatements }));
   await migrateToLatest(database.db);
   const metrics = new Metrics();
   const services = createServices(database.db, logger, { ...config, operatorConfig, metrics });

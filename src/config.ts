@@ -17,6 +17,7 @@ const EnvironmentModel = z.object({
   PORT: intWithDefault(8080),
   DATABASE_URL: optionalString,
   LAGOON_DATA_DIR: z.preprocess(emptyToUndefined, z.string().default('./.lagoon')),
+  LAGOON_PG_PREPARED_STATEMENTS: boolWithDefault(true),
   LAGOON_CONFIG: optionalString,
   LAGOON_BOOTSTRAP_ADMIN_KEY: optionalString,
   REDIS_URL: optionalString,
@@ -50,7 +51,7 @@ export type Environment = z.infer<typeof EnvironmentModel>;
 export interface Config {
   readonly env: 'development' | 'production' | 'test';
   readonly http: { readonly host: string; readonly port: number; readonly corsOrigins: readonly string[]; readonly maxJsonBytes: number; readonly shutdownTimeoutMs: number };
-  readonly database: { readonly url: string | undefined; readonly dataDir: string };
+  readonly database: { readonly url: string | undefined; readonly dataDir: string; readonly preparedStatements: boolean };
   readonly operatorConfigPath: string | undefined;
   readonly bootstrapAdminKey: string | undefined;
   readonly redisUrl: string | undefined;
@@ -93,7 +94,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxJsonBytes: e.LAGOON_MAX_JSON_BYTES,
       shutdownTimeoutMs: e.LAGOON_SHUTDOWN_TIMEOUT_SECONDS * 1000,
     },
-    database: { url: e.DATABASE_URL, dataDir: e.LAGOON_DATA_DIR },
+    database: { url: e.DATABASE_URL, dataDir: e.LAGOON_DATA_DIR, preparedStatements: e.LAGOON_PG_PREPARED_STATEMENTS },
     operatorConfigPath: e.LAGOON_CONFIG,
     bootstrapAdminKey: e.LAGOON_BOOTSTRAP_ADMIN_KEY,
     redisUrl: e.REDIS_URL,

@@ -23,6 +23,8 @@ export interface DatabaseOptions {
   /** PGlite data directory; `memory://` keeps it in memory. */
   dataDir?: string;
   poolSize?: number;
+  /** PostgreSQL: run the statements tagged `prepared:` as named prepared statements (default true). */
+  preparedStatements?: boolean;
 }
 
 const INT8_OID = 20;
@@ -30,11 +32,11 @@ const DATE_OID = 1082;
 
 // Each driver is imported only when it is used: PGlite alone costs tens of MB that a server on PostgreSQL never needs.
 export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
-  if (options.url) return openPostgres(options.url, options.poolSize ?? 10);
+  if (options.url) return openPostgres(options.url, options.poolSize ?? 10, options.preparedStatements ?? true);
   return openPglite(options.dataDir ?? 'memory://');
 }
 
-async function openPostgres(url: string, poolSize: number): Promise<DatabaseHandle> {
+async function openPostgres(url: string, poolSize: number, preparedStatements: boolean): Promise<DatabaseHandle> {
   const { default: pg } = await import('pg');
   // int8 columns hold money and must arrive as bigint from both drivers; dates stay calendar strings.
   pg.types.setTypeParser(INT8_OID, (value) => BigInt(value));
@@ -43,7 +45,7 @@ async function openPostgres(url: string, poolSize: number): Promise<DatabaseHand
   // An idle client whose server connection drops (restart, failover) emits here; without a listener the
   // process would crash. The pool replaces the client on the next checkout.
   pool.on('error', () => undefined);
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) });
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: preparedStatements ? preparingPool(pool) : pool }) });
   let closing: Promise<void> | undefined;
   return {
     db,
@@ -58,7 +60,9 @@ async function openPostgres(url: string, poolSize: number): Promise<DatabaseHand
  * connection parses them once and PostgreSQL keeps their plan, instead of parsing and planning them on every call.
  * For the few large statements run on every batch of the money core (on the benchmark's load, parsing and planning
  * them was about half of PostgreSQL's CPU, on the cores Lagoon shares). Other statements go as they are: Kysely
- * builds many shapes (IN lists of any length) that would fill the server's statement cache.
+ * builds many shapes (IN lists of any length) that would fill the server's statement cache. Off with
+ * LAGOON_PG_PREPARED_STATEMENTS=false, for a connection pooler that cannot carry named statements across
+ * server connections (PgBouncer in transaction mode before 1.21, or without max_prepared_statements).
  */
 const PREPARED_TAG = /^\/\* prepared:([a-z_]+) \*\//;
 

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/db/database.ts';
 import { createTestDatabase, testDatabaseKind, type TestDatabase } from '../helpers/db.ts';
 
 describe(`Statements tagged prepared: (${testDatabaseKind})`, () => {
@@ -31,6 +32,20 @@ describe(`Statements tagged prepared: (${testDatabaseKind})`, () => {
       expect(rows.filter((row) => row.name === 'lagoon_test_once')).toHaveLength(1);
       expect(rows.some((row) => row.statement.includes('untagged'))).toBe(false);
     });
+  });
+
+  it.skipIf(testDatabaseKind !== 'postgres')('should send tagged statements unnamed when prepared statements are off (LAGOON_PG_PREPARED_STATEMENTS=false)', async () => {
+    const plain = await openDatabase({ url: database.url, poolSize: 1, preparedStatements: false });
+    try {
+      await plain.db.connection().execute(async (connection) => {
+        const { rows } = await sql<{ one: number }>`/* prepared:test_off */ select ${1}::int as one`.execute(connection);
+        expect(rows).toEqual([{ one: 1 }]);
+        const prepared = await sql<{ name: string }>`select name from pg_prepared_statements`.execute(connection);
+        expect(prepared.rows).toEqual([]);
+      });
+    } finally {
+      await plain.close();
+    }
   });
 
   it('should fail a tagged statement with the database error and keep the connection usable', async () => {
