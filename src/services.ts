@@ -11,7 +11,7 @@ import { LastUsedTracker } from './auth/last-used.ts';
 import { AnalyticsService, createAnalyticsCache } from './billing/analytics.service.ts';
 import { BalanceService } from './billing/balance.service.ts';
 import { BillingService } from './billing/billing.service.ts';
-import { DEFAULT_LEASE_OPTIONS } from './billing/lease-manager.ts';
+import { DEFAULT_LEASE_OPTIONS } from './billing/lease-options.ts';
 import { LeaseReclaim } from './billing/lease-reclaim.ts';
 import { UsageEventPublisher } from './billing/usage-events.ts';
 import { UsageService } from './billing/usage.service.ts';

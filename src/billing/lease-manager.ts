@@ -9,28 +9,9 @@ import type { ItemOutcome } from './group-commit.ts';
 import { DirectCharges } from './direct-charges.ts';
 import { Lease, type Draw } from './lease.ts';
 import { maxNano, type Currency, type Nano } from './money.ts';
+import type { LeaseOptions } from './lease-options.ts';
 import { periodStart } from './periods.ts';
 import type { SettledUsageEntry } from './usage.types.ts';
-
-export interface LeaseOptions {
-  /** A new lease aims at this many of the opening call's worst case (a lease that runs dry grows, doubling). */
-  readonly callsPerLease: number;
-  /** The lease row's expiry, moved forward by every update; the sweeper frees the leases of a dead process. */
-  readonly ttlMs: number;
-  /** A lease unused for this long is given back. */
-  readonly idleMs: number;
-  /** A lease is renewed this often, so that the charging order and the sharing between processes are revisited. */
-  readonly maxAgeMs: number;
-  /** How often leases are looked after (idle, age, expiry, draws past their timeout). */
-  readonly tickMs: number;
-  /**
-   * Settled charges wait up to this long before they are written, so that one transaction writes many of them
-   * (the caller has its answer already). Reads that need them write them at once.
-   */
-  readonly writeDelayMs: number;
-}
-
-export const DEFAULT_LEASE_OPTIONS: LeaseOptions = { callsPerLease: 32, ttlMs: 60_000, idleMs: 2_000, maxAgeMs: 30_000, tickMs: 500, writeDelayMs: 10 };
 
 /**
  * An update of a lease, materialised when its batch starts, so that it carries every charge settled until then, and
@@ -325,7 +306,7 @@ export class LeaseManager {
           // Charges settled while this update ran wait for company like any other (writeDelayMs), rather than
           // going at once: back to back, batches under load would be as small and as many as the database is fast.
           if (lease.state === 'open' && lease.pending.length > 0) this.scheduleWrite(lease);
-          else if (lease.hasWork && lease.state !== 'closed' && (lease.pending.length > 0 || (lease.state === 'closing' && lease.holds === 0n))) this.schedule(lease);
+          else if (lease.state === 'closing' && (lease.pending.length > 0 || lease.holds === 0n)) this.schedule(lease);
           return;
         }
         const givenUp = lease.restoreUpdate(op, isRefusedByDatabase(result.error));

@@ -89,7 +89,7 @@ class PreparingClient implements PostgresPoolClient {
     // Kysely passes a cursor only when the dialect is given a cursor class, which Lagoon's is not.
     if (typeof statement !== 'string') throw new Error('Cursors are not configured');
     const name = PREPARED_TAG.exec(statement)?.[1];
-    const values = [...parameters];
+    const values = parameters as unknown[]; // Kysely's own copy, and pg only reads it
     const config = name === undefined ? { text: statement, values } : { name: `lagoon_${name}`, text: statement, values };
     return this.run<R>(config);
   }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { BillingService } from '../../src/billing/billing.service.ts';
 import type { Price, Usage } from '../../src/billing/billing.types.ts';
-import { DEFAULT_LEASE_OPTIONS, type LeaseOptions } from '../../src/billing/lease-manager.ts';
+import { DEFAULT_LEASE_OPTIONS, type LeaseOptions } from '../../src/billing/lease-options.ts';
 import { parseNano } from '../../src/billing/money.ts';
 import { createLogger } from '../../src/logger.ts';
 import { testDatabaseKind } from '../helpers/db.ts';

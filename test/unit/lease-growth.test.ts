@@ -3,7 +3,8 @@ import type { AccountAuthContext } from '../../src/auth/auth-context.ts';
 import type { BillingOp, OpOutcome } from '../../src/billing/billing-batch.ts';
 import type { Price } from '../../src/billing/billing.types.ts';
 import { GroupCommitQueue } from '../../src/billing/group-commit.ts';
-import { DEFAULT_LEASE_OPTIONS, LeaseManager, type LeaseUpdateRequest } from '../../src/billing/lease-manager.ts';
+import { LeaseManager, type LeaseUpdateRequest } from '../../src/billing/lease-manager.ts';
+import { DEFAULT_LEASE_OPTIONS } from '../../src/billing/lease-options.ts';
 import { parseNano } from '../../src/billing/money.ts';
 import { createLogger } from '../../src/logger.ts';
 

@@ -217,7 +217,6 @@ async function readLimited(body: ResponseBody, limit: number): Promise<string> {
   return Buffer.concat(parts).toString('utf8');
 }
 
-
 let sequence = 0;
 /** An id for upstreams that send none (the chat service sets its own public id anyway). */
 function fallbackId(): string {

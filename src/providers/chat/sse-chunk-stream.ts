@@ -9,7 +9,7 @@ import { brokenError, cancelledError } from './upstream-errors.ts';
 export type ResponseBody = Readable & { text(): Promise<string>; dump(options?: { limit: number }): Promise<void> };
 
 /** One SSE event larger than this means a broken stream. */
-export const MAX_EVENT_BYTES = 4 * 1024 * 1024;
+const MAX_EVENT_BYTES = 4 * 1024 * 1024;
 
 const END: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
 
@@ -163,8 +163,8 @@ export class SseChunkStream implements UpstreamChatStream, AsyncIterator<Upstrea
     if (this.closed) return;
     this.closed = true;
     this.queue.length = 0;
-    if (!completed) this.cancel();
-    this.detach();
+    if (completed) this.detach();
+    else this.cancel(); // aborts the request and stops following the caller's signal
     void this.bytes.return?.(undefined).catch(() => undefined);
     if (completed && this.sawDone) this.body.dump({ limit: MAX_EVENT_BYTES }).catch(() => undefined);
     else if (!this.body.destroyed) this.body.destroy();
