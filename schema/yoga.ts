@@ -10,6 +10,7 @@ import type { Services } from '../src/services.ts';
 import type { GraphQLContext } from './context.ts';
 import { schema } from './index.ts';
 import { useBodyLimit } from './body-limit.ts';
+import { useReadsOnlyOverGet } from './get-reads-only.ts';
 import { useSseErrors } from './sse-errors.ts';
 
 /** What the HTTP front door hands to each GraphQL request. */
@@ -55,6 +56,7 @@ export function createGraphQLServer(deps: { services: Services; logger: Logger; 
       },
     },
     plugins: [
+      useReadsOnlyOverGet(),
       maxDepthPlugin({ n: deps.options.maxDepth, ignoreIntrospection: true, flattenFragments: true }),
       costLimitPlugin({ maxCost: deps.options.maxCost, ignoreIntrospection: true }),
       useSseErrors({ services: deps.services, endpoint: '/graphql/stream' }),

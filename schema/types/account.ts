@@ -1,4 +1,4 @@
-import type { AccountWithBalances } from '../../src/accounts/account.service.ts';
+import type { Account as AccountRecord } from '../../src/accounts/account.service.ts';
 import type { BalanceSnapshot } from '../../src/billing/billing.types.ts';
 import { formatNano } from '../../src/billing/money.ts';
 import { builder } from '../builder.ts';
@@ -13,19 +13,24 @@ const Balance = builder.objectRef<BalanceSnapshot>('Balance').implement({
   }),
 });
 
-const Account = builder.objectRef<AccountWithBalances>('Account').implement({
+const Account = builder.objectRef<AccountRecord>('Account').implement({
   fields: (t) => ({
     id: t.exposeID('id'),
     name: t.exposeString('name'),
     createdAt: t.field({ type: 'DateTime', resolve: (a) => a.createdAt }),
-    balances: t.field({ type: [Balance], resolve: (a) => a.balances }),
+    balances: t.field({
+      type: [Balance],
+      description: 'ADMIN keys only, like `balance`.',
+      authScopes: { admin: true },
+      resolve: (_account, _args, context) => context.services.accounts.balances(context.auth),
+    }),
   }),
 });
 
 builder.queryFields((t) => ({
   account: t.field({
     type: Account,
-    description: 'The account of the calling key, with its balances.',
+    description: 'The account of the calling key (its balances need an ADMIN key).',
     authScopes: { account: true },
     resolve: (_root, _args, context) => context.services.accounts.current(context.auth),
   }),

@@ -40,7 +40,8 @@ const SearchInputRef = builder.inputType('SearchInput', {
   }),
 });
 
-builder.queryFields((t) => ({
+// A mutation, not a query: it charges, and GET requests (cacheable, logged, sent by links) serve queries only.
+builder.mutationFields((t) => ({
   search: t.field({
     type: SearchResponseRef,
     description: 'Web search (experimental): 0.01 USD per successful request, nothing on failure. Queries are neither logged nor stored.',

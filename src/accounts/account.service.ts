@@ -1,7 +1,7 @@
 import type { AuthContext } from '../auth/auth-context.ts';
 import { getActiveKeyByHash } from '../auth/api-key.repository.ts';
 import type { ApiKeyService, CreatedApiKey } from '../auth/api-key.service.ts';
-import { requireAccount, requireOperator } from '../auth/permissions.ts';
+import { requireAccount, requireAdmin, requireOperator } from '../auth/permissions.ts';
 import { hashKeySecret } from '../auth/key-secret.ts';
 import type { BillingService } from '../billing/billing.service.ts';
 import type { BalanceSnapshot } from '../billing/billing.types.ts';
@@ -44,12 +44,18 @@ export class AccountService {
     return Promise.all(accounts.map(async (account) => ({ ...account, balances: await this.deps.billing.balancesOf(account.id) })));
   }
 
-  /** The caller's own account. */
-  async current(auth: AuthContext): Promise<AccountWithBalances> {
+  /** The caller's own account (any key of it). */
+  async current(auth: AuthContext): Promise<Account> {
     const { accountId } = requireAccount(auth);
     const row = await repo.getAccount(this.deps.db, accountId);
     if (!row) throw new NotFoundError('Account not found');
-    return { ...toAccount(row), balances: await this.deps.billing.balancesOf(accountId) };
+    return toAccount(row);
+  }
+
+  /** The caller's balances: ADMIN keys only, the same rule as the billing balance summary. */
+  async balances(auth: AuthContext): Promise<BalanceSnapshot[]> {
+    const { accountId } = requireAdmin(auth);
+    return this.deps.billing.balancesOf(accountId);
   }
 
   /** Creates a key for any account (operator CLI). */

@@ -69,10 +69,24 @@ describe(`GraphQL API keys and account (${testDatabaseKind})`, () => {
     const { secret } = await t.app.services.apiKeys.create(await t.app.services.auth.authenticate({ authorization: `Bearer ${ADMIN_KEY}` }, 'x'), { apiKeyType: 'INFERENCE', description: 'inf' });
     const inference = await t.graphql('{ apiKeys { id } }', {}, secret);
     expect(inference.errors?.[0]).toMatchObject({ message: 'Admin API key required', extensions: { code: 'ADMIN_KEY_REQUIRED' } });
-    const account = await t.graphql<{ account: { balances: { currency: string; available: string }[] } }>('{ account { balances { currency available } } }', {}, secret);
-    expect(account.data?.account.balances.map((b) => b.currency)).toEqual(['USD', 'DIEM', 'VCU', 'BUNDLED_CREDITS']);
     const bad = await t.graphql('{ account { id } }', {}, 'wrong');
     expect(bad.errors?.[0]?.extensions?.code).toBe('AUTHENTICATION_FAILED');
+  });
+
+  it('should let only ADMIN keys read balances, in GraphQL as in REST', async () => {
+    const { secret } = await t.app.services.apiKeys.create(await t.app.services.auth.authenticate({ authorization: `Bearer ${ADMIN_KEY}` }, 'x'), { apiKeyType: 'INFERENCE', description: 'inf' });
+    const BALANCES = '{ account { id balances { currency available } } }';
+    const rest = await t.call('/api/v1/billing/balance', { key: secret });
+    expect([rest.status, await rest.json()]).toEqual([401, { error: 'Admin API key required', code: 'ADMIN_KEY_REQUIRED' }]);
+    const inference = await t.graphql(BALANCES, {}, secret);
+    expect(inference.data ?? null).toBeNull();
+    expect(inference.errors?.[0]).toMatchObject({ message: 'Admin API key required', extensions: { code: 'ADMIN_KEY_REQUIRED' } });
+    expect((await t.graphql<{ account: { id: string } }>('{ account { id name } }', {}, secret)).data?.account.id).toEqual(expect.any(String));
+
+    expect((await t.call('/api/v1/billing/balance')).status).toBe(200);
+    const admin = await t.graphql<{ account: { balances: { currency: string; available: string }[] } }>(BALANCES);
+    expect(admin.errors).toBeUndefined();
+    expect(admin.data?.account.balances.map((b) => b.currency)).toEqual(['USD', 'DIEM', 'VCU', 'BUNDLED_CREDITS']);
   });
 
   it('should batch key usage for all keys of a query into one load', async () => {

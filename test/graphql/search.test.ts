@@ -5,10 +5,10 @@ import { startBrave, startSearxng, status, type FakeUpstream } from '../helpers/
 import { createAccountWithKey } from '../helpers/services.ts';
 
 const BRAVE_TOKEN = 'BSA-graphql-token';
-const SEARCH = `query Search($input: SearchInput!) {
+const SEARCH = `mutation Search($input: SearchInput!) {
   search(input: $input) {
     __typename
-    ... on QuerySearchSuccess { data { query results { title url content date } } }
+    ... on MutationSearchSuccess { data { query results { title url content date } } }
     ... on Error { message code }
     ... on ValidationError { issues { path message } }
   }
@@ -47,7 +47,7 @@ describe(`GraphQL search (${testDatabaseKind})`, () => {
   it('should search with the default BRAVE provider and return typed results, charging 0.01 USD', async () => {
     const before = await usd();
     const charged = await t.graphql<{ search: { data: { charged: string; currency: string } } }>(
-      'query($q: String!) { search(input: { query: $q, limit: 1 }) { ... on QuerySearchSuccess { data { charged currency } } } }',
+      'mutation($q: String!) { search(input: { query: $q, limit: 1 }) { ... on MutationSearchSuccess { data { charged currency } } } }',
       { q: 'what did it cost' },
       secret,
     );
@@ -55,7 +55,7 @@ describe(`GraphQL search (${testDatabaseKind})`, () => {
     expect(before - (await usd())).toBe(10_000_000n);
     const result = await search({ query: ' graphql pothos ' });
     expect(result.errors).toBeUndefined();
-    expect(result.data?.search.__typename).toBe('QuerySearchSuccess');
+    expect(result.data?.search.__typename).toBe('MutationSearchSuccess');
     expect(result.data?.search.data?.query).toBe('graphql pothos');
     expect(result.data?.search.data?.results).toHaveLength(10);
     expect(result.data?.search.data?.results[0]).toEqual({

@@ -68,8 +68,8 @@ describe(`web search privacy: the query is neither logged nor stored (${testData
 
     await rest({ query: QUERY });
     await rest({ query: QUERY, search_provider: 'google', limit: 20 });
-    await graphql('query($q: String!) { search(input: { query: $q, searchProvider: GOOGLE }) { __typename } }', { q: QUERY });
-    await graphql(`{ search(input: { query: "${QUERY}" }) { __typename } }`, {});
+    await graphql('mutation($q: String!) { search(input: { query: $q, searchProvider: GOOGLE }) { __typename } }', { q: QUERY });
+    await graphql(`mutation { search(input: { query: "${QUERY}" }) { __typename } }`, {});
     searxng.queue(status(500), status(500));
     await rest({ query: QUERY, search_provider: 'google' });
     brave.queue(status(401, { type: 'ErrorResponse', error: { code: 'SUBSCRIPTION_TOKEN_INVALID' } }));
