@@ -1,7 +1,10 @@
 import { encodeCursor } from '../../src/billing/usage.service.ts';
 import type { UsageEntry, UsageEntryDetails } from '../../src/billing/usage.types.ts';
 import { formatNano } from '../../src/billing/money.ts';
+import { NotFoundError } from '../../src/errors.ts';
 import { builder } from '../builder.ts';
+import type { GraphQLContext } from '../context.ts';
+import { ApiKeyRef } from './api-keys.ts';
 import { CurrencyEnum } from './enums.ts';
 
 const InferenceDetailsRef = builder.objectRef<UsageEntryDetails>('InferenceDetails').implement({
@@ -25,12 +28,32 @@ export const UsageEntryRef = builder.objectRef<UsageEntry>('UsageEntry').impleme
     currency: t.field({ type: CurrencyEnum, resolve: (e) => e.currency }),
     notes: t.exposeString('notes'),
     apiKeyId: t.id({ nullable: true, description: 'The key that made the call; null for the web app.', resolve: (e) => e.apiKeyId }),
+    apiKey: t.field({
+      type: ApiKeyRef,
+      nullable: true,
+      description: 'The key that made the call while it is active; null for the web app or a revoked key. Batched: one query for all entries.',
+      resolve: (e, _args, context) => keyOf(e, context),
+    }),
     modelId: t.string({ nullable: true, resolve: (e) => e.modelId }),
     modelType: t.string({ nullable: true, resolve: (e) => e.modelType }),
     lineType: t.string({ nullable: true, description: 'Input, Output, Cache Read, Cache Write…', resolve: (e) => e.lineType }),
     inferenceDetails: t.field({ type: InferenceDetailsRef, nullable: true, resolve: (e) => e.inferenceDetails }),
   }),
 });
+
+/**
+ * Through the ApiKey dataloader (one query for every entry of the request). Only a key of the caller's own
+ * account links: the entry's account is checked here, and the loader reads only the caller's active keys.
+ */
+async function keyOf(entry: UsageEntry, context: GraphQLContext) {
+  if (entry.apiKeyId === null || context.auth.kind !== 'apiKey' || entry.accountId !== context.auth.accountId) return null;
+  try {
+    return await ApiKeyRef.getDataloader(context).load(entry.apiKeyId);
+  } catch (error) {
+    if (error instanceof NotFoundError) return null;
+    throw error;
+  }
+}
 
 const SortOrderEnum = builder.enumType('UsageSortOrder', {
   values: { ASC: { value: 'asc', description: 'Oldest first.' }, DESC: { value: 'desc', description: 'Newest first.' } } as const,
@@ -39,6 +62,8 @@ const SortOrderEnum = builder.enumType('UsageSortOrder', {
 const UsageFilterRef = builder.inputType('UsageFilter', {
   fields: (t) => ({
     currency: t.field({ type: CurrencyEnum, required: false }),
+    apiKeyId: t.id({ required: false, description: 'Only entries of this API key.' }),
+    modelId: t.string({ required: false, description: 'Only entries of this model id.' }),
     startDate: t.field({ type: 'DateTime', required: false, description: 'Entries created at or after this instant.' }),
     endDate: t.field({ type: 'DateTime', required: false, description: 'Entries created at or before this instant.' }),
     sortOrder: t.field({ type: SortOrderEnum, required: false, description: 'By creation time, ties by id; default DESC.' }),
@@ -56,7 +81,14 @@ builder.queryFields((t) => ({
         const filter = args.filter ?? {};
         const connection = await context.services.usage.connection(
           context.auth,
-          { currency: filter.currency, startDate: filter.startDate?.toISOString(), endDate: filter.endDate?.toISOString(), sortOrder: filter.sortOrder },
+          {
+            currency: filter.currency,
+            apiKeyId: filter.apiKeyId ?? undefined,
+            modelId: filter.modelId ?? undefined,
+            startDate: filter.startDate?.toISOString(),
+            endDate: filter.endDate?.toISOString(),
+            sortOrder: filter.sortOrder,
+          },
           { first: args.first, last: args.last, after: args.after, before: args.before },
         );
         const edges = connection.entries.map((entry) => ({ cursor: encodeCursor(entry), node: entry }));

@@ -11,6 +11,7 @@ const absentIfEmpty = (value: unknown) => (value === '' || value === null ? unde
 const optional = <S extends z.ZodType>(schema: S) => z.preprocess(absentIfEmpty, schema.optional());
 
 export const USAGE_PAGE_SIZE = { min: 1, max: 500, default: 200 } as const;
+const MODEL_ID_MAX = 200;
 export const ANALYTICS_MAX_DAYS = 90;
 
 /** An ISO 8601 date-time with Z or an offset, or a UTC calendar day `YYYY-MM-DD`. */
@@ -18,6 +19,13 @@ const Instant = z.union([z.iso.datetime({ offset: true }), z.iso.date()], { erro
 
 const UsageFilterShape = z.object({
   currency: optional(z.enum(CURRENCIES)).describe('USD, VCU, DIEM or BUNDLED_CREDITS'),
+  apiKeyId: optional(z.uuid('must be an API key id (UUID)')).describe('Only entries of this API key (an id from GET /api_keys)'),
+  modelId: optional(
+    z
+      .string()
+      .max(MODEL_ID_MAX, `must be at most ${MODEL_ID_MAX} characters`)
+      .regex(/^[^\p{Cc}]+$/u, 'must be a model id without control characters'),
+  ).describe('Only entries of this model id (as usage entries record it)'),
   startDate: optional(Instant).describe('Entries created at or after this ISO 8601 date-time (a YYYY-MM-DD day starts at 00:00 UTC)'),
   endDate: optional(Instant).describe('Entries created at or before this ISO 8601 date-time (a YYYY-MM-DD day includes the whole day)'),
   sortOrder: optional(z.enum(SORT_ORDERS)).describe('By creation time (ties by id); default desc'),

@@ -19,6 +19,8 @@ function windowConditions(accountId: string, window: UsageWindow, alias = 'usage
   const column = (name: string) => sql.ref(`${alias}.${name}`);
   const conditions = [sql<SqlBool>`${column('account_id')} = ${accountId}::uuid`];
   if (window.currency) conditions.push(sql<SqlBool>`${column('currency')} = ${window.currency}`);
+  if (window.apiKeyId !== undefined) conditions.push(sql<SqlBool>`${column('api_key_id')} = ${window.apiKeyId}::uuid`);
+  if (window.modelId !== undefined) conditions.push(sql<SqlBool>`${column('model_id')} = ${window.modelId}`);
   if (window.from !== undefined) conditions.push(sql<SqlBool>`${column('created_at')} >= ${ts(window.from)}`);
   if (window.until !== undefined) conditions.push(sql<SqlBool>`${column('created_at')} < ${ts(window.until)}`);
   return conditions;
@@ -35,13 +37,18 @@ export async function countWindow(db: Db, accountId: string, window: UsageWindow
   return { total: Number(row?.total ?? 0), diem: Number(row?.diem ?? 0) };
 }
 
-/** Entries per whole day from the daily rollups (written in the same transaction as the entries). */
-export async function rollupDayCounts(db: Db, accountId: string, currency: Currency | undefined, days: { afterDay?: string; beforeDay?: string }): Promise<DayCount[]> {
+/**
+ * Entries per whole day from the daily rollups (written in the same transaction as the entries). A rollup row
+ * is per key and model ('' for none), so the key and model filters count exactly there too.
+ */
+export async function rollupDayCounts(db: Db, accountId: string, filter: Pick<UsageWindow, 'currency' | 'apiKeyId' | 'modelId'>, days: { afterDay?: string; beforeDay?: string }): Promise<DayCount[]> {
   let query = db
     .selectFrom('usage_daily')
     .select(['day', sql<string>`sum(entries)::text`.as('total'), sql<string>`coalesce(sum(entries) filter (where currency = 'DIEM'), 0)::text`.as('diem')])
     .where('account_id', '=', accountId);
-  if (currency) query = query.where('currency', '=', currency);
+  if (filter.currency) query = query.where('currency', '=', filter.currency);
+  if (filter.apiKeyId !== undefined) query = query.where('api_key_id', '=', filter.apiKeyId);
+  if (filter.modelId !== undefined) query = query.where('model_id', '=', filter.modelId);
   if (days.afterDay) query = query.where('day', '>', days.afterDay);
   if (days.beforeDay) query = query.where('day', '<', days.beforeDay);
   const rows = await query.groupBy('day').execute();

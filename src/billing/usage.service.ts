@@ -140,7 +140,7 @@ export class UsageService {
     const plan = planCount(window);
     const exact: DayCount[] = [];
     for (const { day, window: part } of plan.exact) exact.push({ day, ...(await repo.countWindow(db, accountId, part)) });
-    const rollups = plan.rollupDays ? await repo.rollupDayCounts(db, accountId, window.currency, plan.rollupDays) : [];
+    const rollups = plan.rollupDays ? await repo.rollupDayCounts(db, accountId, window, plan.rollupDays) : [];
     return mergeDayCounts(exact, rollups).filter((day) => day.total > 0);
   }
 
@@ -154,8 +154,13 @@ export class UsageService {
   }
 }
 
-function windowOf(filter: { currency?: UsageWindow['currency']; startDate?: string | undefined; endDate?: string | undefined }): UsageWindow {
-  return { ...(filter.currency && { currency: filter.currency }), ...windowBounds(filter.startDate, filter.endDate) };
+function windowOf(filter: Pick<UsageWindow, 'currency' | 'apiKeyId' | 'modelId'> & { startDate?: string | undefined; endDate?: string | undefined }): UsageWindow {
+  return {
+    ...(filter.currency && { currency: filter.currency }),
+    ...(filter.apiKeyId !== undefined && { apiKeyId: filter.apiKeyId }),
+    ...(filter.modelId !== undefined && { modelId: filter.modelId }),
+    ...windowBounds(filter.startDate, filter.endDate),
+  };
 }
 
 const invert = (order: SortOrder): SortOrder => (order === 'asc' ? 'desc' : 'asc');

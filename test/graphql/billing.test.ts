@@ -6,7 +6,7 @@ import { formatNano, parseNano } from '../../src/billing/money.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
-import { chargeScenario, scenarioAccount, sumBy, type ExpectedLine } from '../helpers/billing.ts';
+import { chargeScenario, scenarioAccount, seedEntries, sumBy, type ExpectedLine } from '../helpers/billing.ts';
 import { createTestDatabase, testDatabaseKind } from '../helpers/db.ts';
 
 type Scenario = Awaited<ReturnType<typeof scenarioAccount>>;
@@ -30,13 +30,15 @@ const USAGE = `query($first: Int, $after: String, $last: Int, $before: String, $
 describe(`GraphQL billing read side (${testDatabaseKind})`, () => {
   let t: TestApp;
   let a: Scenario;
+  let other: Scenario;
   let expected: ExpectedLine[];
 
   beforeAll(async () => {
     t = await createTestApp();
     a = await scenarioAccount(t.app.services, 'delta');
     expected = await chargeScenario(t.app.services, a);
-    await chargeScenario(t.app.services, await scenarioAccount(t.app.services, 'epsilon'));
+    other = await scenarioAccount(t.app.services, 'epsilon');
+    await chargeScenario(t.app.services, other);
   });
   afterAll(async () => t.close());
 
@@ -134,6 +136,78 @@ describe(`GraphQL billing read side (${testDatabaseKind})`, () => {
     expect(analytics.byKeyDaily.at(-1)!.values.map((v) => v.name)).toEqual(analytics.topKeyNames);
   });
 
+  it('should filter usage by API key and by model in the database, in GraphQL and REST alike', async () => {
+    const ids = async (filter: Record<string, unknown>) => {
+      const result = await usage({ first: 500, filter });
+      expect(result.errors).toBeUndefined();
+      return { count: result.data!.usage.totalCount, ids: result.data!.usage.edges.map((e) => e.node.id).sort() };
+    };
+    const of = (lines: ExpectedLine[]) => ({ count: lines.length, ids: lines.map((e) => e.entryId).sort() });
+    const byKey = expected.filter((e) => e.keyId === a.inferenceKeyId);
+    const byModel = expected.filter((e) => e.model === 'lagoon-llm');
+    expect(byKey.length).toBeGreaterThan(0);
+    expect(byKey.length).toBeLessThan(expected.length);
+    expect(byModel.length).toBeGreaterThan(0);
+    expect(await ids({ apiKeyId: a.inferenceKeyId })).toEqual(of(byKey));
+    expect(await ids({ modelId: 'lagoon-llm' })).toEqual(of(byModel));
+    expect(await ids({ apiKeyId: a.adminKeyId, modelId: 'lagoon-llm', currency: 'USD' })).toEqual(
+      of(expected.filter((e) => e.keyId === a.adminKeyId && e.model === 'lagoon-llm' && e.currency === 'USD')),
+    );
+    // The count of a window that starts today is exact from the entries; one without a start is from the rollups.
+    expect(await ids({ apiKeyId: a.inferenceKeyId, startDate: new Date(Date.now() - 60_000).toISOString() })).toEqual(of(byKey));
+    // Another account's key or an unknown model matches nothing of this account.
+    expect(await ids({ apiKeyId: other.inferenceKeyId })).toEqual({ count: 0, ids: [] });
+    expect(await ids({ modelId: 'no-such-model' })).toEqual({ count: 0, ids: [] });
+
+    const rest = await t.call(`/api/v1/billing/usage?apiKeyId=${a.inferenceKeyId}&limit=500`, { key: a.adminSecret });
+    const page = (await rest.json()) as { data: unknown[]; pagination: { total: number } };
+    expect([rest.status, page.pagination.total, page.data.length]).toEqual([200, byKey.length, byKey.length]);
+    const restModel = (await (await t.call('/api/v1/billing/usage?modelId=lagoon-llm', { key: a.adminSecret })).json()) as { pagination: { total: number } };
+    expect(restModel.pagination.total).toBe(byModel.length);
+
+    const codeOf = (result: { errors?: { extensions?: Record<string, unknown> }[] }) => result.errors?.[0]?.extensions?.code;
+    expect(codeOf(await usage({ first: 1, filter: { apiKeyId: 'not-a-key' } }))).toBe('INVALID_REQUEST');
+    expect(codeOf(await usage({ first: 1, filter: { modelId: 'bad\u0000id' } }))).toBe('INVALID_REQUEST');
+    expect((await t.call('/api/v1/billing/usage?apiKeyId=nope', { key: a.adminSecret })).status).toBe(400);
+  });
+
+  it('should link each usage entry to its API key through one batched load', async () => {
+    const services = t.app.services;
+    const original = services.apiKeys.findByIds.bind(services.apiKeys);
+    const loads: string[][] = [];
+    services.apiKeys.findByIds = async (auth, ids) => {
+      loads.push([...ids]);
+      return original(auth, ids);
+    };
+    try {
+      const result = await t.graphql<{ usage: { edges: { node: { apiKeyId: string | null; apiKey: { id: string; description: string; apiKeyType: string } | null } }[] } }>(
+        '{ usage(first: 50) { edges { node { apiKeyId apiKey { id description apiKeyType } } } } }',
+        {},
+        a.adminSecret,
+      );
+      expect(result.errors).toBeUndefined();
+      const nodes = result.data!.usage.edges.map((e) => e.node);
+      expect(nodes).toHaveLength(expected.length);
+      for (const node of nodes) expect(node.apiKey?.id).toBe(node.apiKeyId);
+      expect(nodes.find((n) => n.apiKeyId === a.inferenceKeyId)?.apiKey).toEqual({ id: a.inferenceKeyId, description: 'delta inference', apiKeyType: 'INFERENCE' });
+      expect(loads).toHaveLength(1);
+      expect(new Set(loads[0])).toEqual(new Set([a.adminKeyId, a.inferenceKeyId]));
+    } finally {
+      services.apiKeys.findByIds = original;
+    }
+  });
+
+  it('should never link an entry to a key of another account', async () => {
+    await seedEntries(t.app.database.db, a.accountId, [{ at: new Date().toISOString(), currency: 'USD', amount: '0.001', apiKeyId: other.inferenceKeyId, model: 'foreign-key-model' }]);
+    const result = await t.graphql<{ usage: { edges: { node: { apiKeyId: string; apiKey: unknown } }[] } }>(
+      '{ usage(first: 5, filter: { modelId: "foreign-key-model" }) { edges { node { apiKeyId apiKey { id description } } } } }',
+      {},
+      a.adminSecret,
+    );
+    expect(result.errors).toBeUndefined();
+    expect(result.data!.usage.edges.map((e) => e.node)).toEqual([{ apiKeyId: other.inferenceKeyId, apiKey: null }]);
+  });
+
   it('should return the balance summary', async () => {
     const result = await t.graphql<{ balance: Record<string, unknown> }>('{ balance { canConsume consumptionCurrency balances { diem usd } diemEpochAllocation } }', {}, a.adminSecret);
     const spentUsd = -expected.filter((e) => e.currency === 'USD').reduce((s, e) => s + e.amount, 0n);
@@ -201,5 +275,33 @@ describe(`GraphQL apiKeys usage batching (${testDatabaseKind})`, () => {
     expect(many.keys).toHaveLength(13);
     expect(many.queries).toBe(few.queries);
     expect(many.queries).toBeLessThanOrEqual(3); // the key list, current-period spend, trailing seven days
+  });
+
+  it('should resolve the keys of N usage entries with one query', async () => {
+    const services = app.services;
+    const admin = await services.auth.authenticate({ authorization: `Bearer ${ADMIN}` }, 'x');
+    if (admin.kind !== 'apiKey') throw new Error('expected an API key context');
+    for (let i = 0; i < 8; i += 1) {
+      const { secret } = await services.apiKeys.create(admin, { apiKeyType: 'INFERENCE', description: `payer ${i}` });
+      const payer = await services.auth.authenticate({ authorization: `Bearer ${secret}` }, 'x');
+      await services.billing.runMetered(payer, {
+        maxCost: { usd: parseNano('0.01'), diem: parseNano('0.01') },
+        run: async () => undefined,
+        usage: () => ({ modelId: 'm', lines: [{ sku: 's', units: '1', pricePerUnitUsd: '0.01', cost: { usd: parseNano('0.01'), diem: parseNano('0.01') } }] }),
+      });
+    }
+    const counted = async (query: string) => {
+      counter.count = 0;
+      const response = await app.fetch(new Request('http://lagoon.test/graphql', { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ query }) }));
+      const result = (await response.json()) as { data?: { usage: { edges: { node: { apiKeyId: string; apiKey?: { id: string; description: string } } }[] } }; errors?: unknown[] };
+      expect(result.errors).toBeUndefined();
+      return { queries: counter.count, nodes: result.data!.usage.edges.map((e) => e.node) };
+    };
+    await counted('{ usage(first: 50) { edges { node { apiKeyId } } } }'); // writes any pending charges first
+    const plain = await counted('{ usage(first: 50) { edges { node { apiKeyId } } } }');
+    const linked = await counted('{ usage(first: 50) { edges { node { apiKeyId apiKey { id description } } } } }');
+    expect(new Set(linked.nodes.map((n) => n.apiKeyId)).size).toBeGreaterThanOrEqual(9);
+    for (const node of linked.nodes) expect(node.apiKey?.id).toBe(node.apiKeyId);
+    expect(linked.queries - plain.queries).toBe(1);
   });
 });
