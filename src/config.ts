@@ -36,6 +36,10 @@ const EnvironmentModel = z.object({
   GRAPHIQL: boolWithDefault(true),
   LAGOON_CONTROL_SOCKET: boolWithDefault(true),
   LAGOON_HEAP_GROWING_PERCENT: intWithDefault(120),
+  LAGOON_TEXT_PARSER_WORKERS: intWithDefault(0),
+  LAGOON_TEXT_PARSER_PER_ACCOUNT: intWithDefault(2, 1),
+  LAGOON_TEXT_PARSER_TIMEOUT_SECONDS: intWithDefault(10, 1),
+  LAGOON_TEXT_PARSER_QUEUE_SECONDS: intWithDefault(10, 1),
   SEARXNG_URL: optionalString,
   BRAVE_SEARCH_API_KEY: optionalString,
   BRAVE_SEARCH_URL: optionalString,
@@ -62,6 +66,8 @@ export interface Config {
   readonly controlSocket: boolean;
   /** V8 grows the heap by this percentage after each full collection (0: V8's own choice); see README Performance. */
   readonly heapGrowingPercent: number;
+  /** Text parser worker threads (0: one per core), documents of one account at once, budget per document, wait for a worker. */
+  readonly textParser: { readonly workers: number; readonly perAccount: number; readonly timeoutMs: number; readonly queueTimeoutMs: number };
   /** Env shortcuts for web search upstreams (the operator config file can declare them too). */
   readonly search: { readonly searxngUrl: string | undefined; readonly braveApiKey: string | undefined; readonly braveUrl: string | undefined };
   /** Usage export: DIEM entries before this UTC day are the legacy VCU (decisions.md §3 warningMessage). */
@@ -112,6 +118,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     graphql: { maxDepth: e.GRAPHQL_MAX_DEPTH, maxCost: e.GRAPHQL_MAX_COST, graphiql: e.GRAPHIQL },
     controlSocket: e.LAGOON_CONTROL_SOCKET,
     heapGrowingPercent: e.LAGOON_HEAP_GROWING_PERCENT,
+    textParser: {
+      workers: e.LAGOON_TEXT_PARSER_WORKERS,
+      perAccount: e.LAGOON_TEXT_PARSER_PER_ACCOUNT,
+      timeoutMs: e.LAGOON_TEXT_PARSER_TIMEOUT_SECONDS * 1000,
+      queueTimeoutMs: e.LAGOON_TEXT_PARSER_QUEUE_SECONDS * 1000,
+    },
     search: { searxngUrl: e.SEARXNG_URL, braveApiKey: e.BRAVE_SEARCH_API_KEY, braveUrl: e.BRAVE_SEARCH_URL },
     diemCutoverDate: new Date(`${e.LAGOON_DIEM_CUTOVER_DATE}T00:00:00Z`),
     rpc: { upstreams: rpcUpstreamsFromEnv(env), pricePerCreditUsd: e.LAGOON_RPC_PRICE_PER_CREDIT_USD },

@@ -67,6 +67,8 @@ export type ServiceOptions = Pick<Config, 'auth' | 'billing'> & {
   /** Redis for pub/sub and the analytics cache (none: in-process). */
   readonly redisUrl?: Config['redisUrl'];
   readonly diemCutoverDate?: Config['diemCutoverDate'];
+  /** Text parser pool sizing and budgets (none: the defaults). */
+  readonly textParser?: Config['textParser'];
 };
 
 /** Closes what the services hold open besides the database (Redis connections, worker threads); whoever created them calls it. */
@@ -99,7 +101,12 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
   const characters = new CharacterService({ db });
   const searchRoutes = buildSearchRoutes({ providers: options.operatorConfig?.providers ?? [], mapping: options.operatorConfig?.search, env: options.search });
   const search = new SearchService({ billing, router: new SearchRouter(searchRoutes), logger });
-  const textParser = new TextParserService({ billing, logger });
+  const parser = options.textParser;
+  const textParser = new TextParserService({
+    billing,
+    logger,
+    ...(parser && { options: { perAccount: parser.perAccount, timeoutMs: parser.timeoutMs, queueTimeoutMs: parser.queueTimeoutMs, ...(parser.workers > 0 && { size: parser.workers }) } }),
+  });
   const usage = new UsageService({ db, events, logger, diemCutoverDate: options.diemCutoverDate ?? new Date('2025-01-01T00:00:00Z'), settled: billing });
   const analytics = new AnalyticsService({ db, cache: createAnalyticsCache({ redisUrl: options.redisUrl, logger }), settled: billing });
   const balance = new BalanceService({ db, billing });

@@ -49,8 +49,10 @@ export interface TextParserOptions extends PoolOptions {
 export const DEFAULT_TEXT_PARSER_OPTIONS: TextParserOptions = {
   maxFileBytes: TEXT_PARSER_MAX_FILE_BYTES,
   limits: { zip: DEFAULT_ZIP_LIMITS, maxTextChars: 32_000_000 },
-  size: Math.max(1, Math.min(4, availableParallelism() - 1)),
-  timeoutMs: 30_000,
+  size: availableParallelism(),
+  perAccount: 2,
+  timeoutMs: 10_000,
+  queueTimeoutMs: 10_000,
   maxHeapMb: 1024,
   idleMs: 60_000,
 };
@@ -81,7 +83,7 @@ export class TextParserService {
     const started = performance.now();
     const { result, charge } = await this.deps.billing.runMetered(account, {
       maxCost: AUGMENT_PRICE,
-      run: () => this.pool.run({ bytes: input.bytes, limits: this.options.limits }),
+      run: () => this.pool.run({ bytes: input.bytes, limits: this.options.limits }, account.accountId),
       usage: (parsed) => augmentUsage('augment-text-parser', `${parsed.kind.toUpperCase()} document, ${parsed.tokens} tokens`, auth.requestId, Math.round(performance.now() - started)),
     });
     return { text: result.text, tokens: result.tokens, kind: result.kind, format, charge };

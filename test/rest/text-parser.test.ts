@@ -296,7 +296,7 @@ describe(`REST POST ${PATH} (${testDatabaseKind})`, () => {
 
   it('should refuse a document that needs more memory than a worker may use with 400, and keep serving', async () => {
     const { auth, accountId } = await createAccountWithKey(t.app.services, { credit: { USD: '1' }, type: 'INFERENCE' });
-    const parser = new TextParserService({ billing: t.app.services.billing, logger: createLogger('silent'), options: { maxHeapMb: 48, size: 1 } });
+    const parser = new TextParserService({ billing: t.app.services.billing, logger: createLogger('silent'), options: { maxHeapMb: 48, size: 1, timeoutMs: 120_000 } });
     try {
       const big = await makeXlsx([{ name: 'Big', rows: Array.from({ length: 60_000 }, (_, i) => [`row${i}`, i, `some words in row ${i}`, i * 2.5]) }]);
       await expect(parser.parse(auth, { bytes: big })).rejects.toMatchObject({ code: 'INVALID_REQUEST', message: expect.stringMatching(/too much memory/) });
@@ -307,7 +307,7 @@ describe(`REST POST ${PATH} (${testDatabaseKind})`, () => {
     } finally {
       await parser.close();
     }
-  });
+  }, 90_000);
 
   it('should describe the route as a multipart upload in OpenAPI', async () => {
     const doc = (await (await t.call('/api/v1/openapi.json', { key: null })).json()) as { paths: Record<string, { post: { requestBody: { content: Record<string, { schema: { properties: Record<string, unknown>; required: string[] } }> } } }> };

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { Worker, type ResourceLimits } from 'node:worker_threads';
-import { ValidationError } from '../../errors.ts';
+import { AppError, RateLimitedError, ValidationError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
 import { EXTRACT_WORKER } from '../../runtime-files.ts';
 import type { DocumentKind } from './detect.ts';
@@ -41,12 +41,37 @@ export type WorkerReply =
 export interface PoolOptions {
   /** Documents parsed at once (one worker thread each); more wait their turn. */
   readonly size: number;
-  /** A parse running longer is stopped (its thread terminated) and refused. */
+  /** Documents of one account parsed at once; its further ones wait without taking a worker. */
+  readonly perAccount: number;
+  /** A parse running longer is stopped (its thread terminated and replaced) and refused. */
   readonly timeoutMs: number;
+  /** A document that gets no worker within this long is answered 503 (429 when its own account's cap held it). */
+  readonly queueTimeoutMs: number;
   /** Heap cap of each worker; a document needing more is refused instead of taking the process down. */
   readonly maxHeapMb: number;
   /** An idle worker exits after this long. */
   readonly idleMs: number;
+  /** The worker module (tests swap in one that can be made to hang); the extraction worker by default. */
+  readonly workerUrl?: URL | undefined;
+}
+
+/** No worker came free in time: 503 with the time the soonest running parse must end by. */
+export class ParserBusyError extends AppError {
+  readonly code = 'SERVICE_UNAVAILABLE' as const;
+  readonly status = 503;
+  constructor(readonly retryAfterSeconds: number) {
+    super('Every document parser is busy; retry later.');
+  }
+
+  override headers(): Record<string, string> {
+    return { 'retry-after': String(this.retryAfterSeconds) };
+  }
+}
+
+interface Waiter {
+  readonly owner: string | undefined;
+  readonly resolve: (slot: Slot, job: symbol) => void;
+  readonly reject: (error: Error) => void;
 }
 
 interface Slot {
@@ -61,10 +86,10 @@ interface Slot {
  * Built, the worker is plain JavaScript. From the sources it is TypeScript: register tsx inside the thread itself,
  * so it loads the same way under `node --import tsx`, vitest or any other runner.
  */
-function startWorker(resourceLimits: ResourceLimits): Worker {
-  if (!EXTRACT_WORKER.typescript) return new Worker(EXTRACT_WORKER.url, { execArgv: [], resourceLimits });
+function startWorker(url: URL, resourceLimits: ResourceLimits): Worker {
+  if (!url.pathname.endsWith('.ts')) return new Worker(url, { execArgv: [], resourceLimits });
   const tsxApi = new URL('index.mjs', pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api'))).href;
-  const bootstrap = `import(${JSON.stringify(tsxApi)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(EXTRACT_WORKER.url.href)}); });`;
+  const bootstrap = `import(${JSON.stringify(tsxApi)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(url.href)}); });`;
   return new Worker(bootstrap, { eval: true, execArgv: [], resourceLimits });
 }
 
@@ -72,37 +97,51 @@ function startWorker(resourceLimits: ResourceLimits): Worker {
  * Runs document extraction in worker threads: the event loop of the API stays free while a 25 MB document is
  * parsed, a parse that hangs is really stopped (the thread is terminated), and a document that needs too much
  * memory kills only its worker. Workers are reused and exit when idle.
+ *
+ * Fairness: one account has at most `perAccount` documents in the workers, and nobody waits longer than
+ * `queueTimeoutMs` for one (a busy pool answers at once-ish, instead of holding the request for minutes).
  */
 export class ExtractionPool {
   private readonly slots = new Set<Slot>();
   private readonly idle: Slot[] = [];
-  private readonly waiting: ((slot: Slot) => void)[] = [];
+  private readonly waiting: Waiter[] = [];
+  /** Parses holding a worker: whose (none for chat page reads) and when their budget ends. */
+  private readonly running = new Map<symbol, { readonly owner: string | undefined; readonly deadline: number }>();
+  private readonly perOwner = new Map<string, number>();
 
   constructor(private readonly options: PoolOptions, private readonly logger: Logger) {}
 
-  async run(request: WorkerRequest & { page?: undefined }): Promise<DocumentText> {
-    const reply = await this.runInWorker(request);
+  /** `owner` (the account) counts against the per-account cap; none for work that is not a caller's document. */
+  async run(request: WorkerRequest & { page?: undefined }, owner?: string): Promise<DocumentText> {
+    const reply = await this.runInWorker(request, owner);
     if (reply.type !== 'done') throw unreadable();
     return reply;
   }
 
   async runPage(request: WorkerRequest & { page: PageRequest }): Promise<PageText> {
-    const reply = await this.runInWorker(request);
+    const reply = await this.runInWorker(request, undefined);
     if (reply.type !== 'page') throw unreadable();
     return reply;
   }
 
-  private async runInWorker(request: WorkerRequest): Promise<Extracted> {
-    const slot = await this.acquire();
+  private async runInWorker(request: WorkerRequest, owner: string | undefined): Promise<Extracted> {
+    const { slot, job } = await this.acquire(owner);
     try {
       return await this.execute(slot, request);
     } finally {
+      this.running.delete(job);
+      if (owner !== undefined) {
+        const count = (this.perOwner.get(owner) ?? 1) - 1;
+        if (count > 0) this.perOwner.set(owner, count);
+        else this.perOwner.delete(owner);
+      }
       this.release(slot);
     }
   }
 
   /** Stops every worker (running parses fail). */
   async close(): Promise<void> {
+    for (const waiter of this.waiting.splice(0)) waiter.reject(new ParserBusyError(1));
     const all = [...this.slots];
     this.slots.clear();
     this.idle.length = 0;
@@ -143,11 +182,7 @@ export class ExtractionPool {
         slot.dead = true;
         done(() => reject(unreadable()));
       };
-      const timer = setTimeout(() => {
-        slot.dead = true;
-        void worker.terminate();
-        done(() => reject(new ValidationError(`Parsing the document took longer than ${Math.round(this.options.timeoutMs / 1000)} s and was stopped; it may be damaged or too complex.`)));
-      }, this.options.timeoutMs);
+      let timer: NodeJS.Timeout | undefined;
       worker.on('message', onMessage);
       worker.on('error', onError);
       worker.on('exit', onExit);
@@ -155,39 +190,95 @@ export class ExtractionPool {
       // A private copy is handed over (transferred), so the caller's bytes stay usable.
       const bytes = request.bytes.slice();
       slot.ready.then(
-        () => worker.postMessage({ bytes, limits: request.limits, page: request.page } satisfies WorkerRequest, [bytes.buffer]),
+        () => {
+          if (settled) return;
+          // The budget is the document's own: it starts when the worker has it (a cold worker's start is not counted).
+          timer = setTimeout(() => {
+            slot.dead = true;
+            void worker.terminate();
+            done(() => reject(new ValidationError(`Parsing the document took longer than ${Math.round(this.options.timeoutMs / 1000)} s and was stopped; it may be damaged or too complex.`)));
+          }, this.options.timeoutMs);
+          worker.postMessage({ bytes, limits: request.limits, page: request.page } satisfies WorkerRequest, [bytes.buffer]);
+        },
         (error: unknown) => done(() => reject(error instanceof Error ? error : new Error(String(error)))),
       );
     });
   }
 
-  private acquire(): Promise<Slot> {
+  /** A worker for the next document of `owner`, once both the pool and the owner's cap allow; else 503/429 in time. */
+  private acquire(owner: string | undefined): Promise<{ slot: Slot; job: symbol }> {
+    return new Promise((resolve, reject) => {
+      const waiter: Waiter = {
+        owner,
+        resolve: (slot, job) => {
+          clearTimeout(timer);
+          resolve({ slot, job });
+        },
+        reject: (error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      };
+      const timer = setTimeout(() => {
+        const at = this.waiting.indexOf(waiter);
+        if (at < 0) return;
+        this.waiting.splice(at, 1);
+        reject(this.busy(owner));
+      }, this.options.queueTimeoutMs);
+      this.waiting.push(waiter);
+      this.dispatch();
+    });
+  }
+
+  /** Hands free workers to the oldest waiters whose account is under its cap. */
+  private dispatch(): void {
+    for (let at = 0; at < this.waiting.length && this.running.size < this.options.size; ) {
+      const waiter = this.waiting[at]!;
+      if (waiter.owner !== undefined && (this.perOwner.get(waiter.owner) ?? 0) >= this.options.perAccount) {
+        at += 1;
+        continue;
+      }
+      this.waiting.splice(at, 1);
+      if (waiter.owner !== undefined) this.perOwner.set(waiter.owner, (this.perOwner.get(waiter.owner) ?? 0) + 1);
+      // Busy from here on. The deadline (for Retry-After) is close: the budget starts when the worker has the document.
+      const job = Symbol('parse');
+      this.running.set(job, { owner: waiter.owner, deadline: Date.now() + this.options.timeoutMs });
+      waiter.resolve(this.takeSlot(), job);
+    }
+  }
+
+  private takeSlot(): Slot {
     for (let slot = this.idle.pop(); slot; slot = this.idle.pop()) {
       clearTimeout(slot.idleTimer);
-      if (!slot.dead) return Promise.resolve(slot);
+      if (!slot.dead) return slot;
     }
-    if (this.slots.size < this.options.size) return Promise.resolve(this.spawn());
-    return new Promise((resolve) => this.waiting.push(resolve));
+    return this.spawn();
+  }
+
+  /** 429 when the owner's own documents hold its cap, else 503; either says when a worker is sure to be free. */
+  private busy(owner: string | undefined): AppError {
+    const now = Date.now();
+    const own = owner !== undefined && (this.perOwner.get(owner) ?? 0) >= this.options.perAccount;
+    const deadlines = [...this.running.values()].filter((job) => !own || job.owner === owner).map((job) => job.deadline);
+    const seconds = Math.max(1, Math.ceil(((deadlines.length > 0 ? Math.min(...deadlines) : now + 1000) - now) / 1000));
+    if (own) return new RateLimitedError(`This account already has ${this.options.perAccount} documents being parsed; retry when one is done.`, seconds);
+    return new ParserBusyError(seconds);
   }
 
   private release(slot: Slot): void {
     if (slot.dead) {
       this.slots.delete(slot);
       void this.kill(slot);
+    } else {
+      slot.idleTimer = setTimeout(() => void this.kill(slot), this.options.idleMs);
+      slot.idleTimer.unref();
+      this.idle.push(slot);
     }
-    const next = this.waiting.shift();
-    if (next) {
-      next(slot.dead ? this.spawn() : slot);
-      return;
-    }
-    if (slot.dead) return;
-    slot.idleTimer = setTimeout(() => void this.kill(slot), this.options.idleMs);
-    slot.idleTimer.unref();
-    this.idle.push(slot);
+    this.dispatch();
   }
 
   private spawn(): Slot {
-    const worker = startWorker({ maxOldGenerationSizeMb: this.options.maxHeapMb });
+    const worker = startWorker(this.options.workerUrl ?? EXTRACT_WORKER.url, { maxOldGenerationSizeMb: this.options.maxHeapMb });
     worker.unref();
     const ready = new Promise<void>((resolve, reject) => {
       const onMessage = (reply: WorkerReply) => {

@@ -1,4 +1,5 @@
 import { parentPort } from 'node:worker_threads';
+import { getResolvedPDFJS } from 'unpdf';
 import { ValidationError } from '../../errors.ts';
 import { countTextTokens } from '../../tokenizer.ts';
 import { htmlPageText, limitTokens, type PageRequest } from '../scrape/page-text.ts';
@@ -17,6 +18,8 @@ port.on('message', (request: WorkerRequest) => {
   const reply = request.page ? handlePage(request.bytes, request.limits, request.page) : handle(request.bytes, request.limits);
   void reply.then((message) => port.postMessage(message));
 });
+// PDF.js is loaded on first use; load it before saying ready, so a document's time budget is spent on the document.
+await getResolvedPDFJS();
 port.postMessage({ type: 'ready' } satisfies WorkerReply);
 
 async function handle(bytes: Uint8Array, limits: ExtractLimits): Promise<WorkerReply> {
