@@ -1,26 +1,103 @@
 import { randomUUID } from 'node:crypto';
 import type { EventBus } from '../events/event-bus.ts';
 import type { Logger } from '../logger.ts';
-import type { KeyCache } from './key-cache.ts';
+import type { KeyCache, KeyInvalidation } from './key-cache.ts';
 
 const TOPIC = 'lagoon:key-cache';
+
+export interface KeyCacheSyncTiming {
+  /** While invalidations may be missed, a cached lookup is used at most this long. */
+  readonly degradedMaxAgeMs: number;
+  /** How often a healthy channel is probed (a half-open connection closes nothing). */
+  readonly probeIntervalMs: number;
+  /** A probe not back within this marks the channel down; a down channel is probed again at this pace. */
+  readonly probeTimeoutMs: number;
+  /** Invalidations this recent are sent again when the channel comes back (another process may have missed them). */
+  readonly resendWindowMs: number;
+}
+
+export const DEFAULT_KEY_CACHE_SYNC_TIMING: KeyCacheSyncTiming = { degradedMaxAgeMs: 1_000, probeIntervalMs: 10_000, probeTimeoutMs: 2_000, resendWindowMs: 60_000 };
 
 /**
  * Connects a process's key cache to the event bus: its invalidations are published, and those of every other
  * process are applied here. In-process (no REDIS_URL) there is no other process and this costs nothing.
+ *
+ * The cache may keep a key for its full TTL only while this process is sure to hear revocations: from the moment
+ * a Redis connection drops (or a probe of the channel goes unanswered) until a probe this process published comes
+ * back through its own subscription, lookups are cached at most `degradedMaxAgeMs`. When the probe comes back the
+ * whole cache is dropped (revocations may have been missed meanwhile) and recent invalidations are sent again.
  */
-export function syncKeyCache(cache: KeyCache, events: EventBus, logger: Logger): void {
+export function syncKeyCache(cache: KeyCache, events: EventBus, logger: Logger, timing: KeyCacheSyncTiming = DEFAULT_KEY_CACHE_SYNC_TIMING): void {
   if (events.kind === 'memory') return;
   const origin = randomUUID();
-  cache.broadcast = (invalidation) => events.publish(TOPIC, 'all', { ...invalidation, origin });
+  let healthy = false;
+  let pending: string | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const recent: { readonly invalidation: KeyInvalidation; readonly at: number }[] = [];
+
+  // Not sure of the channel until the first probe comes back.
+  cache.limitAge(timing.degradedMaxAgeMs);
+
+  const degrade = (reason: string) => {
+    if (healthy) logger.warn({ reason }, `key cache invalidations may be missed; caching key lookups at most ${timing.degradedMaxAgeMs} ms until Redis answers`);
+    healthy = false;
+    cache.limitAge(timing.degradedMaxAgeMs);
+  };
+  const recover = () => {
+    healthy = true;
+    cache.clear();
+    cache.limitAge(undefined);
+    const since = Date.now() - timing.resendWindowMs;
+    for (const { invalidation } of recent.filter((entry) => entry.at >= since)) events.publish(TOPIC, 'all', { ...invalidation, origin });
+    logger.info('key cache invalidations flow again; the cache was emptied');
+  };
+  const schedule = (ms: number, run: () => void) => {
+    clearTimeout(timer);
+    timer = setTimeout(run, ms);
+    timer.unref();
+  };
+  const probe = () => {
+    const nonce = randomUUID();
+    pending = nonce;
+    events.publish(TOPIC, 'all', { probe: nonce, origin });
+    schedule(timing.probeTimeoutMs, () => {
+      if (pending !== nonce) return;
+      degrade('a probe of the channel went unanswered');
+      probe();
+    });
+  };
+  const answered = (nonce: string) => {
+    if (nonce !== pending) return;
+    pending = undefined;
+    if (!healthy) recover();
+    schedule(timing.probeIntervalMs, probe);
+  };
+
+  cache.broadcast = (invalidation) => {
+    const now = Date.now();
+    while (recent.length > 0 && (recent[0]!.at < now - timing.resendWindowMs || recent.length >= 10_000)) recent.shift();
+    recent.push({ invalidation, at: now });
+    events.publish(TOPIC, 'all', { ...invalidation, origin });
+  };
+  events.onConnection((up) => {
+    if (up) probe();
+    else degrade('a Redis connection closed');
+  });
+
   const subscription = events.subscribe(TOPIC, 'all');
   void (async () => {
     try {
-      for await (const { origin: from, ...invalidation } of subscription) {
-        if (from !== origin) cache.apply('hash' in invalidation ? { hash: invalidation.hash } : { keyId: invalidation.keyId });
+      for await (const message of subscription) {
+        if ('probe' in message) {
+          if (message.origin === origin) answered(message.probe);
+        } else if (message.origin !== origin) {
+          cache.apply('hash' in message ? { hash: message.hash } : { keyId: message.keyId });
+        }
       }
     } catch (error) {
-      logger.error({ err: error }, 'key cache invalidations stopped; revoked keys now expire with the cache TTL');
+      degrade('the subscription ended');
+      logger.error({ err: error }, 'key cache invalidations stopped; key lookups are cached at most briefly');
     }
   })();
+  probe();
 }

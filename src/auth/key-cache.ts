@@ -5,6 +5,7 @@ export type KeyInvalidation = { readonly hash: string } | { readonly keyId: stri
 
 interface Entry {
   readonly key: AuthenticatedKey | null;
+  readonly at: number;
   readonly until: number;
 }
 
@@ -13,9 +14,12 @@ interface Entry {
  * Unknown hashes are remembered briefly too (a flood of bad keys should not become a flood of queries).
  * Revocation and edits drop the entry at once in this process, and in every other process through `broadcast`
  * (the event bus: Redis pub/sub with REDIS_URL), so a revoked key stops working everywhere, not after the TTL.
+ * While those broadcasts cannot be heard, `limitAge` shortens every entry's life (see key-cache-sync.ts).
  */
 export class KeyCache {
   private readonly entries = new Map<string, Entry>();
+  /** Entries older than this are not used (set while invalidations from other processes may be missed). */
+  private maxAgeMs: number | undefined;
   /** Tells the other processes; set by whoever wires the cache to the event bus. */
   broadcast: ((invalidation: KeyInvalidation) => void) | undefined;
   /** Hears of every edited or deleted key, here or in another process (balance leases of the key end). */
@@ -32,7 +36,8 @@ export class KeyCache {
   get(hash: string): AuthenticatedKey | null | undefined {
     const entry = this.entries.get(hash);
     if (!entry) return undefined;
-    if (entry.until <= this.now()) {
+    const now = this.now();
+    if (entry.until <= now || (this.maxAgeMs !== undefined && now - entry.at >= this.maxAgeMs)) {
       this.entries.delete(hash);
       return undefined;
     }
@@ -45,7 +50,24 @@ export class KeyCache {
       const oldest = this.entries.keys().next();
       if (!oldest.done) this.entries.delete(oldest.value);
     }
-    this.entries.set(hash, { key, until: this.now() + (key ? this.ttlMs : this.negativeTtlMs) });
+    const now = this.now();
+    this.entries.set(hash, { key, at: now, until: now + (key ? this.ttlMs : this.negativeTtlMs) });
+  }
+
+  /** Uses entries only while younger than `maxAgeMs` (undefined: the normal TTLs alone). */
+  limitAge(maxAgeMs: number | undefined): void {
+    this.maxAgeMs = maxAgeMs;
+  }
+
+  /**
+   * Forgets every entry, and tells `onKeyChanged` of every key it held: invalidations may have been missed, so
+   * anything decided from a cached key (a balance lease and its limits) is decided afresh.
+   */
+  clear(): void {
+    const keyIds = new Set<string>();
+    for (const entry of this.entries.values()) if (entry.key) keyIds.add(entry.key.id);
+    this.entries.clear();
+    for (const keyId of keyIds) this.onKeyChanged?.(keyId);
   }
 
   invalidate(hash: string): void {

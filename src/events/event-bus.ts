@@ -10,8 +10,11 @@ import { closeRedisClient, createRedisClient } from './redis.ts';
 export type EventTopics = {
   /** New usage entries of an account, after their settlement committed (id: the account id). */
   'lagoon:usage': [accountId: string, event: UsageSettledEvent];
-  /** A revoked or edited API key, for every process's key cache (id: always `all`). */
-  'lagoon:key-cache': [scope: 'all', invalidation: KeyInvalidation & { readonly origin: string }];
+  /**
+   * A revoked or edited API key, for every process's key cache, or a process's probe of the channel, which only
+   * it listens for (id: always `all`).
+   */
+  'lagoon:key-cache': [scope: 'all', message: (KeyInvalidation | { readonly probe: string }) & { readonly origin: string }];
   /** A process asks the others to give back the unused part of their balance leases on an account (id: always `all`). */
   'lagoon:lease-reclaim': [scope: 'all', request: { readonly accountId: string; readonly origin: string }];
 };
@@ -27,6 +30,11 @@ export interface EventBus {
   publish<T extends Topic>(topic: T, id: EventTopics[T][0], payload: EventTopics[T][1]): void;
   /** Events of one topic and id until the iterator is returned (a client disconnect does that). */
   subscribe<T extends Topic>(topic: T, id: EventTopics[T][0]): AsyncIterableIterator<EventTopics[T][1]>;
+  /**
+   * Hears when a Redis connection of the bus is lost (false: events may be missed from now on) or established
+   * again (true: events flow again once the subscriptions are renewed). In-process it is never called.
+   */
+  onConnection(listener: (up: boolean) => void): void;
   close(): Promise<void>;
 }
 
@@ -34,20 +42,32 @@ export interface EventBus {
 const SUBSCRIBER_BUFFER = 1000;
 
 export function createEventBus(options: { redisUrl?: string | undefined; logger: Logger }): EventBus {
-  if (!options.redisUrl) return wrap('memory', new EventTarget() as PubSubEventTarget<EventTopics>, async () => undefined);
+  if (!options.redisUrl) return wrap('memory', new EventTarget() as PubSubEventTarget<EventTopics>, async () => undefined, () => undefined);
   const publishClient = createRedisClient(options.redisUrl, options.logger, 'publish');
   const subscribeClient = createRedisClient(options.redisUrl, options.logger, 'subscribe', { subscriber: true });
   const eventTarget = createRedisEventTarget<PubSubEvent<EventTopics, Topic>>({ publishClient, subscribeClient });
-  return wrap('redis', eventTarget, async () => {
-    await Promise.all([closeRedisClient(publishClient), closeRedisClient(subscribeClient)]);
-  });
+  const onConnection = (listener: (up: boolean) => void) => {
+    for (const client of [publishClient, subscribeClient]) {
+      client.on('close', () => listener(false));
+      client.on('ready', () => listener(true));
+    }
+  };
+  return wrap(
+    'redis',
+    eventTarget,
+    async () => {
+      await Promise.all([closeRedisClient(publishClient), closeRedisClient(subscribeClient)]);
+    },
+    onConnection,
+  );
 }
 
-function wrap(kind: EventBus['kind'], eventTarget: PubSubEventTarget<EventTopics>, close: () => Promise<void>): EventBus {
+function wrap(kind: EventBus['kind'], eventTarget: PubSubEventTarget<EventTopics>, close: () => Promise<void>, onConnection: EventBus['onConnection']): EventBus {
   const publisher = createPubSub<EventTopics>({ eventTarget });
   let closed = false;
   return {
     kind,
+    onConnection,
     publish(topic, id, payload) {
       // Every topic is (id, payload); TypeScript cannot see that through the generic, hence the widened call.
       const publish = publisher.publish as (topic: Topic, id: string, payload: EventTopics[Topic][1]) => void;
