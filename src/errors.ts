@@ -191,6 +191,22 @@ export class UpstreamError extends AppError {
   }
 }
 
+/**
+ * The database could not be reached, or dropped the connection a statement ran on (a restart, a failover): the
+ * request did not happen, or did not finish, and may be sent again shortly.
+ */
+export class DatabaseUnavailableError extends AppError {
+  readonly code = 'SERVICE_UNAVAILABLE' as const;
+  readonly status = 503;
+  constructor(options?: { cause?: unknown }) {
+    super('The database is unavailable; try again shortly.', options);
+  }
+
+  override headers(): Record<string, string> {
+    return { 'retry-after': '1' };
+  }
+}
+
 export function isAppError(error: unknown): error is AppError {
   return error instanceof AppError;
 }

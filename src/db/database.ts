@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { Kysely, PostgresDialect, sql, type PostgresCursor, type PostgresPool, type PostgresPoolClient, type PostgresQueryResult } from 'kysely';
 import type pg from 'pg';
 import { lockDataDir } from './data-dir-lock.ts';
+import { asDatabaseUnavailable, isConnectionLost } from './errors.ts';
 import type { DB } from './types.generated.ts';
 
 export type Database = Kysely<DB>;
@@ -42,10 +43,13 @@ async function openPostgres(url: string, poolSize: number, preparedStatements: b
   pg.types.setTypeParser(INT8_OID, (value) => BigInt(value));
   pg.types.setTypeParser(DATE_OID, (value) => value);
   const pool = new pg.Pool({ connectionString: url, max: poolSize });
-  // An idle client whose server connection drops (restart, failover) emits here; without a listener the
-  // process would crash. The pool replaces the client on the next checkout.
+  // A server connection that drops (restart, failover, a backend ended by an administrator) makes its client emit
+  // 'error'. The pool listens only while the client is idle; a client checked out by a query or a transaction has
+  // no listener of its own, and an unheard 'error' event ends the process. So every client is listened to from
+  // the moment it exists; the statement running on it fails on its own, and the client is discarded on release.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   pool.on('error', () => undefined);
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: preparedStatements ? preparingPool(pool) : pool }) });
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: lagoonPool(pool, preparedStatements) }) });
   let closing: Promise<void> | undefined;
   return {
     db,
@@ -65,43 +69,96 @@ async function openPostgres(url: string, poolSize: number, preparedStatements: b
  * server connections (PgBouncer in transaction mode before 1.21, or without max_prepared_statements).
  */
 const PREPARED_TAG = /^\/\* prepared:([a-z_]+) \*\//;
+const BEGIN = /^\s*(begin|start transaction)\b/i;
+const END = /^\s*(commit|rollback)\b/i;
+/** A statement that only reads: sent again on another connection when its own broke under it. */
+const READ_ONLY = /^\s*select\b/i;
 
-function preparingPool(pool: pg.Pool): PostgresPool {
-  const clients = new WeakMap<pg.PoolClient, PreparingClient>();
+function lagoonPool(pool: pg.Pool, preparedStatements: boolean): PostgresPool {
+  const clients = new WeakMap<pg.PoolClient, LagoonClient>();
   return {
     async connect() {
-      const client = await pool.connect();
+      let client: pg.PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (error) {
+        throw asDatabaseUnavailable(error);
+      }
       // The same wrapper for the same connection: Kysely keeps its per-connection state keyed by this object.
       let wrapped = clients.get(client);
-      if (!wrapped) clients.set(client, (wrapped = new PreparingClient(client)));
+      if (!wrapped) clients.set(client, (wrapped = new LagoonClient(pool, client, preparedStatements)));
       return wrapped;
     },
     end: () => pool.end(),
   };
 }
 
-class PreparingClient implements PostgresPoolClient {
-  constructor(private readonly client: pg.PoolClient) {}
+/**
+ * A pooled connection as Kysely sees it. A lost connection fails its statement with DatabaseUnavailableError
+ * (answered 503); outside a transaction, a statement whose connection was already broken before it was sent, or a
+ * read-only one, is sent once more on a fresh connection. A broken connection goes back to the pool as broken,
+ * which discards it.
+ */
+class LagoonClient implements PostgresPoolClient {
+  private broken: Error | undefined;
+  private inTransaction = false;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly client: pg.PoolClient,
+    private readonly preparedStatements: boolean,
+  ) {
+    client.on('error', (error: Error) => (this.broken ??= error));
+  }
 
   query<R>(sql: string, parameters: readonly unknown[]): Promise<PostgresQueryResult<R>>;
   query<R>(cursor: PostgresCursor<R>): PostgresCursor<R>;
   query<R>(statement: string | PostgresCursor<R>, parameters: readonly unknown[] = []): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
     // Kysely passes a cursor only when the dialect is given a cursor class, which Lagoon's is not.
     if (typeof statement !== 'string') throw new Error('Cursors are not configured');
-    const name = PREPARED_TAG.exec(statement)?.[1];
+    const name = this.preparedStatements ? PREPARED_TAG.exec(statement)?.[1] : undefined;
     const values = parameters as unknown[]; // Kysely's own copy, and pg only reads it
     const config = name === undefined ? { text: statement, values } : { name: `lagoon_${name}`, text: statement, values };
     return this.run<R>(config);
   }
 
   private async run<R>(config: pg.QueryConfig): Promise<PostgresQueryResult<R>> {
-    const { command, rowCount, rows } = await this.client.query<R & pg.QueryResultRow>(config);
-    return { command: command as PostgresQueryResult<R>['command'], rowCount: rowCount ?? 0, rows };
+    const inTransaction = this.inTransaction || BEGIN.test(config.text);
+    const brokenBefore = this.broken !== undefined;
+    this.inTransaction = inTransaction && !END.test(config.text);
+    try {
+      return resultOf<R>(await this.client.query<R & pg.QueryResultRow>(config));
+    } catch (error) {
+      if (!isConnectionLost(error)) throw error;
+      this.broken ??= error instanceof Error ? error : new Error(String(error));
+      if (inTransaction || !(brokenBefore || READ_ONLY.test(config.text))) throw asDatabaseUnavailable(error);
+      return this.again<R>(config);
+    }
+  }
+
+  private async again<R>(config: pg.QueryConfig): Promise<PostgresQueryResult<R>> {
+    let fresh: pg.PoolClient | undefined;
+    try {
+      fresh = await this.pool.connect();
+      const result = await fresh.query<R & pg.QueryResultRow>(config);
+      fresh.release();
+      return resultOf<R>(result);
+    } catch (error) {
+      fresh?.release(isConnectionLost(error));
+      throw asDatabaseUnavailable(error);
+    }
   }
 
   release(): void {
-    this.client.release();
+    const broken = this.broken;
+    this.broken = undefined;
+    this.inTransaction = false;
+    this.client.release(broken);
   }
+}
+
+function resultOf<R>({ command, rowCount, rows }: pg.QueryResult<R & pg.QueryResultRow>): PostgresQueryResult<R> {
+  return { command: command as PostgresQueryResult<R>['command'], rowCount: rowCount ?? 0, rows };
 }
 
 async function openPglite(dataDir: string): Promise<DatabaseHandle> {
