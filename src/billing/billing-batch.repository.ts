@@ -33,6 +33,8 @@ export interface BatchLocks {
   readonly leases: Map<string, Nano>;
   readonly balances: LockedBalance[];
   readonly spends: LockedKeySpend[];
+  /** The batch's transaction id: asked after a COMMIT whose answer was lost (src/db/commit-status.ts). */
+  readonly xid: string;
 }
 
 /**
@@ -52,7 +54,7 @@ export async function claimAndLock(trx: Tx, accountIds: readonly string[], entri
   const rows = [...entries, ...leaseEntries].map((e) => ({ id: e.id, ...usageEntryColumns(e), amount: String(e.amount), inference_details: e.inferenceDetails }));
   const leases = leaseUpdates.map((op) => ({ id: op.lease.id, consumed: String(op.calls.reduce((sum, call) => sum + call.charged, 0n)), expires_at: op.expiresAt, finish: op.finish }));
   const keys = keySpendRows.map((row) => ({ api_key_id: row.apiKeyId, period_start: row.periodStart }));
-  const result = await sql<{ claimed: string[]; leases: { id: string; amount: string }[]; balances: JsonBalance[]; spends: JsonKeySpend[] }>`/* prepared:batch_claim_and_lock */
+  const result = await sql<{ claimed: string[]; leases: { id: string; amount: string }[]; balances: JsonBalance[]; spends: JsonKeySpend[]; xid: string }>`/* prepared:batch_claim_and_lock */
     with candidate as (
       select * from jsonb_to_recordset(${rowsParam(rows)}::jsonb) as e(
         id uuid, account_id uuid, api_key_id uuid, reservation_id uuid, created_at timestamptz, sku text, model_id text,
@@ -102,7 +104,8 @@ export async function claimAndLock(trx: Tx, accountIds: readonly string[], entri
       (select coalesce(json_agg(json_build_object(
           'api_key_id', api_key_id, 'period_start', period_start, 'spent_usd', spent_usd::text, 'reserved_usd', reserved_usd::text,
           'spent_diem', spent_diem::text, 'reserved_diem', reserved_diem::text, 'limit_usd', limit_usd::text, 'limit_diem', limit_diem::text)), '[]')
-        from locked_spend) as spends`.execute(trx);
+        from locked_spend) as spends,
+      pg_current_xact_id()::text as xid`.execute(trx);
   const row = result.rows[0];
   if (!row) throw new Error('The batch lock statement returned no row');
   return {
@@ -110,6 +113,7 @@ export async function claimAndLock(trx: Tx, accountIds: readonly string[], entri
     leases: new Map(row.leases.map((lease) => [lease.id, BigInt(lease.amount)])),
     balances: row.balances.map((b) => ({ account_id: b.account_id, currency: b.currency, amount: BigInt(b.amount), reserved: BigInt(b.reserved) })),
     spends: row.spends.map(fromJsonKeySpend),
+    xid: row.xid,
   };
 }
 

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { AuthContext } from '../auth/auth-context.ts';
 import type { Transaction } from 'kysely';
+import { transactionCommitted } from '../db/commit-status.ts';
 import type { Database } from '../db/database.ts';
+import { isConnectionLost } from '../db/errors.ts';
 import type { DB } from '../db/types.generated.ts';
 import { ForbiddenError, InsufficientBalanceError, SpendLimitExceededError, ValidationError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
@@ -169,6 +171,7 @@ export class BillingService {
    * the decisions, in memory (billing-batch.ts); one statement that writes them; COMMIT.
    */
   private async runBatch(ops: readonly BillingOp[]): Promise<ItemOutcome<OpOutcome>[]> {
+    const decided: { xid?: string; outcomes?: OpOutcome[] } = {};
     try {
       const outcomes = await this.deps.db.transaction().execute(async (trx) => {
         const candidates = firstSettles(ops);
@@ -184,10 +187,21 @@ export class BillingService {
         const winners = settleWinners(ops, candidates, locks.claimed);
         const plan = planBatch(ops, winners, locks.balances, spends, locks.leases);
         await batchRepo.writeBatch(trx, plan);
+        decided.xid = locks.xid;
+        decided.outcomes = plan.outcomes;
         return plan.outcomes;
       });
       return outcomes.map((value) => ({ ok: true, value }));
     } catch (error) {
+      // The connection broke during COMMIT: the batch may be written. Sent again, its lease charges would be
+      // charged twice, and given up, lost; so the database is asked what became of it.
+      if (decided.xid && decided.outcomes && isConnectionLost(error)) {
+        const committed = await transactionCommitted(this.deps.db, decided.xid);
+        this.deps.logger.warn({ calls: ops.length, committed: committed ?? 'unknown' }, 'the connection was lost during a billing batch commit');
+        if (committed) return decided.outcomes.map((value) => ({ ok: true, value }));
+        // Unknown (the database stayed away): sent again below and later, a lease update already written is
+        // refused (its usage entries exist), so it is never charged twice.
+      }
       if (ops.length === 1) return [{ ok: false, error }];
       // Nothing of the batch was written; run each call alone so that one call's failure stays its own.
       this.deps.logger.warn({ err: error, calls: ops.length }, 'billing batch failed; running its calls one by one');

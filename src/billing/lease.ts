@@ -49,7 +49,11 @@ export class Lease {
    * growth and looked again later could find the next growth in flight, and the next, for as long as calls arrive.
    */
   waiters: GrowthWaiter[] = [];
-  /** Updates failed in a row: after two, charges are sent one at a time, so that one bad call cannot block the rest. */
+  /**
+   * Updates the database refused in a row: after two, charges are sent one at a time, so that one bad call cannot
+   * block the rest. A lost connection does not count: one at a time, a lease that met a few would still be writing
+   * its backlog call by call when the process stops, and the calls left unwritten would never be charged.
+   */
   failures = 0;
   /** Of those, the ones the database refused (not a lost connection): only these can give a charge up. */
   refusals = 0;
@@ -168,7 +172,7 @@ export class Lease {
    * met a lost connection or an overloaded server is kept, however long the outage lasts.
    */
   restoreUpdate(op: LeaseUpdateOp, refused: boolean): LeaseCall | undefined {
-    this.failures += 1;
+    if (refused) this.failures += 1;
     this.refusals = refused && this.sending.length === 1 ? this.refusals + 1 : 0;
     const givenUp = this.refusals >= 4 ? this.sending[0] : undefined;
     if (givenUp) this.refusals = 0;

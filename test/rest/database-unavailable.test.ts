@@ -6,6 +6,7 @@ import { loadConfig } from '../../src/config.ts';
 import { openDatabase } from '../../src/db/database.ts';
 import { createLogger } from '../../src/logger.ts';
 import { ADMIN_KEY, BASE } from '../helpers/app.ts';
+import { scenarioAccount } from '../helpers/billing.ts';
 import { createTestDatabase, TEST_DATABASE_URL, type TestDatabase } from '../helpers/db.ts';
 import { startDatabaseRelay, type DatabaseRelay } from '../helpers/db-relay.ts';
 
@@ -85,5 +86,43 @@ suite('a lost database connection answers 503, not 500 (on PGlite skipped: needs
     await end();
     await expect(write).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
     expect((await call('/api/v1/api_keys')).status).toBe(200);
+  });
+
+  it('should write each settled charge once when the answer to a billing COMMIT is lost, and keep writing the next ones', async () => {
+    const account = await scenarioAccount(app.services, 'lost-commit');
+    const chat = async () => {
+      const response = await call('/api/v1/chat/completions', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${account.inferenceSecret}` },
+        body: JSON.stringify({ model: 'default', messages: [{ role: 'user', content: 'Hello' }], max_completion_tokens: 8 }),
+      });
+      expect(response.status).toBe(200);
+      return response.headers.get('x-request-id')!;
+    };
+    const charges = async () => {
+      await app.services.billing.flush(account.accountId);
+      const { rows } = await admin.query<{ request_id: string; n: number }>(`select request_id, count(*)::int as n from account_ledger where account_id = $1 and type = 'CHARGE' group by 1`, [account.accountId]);
+      return new Map(rows.map((row) => [row.request_id, row.n]));
+    };
+    const ids = [await chat(), await chat()];
+    expect([...(await charges()).values()]).toEqual([1, 1]);
+    // The batch writing the next charges commits, but its answer never arrives.
+    const lost = link.loseNextCommitAfter('lagoon_batch_claim_and_lock');
+    ids.push(await chat(), await chat());
+    await lost;
+    ids.push(await chat());
+    const written = await charges();
+    expect(ids.map((id) => written.get(id) ?? 0)).toEqual([1, 1, 1, 1, 1]);
+    expect(written.size).toBe(ids.length);
+    // The account's money adds up: balance change = charges = usage entries, and what leases hold matches the rows.
+    const { rows } = await admin.query<{ ledger: string; usage: string; reserved: string; held: string }>(
+      `select (select sum(amount)::text from account_ledger where account_id = $1 and type = 'CHARGE') as ledger,
+        (select sum(amount)::text from usage_entries where account_id = $1) as usage,
+        (select sum(reserved)::text from balances where account_id = $1) as reserved,
+        (select sum(amount)::text from reservations where account_id = $1 and status = 'held') as held`,
+      [account.accountId],
+    );
+    expect(rows[0]!.usage).toBe(rows[0]!.ledger);
+    expect(rows[0]!.reserved).toBe(rows[0]!.held);
   });
 });
