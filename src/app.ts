@@ -10,7 +10,7 @@ import { createGraphQLServer } from '../schema/yoga.ts';
 import { operator } from './auth/auth-context.ts';
 import type { Config } from './config.ts';
 import { openDatabase, type DatabaseHandle } from './db/database.ts';
-import { migrateToLatest } from './db/migrate.ts';
+import { migrateToLatest, schemaReady } from './db/migrate.ts';
 import { NotFoundError } from './errors.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { Metrics } from './metrics.ts';
@@ -71,8 +71,10 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     const path = url.pathname;
     if (path === '/healthz') return { response: json({ status: 'ok' }), route: '/healthz' };
     if (path === '/readyz') {
-      const ready = !closing && (await database.ping());
-      return { response: json({ status: ready ? 'ready' : 'unavailable', database: database.kind }, ready ? 200 : 503), route: '/readyz' };
+      // Ready only when the database answers and carries this build's schema.
+      const reason = closing ? 'shutting down' : !(await database.ping()) ? 'database unreachable' : !(await schemaReady(database.db)) ? 'schema missing' : undefined;
+      const body = { status: reason ? 'unavailable' : 'ready', database: database.kind, ...(reason && { reason }) };
+      return { response: withHeaders(json(body, reason ? 503 : 200), reason ? { 'retry-after': '5' } : {}), route: '/readyz' };
     }
     if (path === '/metrics') {
       return { response: new Response(await metrics.render(), { headers: { 'content-type': metrics.contentType } }), route: '/metrics' };

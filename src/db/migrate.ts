@@ -2,7 +2,7 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Kysely, Migration, MigrationProvider, MigrationResultSet } from 'kysely';
-import { Migrator } from 'kysely';
+import { Migrator, sql } from 'kysely';
 import { MIGRATIONS_DIR as MIGRATIONS_URL } from '../runtime-files.ts';
 
 export const MIGRATIONS_DIR = fileURLToPath(MIGRATIONS_URL);
@@ -10,7 +10,7 @@ export const MIGRATIONS_DIR = fileURLToPath(MIGRATIONS_URL);
 /** Loads the timestamp-named files in migrations/ by importing them (.ts under tsx and vitest, .js when built). */
 class ImportingMigrationProvider implements MigrationProvider {
   async getMigrations(): Promise<Record<string, Migration>> {
-    const files = (await readdir(MIGRATIONS_DIR)).filter((file) => /\.(ts|js)$/.test(file) && !file.endsWith('.d.ts')).sort();
+    const files = await migrationFiles();
     const migrations: Record<string, Migration> = {};
     for (const file of files) {
       const module = (await import(pathToFileURL(join(MIGRATIONS_DIR, file)).href)) as Migration;
@@ -31,4 +31,27 @@ export async function migrateToLatest<T>(db: Kysely<T>): Promise<MigrationResult
     throw new MigrationFailedError(`Migration ${failed?.migrationName ?? '(unknown)'} failed: ${cause}`);
   }
   return result;
+}
+
+const migrationFiles = async (): Promise<string[]> => (await readdir(MIGRATIONS_DIR)).filter((file) => /\.(ts|js)$/.test(file) && !file.endsWith('.d.ts')).sort();
+
+let latestMigration: Promise<string | undefined> | undefined;
+/** Tables every request path needs. */
+const CORE_TABLES = ['accounts', 'balances', 'account_ledger', 'api_keys', 'api_key_spend', 'reservations', 'usage_entries', 'usage_daily', 'models'];
+
+/**
+ * Whether the database carries this build's schema: its newest migration recorded as applied and the core tables
+ * present (a database restored from an old backup, or emptied, answers queries but cannot serve). False also when
+ * the database cannot be reached.
+ */
+export async function schemaReady<T>(db: Kysely<T>): Promise<boolean> {
+  latestMigration ??= migrationFiles().then((files) => files.at(-1)?.replace(/\.(ts|js)$/, ''));
+  const latest = await latestMigration;
+  try {
+    const tables = sql.join(CORE_TABLES.map((table) => sql`to_regclass(${table}) is not null`), sql` and `);
+    const { rows } = await sql<{ ready: boolean }>`select (${tables}) and exists (select 1 from kysely_migration where name = ${latest ?? ''}) as ready`.execute(db);
+    return rows[0]?.ready === true;
+  } catch {
+    return false; // no migrations table, or no database
+  }
 }
