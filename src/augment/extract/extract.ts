@@ -45,11 +45,17 @@ export async function extractDocument(bytes: Uint8Array, limits: ExtractLimits):
   return { kind, text: checkLength(tidy(text), limits) };
 }
 
-/** One line ending style, no trailing spaces, at most one blank line in a row. */
-function tidy(text: string): string {
+/**
+ * One line ending style, no trailing spaces, at most one blank line in a row. Trailing spaces are cut line by line:
+ * a regular expression for them retries every position of a long run of spaces that ends in text, quadratic on a
+ * row of thousands of empty spreadsheet cells.
+ */
+export function tidy(text: string): string {
   return text
     .replace(/\r\n?/g, '\n')
-    .replace(/[^\S\n]+$/gm, '')
+    .split('\n')
+    .map((line) => line.trimEnd())
+    .join('\n')
     .replace(/\n{3,}/g, '\n\n')
     .trim();
 }
