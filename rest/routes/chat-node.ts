@@ -4,7 +4,7 @@ import { compressJson } from '../compression.ts';
 import { balanceHeaders, parseJsonBytes } from '../http.ts';
 import { readNodeJsonBytes, sendNode, type NodeRoute, type NodeRouteContext } from '../node-route.ts';
 import { SSE_DONE, SSE_HEADERS, SSE_INTERNAL_ERROR, sseEvent } from '../sse.ts';
-import { chatEventData } from './chat.ts';
+import { chatCompletionBody, chatEventData } from './chat.ts';
 
 /**
  * POST /api/v1/chat/completions on Node's objects (node-route.ts): the same answers as chat.ts. SSE as decisions.md
@@ -23,7 +23,7 @@ export const chatNodeRoute: NodeRoute = {
       return;
     }
     const { completion, charge } = outcome.result;
-    const answer = await compressJson(JSON.stringify(completion), req.headers['accept-encoding'], balanceHeaders(charge));
+    const answer = await compressJson(chatCompletionBody(completion), req.headers['accept-encoding'], balanceHeaders(charge));
     sendNode(res, ctx, 200, answer.body, answer.headers);
   },
 };

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ChatStreamEvent } from '../../src/chat/chat-stream.ts';
 import { ChatCompletionInput, WEB_SEARCH_MODES } from '../../src/chat/chat.inputs.ts';
+import type { ChatCompletion } from '../../src/chat/chat.types.ts';
 import { compressibleJson } from '../compression.ts';
 import { balanceHeaders } from '../http.ts';
 import type { Route } from '../router.ts';
@@ -20,8 +21,24 @@ const UsageWire = z.object({
   completion_tokens_details: z.null(),
 });
 const CitationWire = z.object({ index: z.number().int(), title: z.string(), url: z.string(), content: z.string(), date: z.string() });
+const ServiceParametersWire = z
+  .object({
+    character_slug: z.string().optional(),
+    strip_thinking_response: z.boolean(),
+    disable_thinking: z.boolean(),
+    enable_e2ee: z.boolean(),
+    enable_web_search: z.enum(WEB_SEARCH_MODES),
+    enable_web_scraping: z.boolean(),
+    enable_web_citations: z.boolean(),
+    include_search_results_in_stream: z.boolean(),
+    return_search_results_as_documents: z.boolean(),
+    include_venice_system_prompt: z.boolean(),
+    enable_x_search: z.boolean(),
+    web_search_citations: z.array(CitationWire),
+  })
+  .describe('The effective settings of this request');
 const ChatCompletionWire = z.object({
-  id: z.string(),
+  id: z.string().describe('Unique per completion (`chatcmpl-` and 32 random hex digits); the request id is in X-Request-ID'),
   object: z.literal('chat.completion'),
   created: z.number().int(),
   model: z.string().describe('The model id that answered'),
@@ -36,27 +53,24 @@ const ChatCompletionWire = z.object({
   ),
   usage: UsageWire.describe('As billed: equals the usage entry of this request'),
   prompt_logprobs: z.null(),
-  service_parameters: z
-    .object({
-      character_slug: z.string().optional(),
-      strip_thinking_response: z.boolean(),
-      disable_thinking: z.boolean(),
-      enable_e2ee: z.boolean(),
-      enable_web_search: z.enum(WEB_SEARCH_MODES),
-      enable_web_scraping: z.boolean(),
-      enable_web_citations: z.boolean(),
-      include_search_results_in_stream: z.boolean(),
-      return_search_results_as_documents: z.boolean(),
-      include_venice_system_prompt: z.boolean(),
-      enable_x_search: z.boolean(),
-      web_search_citations: z.array(CitationWire),
-    })
-    .describe('The effective settings of this request'),
+  service_parameters: ServiceParametersWire,
+  venice_parameters: ServiceParametersWire.describe('The same object under its alias, for clients written for the original service'),
 });
+
+/**
+ * `service_parameters` echoed under its alias `venice_parameters` too, next to it: clients written for the original
+ * service read the alias. Applied wherever the echo appears (the body, the citations chunk of a stream).
+ */
+export function withParameterAlias<T extends { readonly service_parameters?: unknown }>(body: T): T | (T & { venice_parameters: unknown }) {
+  return body.service_parameters === undefined ? body : { ...body, venice_parameters: body.service_parameters };
+}
+
+/** A completion as its JSON body. */
+export const chatCompletionBody = (completion: ChatCompletion): string => JSON.stringify(withParameterAlias(completion));
 
 /** A stream event as its SSE payload: the chunk itself, or `{"error": {...}}` for a failure after the stream began. */
 export function chatEventData(event: ChatStreamEvent): unknown {
-  if (event.type === 'chunk') return event.chunk;
+  if (event.type === 'chunk') return withParameterAlias(event.chunk);
   return { error: { message: event.error.message, code: event.error.code, status: event.error.status } };
 }
 
@@ -77,7 +91,7 @@ export const chatRoutes: Route[] = [
       const outcome = await services.chat.create(auth, await body(), { signal: request.signal });
       if (outcome.stream) return sseResponse(outcome.session, chatEventData);
       const { completion, charge } = outcome.result;
-      return compressibleJson(JSON.stringify(completion), request.headers.get('accept-encoding'), 200, balanceHeaders(charge));
+      return compressibleJson(chatCompletionBody(completion), request.headers.get('accept-encoding'), 200, balanceHeaders(charge));
     },
   },
 ];

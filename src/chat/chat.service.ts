@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { SEARCH_NOT_CONFIGURED, type SearchService } from '../augment/search.service.ts';
 import { SEARCH_QUERY_MAX_CHARS } from '../augment/search.inputs.ts';
 import type { ScrapedPage, WebScraper } from '../augment/scrape/web-scraper.ts';
@@ -133,7 +134,7 @@ export class ChatService {
       ...prepared,
       upstream: started.stream,
       controller,
-      id: completionId(prepared.auth.requestId),
+      id: completionId(),
       created: Math.floor(Date.now() / 1000),
       startedAt,
       billing: this.deps.billing,
@@ -237,7 +238,7 @@ export class ChatService {
       }),
     );
     return {
-      id: completionId(prepared.auth.requestId),
+      id: completionId(),
       object: 'chat.completion',
       created: Math.floor(Date.now() / 1000),
       model: prepared.model.id,
@@ -258,7 +259,11 @@ export class ChatService {
   }
 }
 
-const completionId = (requestId: string) => `chatcmpl-${requestId}`;
+/**
+ * Our own completion id, random and unique per completion: a caller's X-Request-ID is chosen by the caller (and
+ * may repeat), so it must not name the completion. The request id stays in X-Request-ID and the usage entry.
+ */
+const completionId = () => `chatcmpl-${randomBytes(16).toString('hex')}`;
 
 /** The upstream's usage, or a tokenizer count of the prompt and of every choice's output when it reported none. */
 function billedTokens(completion: UpstreamChatCompletion, body: UpstreamBody): BilledTokens {

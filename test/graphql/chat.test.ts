@@ -1,7 +1,7 @@
 import { createClient, type Client } from 'graphql-sse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatNano } from '../../src/billing/money.ts';
-import { chatAccount, eventually, requestIdOf, startChatServer, tokenCostNano, type ChatServer } from '../helpers/chat.ts';
+import { chatAccount, eventually, recordingFetch, requestIdOf, startChatServer, tokenCostNano, type ChatServer } from '../helpers/chat.ts';
 import { testDatabaseKind } from '../helpers/db.ts';
 
 /* GraphQL chatCompletion (mutation) and chatCompletionStream (subscription over graphql-sse), on the simulator. */
@@ -44,7 +44,7 @@ describe(`GraphQL chat completions (${testDatabaseKind})`, () => {
   let account: Awaited<ReturnType<typeof chatAccount>>;
   const clients: Client[] = [];
   const sse = (secret: string) => {
-    const client = createClient({ url: `${server.url}/graphql/stream`, headers: { authorization: `Bearer ${secret}` }, fetchFn: fetch, retryAttempts: 0 });
+    const client = createClient({ url: `${server.url}/graphql/stream`, headers: { authorization: `Bearer ${secret}` }, fetchFn: recordingFetch, retryAttempts: 0 });
     clients.push(client);
     return client;
   };
@@ -60,11 +60,16 @@ describe(`GraphQL chat completions (${testDatabaseKind})`, () => {
 
   it('should answer chatCompletion with typed objects, charged exactly price × tokens', async () => {
     const before = await account.balance();
-    const { data, errors } = await server.t.graphql<{ chatCompletion: Record<string, unknown> & { data: Record<string, never> } }>(
-      MUTATION,
-      { input: { model: 'default', messages: [{ role: 'USER', content: 'Hello from GraphQL' }], seed: 3, serviceParameters: { characterSlug: 'lagoon-guide', enableWebScraping: true } } },
-      account.secret,
-    );
+    // Over HTTP through recordingFetch, which notes the request id (X-Request-ID) that answered the completion.
+    const response = await recordingFetch(`${server.url}/graphql`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${account.secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        query: MUTATION,
+        variables: { input: { model: 'default', messages: [{ role: 'USER', content: 'Hello from GraphQL' }], seed: 3, serviceParameters: { characterSlug: 'lagoon-guide', enableWebScraping: true } } },
+      }),
+    });
+    const { data, errors } = (await response.json()) as { data?: { chatCompletion: Record<string, unknown> }; errors?: unknown };
     expect(errors).toBeUndefined();
     const result = data!.chatCompletion as unknown as {
       __typename: string;

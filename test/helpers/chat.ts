@@ -32,7 +32,7 @@ export async function startChatServer(env: Record<string, string> = {}): Promise
 /** A funded account seen through the `openai` client, with its balance and usage entries. */
 export async function chatAccount(server: ChatServer, usd = '5') {
   const { secret, adminSecret, accountId } = await createAccountWithKey(server.t.app.services, { credit: usd === '0' ? {} : { USD: usd }, type: 'INFERENCE' });
-  const client = new OpenAI({ apiKey: secret, baseURL: `${server.url}/api/v1`, maxRetries: 0, timeout: 20_000 });
+  const client = new OpenAI({ apiKey: secret, baseURL: `${server.url}/api/v1`, maxRetries: 0, timeout: 20_000, fetch: recordingFetch });
   const usd$ = async () => (await server.t.app.services.billing.balancesOf(accountId)).find((b) => b.currency === 'USD')!;
   return {
     secret,
@@ -54,8 +54,39 @@ export async function chatAccount(server: ChatServer, usd = '5') {
   };
 }
 
-/** The request id of a completion (`chatcmpl-<request id>`). */
-export const requestIdOf = (completionId: string): string => completionId.replace(/^chatcmpl-/, '');
+/** Completion id → the X-Request-ID of the response that carried it, as seen by {@link recordingFetch}. */
+const requestIds = new Map<string, string>();
+
+/**
+ * `fetch` that notes which request id (X-Request-ID) answered each completion id: a completion's id is its own
+ * random id, while usage entries carry the request id. Reads a copy of the body (a JSON body, or the SSE stream as
+ * it goes), so the caller sees the response unchanged.
+ */
+export const recordingFetch: typeof fetch = async (input, init) => {
+  const response = await fetch(input, init);
+  const requestId = response.headers.get('x-request-id');
+  if (!requestId || !response.body) return response;
+  const [mine, theirs] = response.body.tee();
+  void (async () => {
+    const decoder = new TextDecoder();
+    let text = '';
+    const reader = mine.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+      for (const match of text.matchAll(/"id":"(chatcmpl-[0-9a-f]+)"/g)) requestIds.set(match[1]!, requestId);
+    }
+  })().catch(() => undefined);
+  return new Response(theirs, { status: response.status, statusText: response.statusText, headers: response.headers });
+};
+
+/** The request id (X-Request-ID) that answered a completion, through {@link recordingFetch}. */
+export function requestIdOf(completionId: string): string {
+  const requestId = requestIds.get(completionId);
+  if (requestId === undefined) throw new Error(`No response seen for completion ${completionId}; use recordingFetch`);
+  return requestId;
+}
 
 /**
  * What tokens cost at a price per 1M tokens (a decimal string), in nano-USD, rounded up per line: computed here

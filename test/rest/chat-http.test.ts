@@ -80,7 +80,13 @@ describe(`REST chat completions over HTTP, served on Node's objects (${testDatab
     expect(echoed.headers.get('x-request-id')).toBe(given);
     expect(echoed.headers.get('access-control-allow-origin')).toBe('https://app.example');
     expect(echoed.headers.get('x-balance-usd')).toMatch(/^\d+\.\d+$/);
-    expect(((await echoed.json()) as { id: string }).id).toBe(`chatcmpl-${given}`);
+    // The completion id is Lagoon's own, not built from the caller's request id (which may repeat).
+    const id = ((await echoed.json()) as { id: string }).id;
+    expect(id).toMatch(/^chatcmpl-[0-9a-f]{32}$/);
+    expect(id).not.toContain(given);
+    const again = await post({ headers: { 'x-request-id': given } });
+    expect(again.headers.get('x-request-id')).toBe(given);
+    expect(((await again.json()) as { id: string }).id).not.toBe(id);
     const made = await post({ headers: { 'x-request-id': 'not valid', origin: 'https://elsewhere.example' } });
     expect(made.headers.get('x-request-id')).toMatch(/^[0-9a-f]{32}$/);
     expect(made.headers.get('access-control-allow-origin')).toBeNull();

@@ -157,9 +157,11 @@ describe(`REST chat completions with web scraping (${testDatabaseKind})`, () => 
     });
     const chunks: ChatCompletionChunk[] = [];
     for await (const chunk of stream) chunks.push(chunk);
-    const first = chunks[0] as ChatCompletionChunk & { service_parameters?: Sources };
+    const first = chunks[0] as ChatCompletionChunk & { service_parameters?: Sources; venice_parameters?: Sources };
     expect(first.choices).toEqual([]);
     expect(first.service_parameters?.web_search_citations).toMatchObject([{ index: 1, url: `${site}/article` }]);
+    // Echoed under the alias too, for clients written for the original service.
+    expect(first.venice_parameters).toEqual(first.service_parameters);
     const documents = chunks.flatMap((c) => c.choices.flatMap((choice) => choice.delta.tool_calls ?? [])).find((call) => call.function?.name === 'web_search_documents');
     expect(JSON.parse(documents!.function!.arguments!)).toMatchObject({ documents: [{ index: 1, title: 'Lisbon Tide Report' }] });
   });

@@ -64,6 +64,32 @@ describe(`REST chat completions on the simulator (${testDatabaseKind})`, () => {
     expect(response.headers.get('x-balance-usd')).toBe(String(Number(after.amount) / 1e9));
   });
 
+  it('should echo service_parameters under venice_parameters too, with a completion id of its own', async () => {
+    type Echo = { id: string; service_parameters: Record<string, unknown>; venice_parameters?: Record<string, unknown> };
+    const ask = () =>
+      account.client.chat.completions
+        .create({ model: 'lagoon-sim-chat', messages: [{ role: 'user', content: 'Echo?' }], max_completion_tokens: 5, ...extra({ venice_parameters: { strip_thinking_response: true } }) }, { headers: { 'x-request-id': 'feedfacefeedfacefeedfacefeedface' } })
+        .withResponse();
+    const first = await ask();
+    const body = first.data as unknown as Echo;
+    expect(body.service_parameters).toMatchObject({ strip_thinking_response: true, web_search_citations: [] });
+    expect(body.venice_parameters).toEqual(body.service_parameters);
+    // The caller's X-Request-ID stays the request id; the completion id is Lagoon's, new for every completion.
+    expect(first.response.headers.get('x-request-id')).toBe('feedfacefeedfacefeedfacefeedface');
+    expect(body.id).toMatch(/^chatcmpl-[0-9a-f]{32}$/);
+    expect(body.id).not.toContain('feedface');
+    const second = await ask();
+    expect(second.response.headers.get('x-request-id')).toBe('feedfacefeedfacefeedfacefeedface');
+    expect(second.data.id).not.toBe(body.id);
+    // The stream's chunks share one id of their own too.
+    const stream = await account.client.chat.completions.create({ model: 'lagoon-sim-chat', messages: [{ role: 'user', content: 'Echo?' }], max_completion_tokens: 5, stream: true }, { headers: { 'x-request-id': 'feedfacefeedfacefeedfacefeedface' } });
+    const ids = new Set<string>();
+    for await (const chunk of stream) ids.add(chunk.id);
+    expect([...ids]).toHaveLength(1);
+    expect([...ids][0]).toMatch(/^chatcmpl-[0-9a-f]{32}$/);
+    expect([...ids][0]).not.toContain('feedface');
+  });
+
   it('should stream chunks, then a usage chunk with choices: [] and [DONE]; the streamed usage equals the usage entry', async () => {
     const before = await account.balance();
     const stream = await account.client.chat.completions.create({
