@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ModelListQuery, ModelTypeQuery } from '../../src/catalog/catalog.service.ts';
+import { modelRecordSpec } from '../../src/catalog/model-record.ts';
 import { MODEL_TYPES, type CatalogModel, type ModelType } from '../../src/catalog/model.ts';
 import { json, parseQuery, type JsonValue } from '../http.ts';
 import type { Route, RouteContext } from '../router.ts';
@@ -12,7 +13,7 @@ export function modelWire(model: CatalogModel): { [field: string]: JsonValue } {
     type: model.type,
     owned_by: model.ownedBy,
     created: Math.floor(model.created.getTime() / 1000),
-    model_spec: model.spec as unknown as JsonValue,
+    model_spec: modelRecordSpec(model) as unknown as JsonValue,
     ...(model.type === 'text' && model.contextLength !== null ? { context_length: model.contextLength } : {}),
   };
 }
@@ -40,7 +41,7 @@ export const catalogRoutes: Route[] = [
     method: 'GET',
     path: '/models',
     access: 'public',
-    doc: { summary: 'List models of a type (`all` for every type)', tags, query: ModelListQuery, response: z.object({ object: z.literal('list'), type: z.string(), data: z.array(ModelRecord) }) },
+    doc: { summary: 'List models of a type (`all` for every type, `code` for text models optimised for code)', tags, query: ModelListQuery, response: z.object({ object: z.literal('list'), type: z.string(), data: z.array(ModelRecord) }) },
     async handler({ services, auth, url }) {
       const { type } = parseQuery(ModelListQuery, url);
       const models = await services.catalog.listModels(auth, type);

@@ -1,3 +1,4 @@
+import { modelRecordSpec } from '../../src/catalog/model-record.ts';
 import { MODEL_TYPES, type CatalogModel } from '../../src/catalog/model.ts';
 import { NotFoundError } from '../../src/errors.ts';
 import { builder, type JsonObject } from '../builder.ts';
@@ -25,7 +26,7 @@ export const ModelRef = builder.loadableObject('Model', {
     contextLength: t.int({ nullable: true, resolve: (model) => model.contextLength }),
     pricing: t.field({ type: 'JSONObject', description: 'Prices in USD and DIEM (per 1M tokens, per image, …; see the README).', resolve: (model) => model.spec.pricing as JsonObject }),
     capabilities: t.field({ type: 'JSONObject', nullable: true, resolve: (model) => (model.spec.capabilities as JsonObject | undefined) ?? null }),
-    spec: t.field({ type: 'JSONObject', resolve: (model) => model.spec as JsonObject }),
+    spec: t.field({ type: 'JSONObject', resolve: (model) => modelRecordSpec(model) as JsonObject }),
   }),
 });
 

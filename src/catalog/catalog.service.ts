@@ -3,12 +3,16 @@ import type { AuthContext } from '../auth/auth-context.ts';
 import type { Database } from '../db/database.ts';
 import { NotFoundError } from '../errors.ts';
 import type { OperatorConfig } from '../operator-config/schema.ts';
+import { isCodeModel } from './model-record.ts';
 import * as repo from './model.repository.ts';
 import { MODEL_TYPES, modelFromConfig, rowToModel, type CatalogModel, type CatalogModelDraft, type ModelType } from './model.ts';
 
-/** `GET /models?type=` (and its GraphQL twin): one type, or `all`; `text` when absent. */
+/** What `GET /models?type=` accepts: one type, `all` (every type) or `code` (text models optimised for code). */
+export const MODEL_LIST_TYPES = [...MODEL_TYPES, 'all', 'code'] as const;
+export type ModelListType = (typeof MODEL_LIST_TYPES)[number];
+/** `GET /models?type=` (and its GraphQL twin); `text` when absent. */
 export const ModelListQuery = z.object({
-  type: z.preprocess((value) => (value === '' || value === null ? undefined : value), z.enum([...MODEL_TYPES, 'all']).default('text')),
+  type: z.preprocess((value) => (value === '' || value === null ? undefined : value), z.enum(MODEL_LIST_TYPES).default('text')),
 });
 /** `GET /models/traits?type=` and `/models/compatibility_mapping?type=`: one type, `text` when absent. */
 export const ModelTypeQuery = z.object({
@@ -82,10 +86,12 @@ export class CatalogService {
     this.snapshot = Promise.resolve(snapshot);
   }
 
-  /** Active models of one type (or every type with `all`), in config order. */
-  async listModels(_auth: AuthContext, type: ModelType | 'all' = 'text'): Promise<CatalogModel[]> {
+  /** Active models of one type (every type with `all`, text models for code with `code`), in config order. */
+  async listModels(_auth: AuthContext, type: ModelListType = 'text'): Promise<CatalogModel[]> {
     const snapshot = await this.current();
-    return [...(type === 'all' ? snapshot.models : (snapshot.byType.get(type) ?? []))];
+    if (type === 'all') return [...snapshot.models];
+    if (type === 'code') return (snapshot.byType.get('text') ?? []).filter(isCodeModel);
+    return [...(snapshot.byType.get(type) ?? [])];
   }
 
   async getModel(_auth: AuthContext, id: string): Promise<CatalogModel> {

@@ -7,6 +7,8 @@ export const MODEL_TYPES = ['asr', 'embedding', 'image', 'music', 'text', 'tts',
 export type ModelType = (typeof MODEL_TYPES)[number];
 export const MODEL_PRIVACY = ['private', 'anonymized'] as const;
 export type ModelPrivacy = (typeof MODEL_PRIVACY)[number];
+/** `owned_by` of a model whose config and provider leave it open. */
+export const DEFAULT_OWNED_BY = 'lagoon';
 
 /** `model_spec` exactly as the wire shows it; prices stay decimal numbers (use the helpers below for arithmetic). */
 export interface ModelSpec {
@@ -98,7 +100,7 @@ export function modelFromConfig(model: ModelConfig): CatalogModelDraft {
   return {
     id: model.id,
     type: model.type,
-    ownedBy: model.ownedBy,
+    ownedBy: model.ownedBy ?? DEFAULT_OWNED_BY,
     created: model.created ?? null,
     privacy: model.privacy,
     offline: model.offline,

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
-import { providerBindings, type ModelType } from '../catalog/model.ts';
+import { DEFAULT_OWNED_BY, providerBindings, type ModelType } from '../catalog/model.ts';
 import { defaultOperatorConfig } from './default-config.ts';
 import { checkRpcConfig } from './rpc-config.ts';
 import { checkSearchConfig } from './search-mapping.ts';
@@ -76,9 +76,10 @@ export function parseOperatorConfig(raw: unknown, source: string): OperatorConfi
   checkSearchConfig(merged.providers, file.data.search, issues);
   checkRpcConfig(merged.providers, file.data.rpc, issues);
   if (issues.length > 0) throw new OperatorConfigError(source, issues);
+  const providers = new Map(merged.providers.map((entry) => [entry.value.id, entry.value]));
   return {
     providers: merged.providers.map((entry) => entry.value),
-    models: merged.models.map((entry) => entry.value),
+    models: merged.models.map(({ value: model }) => withOwner(model, providers)),
     compatibilityMappings: Object.fromEntries(
       Object.entries(merged.mappings).map(([type, names]) => [type, Object.fromEntries(names.map((m) => [m.name, m.modelId]))]),
     ),
@@ -88,6 +89,13 @@ export function parseOperatorConfig(raw: unknown, source: string): OperatorConfi
     ...(file.data.discovery ? { discovery: file.data.discovery } : {}),
     ...(file.data.chat ? { chat: file.data.chat } : {}),
   };
+}
+
+/** A model's `owned_by`: its own, else its primary provider's, else the default. */
+function withOwner(model: ModelConfig, providers: ReadonlyMap<string, ProviderConfig>): ModelConfig {
+  const [primary] = providerBindings(model);
+  const ownedBy = model.ownedBy ?? (primary && providers.get(primary.providerId)?.ownedBy) ?? DEFAULT_OWNED_BY;
+  return { ...model, ownedBy };
 }
 
 /** `models[2].pricing.input.usd`, `compatibilityMappings.text["gpt-4o"]`. */

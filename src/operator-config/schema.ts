@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { parseNetwork } from '../augment/scrape/address-policy.ts';
 import { MODEL_PRIVACY, MODEL_TYPES } from '../catalog/model.ts';
 import { EXACT_DECIMAL_MESSAGE, exactDecimal, ProviderId } from './primitives.ts';
+import { ImageConstraints, InpaintConstraints, OtherConstraints, PositiveInt, SpecExtrasSchema, TextConstraints, VideoConstraints } from './model-spec-schema.ts';
 import { RpcConfigSchema, type RpcConfig } from './rpc-config.ts';
 
 /*
@@ -119,63 +120,6 @@ export const CapabilitiesSchema = z.strictObject({
 });
 export type ModelCapabilities = z.output<typeof CapabilitiesSchema>;
 
-const Strings = z.array(z.string().min(1));
-const PositiveInt = z.number().int().positive();
-const TextConstraints = z.looseObject({
-  temperature: z.strictObject({ default: z.number().min(0).max(2) }).optional(),
-  top_p: z.strictObject({ default: z.number().min(0).max(1) }).optional(),
-});
-const ImageConstraints = z.looseObject({
-  promptCharacterLimit: PositiveInt.optional(),
-  steps: z.strictObject({ default: PositiveInt, max: PositiveInt }).optional(),
-  widthHeightDivisor: PositiveInt.optional(),
-  aspectRatios: Strings.optional(),
-  defaultAspectRatio: z.string().optional(),
-  resolutions: Strings.optional(),
-  defaultResolution: z.string().optional(),
-});
-const VideoConstraints = z.looseObject({
-  aspect_ratios: Strings.optional(),
-  resolutions: Strings.optional(),
-  durations: Strings.optional(),
-  model_type: z.string().min(1).optional(),
-  audio: z.boolean().optional(),
-  prompt_character_limit: PositiveInt.optional(),
-});
-const OtherConstraints = z.record(z.string(), z.json());
-
-const RESERVED_SPEC_KEYS = ['name', 'description', 'modelSource', 'offline', 'privacy', 'traits', 'availableContextTokens', 'capabilities', 'constraints', 'pricing'];
-/** Extra `model_spec` fields (audio and speech flags sit directly in model_spec, decisions.md §9). */
-export const SpecExtrasSchema = z
-  .looseObject({
-    voices: Strings.optional(),
-    default_voice: z.string().min(1).optional(),
-    prompt_character_limit: PositiveInt.optional(),
-    min_prompt_length: z.number().int().nonnegative().optional(),
-    lyrics_required: z.boolean().optional(),
-    supports_lyrics: z.boolean().optional(),
-    supports_force_instrumental: z.boolean().optional(),
-    supports_lyrics_optimizer: z.boolean().optional(),
-    supports_language_code: z.boolean().optional(),
-    supports_speed: z.boolean().optional(),
-    min_speed: z.number().positive().optional(),
-    max_speed: z.number().positive().optional(),
-    duration_options: z.array(PositiveInt).optional(),
-    min_duration: PositiveInt.optional(),
-    max_duration: PositiveInt.optional(),
-    supportsPromptParam: z.boolean().optional(),
-    supportsTemperatureParam: z.boolean().optional(),
-    supportsTopPParam: z.boolean().optional(),
-  })
-  .superRefine((spec, ctx) => {
-    for (const key of Object.keys(spec)) {
-      if (RESERVED_SPEC_KEYS.includes(key)) ctx.addIssue({ code: 'custom', path: [key], message: `"${key}" is a model field; set it on the model, not in spec` });
-    }
-    if (spec.default_voice !== undefined && spec.voices && !spec.voices.includes(spec.default_voice)) {
-      ctx.addIssue({ code: 'custom', path: ['default_voice'], message: `default_voice "${spec.default_voice}" is not in voices` });
-    }
-  });
-
 /** Unix seconds, or an ISO date / date-time. */
 const Created = z
   .union([z.number().int().nonnegative(), z.iso.date(), z.iso.datetime({ offset: true })])
@@ -188,7 +132,8 @@ const modelBase = {
   name: z.string().min(1).max(200),
   description: z.string().optional(),
   modelSource: z.url().optional(),
-  ownedBy: z.string().min(1).default('lagoon'),
+  /** The record's `owned_by`; default: the primary provider's `ownedBy`, else `lagoon` (load.ts). */
+  ownedBy: z.string().min(1).optional(),
   created: Created.optional(),
   privacy: z.enum(MODEL_PRIVACY).default('private'),
   offline: z.boolean().default(false),
@@ -229,7 +174,7 @@ export const ModelConfigSchema = z.discriminatedUnion('type', [
   model(z.strictObject({ ...modelBase, type: z.literal('embedding'), contextLength: ContextLength, pricing: TextPricingSchema })),
   model(z.strictObject({ ...modelBase, type: z.literal('image'), constraints: ImageConstraints.optional(), pricing: ImagePricingSchema })),
   model(z.strictObject({ ...modelBase, type: z.literal('upscale'), pricing: UpscalePricingSchema })),
-  model(z.strictObject({ ...modelBase, type: z.literal('inpaint'), constraints: ImageConstraints.optional(), pricing: InpaintPricingSchema })),
+  model(z.strictObject({ ...modelBase, type: z.literal('inpaint'), constraints: InpaintConstraints.optional(), pricing: InpaintPricingSchema })),
   model(z.strictObject({ ...modelBase, type: z.literal('tts'), pricing: TtsPricingSchema })),
   model(z.strictObject({ ...modelBase, type: z.literal('asr'), pricing: AsrPricingSchema })),
   model(z.strictObject({ ...modelBase, type: z.literal('music'), pricing: MusicPricingSchema })),
@@ -248,6 +193,8 @@ export const ProviderConfigSchema = z
     maxRetries: z.number().int().min(0).max(10).optional(),
     cooldownMs: z.number().int().nonnegative().optional(),
     headers: z.record(z.string().min(1), z.string()).optional(),
+    /** `owned_by` of the models this provider serves first, unless a model sets its own. */
+    ownedBy: z.string().min(1).optional(),
     /** Adapter-specific settings, passed through to the adapter as they are. */
     options: z.record(z.string(), z.json()).optional(),
     disabled: z.literal(false).optional(),

@@ -137,6 +137,34 @@ describe(`${CatalogService.name} (${testDatabaseKind})`, () => {
     expect((await sut.getModel(auth, 'lagoon-sim-chat')).spec.name).toBe('Lagoon Simulator Chat');
   });
 
+  it('should list text models optimised for code with type code', async () => {
+    const config = parseOperatorConfig({ models: [textModel('coder', { capabilities: { optimizedForCode: true } }), textModel('plain')] }, 'op.yaml');
+    await sut.syncFromConfig(config);
+    expect(ModelListQuery.parse({ type: 'code' })).toEqual({ type: 'code' });
+    expect((await sut.listModels(auth, 'code')).map((model) => model.id)).toEqual(['coder']);
+    expect((await sut.listModels(auth, 'text')).map((model) => model.id)).toContain('plain');
+  });
+
+  it('should keep owned_by from the model, else its primary provider, else lagoon, through the database', async () => {
+    const config = parseOperatorConfig(
+      {
+        providers: [
+          { id: 'acme', type: 'openai-compatible', baseUrl: 'http://127.0.0.1:9/v1', ownedBy: 'acme-cloud' },
+          { id: 'plain', type: 'openai-compatible', baseUrl: 'http://127.0.0.1:9/v1' },
+        ],
+        models: [
+          textModel('on-acme', { provider: 'acme' }),
+          textModel('own-owner', { provider: 'acme', ownedBy: 'someone' }),
+          textModel('plain-first', { provider: undefined, providers: ['plain', 'acme'] }),
+        ],
+      },
+      'op.yaml',
+    );
+    await sut.syncFromConfig(config);
+    const owners = Object.fromEntries((await sut.listModels(auth, 'text')).map((model) => [model.id, model.ownedBy]));
+    expect(owners).toMatchObject({ 'on-acme': 'acme-cloud', 'own-owner': 'someone', 'plain-first': 'lagoon', 'lagoon-sim-chat': 'lagoon' });
+  });
+
   it('should survive concurrent syncs from several processes', async () => {
     const others = Array.from({ length: 4 }, () => new CatalogService({ db: handle.db }));
     await Promise.all(others.map((service) => service.syncFromConfig(defaults())));

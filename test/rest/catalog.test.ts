@@ -21,6 +21,10 @@ providers:
   - id: upstream
     type: openai-compatible
     baseUrl: http://127.0.0.1:9/v1
+  - id: acme-gpu
+    type: openai-compatible
+    baseUrl: http://127.0.0.1:9/v1
+    ownedBy: acme-cloud
 models:
   - id: acme/llama-70b
     type: text
@@ -30,6 +34,18 @@ models:
     contextLength: 131072
     traits: [smart]
     pricing: { input: { usd: 0.7 }, output: { usd: 2.8, diem: 2.5 } }
+  - id: acme/coder
+    type: text
+    name: Acme Coder
+    provider: acme-gpu
+    capabilities: { optimizedForCode: true }
+    pricing: { input: { usd: 1 }, output: { usd: 2 } }
+  - id: acme/clips
+    type: video
+    name: Acme Clips
+    provider: acme-gpu
+    ownedBy: acme-video
+    pricing: { per_second: { usd: 0.1 } }
 compatibilityMappings:
   text: { gpt-5: acme/llama-70b }
 characters:
@@ -58,7 +74,7 @@ describe(`REST catalog and characters (${testDatabaseKind})`, () => {
     const { status, body } = await getJson<{ object: string; type: string; data: ModelRecord[] }>('/api/v1/models');
     expect(status).toBe(200);
     expect(body).toMatchObject({ object: 'list', type: 'text' });
-    expect(body.data.map((m) => m.id)).toEqual(['lagoon-sim-chat', 'lagoon-sim-reasoner', 'acme/llama-70b']);
+    expect(body.data.map((m) => m.id)).toEqual(['lagoon-sim-chat', 'lagoon-sim-reasoner', 'acme/llama-70b', 'acme/coder']);
     for (const model of body.data) {
       expect(model).toMatchObject({ object: 'model', type: 'text', owned_by: expect.any(String), created: expect.any(Number), context_length: expect.any(Number) });
       expect(Number.isInteger(model.created)).toBe(true);
@@ -82,6 +98,53 @@ describe(`REST catalog and characters (${testDatabaseKind})`, () => {
     const bad = await getJson<{ code: string; issues: { path: string[] }[] }>('/api/v1/models?type=bogus');
     expect(bad.status).toBe(400);
     expect(bad.body).toMatchObject({ code: 'INVALID_REQUEST', issues: [{ path: ['type'] }] });
+  });
+
+  it('should accept every type the listing accepts: code lists the text models optimised for code', async () => {
+    for (const type of [...MODEL_TYPES, 'all', 'code']) {
+      const response = await getJson<{ object: string; type: string }>(`/api/v1/models?type=${type}`);
+      expect(response.status, type).toBe(200);
+      expect(response.body).toMatchObject({ object: 'list', type });
+    }
+    const code = await getJson<{ type: string; data: ModelRecord[] }>('/api/v1/models?type=code');
+    expect(code.body.data.map((m) => m.id)).toEqual(['acme/coder']);
+    expect(code.body.data[0]).toMatchObject({ type: 'text', model_spec: { capabilities: { optimizedForCode: true } } });
+  });
+
+  it('should carry the per-type fields of the record, configured or defaulted', async () => {
+    const all = new Map((await getJson<{ data: ModelRecord[] }>('/api/v1/models?type=all')).body.data.map((m) => [m.id, m.model_spec as Record<string, unknown>]));
+    const capabilityKeys = ['optimizedForCode', 'quantization', 'supportsFunctionCalling', 'supportsAudioInput', 'supportsReasoning', 'supportsReasoningEffort', 'supportsResponseSchema', 'supportsMultipleImages', 'supportsVision', 'supportsVideoInput', 'supportsWebSearch', 'supportsLogProbs', 'supportsTeeAttestation', 'supportsE2EE', 'supportsXSearch'];
+    for (const id of ['lagoon-sim-chat', 'acme/llama-70b', 'acme/coder']) {
+      expect(Object.keys(all.get(id)!.capabilities as object), id).toEqual(expect.arrayContaining(capabilityKeys));
+      expect(all.get(id)!.constraints, id).toMatchObject({ temperature: { default: expect.any(Number) }, top_p: { default: expect.any(Number) } });
+    }
+    expect(all.get('lagoon-sim-chat')!.constraints).toEqual({ temperature: { default: 0.7 }, top_p: { default: 0.9 } });
+    expect(all.get('acme/coder')!.constraints).toEqual({ temperature: { default: 1 }, top_p: { default: 1 } });
+    expect(all.get('lagoon-sim-embedding')).toMatchObject({ embeddingDimensions: 1024, maxInputTokens: 8192, supportsCustomDimensions: true });
+    expect(all.get('lagoon-sim-image')).toMatchObject({ supportsStyleReferences: false, constraints: { promptCharacterLimit: 7500, steps: { default: 8, max: 30 }, widthHeightDivisor: 8 } });
+    expect(all.get('lagoon-sim-edit')!.constraints).toMatchObject({ aspectRatios: expect.arrayContaining(['auto']), promptCharacterLimit: 32768, combineImages: true, maxInputImages: 3 });
+    expect(all.get('lagoon-sim-video')!.constraints).toEqual({
+      aspect_ratios: ['16:9', '9:16', '1:1'],
+      resolutions: ['480p', '720p'],
+      durations: ['5s', '10s'],
+      model_type: 'text-to-video',
+      audio: true,
+      audio_configurable: true,
+      prompt_character_limit: 2500,
+    });
+    // A video model configured without constraints still has every field a client reads before calling.
+    expect(all.get('acme/clips')!.constraints).toEqual({ aspect_ratios: [], resolutions: [], durations: [], model_type: 'text-to-video', audio: false, audio_configurable: false });
+    expect(all.get('lagoon-sim-speech')).toMatchObject({ voices: expect.any(Array), supports_custom_voice_id: false, supported_formats: expect.arrayContaining(['mp3']), default_format: 'mp3' });
+    expect(all.get('lagoon-sim-music')).toMatchObject({ supports_lyrics: true, lyrics_required: false, supports_force_instrumental: true, supports_loop: false, supports_custom_voice_id: false, supports_language_code: false, supports_speed: false, duration_options: [30, 60, 120], min_duration: 5, max_duration: 120, default_duration: 30, supported_formats: ['mp3', 'wav'], default_format: 'mp3', prompt_character_limit: 1000, min_prompt_length: 1, lyrics_character_limit: 3000 });
+    for (const [id, spec] of all) expect(spec.uncensored, id).toBeUndefined(); // present only when true
+  });
+
+  it('should take owned_by from the model, else its provider, else lagoon', async () => {
+    const all = new Map((await getJson<{ data: ModelRecord[] }>('/api/v1/models?type=all')).body.data.map((m) => [m.id, m.owned_by]));
+    expect(all.get('acme/coder')).toBe('acme-cloud');
+    expect(all.get('acme/clips')).toBe('acme-video');
+    expect(all.get('acme/llama-70b')).toBe('lagoon');
+    expect(all.get('lagoon-sim-chat')).toBe('lagoon');
   });
 
   it('should get one model by id, also ids with a slash, and 404 an unknown one', async () => {
@@ -125,13 +188,15 @@ describe(`REST catalog and characters (${testDatabaseKind})`, () => {
 
   it('should serve the same catalog through GraphQL, with the character model loaded', async () => {
     const rest = (await (await t.call('/api/v1/models?type=all')).json()) as { data: ModelRecord[] };
-    const gql = await t.graphql<{ models: { id: string; type: string; pricing: unknown; contextLength: number | null }[]; modelTraits: { name: string; model: { id: string } }[]; character: { data: { slug: string; model: { id: string; name: string } } } }>(
-      `{ models { id type pricing contextLength } modelTraits(type: TEXT) { name model { id } } character(slug: "acme-helper") { ... on QueryCharacterSuccess { data { slug model { id name } } } } }`,
+    const gql = await t.graphql<{ models: { id: string; type: string; ownedBy: string; pricing: unknown; spec: unknown; contextLength: number | null }[]; modelTraits: { name: string; model: { id: string } }[]; character: { data: { slug: string; model: { id: string; name: string } } } }>(
+      `{ models { id type ownedBy pricing spec contextLength } modelTraits(type: TEXT) { name model { id } } character(slug: "acme-helper") { ... on QueryCharacterSuccess { data { slug model { id name } } } } }`,
     );
     expect(gql.errors).toBeUndefined();
     expect(gql.data?.models.map((m) => m.id)).toEqual(rest.data.map((m) => m.id));
     expect(gql.data?.models.map((m) => m.type.toLowerCase())).toEqual(rest.data.map((m) => m.type));
     expect(gql.data?.models.map((m) => m.pricing)).toEqual(rest.data.map((m) => m.model_spec.pricing));
+    expect(gql.data?.models.map((m) => m.spec)).toEqual(rest.data.map((m) => m.model_spec));
+    expect(gql.data?.models.map((m) => m.ownedBy)).toEqual(rest.data.map((m) => m.owned_by));
     expect(gql.data?.modelTraits).toContainEqual({ name: 'smart', model: { id: 'acme/llama-70b' } });
     expect(gql.data?.character.data).toEqual({ slug: 'acme-helper', model: { id: 'acme/llama-70b', name: 'Acme Llama 70B' } });
     const missing = await t.graphql<{ model: { __typename: string; code: string } }>('{ model(id: "nope") { __typename ... on Error { code } } }');

@@ -2,6 +2,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { modelRecordSpec } from '../../src/catalog/model-record.ts';
 import { MODEL_TYPES, modelFromConfig, textPrices } from '../../src/catalog/model.ts';
 import { loadOperatorConfig, OperatorConfigError, parseOperatorConfig } from '../../src/operator-config/load.ts';
 
@@ -184,7 +185,7 @@ describe(parseOperatorConfig.name, () => {
       type: string;
       model_spec: Record<string, unknown> & { name: string; privacy: string; traits: string[]; pricing: unknown };
     }[];
-    const models = fixture.map(({ id, type, model_spec: { name, privacy, traits, pricing, availableContextTokens, capabilities, ...spec } }) => ({
+    const models = fixture.map(({ id, type, model_spec: { name, privacy, traits, pricing, availableContextTokens, capabilities, constraints, ...spec } }) => ({
       id,
       type,
       name,
@@ -194,10 +195,16 @@ describe(parseOperatorConfig.name, () => {
       provider: 'simulator',
       ...(availableContextTokens !== undefined && { contextLength: availableContextTokens }),
       ...(capabilities !== undefined && { capabilities }),
+      ...(constraints !== undefined && { constraints }),
       ...(Object.keys(spec).length > 0 && { spec }),
     }));
     const config = parseOperatorConfig({ replaceDefaults: true, models }, 'fixture');
-    config.models.forEach((model, index) => expect(modelFromConfig(model).spec).toMatchObject(fixture[index]!.model_spec));
+    expect(new Set(fixture.map((model) => model.type))).toEqual(new Set(['text', 'image', 'tts', 'music', 'video', 'inpaint', 'embedding']));
+    config.models.forEach((model, index) => {
+      expect(modelFromConfig(model).spec).toMatchObject(fixture[index]!.model_spec);
+      // The listing's record keeps every configured field (defaults fill only what is missing).
+      expect(modelRecordSpec(modelFromConfig(model))).toMatchObject(fixture[index]!.model_spec);
+    });
   });
 });
 
