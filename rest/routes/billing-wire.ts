@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { UsageAnalytics } from '../../src/billing/analytics.types.ts';
+import { ANALYTICS_MODEL_TYPES, ANALYTICS_UNIT_TYPES, type UsageAnalytics } from '../../src/billing/analytics.types.ts';
 import type { BalanceSummary } from '../../src/billing/balance.service.ts';
 import { CURRENCIES, formatNano, nanoToNumber } from '../../src/billing/money.ts';
 import type { UsageEntry } from '../../src/billing/usage.types.ts';
@@ -156,7 +156,7 @@ export function analyticsWire(result: UsageAnalytics): { [field: string]: JsonVa
     byDate: result.byDate.map((day) => ({ date: new Date(dayStartMs(day.date)).toISOString(), USD: nanoToNumber(day.usd), DIEM: nanoToNumber(day.diem) })),
     byModel: result.byModel.map((model) => ({
       modelName: model.modelName,
-      unitType: model.unitType ?? '',
+      unitType: model.unitType,
       modelType: model.modelType,
       ...spend(model),
       ...(model.breakdown && { breakdown: model.breakdown.map((line) => ({ type: line.type, usd: nanoToNumber(line.usd), diem: nanoToNumber(line.diem), units: Number(line.units) })) }),
@@ -178,8 +178,8 @@ export const AnalyticsWire = z.object({
   byModel: z.array(
     z.object({
       modelName: z.string(),
-      unitType: z.string(),
-      modelType: z.enum(['LLM', 'IMAGE', 'TTS', 'ASR', 'VIDEO']).nullable(),
+      unitType: z.enum(ANALYTICS_UNIT_TYPES).describe('The unit totalUnits counts'),
+      modelType: z.enum(ANALYTICS_MODEL_TYPES),
       ...Totals,
       breakdown: z.array(z.object({ type: z.string(), usd: z.number(), diem: z.number(), units: z.number() })).optional(),
     }),

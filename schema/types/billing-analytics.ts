@@ -1,4 +1,4 @@
-import { ANALYTICS_MODEL_TYPES, type DailySeries, type KeyUsage, type ModelUsage, type SpendTotals, type UsageAnalytics } from '../../src/billing/analytics.types.ts';
+import { ANALYTICS_MODEL_TYPES, ANALYTICS_UNIT_TYPES, type DailySeries, type KeyUsage, type ModelUsage, type SpendTotals, type UsageAnalytics } from '../../src/billing/analytics.types.ts';
 import type { BalanceSummary } from '../../src/billing/balance.service.ts';
 import { formatNano } from '../../src/billing/money.ts';
 import { builder } from '../builder.ts';
@@ -20,11 +20,11 @@ const UsageBreakdownRef = builder.objectRef<SpendTotals & { type: string }>('Usa
 const ModelUsageRef = builder.objectRef<ModelUsage>('ModelUsage').implement({
   fields: (t) => ({
     modelName: t.exposeString('modelName'),
-    unitType: t.string({ nullable: true, description: 'tokens, images, chars, minutes, seconds…', resolve: (m) => m.unitType }),
-    modelType: t.field({ type: AnalyticsModelTypeEnum, nullable: true, resolve: (m) => m.modelType }),
+    unitType: t.string({ description: `The unit totalUnits counts: ${ANALYTICS_UNIT_TYPES.join(', ')}.`, resolve: (m) => m.unitType }),
+    modelType: t.field({ type: AnalyticsModelTypeEnum, resolve: (m) => m.modelType }),
     totalUsd: t.field({ type: 'Decimal', description: 'Paid in USD and bundled credits.', resolve: (m) => formatNano(m.usd) }),
     totalDiem: t.field({ type: 'Decimal', description: 'Paid in DIEM (and legacy VCU).', resolve: (m) => formatNano(m.diem) }),
-    totalUnits: t.float({ resolve: (m) => Number(m.units) }),
+    totalUnits: t.float({ description: 'Units of the lines measured in unitType (a web search request is not a token).', resolve: (m) => Number(m.units) }),
     breakdown: t.field({ type: [UsageBreakdownRef], nullable: true, description: 'Per line type; only when there are several.', resolve: (m) => (m.breakdown ? [...m.breakdown] : null) }),
   }),
 });
@@ -35,7 +35,7 @@ const KeyUsageRef = builder.objectRef<KeyUsage>('KeyUsage').implement({
     description: t.exposeString('description'),
     totalUsd: t.field({ type: 'Decimal', resolve: (k) => formatNano(k.usd) }),
     totalDiem: t.field({ type: 'Decimal', resolve: (k) => formatNano(k.diem) }),
-    totalUnits: t.float({ resolve: (k) => Number(k.units) }),
+    totalUnits: t.float({ description: 'Units of the lines measured in a listed unit type (requests and credits left out).', resolve: (k) => Number(k.units) }),
   }),
 });
 

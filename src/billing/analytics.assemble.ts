@@ -1,5 +1,6 @@
 import type { DailyRow, DayTotalRow, KeyTotalRow, ModelTotalRow } from './analytics.repository.ts';
-import { ANALYTICS_MODEL_TYPES, type AnalyticsModelType, type DailySeries, type KeyUsage, type ModelUsage, type SpendTotals, type UsageAnalytics } from './analytics.types.ts';
+import type { AnalyticsUnitType, DailySeries, KeyUsage, ModelUsage, SpendTotals, UsageAnalytics } from './analytics.types.ts';
+import { contractModelType, lineUnit, modelUnit } from './analytics.units.ts';
 import { formatScaled, type Nano } from './money.ts';
 
 /* Turns the rollup aggregates into the analytics response (pure; money stays bigint, units exact text). */
@@ -37,22 +38,25 @@ const scaled = (value: string, scale: number) => {
 /** Which side of the contract's split a currency counts on (VCU is the legacy DIEM, credits are USD-priced). */
 const sideOf = (currency: string): 'usd' | 'diem' => (currency === 'DIEM' || currency === 'VCU' ? 'diem' : 'usd');
 
-const MODEL_TYPE_ALIASES: Record<string, AnalyticsModelType> = { TEXT: 'LLM', EMBEDDING: 'LLM', UPSCALE: 'IMAGE', INPAINT: 'IMAGE', SPEECH: 'TTS', STT: 'ASR', TRANSCRIPTION: 'ASR' };
-
-/** LLM, IMAGE, TTS, ASR, VIDEO (catalog spellings such as "text" or "image" map too); anything else is null. */
-export function contractModelType(value: string): AnalyticsModelType | null {
-  const upper = value.toUpperCase();
-  return (ANALYTICS_MODEL_TYPES as readonly string[]).includes(upper) ? (upper as AnalyticsModelType) : (MODEL_TYPE_ALIASES[upper] ?? null);
-}
-
+/** Spend per side, and units: all of them (a breakdown line), or per listed unit (a model, a key). */
 class Totals {
   usd = 0n;
   diem = 0n;
   units = '0';
-  add(currency: string, amount: Nano, units: string): void {
+  readonly byUnit = new Map<AnalyticsUnitType, string>();
+  add(currency: string, amount: Nano, units: string, unit?: AnalyticsUnitType | null): void {
     if (sideOf(currency) === 'diem') this.diem += amount;
     else this.usd += amount;
     this.units = addDecimals(this.units, units);
+    if (unit) this.byUnit.set(unit, addDecimals(this.byUnit.get(unit) ?? '0', units));
+  }
+  /** Units in one unit type. */
+  unitsIn(unit: AnalyticsUnitType): string {
+    return this.byUnit.get(unit) ?? '0';
+  }
+  /** Units in every listed unit type (what a key's total counts). */
+  listedUnits(): string {
+    return [...this.byUnit.values()].reduce(addDecimals, '0');
   }
   get spend(): Nano {
     return this.usd + this.diem;
@@ -70,7 +74,7 @@ function modelUsage(rows: readonly ModelTotalRow[]): ModelUsage[] {
     // A usage record without a model is named after its model type (e.g. AUGMENT).
     const name = row.modelId || row.modelType || 'Other';
     const model = models.get(name) ?? { name, spend: 0n, totals: new Totals(), lines: new Map(), kinds: new Map() };
-    model.totals.add(row.currency, row.amount, row.units);
+    model.totals.add(row.currency, row.amount, row.units, lineUnit(row.lineType, row.unitType));
     model.spend = model.totals.spend;
     const line = model.lines.get(row.lineType) ?? new Totals();
     line.add(row.currency, row.amount, row.units);
@@ -82,13 +86,16 @@ function modelUsage(rows: readonly ModelTotalRow[]): ModelUsage[] {
   return [...models.values()].sort(bySpend).map((model) => {
     // A model reported under several model or unit types takes the one it spent most on.
     const [kind = '\u0000'] = [...model.kinds.entries()].sort((a, b) => (a[1] === b[1] ? 0 : a[1] > b[1] ? -1 : 1)).map(([k]) => k);
-    const [modelType = '', unitType = ''] = kind.split('\u0000');
+    const [rawModelType = '', rawUnitType = ''] = kind.split('\u0000');
+    const modelType = contractModelType(rawModelType);
+    const unitType = modelUnit(modelType, rawUnitType);
     const lines = [...model.lines.entries()].sort(([a], [b]) => lineRank(a) - lineRank(b) || a.localeCompare(b));
     return {
       modelName: model.name,
-      unitType: unitType || null,
-      modelType: contractModelType(modelType),
+      unitType,
+      modelType,
       ...model.totals.toJSON(),
+      units: model.totals.unitsIn(unitType),
       ...(lines.length > 1 && { breakdown: lines.map(([type, totals]) => ({ type: type || 'Other', ...totals.toJSON() })) }),
     };
   });
@@ -103,7 +110,7 @@ function keyUsage(rows: readonly KeyTotalRow[], labels: AnalyticsRows['keyLabels
   const keys = new Map<string, { name: string; spend: Nano; totals: Totals }>();
   for (const row of rows) {
     const key = keys.get(row.apiKeyId) ?? { name: row.apiKeyId, spend: 0n, totals: new Totals() };
-    key.totals.add(row.currency, row.amount, row.units);
+    key.totals.add(row.currency, row.amount, row.units, lineUnit(row.lineType, row.unitType));
     key.spend = key.totals.spend;
     keys.set(row.apiKeyId, key);
   }
@@ -119,6 +126,7 @@ function keyUsage(rows: readonly KeyTotalRow[], labels: AnalyticsRows['keyLabels
       description,
       label: shared && last6 ? `${description} (…${last6})` : description,
       ...key.totals.toJSON(),
+      units: key.totals.listedUnits(),
     };
   });
 }

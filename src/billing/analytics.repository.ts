@@ -23,6 +23,8 @@ export interface ModelTotalRow {
 
 export interface KeyTotalRow {
   readonly apiKeyId: string;
+  readonly lineType: string;
+  readonly unitType: string;
   readonly currency: string;
   readonly amount: bigint;
   readonly units: string;
@@ -34,18 +36,18 @@ export interface DayTotalRow {
   readonly amount: bigint;
 }
 
-/** Spend and units per model and line type, and per key, each per currency. */
+/** Spend and units per model and line type, and per key and line type (units differ by line), each per currency. */
 export async function totals(db: Database, accountId: string, startDay: string, endDay: string): Promise<{ models: ModelTotalRow[]; keys: KeyTotalRow[] }> {
   const result = await sql<{ model_row: number; model_id: string; line_type: string; model_type: string; unit_type: string; api_key_id: string; currency: string; amount: bigint; units: string }>`
     select grouping(api_key_id) as model_row, model_id, line_type, model_type, unit_type, api_key_id, currency, sum(amount)::int8 as amount, sum(units)::text as units
     from usage_daily where ${inRange(accountId, startDay, endDay)}
-    group by grouping sets ((model_id, line_type, model_type, unit_type, currency), (api_key_id, currency))`.execute(db);
+    group by grouping sets ((model_id, line_type, model_type, unit_type, currency), (api_key_id, line_type, unit_type, currency))`.execute(db);
   const models: ModelTotalRow[] = [];
   const keys: KeyTotalRow[] = [];
   for (const row of result.rows) {
     // grouping(api_key_id) is 1 when api_key_id is not part of the row's grouping set: a model row.
     if (row.model_row === 1) models.push({ modelId: row.model_id, lineType: row.line_type, modelType: row.model_type, unitType: row.unit_type, currency: row.currency, amount: row.amount, units: row.units });
-    else keys.push({ apiKeyId: row.api_key_id, currency: row.currency, amount: row.amount, units: row.units });
+    else keys.push({ apiKeyId: row.api_key_id, lineType: row.line_type, unitType: row.unit_type, currency: row.currency, amount: row.amount, units: row.units });
   }
   return { models, keys };
 }

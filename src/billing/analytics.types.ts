@@ -1,8 +1,11 @@
 import type { Nano } from './money.ts';
 
-/** The contract's model types; anything else is reported as null. */
+/** The model types analytics report (analytics.units.ts maps every usage record onto one). */
 export const ANALYTICS_MODEL_TYPES = ['LLM', 'IMAGE', 'TTS', 'ASR', 'VIDEO'] as const;
 export type AnalyticsModelType = (typeof ANALYTICS_MODEL_TYPES)[number];
+/** The unit types analytics report. */
+export const ANALYTICS_UNIT_TYPES = ['tokens', 'images', 'chars', 'minutes', 'seconds'] as const;
+export type AnalyticsUnitType = (typeof ANALYTICS_UNIT_TYPES)[number];
 
 /**
  * Spend is split the way the contract reports it: `usd` is what USD and BUNDLED_CREDITS paid, `diem` what DIEM
@@ -14,14 +17,16 @@ export interface SpendTotals {
   readonly units: string;
 }
 
+/** `units`: only the lines measured in `unitType` (a chat's web search request is not a token). */
 export interface ModelUsage extends SpendTotals {
   readonly modelName: string;
-  readonly unitType: string | null;
-  readonly modelType: AnalyticsModelType | null;
+  readonly unitType: AnalyticsUnitType;
+  readonly modelType: AnalyticsModelType;
   /** Per line type (Input, Output, Cache Read, Cache Write…), only when the model has several. */
   readonly breakdown?: readonly (SpendTotals & { readonly type: string })[];
 }
 
+/** `units`: the lines measured in a listed unit type (requests and credits are left out). */
 export interface KeyUsage extends SpendTotals {
   /** null: the web app (usage without an API key). */
   readonly apiKeyId: string | null;

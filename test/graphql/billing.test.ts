@@ -6,7 +6,7 @@ import { formatNano, parseNano } from '../../src/billing/money.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
-import { chargeScenario, scenarioAccount, seedEntries, sumBy, type ExpectedLine } from '../helpers/billing.ts';
+import { chargeMixedUnits, chargeScenario, scenarioAccount, seedEntries, sumBy, type ExpectedLine } from '../helpers/billing.ts';
 import { createTestDatabase, testDatabaseKind } from '../helpers/db.ts';
 
 type Scenario = Awaited<ReturnType<typeof scenarioAccount>>;
@@ -206,6 +206,24 @@ describe(`GraphQL billing read side (${testDatabaseKind})`, () => {
     );
     expect(result.errors).toBeUndefined();
     expect(result.data!.usage.edges.map((e) => e.node)).toEqual([{ apiKeyId: other.inferenceKeyId, apiKey: null }]);
+  });
+
+  it('should type unitType and modelType from the contract lists and count only the units of unitType', async () => {
+    const g = await scenarioAccount(t.app.services, 'zeta');
+    await chargeMixedUnits(t.app.services, g.inference);
+    const result = await t.graphql<{ usageAnalytics: { byModel: { modelName: string; unitType: string; modelType: string; totalUnits: number }[]; byKey: { totalUnits: number }[] } }>(
+      '{ usageAnalytics { byModel { modelName unitType modelType totalUnits } byKey { totalUnits } } }',
+      {},
+      g.adminSecret,
+    );
+    expect(result.errors).toBeUndefined();
+    const byModel = Object.fromEntries(result.data!.usageAnalytics.byModel.map(({ modelName, ...rest }) => [modelName, rest]));
+    expect(byModel).toEqual({
+      'mixed-llm': { unitType: 'tokens', modelType: 'LLM', totalUnits: 1200 },
+      'augment-web-search': { unitType: 'tokens', modelType: 'LLM', totalUnits: 0 },
+      'crypto-rpc-ethereum-mainnet': { unitType: 'tokens', modelType: 'LLM', totalUnits: 0 },
+    });
+    expect(result.data!.usageAnalytics.byKey).toEqual([{ totalUnits: 1200 }]);
   });
 
   it('should return the balance summary', async () => {

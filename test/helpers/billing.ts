@@ -188,3 +188,33 @@ export function sumBy<T>(items: readonly T[], group: (item: T) => string, amount
   for (const item of items) sums.set(group(item), (sums.get(group(item)) ?? 0n) + amount(item));
   return sums;
 }
+
+/**
+ * Charges in several units on one key: a chat with a web search (tokens plus one search request), a web search
+ * on its own (a request) and a crypto RPC call (credits). Analytics must never add these units together.
+ */
+export async function chargeMixedUnits(services: Services, auth: AuthContext): Promise<void> {
+  const chat: Usage = {
+    modelId: 'mixed-llm',
+    modelType: 'LLM',
+    unitType: 'tokens',
+    notes: 'Chat completion with web search',
+    lines: [
+      { sku: 'mixed-llm-llm-input-mtoken', lineType: 'Input', units: '1000', pricePerUnitUsd: '0.000001', cost: price('0.001', '0.001') },
+      { sku: 'mixed-llm-llm-output-mtoken', lineType: 'Output', units: '200', pricePerUnitUsd: '0.000002', cost: price('0.0004', '0.0004') },
+      { sku: 'augment-web-search', lineType: 'Web Search', units: '1', pricePerUnitUsd: '0.01', cost: price('0.01', '0.01') },
+    ],
+    inferenceDetails: { requestId: 'req-mixed-chat', inferenceExecutionTime: 300, promptTokens: 1000, completionTokens: 200 },
+  };
+  const rpc: Usage = {
+    modelId: 'crypto-rpc-ethereum-mainnet',
+    modelType: 'RPC',
+    unitType: 'credits',
+    notes: 'JSON-RPC on ethereum-mainnet: 2 calls',
+    lines: [{ sku: 'crypto-rpc-ethereum-mainnet', lineType: 'Credits', units: '40', pricePerUnitUsd: '0.000000625', cost: price('0.000025', '0.000025') }],
+    inferenceDetails: { requestId: 'req-mixed-rpc', inferenceExecutionTime: 20 },
+  };
+  for (const usage of [chat, augmentUsage('augment-web-search', 'Web search (brave), 10 results', 'req-mixed-search', 90), rpc]) {
+    await services.billing.runMetered(auth, { maxCost: sumOf(usage), run: async () => undefined, usage: () => usage });
+  }
+}

@@ -3,7 +3,7 @@ import { operator } from '../../src/auth/auth-context.ts';
 import { nanoToNumber, parseNano } from '../../src/billing/money.ts';
 import { CSV_COLUMNS } from '../../rest/routes/billing-wire.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
-import { chargeScenario, parseCsv, scenarioAccount, sumBy, type ExpectedLine, type UsageEntryWire } from '../helpers/billing.ts';
+import { chargeMixedUnits, chargeScenario, parseCsv, scenarioAccount, sumBy, type ExpectedLine, type UsageEntryWire } from '../helpers/billing.ts';
 import { testDatabaseKind } from '../helpers/db.ts';
 
 const REDIS_URL = process.env.REDIS_URL || undefined;
@@ -126,9 +126,9 @@ describe(`REST billing read side (${testDatabaseKind}, ${REDIS_URL ? 'redis' : '
     expect(models.get('lagoon-llm')?.breakdown?.[0]).toEqual({ type: 'Input', usd: total(input, 'usd'), diem: total(input, 'diem'), units: 3600 });
     expect(models.get('lagoon-image')).toMatchObject({ modelType: 'IMAGE', unitType: 'images', totalUnits: 1 });
     expect(models.get('lagoon-image')?.breakdown).toBeUndefined();
-    expect(models.get('augment-web-search')?.totalUnits).toBeGreaterThan(0);
-    expect((models.get('augment-web-search')?.totalUnits ?? 0) + (models.get('augment-text-parser')?.totalUnits ?? 0)).toBe(3);
-    expect(models.get('augment-text-parser')).toMatchObject({ modelType: null, unitType: 'requests' });
+    // Per-request products report from the same value lists; their requests are not tokens.
+    expect(models.get('augment-web-search')).toMatchObject({ modelType: 'LLM', unitType: 'tokens', totalUnits: 0 });
+    expect(models.get('augment-text-parser')).toMatchObject({ modelType: 'LLM', unitType: 'tokens', totalUnits: 0 });
     const spend = (m: { totalUsd: number; totalDiem: number }) => m.totalUsd + m.totalDiem;
     expect(analytics.byModel.map(spend)).toEqual([...analytics.byModel.map(spend)].sort((x, y) => y - x));
     expect(analytics.topModels).toEqual(analytics.byModel.map((m) => m.modelName));
@@ -146,6 +146,26 @@ describe(`REST billing read side (${testDatabaseKind}, ${REDIS_URL ? 'redis' : '
     const keyDay = analytics.byKeyDaily.find((d) => d.date === todayMs);
     expect(keyDay?.['alpha inference']).toBe(total(expected.filter((e) => e.keyId === a.inferenceKeyId), 'diem'));
     expect(analytics.byKeyDaily[0]).toEqual({ date: todayMs - 6 * 86_400_000, 'alpha admin': 0, 'alpha inference': 0 });
+  });
+
+  it('should report unit and model types from the contract lists, never adding searches or credits to tokens', async () => {
+    const g = await scenarioAccount(t.app.services, 'gamma');
+    await chargeMixedUnits(t.app.services, g.inference);
+    const analytics = await body<{
+      byModel: { modelName: string; unitType: string; modelType: string | null; totalUnits: number; breakdown?: { type: string; units: number }[] }[];
+      byKey: { apiKeyId: string | null; totalUnits: number }[];
+    }>(get('/billing/usage-analytics', g.adminSecret));
+    const models = new Map(analytics.byModel.map((m) => [m.modelName, m]));
+    for (const model of analytics.byModel) {
+      expect(['tokens', 'images', 'chars', 'minutes', 'seconds'], model.modelName).toContain(model.unitType);
+      expect(['LLM', 'IMAGE', 'TTS', 'ASR', 'VIDEO'], model.modelName).toContain(model.modelType);
+    }
+    // 1000 input + 200 output tokens; the web search request stays in its own breakdown line.
+    expect(models.get('mixed-llm')).toMatchObject({ modelType: 'LLM', unitType: 'tokens', totalUnits: 1200 });
+    expect(models.get('mixed-llm')?.breakdown).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'Web Search', units: 1 }), expect.objectContaining({ type: 'Input', units: 1000 })]));
+    expect(models.get('augment-web-search')).toMatchObject({ modelType: 'LLM', unitType: 'tokens', totalUnits: 0 });
+    expect(models.get('crypto-rpc-ethereum-mainnet')).toMatchObject({ modelType: 'LLM', unitType: 'tokens', totalUnits: 0 });
+    expect(analytics.byKey).toEqual([expect.objectContaining({ apiKeyId: g.inferenceKeyId, totalUnits: 1200 })]);
   });
 
   it('should report balances in the charging order', async () => {

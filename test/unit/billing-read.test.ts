@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { addDecimals, contractModelType, daysBetween } from '../../src/billing/analytics.assemble.ts';
+import { addDecimals, daysBetween } from '../../src/billing/analytics.assemble.ts';
+import { contractModelType, contractUnit, lineUnit, modelUnit } from '../../src/billing/analytics.units.ts';
 import { resolveRange } from '../../src/billing/analytics.service.ts';
 import { isoToMicros, windowBounds } from '../../src/billing/usage.inputs.ts';
 import { dayOfMicros, locatePage, microsToIso, planCount } from '../../src/billing/usage-range.ts';
@@ -48,7 +49,11 @@ describe('billing read side helpers', () => {
     expect(addDecimals('0.1', '0.2')).toBe('0.3');
     expect(addDecimals('1200', '0.000000000001')).toBe('1200.000000000001');
     expect(addDecimals('0', '0')).toBe('0');
-    expect(['LLM', 'text', 'image', 'tts', 'ASR', 'video', 'AUGMENT', 'music', ''].map(contractModelType)).toEqual(['LLM', 'LLM', 'IMAGE', 'TTS', 'ASR', 'VIDEO', null, null, null]);
+    // Only values from the lists: LLM, IMAGE, TTS, ASR, VIDEO and tokens, images, chars, minutes, seconds.
+    expect(['LLM', 'text', 'image', 'tts', 'ASR', 'video', 'AUGMENT', 'music', 'RPC', ''].map(contractModelType)).toEqual(['LLM', 'LLM', 'IMAGE', 'TTS', 'ASR', 'VIDEO', 'LLM', 'TTS', 'LLM', 'LLM']);
+    expect(['tokens', 'images', 'characters', 'seconds', 'minutes', 'requests', 'credits'].map(contractUnit)).toEqual(['tokens', 'images', 'chars', 'seconds', 'minutes', null, null]);
+    expect([modelUnit('LLM', 'requests'), modelUnit('LLM', 'credits'), modelUnit('TTS', 'seconds'), modelUnit('IMAGE', '')]).toEqual(['tokens', 'tokens', 'seconds', 'images']);
+    expect([lineUnit('Input', 'tokens'), lineUnit('Web Search', 'tokens'), lineUnit('Request', 'requests')]).toEqual(['tokens', null, null]);
   });
 
   it('should resolve analytics ranges in UTC days', () => {
