@@ -75,7 +75,13 @@ export const recordingFetch: typeof fetch = async (input, init) => {
       const { done, value } = await reader.read();
       if (done) break;
       text += decoder.decode(value, { stream: true });
-      for (const match of text.matchAll(/"id":"(chatcmpl-[0-9a-f]+)"/g)) requestIds.set(match[1]!, requestId);
+      const match = /"id":"(chatcmpl-[0-9a-f]+)"/.exec(text);
+      if (match) {
+        requestIds.set(match[1]!, requestId);
+        // One id per response; stop reading so a caller that cancels its copy still ends the request.
+        await reader.cancel();
+        break;
+      }
     }
   })().catch(() => undefined);
   return new Response(theirs, { status: response.status, statusText: response.statusText, headers: response.headers });
