@@ -20,7 +20,12 @@ export async function buildServer(): Promise<void> {
     .filter((file) => file.endsWith('.ts'))
     .map((file) => ({ in: join(root, 'migrations', file), out: `migrations/${file.slice(0, -'.ts'.length)}` }));
   const result = await build({
-    entryPoints: [{ in: join(root, 'src/main.ts'), out: 'main' }, { in: join(root, 'src/augment/extract/worker.ts'), out: 'extract-worker' }, ...migrations],
+    entryPoints: [
+      { in: join(root, 'src/main.ts'), out: 'main' },
+      { in: join(root, 'src/augment/extract/worker.ts'), out: 'extract-worker' },
+      { in: join(root, 'src/token-worker.ts'), out: 'token-worker' },
+      ...migrations,
+    ],
     outdir: out,
     bundle: true,
     packages: 'external',

@@ -6,6 +6,9 @@ import { ConfigError, loadConfig } from './config.ts';
 import { createLogger } from './logger.ts';
 import { countTextTokens } from './tokenizer.ts';
 
+/** After the drain timeout, how long closing (settlements written back, the database closed) may take. */
+const SHUTDOWN_GRACE_MS = 3_000;
+
 /** The composition root: config → app (database, services, GraphQL, REST) → HTTP server; drains on SIGTERM. */
 async function main(): Promise<void> {
   let config;
@@ -48,6 +51,11 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'draining in-flight requests');
+    // Whatever hangs (a request that never ends, a database that does not answer), the process ends by then.
+    setTimeout(() => {
+      logger.error({ graceMs: SHUTDOWN_GRACE_MS }, 'shutdown did not finish in time; exiting');
+      process.exit(1);
+    }, config.http.shutdownTimeoutMs + SHUTDOWN_GRACE_MS);
     void shutdown(server, async () => {
       await stopControl();
       await app.close();

@@ -15,3 +15,6 @@ export const MIGRATIONS_DIR = new URL(compiled ? './migrations/' : '../migration
 export const EXTRACT_WORKER = compiled
   ? { url: new URL('./extract-worker.js', import.meta.url), typescript: false }
   : { url: new URL('./augment/extract/worker.ts', import.meta.url), typescript: true };
+
+/** The module run by the token counting thread (src/token-count-pool.ts). */
+export const TOKEN_WORKER = compiled ? { url: new URL('./token-worker.js', import.meta.url), typescript: false } : { url: new URL('./token-worker.ts', import.meta.url), typescript: true };

@@ -9,7 +9,7 @@ import type { UpstreamBody } from './chat-upstream.ts';
 import { chatUsage, exceedsHold, type BilledTokens } from './chat-pricing.ts';
 import type { EffectiveSettings } from './chat-request.ts';
 import type { ChatChunkChoice, ChatCompletionChunk, ChatUsage, WebCitation } from './chat.types.ts';
-import { countPromptTokens, countTextTokens } from './token-count.ts';
+import { countOutputTokens, countPromptTokens } from './token-count.ts';
 
 /** What a stream yields: chunks (the citations chunk and the final usage chunk included), or a last error. */
 export type ChatStreamEvent = { readonly type: 'chunk'; readonly chunk: ChatCompletionChunk } | { readonly type: 'error'; readonly error: AppError };
@@ -231,7 +231,6 @@ export class ChatStreamSession implements AsyncIterable<ChatStreamEvent> {
   private async settle(ending: Ending): Promise<ChatUsage | undefined> {
     const { ctx } = this;
     const received = [...this.received.values()].map((pieces) => pieces.join(''));
-    const completionCounted = () => received.reduce((sum, text) => sum + countTextTokens(text), 0);
     // Upstream error before output, or a client gone before any: nothing was delivered, nothing is charged.
     if (ending !== 'complete' && received.every((text) => text === '')) {
       await ctx.billing.release(ctx.reservation).catch((error: unknown) => ctx.logger.error({ err: error, reservationId: ctx.reservation.id }, 'release failed; the sweeper will retry'));
@@ -240,7 +239,11 @@ export class ChatStreamSession implements AsyncIterable<ChatStreamEvent> {
     const reported = ending === 'complete' ? this.upstreamUsage : undefined;
     const tokens: BilledTokens = reported
       ? { promptTokens: reported.prompt_tokens, cachedTokens: reported.cached_tokens, completionTokens: reported.completion_tokens }
-      : { promptTokens: this.upstreamUsage?.prompt_tokens ?? countPromptTokens(ctx.body), cachedTokens: this.upstreamUsage?.cached_tokens ?? 0, completionTokens: completionCounted() };
+      : {
+          promptTokens: this.upstreamUsage?.prompt_tokens ?? (await countPromptTokens(ctx.body)),
+          cachedTokens: this.upstreamUsage?.cached_tokens ?? 0,
+          completionTokens: await countOutputTokens(received),
+        };
     const usage = chatUsage(ctx.model, tokens, {
       requestId: ctx.auth.requestId,
       executionTimeMs: Math.round(performance.now() - ctx.startedAt),

@@ -22,7 +22,7 @@ import type { ChatUpstreams, UpstreamBody } from './chat-upstream.ts';
 import { ChatCompletionInput, type ChatMessageInput } from './chat.inputs.ts';
 import type { ChatChoice, ChatCompletion, ChatCompletionResult, WebCitation } from './chat.types.ts';
 import { parseModelName, resolveChatModel } from './model-resolution.ts';
-import { countPromptTokens, countTextTokens } from './token-count.ts';
+import { countOutputTokens, countPromptTokens } from './token-count.ts';
 
 /** Operator settings of chat (the operator config's `chat` section). */
 export interface ChatSettings {
@@ -100,7 +100,7 @@ export class ChatService {
       await this.release(reservation);
       throw error;
     }
-    const tokens = billedTokens(completion, body);
+    const tokens = await billedTokens(completion, body);
     const usage = chatUsage(model, tokens, {
       requestId: prepared.auth.requestId,
       executionTimeMs: Math.round(performance.now() - startedAt),
@@ -163,7 +163,7 @@ export class ChatService {
     const pageTokens = this.deps.scraper.pageTokens(plan.contextLength, pageUrls.length);
 
     const promptMessages = toUpstreamMessages(withSystemPreamble(messages, preamble));
-    const estimate = countPromptTokens({ ...plan.body, messages: promptMessages });
+    const estimate = await countPromptTokens({ ...plan.body, messages: promptMessages });
     const maxCost = maxChatCost(chatPrices(model), {
       promptEstimate: estimate + (query === undefined ? 0 : SEARCH_CONTEXT_TOKENS) + pageUrls.length * (pageTokens + PAGE_HEADER_TOKENS),
       maxOutputTokens: plan.maxOutputTokens,
@@ -266,14 +266,13 @@ export class ChatService {
 const completionId = () => `chatcmpl-${randomBytes(16).toString('hex')}`;
 
 /** The upstream's usage, or a tokenizer count of the prompt and of every choice's output when it reported none. */
-function billedTokens(completion: UpstreamChatCompletion, body: UpstreamBody): BilledTokens {
+async function billedTokens(completion: UpstreamChatCompletion, body: UpstreamBody): Promise<BilledTokens> {
   if (completion.usage) {
     return { promptTokens: completion.usage.prompt_tokens, cachedTokens: completion.usage.cached_tokens, completionTokens: completion.usage.completion_tokens };
   }
-  let completionTokens = 0;
-  for (const { message } of completion.choices) {
+  const outputs = completion.choices.map(({ message }) => {
     const calls = message.tool_calls.map((call) => call.function.name + call.function.arguments).join('');
-    completionTokens += countTextTokens((message.reasoning_content ?? '') + (message.content ?? '') + calls);
-  }
-  return { promptTokens: countPromptTokens(body), cachedTokens: 0, completionTokens };
+    return (message.reasoning_content ?? '') + (message.content ?? '') + calls;
+  });
+  return { promptTokens: await countPromptTokens(body), cachedTokens: 0, completionTokens: await countOutputTokens(outputs) };
 }

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { ValidationError } from '../../errors.ts';
+import { countTexts } from '../../token-count-pool.ts';
 import { decodeTokens, encodeText } from '../../tokenizer.ts';
 import type {
   ChatCallOptions,
@@ -66,7 +67,7 @@ export class SimulatorAdapter implements ChatProvider {
 
   async complete(request: UpstreamChatRequest, options: ChatCallOptions): Promise<UpstreamChatCompletion> {
     if (options.signal?.aborted) throw cancelledError();
-    const plan = planReply(request, options);
+    const plan = await planReply(request, options);
     return {
       id: plan.id,
       created: plan.created,
@@ -83,7 +84,7 @@ export class SimulatorAdapter implements ChatProvider {
 
   async stream(request: UpstreamChatRequest, options: ChatCallOptions): Promise<UpstreamChatStream> {
     if (options.signal?.aborted) throw cancelledError();
-    const plan = planReply(request, options);
+    const plan = await planReply(request, options);
     return new SimulatedStream(streamChunks(plan, Rng.from(plan.id, 7)), this.chunkDelayMs, options.signal);
   }
 }
@@ -127,14 +128,17 @@ function imagePartsOf(content: unknown): number {
   return Array.isArray(content) ? content.filter((part) => part && typeof part === 'object' && (part as { type?: unknown }).type === 'image_url').length : 0;
 }
 
-function promptTokens(request: UpstreamChatRequest): number {
+/** Long prompts are counted off the event loop: the simulator runs in the server's process. */
+async function promptTokens(request: UpstreamChatRequest): Promise<number> {
   let total = 3;
+  const texts: string[] = [];
   for (const message of request.messages) {
-    total += 4 + tokensOf(textOf(message.content)).length + 85 * imagePartsOf(message.content);
-    if (Array.isArray(message.tool_calls)) total += tokensOf(JSON.stringify(message.tool_calls)).length;
+    total += 4 + 85 * imagePartsOf(message.content);
+    texts.push(textOf(message.content));
+    if (Array.isArray(message.tool_calls)) texts.push(JSON.stringify(message.tool_calls));
   }
-  if (Array.isArray(request.tools) && request.tools.length > 0) total += tokensOf(JSON.stringify(request.tools)).length;
-  return total;
+  if (Array.isArray(request.tools) && request.tools.length > 0) texts.push(JSON.stringify(request.tools));
+  return total + (await countTexts(texts));
 }
 
 interface FunctionTool {
@@ -188,7 +192,7 @@ function maxTokensOf(request: UpstreamChatRequest): number | undefined {
   return undefined;
 }
 
-function planReply(request: UpstreamChatRequest, options: ChatCallOptions): Plan {
+async function planReply(request: UpstreamChatRequest, options: ChatCallOptions): Promise<Plan> {
   const messages = request.messages;
   const last = messages.at(-1);
   const lastUser = [...messages].reverse().find((message) => message.role === 'user');
@@ -269,7 +273,7 @@ function planReply(request: UpstreamChatRequest, options: ChatCallOptions): Plan
     return { content, reasoning, toolCalls, finishReason, stopReason };
   });
 
-  const prompt = promptTokens(request);
+  const prompt = await promptTokens(request);
   const logprobs = request.logprobs === true ? { top: typeof request.top_logprobs === 'number' ? Math.min(Math.max(0, request.top_logprobs), 20) : 0 } : null;
   return {
     id: `chatcmpl-sim-${hash.slice(0, 24)}`,
