@@ -90,3 +90,23 @@ export class TokenCounter {
     return tokens;
   }
 }
+
+/**
+ * The longest start of `text` with at most `budget` tokens, and its token count: for cutting an answer at
+ * max_completion_tokens. Encodes only as far as the budget reaches.
+ */
+export function takeTokens(text: string, budget: number): { text: string; tokens: number; cut: boolean } {
+  let tokens = 0;
+  let taken = 0;
+  for (const piece of textPieces(text)) {
+    const encoded = tokenizer().encode(piece, ORDINARY);
+    if (tokens + encoded.length > budget) {
+      // A token may end inside a multi-byte character: that half is dropped, the token still counts.
+      const kept = tokenizer().decode(encoded.slice(0, budget - tokens)).replace(/\uFFFD+$/, '');
+      return { text: text.slice(0, taken) + kept, tokens: budget, cut: true };
+    }
+    tokens += encoded.length;
+    taken += piece.length;
+  }
+  return { text, tokens, cut: false };
+}

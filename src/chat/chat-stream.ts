@@ -9,6 +9,7 @@ import type { UpstreamBody } from './chat-upstream.ts';
 import { chatUsage, exceedsHold, type BilledTokens } from './chat-pricing.ts';
 import type { EffectiveSettings } from './chat-request.ts';
 import type { ChatChunkChoice, ChatCompletionChunk, ChatUsage, WebCitation } from './chat.types.ts';
+import type { StreamOutputLimit } from './output-limit.ts';
 import { countOutputTokens, countPromptTokens } from './token-count.ts';
 
 /** What a stream yields: chunks (the citations chunk and the final usage chunk included), or a last error. */
@@ -22,6 +23,8 @@ export interface ChatStreamContext {
   readonly searched: boolean;
   readonly body: UpstreamBody;
   readonly reservation: Reservation;
+  /** max_completion_tokens, held even when the upstream ignores it. */
+  readonly outputLimit: StreamOutputLimit;
   readonly upstream: UpstreamChatStream;
   readonly controller: AbortController;
   readonly id: string;
@@ -31,12 +34,13 @@ export interface ChatStreamContext {
   readonly logger: Logger;
 }
 
-type Ending = 'complete' | 'upstream-failed' | 'client-gone';
+type Ending = 'complete' | 'limit' | 'upstream-failed' | 'client-gone';
 
 const END: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
 
 const NOTES: Record<Ending, string> = {
   complete: 'Chat completion (streamed)',
+  limit: 'Chat completion (streamed); the upstream went past max_completion_tokens: cut off at the limit',
   'upstream-failed': 'Chat completion (streamed); the upstream failed mid-stream: charged for the tokens received',
   'client-gone': 'Chat completion (streamed); the client disconnected: charged for the tokens received',
 };
@@ -58,6 +62,8 @@ export const hasSources = (call: { readonly searched: boolean; readonly citation
  * One streaming completion, from the started upstream stream to its settlement. Chunks are forwarded as they
  * arrive (rewritten to this service's id and model; reasoning dropped under strip_thinking_response). Endings:
  * - the upstream finished: settled on its usage (or a tokenizer count), then the usage chunk;
+ * - every choice reached max_completion_tokens (an upstream that ignores it): the upstream request is aborted,
+ *   settled on the limit, then the usage chunk;
  * - the upstream failed, or the client went away (cancel): charged for the tokens received so far, or nothing
  *   when none arrived; a failure is the last event.
  * Settlement happens once, whichever way the stream ends; read it once.
@@ -142,6 +148,12 @@ export class ChatStreamSession implements AsyncIterable<ChatStreamEvent> {
         await upstream.return?.().catch(() => undefined);
         break;
       }
+      if (this.ctx.outputLimit.reached) {
+        ending = 'limit';
+        this.ctx.upstream.cancel();
+        await upstream.return?.().catch(() => undefined);
+        break;
+      }
       let read: IteratorResult<UpstreamChatChunk>;
       try {
         read = await upstream.next();
@@ -159,9 +171,9 @@ export class ChatStreamSession implements AsyncIterable<ChatStreamEvent> {
       const chunk = this.forward(read.value);
       if (chunk) return chunk;
     }
-    if (ending === 'complete') {
+    if (ending === 'complete' || ending === 'limit') {
       tail.push(...this.documentChunks());
-      const usage = await this.finish('complete');
+      const usage = await this.finish(ending);
       if (usage) tail.push({ type: 'chunk', chunk: this.chunk([], { usage }) });
       return undefined;
     }
@@ -178,7 +190,9 @@ export class ChatStreamSession implements AsyncIterable<ChatStreamEvent> {
     if (upstreamChunk.choices.length === 0) return undefined;
     const strip = this.ctx.settings.strip_thinking_response;
     const choices: ChatChunkChoice[] = [];
-    for (const choice of upstreamChunk.choices) {
+    for (const upstreamChoice of upstreamChunk.choices) {
+      const choice = this.ctx.outputLimit.apply(upstreamChoice);
+      if (!choice) continue;
       const { delta } = choice;
       this.record(choice.index, delta.content, delta.reasoning_content, delta.tool_calls);
       let out = delta;
@@ -238,11 +252,11 @@ export class ChatStreamSession implements AsyncIterable<ChatStreamEvent> {
     }
     const reported = ending === 'complete' ? this.upstreamUsage : undefined;
     const tokens: BilledTokens = reported
-      ? { promptTokens: reported.prompt_tokens, cachedTokens: reported.cached_tokens, completionTokens: reported.completion_tokens }
+      ? { promptTokens: reported.prompt_tokens, cachedTokens: reported.cached_tokens, completionTokens: ctx.outputLimit.billable(reported.completion_tokens) }
       : {
           promptTokens: this.upstreamUsage?.prompt_tokens ?? (await countPromptTokens(ctx.body)),
           cachedTokens: this.upstreamUsage?.cached_tokens ?? 0,
-          completionTokens: await countOutputTokens(received),
+          completionTokens: ctx.outputLimit.billable(await countOutputTokens(received)),
         };
     const usage = chatUsage(ctx.model, tokens, {
       requestId: ctx.auth.requestId,

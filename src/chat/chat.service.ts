@@ -18,6 +18,7 @@ import { applyImageRules, lastUserText, pageCitations, sourcesContext, toUpstrea
 import { chatPrices, chatUsage, exceedsHold, maxChatCost, type BilledTokens } from './chat-pricing.ts';
 import { effectiveSettings, planUpstream, stripThinking, type EffectiveSettings, type UpstreamPlan } from './chat-request.ts';
 import { ChatStreamSession, DOCUMENTS_TOOL, hasSources, toUsage } from './chat-stream.ts';
+import { limitCompletion, StreamOutputLimit } from './output-limit.ts';
 import type { ChatUpstreams, UpstreamBody } from './chat-upstream.ts';
 import { ChatCompletionInput, type ChatMessageInput } from './chat.inputs.ts';
 import type { ChatChoice, ChatCompletion, ChatCompletionResult, WebCitation } from './chat.types.ts';
@@ -100,7 +101,11 @@ export class ChatService {
       await this.release(reservation);
       throw error;
     }
-    const tokens = await billedTokens(completion, body);
+    const reported = await billedTokens(completion, body);
+    // An upstream that ignored max_completion_tokens: the answer is cut there and billed for the limit at most.
+    const limited = limitCompletion(completion, prepared.plan.maxOutputTokens, reported.completionTokens);
+    completion = limited.completion;
+    const tokens: BilledTokens = { ...reported, completionTokens: limited.completionTokens };
     const usage = chatUsage(model, tokens, {
       requestId: prepared.auth.requestId,
       executionTimeMs: Math.round(performance.now() - startedAt),
@@ -133,6 +138,7 @@ export class ChatService {
     return new ChatStreamSession({
       ...prepared,
       upstream: started.stream,
+      outputLimit: new StreamOutputLimit(prepared.plan.maxOutputTokens, prepared.plan.choices),
       controller,
       id: completionId(),
       created: Math.floor(Date.now() / 1000),
