@@ -55,7 +55,8 @@ export class LeaseManager {
   private readonly open = new Map<string, Lease>();
   /** Every lease not yet ended (open and closing). */
   private readonly live = new Set<Lease>();
-  private readonly opening = new Map<string, Promise<void>>();
+  /** Leases being taken, with the worst case of the call taking each (calls that need no more share its refusal). */
+  private readonly opening = new Map<string, { readonly done: Promise<void>; readonly maxCost: Price }>();
   /** The draws behind the reservations handed out (by object: callers hand the same object back). */
   private readonly draws = new WeakMap<object, Draw>();
   /** The lease size that served each (account, key, key period) last, so a renewed lease starts as large. */
@@ -204,12 +205,22 @@ export class LeaseManager {
     return reservation;
   }
 
+  /**
+   * Takes a lease, or waits for the one being taken. A refusal of that one is this call's refusal too when the call
+   * needs no more than the call that asked: under contention a call could otherwise wait for one refused opening
+   * after another until it gave up with a cause of its own making (the balance) instead of the one that applies.
+   */
   private async openLease(key: string, auth: Extract<AuthContext, { kind: 'apiKey' }>, maxCost: Price, keyPeriodStart: Date): Promise<void> {
     const running = this.opening.get(key);
-    if (running) return running.catch(() => undefined);
-    const opening = this.takeLease(key, auth, maxCost, keyPeriodStart).finally(() => this.opening.delete(key));
-    this.opening.set(key, opening);
-    return opening;
+    if (running) {
+      return running.done.catch((error: unknown) => {
+        const refusal = error instanceof SpendLimitExceededError || error instanceof InsufficientBalanceError;
+        if (refusal && maxCost.usd >= running.maxCost.usd && maxCost.diem >= running.maxCost.diem) throw error;
+      });
+    }
+    const done = this.takeLease(key, auth, maxCost, keyPeriodStart).finally(() => this.opening.delete(key));
+    this.opening.set(key, { done, maxCost });
+    return done;
   }
 
   private async takeLease(key: string, auth: Extract<AuthContext, { kind: 'apiKey' }>, maxCost: Price, keyPeriodStart: Date): Promise<void> {
