@@ -28,6 +28,7 @@ const EnvironmentModel = z.object({
   LAGOON_LAST_USED_FLUSH_SECONDS: intWithDefault(15, 1),
   LAGOON_RESERVATION_TIMEOUT_SECONDS: intWithDefault(900, 1),
   LAGOON_SWEEP_INTERVAL_SECONDS: intWithDefault(60, 1),
+  LAGOON_MAX_STREAM_SECONDS: intWithDefault(1800, 1),
   LAGOON_BALANCE_LEASES: boolWithDefault(true),
   LAGOON_SHUTDOWN_TIMEOUT_SECONDS: intWithDefault(15, 1),
   LAGOON_MAX_KEYS_PER_ACCOUNT: intWithDefault(500, 1),
@@ -62,6 +63,8 @@ export interface Config {
   readonly logLevel: Environment['LOG_LEVEL'];
   readonly auth: { readonly keyCacheTtlMs: number; readonly lastUsedFlushMs: number; readonly maxKeysPerAccount: number };
   readonly billing: { readonly reservationTimeoutMs: number; readonly sweepIntervalMs: number; readonly balanceLeases: boolean };
+  /** A streamed answer ends (finish_reason "length", charged for what it delivered) once it has run this long. */
+  readonly streams: { readonly maxDurationMs: number };
   readonly graphql: { readonly maxDepth: number; readonly maxCost: number; readonly graphiql: boolean };
   readonly controlSocket: boolean;
   /** V8 grows the heap by this percentage after each full collection (0: V8's own choice); see README Performance. */
@@ -115,6 +118,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       sweepIntervalMs: e.LAGOON_SWEEP_INTERVAL_SECONDS * 1000,
       balanceLeases: e.LAGOON_BALANCE_LEASES,
     },
+    streams: { maxDurationMs: e.LAGOON_MAX_STREAM_SECONDS * 1000 },
     graphql: { maxDepth: e.GRAPHQL_MAX_DEPTH, maxCost: e.GRAPHQL_MAX_COST, graphiql: e.GRAPHIQL },
     controlSocket: e.LAGOON_CONTROL_SOCKET,
     heapGrowingPercent: e.LAGOON_HEAP_GROWING_PERCENT,

@@ -69,6 +69,8 @@ export type ServiceOptions = Pick<Config, 'auth' | 'billing'> & {
   readonly diemCutoverDate?: Config['diemCutoverDate'];
   /** Text parser pool sizing and budgets (none: the defaults). */
   readonly textParser?: Config['textParser'];
+  /** Streamed answers' maximum duration (default 30 minutes). */
+  readonly streams?: Config['streams'];
 };
 
 /** Closes what the services hold open besides the database (Redis connections, worker threads); whoever created them calls it. */
@@ -129,7 +131,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     readPage: (bytes, page) => textParser.readPage(bytes, page),
     logger,
   });
-  const chat = new ChatService({ billing, catalog, characters, search, scraper, upstreams: chatGateway, logger, settings: options.operatorConfig?.chat });
+  const chat = new ChatService({ billing, catalog, characters, search, scraper, upstreams: chatGateway, logger, settings: options.operatorConfig?.chat, maxStreamMs: options.streams?.maxDurationMs });
   const cryptoRpc = createCryptoRpc({ db, billing, logger, operatorConfig: options.operatorConfig, env: options.rpc, redisUrl: options.redisUrl });
   return { auth, apiKeys, accounts, billing, catalog, characters, lastUsed, search, textParser, usage, analytics, balance, events, chatGateway, modelDiscovery, chat, cryptoRpc };
 }

@@ -262,6 +262,9 @@ export function planBatch(ops: readonly BillingOp[], winners: ReadonlySet<number
     return keyRoom < free ? { room: keyRoom, limited: true } : { room: free, limited: false };
   };
 
+  // An account with a negative balance (a charge recorded as debt) gets no new hold, in any currency, until topped up.
+  const inDebt = (accountId: string): boolean => [...balance].some(([key, row]) => row.amount < 0n && key.startsWith(`${accountId}/`));
+
   ops.forEach((op, index) => {
     if (op.kind === 'lease') {
       const held = leases.get(op.lease.id);
@@ -278,7 +281,7 @@ export function planBatch(ops: readonly BillingOp[], winners: ReadonlySet<number
         return balanceAfter;
       });
       let delta = 0n;
-      const granted = op.grow && !op.finish ? grantOf(op.grow.min, op.grow.target, roomOf(lease.accountId, lease.currency, lease.apiKeyId, lease.keyPeriodStart).room) : 0n;
+      const granted = op.grow && !op.finish && !inDebt(lease.accountId) ? grantOf(op.grow.min, op.grow.target, roomOf(lease.accountId, lease.currency, lease.apiKeyId, lease.keyPeriodStart).room) : 0n;
       if (op.finish) delta = -held;
       else if (granted > 0n) delta = granted;
       else if (op.release > 0n) delta = op.release < held ? -op.release : -held;
@@ -308,7 +311,7 @@ export function planBatch(ops: readonly BillingOp[], winners: ReadonlySet<number
       return;
     }
     let blockedBy: LimitGroup | undefined;
-    for (const currency of CHARGING_ORDER) {
+    for (const currency of inDebt(op.accountId) ? [] : CHARGING_ORDER) {
       const amount = priceIn(op.maxCost, currency);
       const row = balance.get(balanceKey(op.accountId, currency));
       if (!row || row.amount - row.reserved < amount) continue;

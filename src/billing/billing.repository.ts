@@ -33,6 +33,22 @@ export async function chargeIfAvailable(trx: Tx, accountId: string, currency: Cu
   return row?.amount;
 }
 
+/**
+ * Charges a settlement that the balance no longer covers (its hold was gone): recorded as debt, the balance may go
+ * below what is held or below zero, and the row is marked (debt_since) as the only kind allowed to. Undefined when
+ * the account has no balance of that currency.
+ */
+export async function chargeAsDebt(trx: Tx, accountId: string, currency: Currency, charge: Nano): Promise<Nano | undefined> {
+  const row = await trx
+    .updateTable('balances')
+    .set({ amount: sql`amount - ${charge}`, debt_since: sql`coalesce(debt_since, now())`, updated_at: sql`now()` })
+    .where('account_id', '=', accountId)
+    .where('currency', '=', currency)
+    .returning('amount')
+    .executeTakeFirst();
+  return row?.amount;
+}
+
 /** Adds to a balance (creating it); a negative amount only updates an existing balance. */
 export async function addToBalance(trx: Tx, accountId: string, currency: Currency, amount: Nano): Promise<Nano | undefined> {
   if (amount < 0n) {
@@ -49,7 +65,14 @@ export async function addToBalance(trx: Tx, accountId: string, currency: Currenc
   const row = await trx
     .insertInto('balances')
     .values({ account_id: accountId, currency, amount })
-    .onConflict((oc) => oc.columns(['account_id', 'currency']).doUpdateSet({ amount: sql`balances.amount + ${amount}`, updated_at: sql`now()` }))
+    .onConflict((oc) =>
+      oc.columns(['account_id', 'currency']).doUpdateSet({
+        amount: sql`balances.amount + ${amount}`,
+        // A top-up that covers the holds again ends the debt.
+        debt_since: sql`case when balances.amount + ${amount} >= balances.reserved then null else balances.debt_since end`,
+        updated_at: sql`now()`,
+      }),
+    )
     .returning('amount')
     .executeTakeFirstOrThrow();
   return row.amount;
@@ -82,6 +105,12 @@ export async function finishReservation(trx: Tx, id: string, status: 'settled' |
     .where('status', '=', from)
     .returningAll()
     .executeTakeFirst();
+}
+
+/** Moves a call's held reservation's expiry (its call is still running); false when it is not held any more. */
+export async function extendReservation(db: Db, id: string, expiresAt: Date): Promise<boolean> {
+  const row = await db.updateTable('reservations').set({ expires_at: expiresAt }).where('id', '=', id).where('status', '=', 'held').where('lease_holder', 'is', null).returning('id').executeTakeFirst();
+  return row !== undefined;
 }
 
 export async function reservationStatus(db: Db, id: string): Promise<string | undefined> {

@@ -234,12 +234,20 @@ export class BillingService {
     return this.deps.db.transaction().execute((trx) => this.chargeIn(trx, held, call));
   }
 
+  /**
+   * Charges a call whose hold is gone; when the balance no longer covers it, the charge is recorded as debt (the
+   * balance goes negative, which refuses new calls until a top-up) rather than dropped.
+   */
   private async chargeIn(trx: Transaction<DB>, held: Reservation, call: LeaseCall): Promise<{ charge: SettledCharge; entries: readonly SettledUsageEntry[] }> {
     const { charged } = call;
-    const balanceAfter = await repo.chargeIfAvailable(trx, held.accountId, held.currency, charged);
+    let balanceAfter = await repo.chargeIfAvailable(trx, held.accountId, held.currency, charged);
     if (balanceAfter === undefined) {
-      this.deps.logger.error({ reservationId: held.id, charged: charged.toString() }, 'late settlement could not be charged');
-      return { charge: { reservationId: held.id, currency: held.currency, charged: 0n, balanceAfter: 0n, usageEntryIds: [], alreadySettled: false }, entries: [] };
+      balanceAfter = await repo.chargeAsDebt(trx, held.accountId, held.currency, charged);
+      if (balanceAfter === undefined) throw new Error(`Account ${held.accountId} has no ${held.currency} balance to charge`);
+      this.deps.logger.warn({ reservationId: held.id, accountId: held.accountId, charged: charged.toString(), balanceAfter: balanceAfter.toString() }, 'a late settlement exceeded the balance; recorded as debt');
+      // This process's leases on the account lend no more: the account is refused until it is topped up.
+      const leases = this.leases;
+      if (leases) setImmediate(() => void leases.reclaim(held.accountId).catch(() => undefined));
     }
     if (held.apiKeyId && held.keyPeriodStart) {
       await repo.settleKeySpend(trx, held.apiKeyId, held.keyPeriodStart, limitGroupOf(held.currency), charged, 0n);
@@ -278,6 +286,26 @@ export class BillingService {
     }
     const charge = await this.settle(reservation, spec.usage(result));
     return { result, charge };
+  }
+
+  /**
+   * Keeps a long call's hold (a stream) from being released as timed out while it runs: its expiry is moved forward
+   * every quarter of the reservation timeout until `stop` (called when the call settles or releases).
+   */
+  keepHeld(reservation: Reservation): { stop: () => void } {
+    const ttlMs = this.deps.options.reservationTimeoutMs;
+    const timer = setInterval(() => {
+      if (reservation.leaseId && this.leases) {
+        if (!this.leases.extend(reservation, ttlMs)) clearInterval(timer);
+        return;
+      }
+      repo.extendReservation(this.deps.db, reservation.id, new Date(Date.now() + ttlMs)).then(
+        (held) => held || clearInterval(timer),
+        (error: unknown) => this.deps.logger.warn({ err: error, reservationId: reservation.id }, 'extending a hold failed; retrying'),
+      );
+    }, Math.max(50, ttlMs / 4));
+    timer.unref();
+    return { stop: () => clearInterval(timer) };
   }
 
   /** Gives the whole hold back (the call failed before producing anything). Releasing twice is harmless. */

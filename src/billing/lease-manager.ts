@@ -126,6 +126,14 @@ export class LeaseManager {
     return { ...base, charged: call.charged, balanceAfter: lease.balanceEstimate, alreadySettled: false };
   }
 
+  /** Moves a running call's timeout (its lease is kept alive by its own updates); false once the draw is not held. */
+  extend(reservation: object, ttlMs: number): boolean {
+    const draw = this.draws.get(reservation);
+    if (draw?.status !== 'held') return false;
+    draw.expiresAt = Date.now() + ttlMs;
+    return true;
+  }
+
   /** Gives a drawn call's hold back (the call failed before producing anything). */
   release(reservation: object): boolean {
     const draw = this.draws.get(reservation);

@@ -14,7 +14,8 @@ interface GrowthWaiter {
 export interface Draw {
   readonly lease: Lease;
   readonly amount: Nano;
-  readonly expiresAt: number;
+  /** Past this, the call's hold is released as timed out (a running stream moves it forward). */
+  expiresAt: number;
   status: 'held' | 'settled' | 'released' | 'expired';
 }
 

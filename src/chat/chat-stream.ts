@@ -30,11 +30,13 @@ export interface ChatStreamContext {
   readonly id: string;
   readonly created: number;
   readonly startedAt: number;
+  /** The stream ends (finish_reason "length") once it has run this long. */
+  readonly maxDurationMs: number;
   readonly billing: BillingService;
   readonly logger: Logger;
 }
 
-type Ending = 'complete' | 'limit' | 'upstream-failed' | 'client-gone';
+type Ending = 'complete' | 'limit' | 'upstream-failed' | 'client-gone' | 'max-duration';
 
 const END: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
 
@@ -43,6 +45,7 @@ const NOTES: Record<Ending, string> = {
   limit: 'Chat completion (streamed); the upstream went past max_completion_tokens: cut off at the limit',
   'upstream-failed': 'Chat completion (streamed); the upstream failed mid-stream: charged for the tokens received',
   'client-gone': 'Chat completion (streamed); the client disconnected: charged for the tokens received',
+  'max-duration': 'Chat completion (streamed); ended at the maximum stream duration: charged for the tokens delivered',
 };
 
 export const toUsage = (tokens: BilledTokens): ChatUsage => ({
@@ -65,7 +68,10 @@ export const hasSources = (call: { readonly searched: boolean; readonly citation
  * - every choice reached max_completion_tokens (an upstream that ignores it): the upstream request is aborted,
  *   settled on the limit, then the usage chunk;
  * - the upstream failed, or the client went away (cancel): charged for the tokens received so far, or nothing
- *   when none arrived; a failure is the last event.
+ *   when none arrived; a failure is the last event;
+ * - the stream reached its maximum duration: the upstream is cancelled, each choice finishes with "length" and the
+ *   call is charged for the tokens delivered, then the usage chunk.
+ * While it runs, its hold is kept from timing out (a stream may outlive the reservation timeout).
  * Settlement happens once, whichever way the stream ends; read it once.
  */
 export class ChatStreamSession implements AsyncIterable<ChatStreamEvent> {
@@ -77,8 +83,14 @@ export class ChatStreamSession implements AsyncIterable<ChatStreamEvent> {
   private readonly received = new Map<number, string[]>();
   /** Highest tool call index per choice (the documents tool call goes after the model's). */
   private readonly toolCalls = new Map<number, number>();
+  private timedOut = false;
+  private readonly heartbeat: { stop: () => void };
+  private readonly deadline: NodeJS.Timeout;
 
   constructor(private readonly ctx: ChatStreamContext) {
+    this.heartbeat = ctx.billing.keepHeld(ctx.reservation);
+    this.deadline = setTimeout(() => this.reachMaxDuration(), ctx.maxDurationMs);
+    this.deadline.unref();
     // The caller went away (the REST request's signal, linked to this controller by the service).
     if (ctx.controller.signal.aborted) void this.cancel();
     else ctx.controller.signal.addEventListener('abort', () => void this.cancel(), { once: true });
@@ -92,6 +104,14 @@ export class ChatStreamSession implements AsyncIterable<ChatStreamEvent> {
       this.ctx.upstream.cancel();
     }
     return this.finish('client-gone');
+  }
+
+  /** Ends the stream at its maximum duration; settled here too, in case nobody reads it any more. */
+  private reachMaxDuration(): void {
+    if (this.settled) return;
+    this.timedOut = true;
+    this.ctx.upstream.cancel();
+    void this.finish('max-duration');
   }
 
   /**
@@ -143,8 +163,8 @@ export class ChatStreamSession implements AsyncIterable<ChatStreamEvent> {
     let ending: Ending;
     let failure: AppError | undefined;
     for (;;) {
-      if (this.cancelled) {
-        ending = 'client-gone';
+      if (this.cancelled || this.timedOut) {
+        ending = this.cancelled ? 'client-gone' : 'max-duration';
         await upstream.return?.().catch(() => undefined);
         break;
       }
@@ -158,20 +178,22 @@ export class ChatStreamSession implements AsyncIterable<ChatStreamEvent> {
       try {
         read = await upstream.next();
       } catch (error) {
-        ending = this.cancelled ? 'client-gone' : 'upstream-failed';
+        ending = this.cancelled ? 'client-gone' : this.timedOut ? 'max-duration' : 'upstream-failed';
         failure = asAppError(error);
-        if (!this.cancelled) this.ctx.logger.warn({ reqId: this.ctx.auth.requestId, model: this.ctx.model.id, err: error }, 'chat stream failed mid-stream');
+        if (ending === 'upstream-failed') this.ctx.logger.warn({ reqId: this.ctx.auth.requestId, model: this.ctx.model.id, err: error }, 'chat stream failed mid-stream');
         break;
       }
-      if (read.done) {
-        ending = this.cancelled ? 'client-gone' : 'complete';
+      if (read.done || this.timedOut) {
+        // A chunk read as the stream reached its end is not forwarded: the settlement has counted what was.
+        ending = this.cancelled ? 'client-gone' : this.timedOut ? 'max-duration' : 'complete';
         break;
       }
       if (read.value.usage) this.upstreamUsage = read.value.usage;
       const chunk = this.forward(read.value);
       if (chunk) return chunk;
     }
-    if (ending === 'complete' || ending === 'limit') {
+    if (ending === 'complete' || ending === 'limit' || ending === 'max-duration') {
+      if (ending === 'max-duration') tail.push({ type: 'chunk', chunk: this.chunk(this.choiceIndexes().map((index) => ({ index, delta: {}, finish_reason: 'length', logprobs: null }))) });
       tail.push(...this.documentChunks());
       const usage = await this.finish(ending);
       if (usage) tail.push({ type: 'chunk', chunk: this.chunk([], { usage }) });
@@ -238,12 +260,18 @@ export class ChatStreamSession implements AsyncIterable<ChatStreamEvent> {
     if (choices.length > 0) yield { type: 'chunk', chunk: this.chunk(choices) };
   }
 
+  /** The choices seen so far (the first one when none was). */
+  private choiceIndexes(): number[] {
+    return this.received.size > 0 ? [...this.received.keys()] : [0];
+  }
+
   private finish(ending: Ending): Promise<ChatUsage | undefined> {
-    return (this.settled ??= this.settle(ending));
+    return (this.settled ??= this.settle(ending).finally(() => this.heartbeat.stop()));
   }
 
   private async settle(ending: Ending): Promise<ChatUsage | undefined> {
     const { ctx } = this;
+    clearTimeout(this.deadline);
     const received = [...this.received.values()].map((pieces) => pieces.join(''));
     // Upstream error before output, or a client gone before any: nothing was delivered, nothing is charged.
     if (ending !== 'complete' && received.every((text) => text === '')) {

@@ -68,7 +68,9 @@ export class ChatService {
       scraper: WebScraper;
       upstreams: ChatUpstreams;
       logger: Logger;
-      settings?: ChatSettings;
+      settings?: ChatSettings | undefined;
+      /** A stream's maximum duration (default 30 minutes). */
+      maxStreamMs?: number | undefined;
     },
   ) {}
 
@@ -143,6 +145,7 @@ export class ChatService {
       id: completionId(),
       created: Math.floor(Date.now() / 1000),
       startedAt,
+      maxDurationMs: this.deps.maxStreamMs ?? DEFAULT_MAX_STREAM_MS,
       billing: this.deps.billing,
       logger: this.deps.logger,
     });
@@ -264,6 +267,8 @@ export class ChatService {
     await this.deps.billing.release(reservation).catch((error: unknown) => this.deps.logger.error({ err: error, reservationId: reservation.id }, 'release failed; the sweeper will retry'));
   }
 }
+
+const DEFAULT_MAX_STREAM_MS = 30 * 60_000;
 
 /**
  * Our own completion id, random and unique per completion: a caller's X-Request-ID is chosen by the caller (and

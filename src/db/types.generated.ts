@@ -62,6 +62,7 @@ export interface BalancesTable {
   amount: Generated<bigint>;
   reserved: Generated<bigint>;
   updated_at: Generated<Date>;
+  debt_since: Date | null;
 }
 
 export interface CharactersTable {

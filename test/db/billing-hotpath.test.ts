@@ -139,16 +139,19 @@ describe.each([
     expect(await services.billing.release(reservation)).toBe(false);
   });
 
-  it.skipIf(balanceLeases)('should not charge a late settlement the balance cannot cover, and not charge it later either', async () => {
+  it.skipIf(balanceLeases)('should charge a late settlement the balance cannot cover as debt, once', async () => {
     const { auth, accountId } = await createAccountWithKey(services, { credit: { USD: '0.3' } });
     const reservation = await services.billing.reserve(auth, both('0.3'), { ttlMs: 1 });
     await services.billing.sweepExpired(new Date(Date.now() + 1000));
     const other = await services.billing.reserve(auth, both('0.25')); // the freed money is held by another call
     const late = await services.billing.settle(reservation, usageOf(both('0.1')));
-    expect(late).toMatchObject({ charged: 0n, alreadySettled: false, usageEntryIds: [] });
+    expect(late).toMatchObject({ charged: parseNano('0.1'), balanceAfter: parseNano('0.2'), alreadySettled: false });
+    expect(late.usageEntryIds).toHaveLength(2);
+    expect(await balanceOf(accountId)).toMatchObject({ amount: parseNano('0.2'), reserved: parseNano('0.25') });
     await services.billing.release(other);
     expect(await services.billing.settle(reservation, usageOf(both('0.1')))).toMatchObject({ charged: 0n, alreadySettled: true });
-    expect(await balanceOf(accountId)).toMatchObject({ amount: parseNano('0.3'), reserved: 0n });
+    expect(await balanceOf(accountId)).toMatchObject({ amount: parseNano('0.2'), reserved: 0n });
+    expect(await totals(accountId)).toMatchObject({ entries: 2, ledgerCount: 1, entrySum: -parseNano('0.1'), rollupSum: parseNano('0.1') });
   });
 
   it('should keep one call’s failure its own when it shares a batch with others', async () => {
