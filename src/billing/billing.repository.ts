@@ -49,15 +49,17 @@ export async function chargeAsDebt(trx: Tx, accountId: string, currency: Currenc
   return row?.amount;
 }
 
-/** Adds to a balance (creating it); a negative amount only updates an existing balance. */
+/** Adds to a balance (creating it); a negative amount only updates an existing balance that covers it. */
 export async function addToBalance(trx: Tx, accountId: string, currency: Currency, amount: Nano): Promise<Nano | undefined> {
   if (amount < 0n) {
-    // CHECK constraints apply to an INSERT's proposed row before ON CONFLICT, so a debit is a plain UPDATE.
+    // CHECK constraints apply to an INSERT's proposed row before ON CONFLICT, so a debit is a plain UPDATE. It never
+    // takes a balance below what is held (the check allows that to a row in debt: only chargeAsDebt may).
     const row = await trx
       .updateTable('balances')
       .set({ amount: sql`amount + ${amount}`, updated_at: sql`now()` })
       .where('account_id', '=', accountId)
       .where('currency', '=', currency)
+      .where(sql<boolean>`amount + ${amount} >= reserved`)
       .returning('amount')
       .executeTakeFirst();
     return row?.amount;

@@ -344,7 +344,7 @@ export class BillingService {
     try {
       return await this.deps.db.transaction().execute(async (trx) => {
         const balanceAfter = await repo.addToBalance(trx, input.accountId, input.currency, input.amount);
-        if (balanceAfter === undefined) throw new ValidationError(`There is no ${input.currency} balance to debit`);
+        if (balanceAfter === undefined) throw new ValidationError(`There is no ${input.currency} balance that covers this debit beside the funds held`);
         const entry = await repo.insertLedgerEntry(trx, {
           accountId: input.accountId,
           currency: input.currency,

@@ -168,7 +168,8 @@ export class LeaseManager {
 
   /** Gives back the unused part of this process's leases on an account (another process asked, or a call was refused). */
   async reclaim(accountId: string): Promise<boolean> {
-    const unused = () => [...this.live].filter((lease) => lease.reservation.accountId === accountId && lease.state !== 'closed' && lease.free > 0n);
+    // Funds an update in flight is giving back (an idle lease ending) count too: they are back once it is written.
+    const unused = () => [...this.live].filter((lease) => lease.reservation.accountId === accountId && lease.state !== 'closed' && (lease.free > 0n || lease.releasing > 0n));
     const leases = unused();
     for (const lease of leases) this.closeLease(lease);
     // An update taken before the close gives nothing back; the one after it does.

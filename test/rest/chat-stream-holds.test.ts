@@ -97,6 +97,8 @@ for (const leases of ['true', 'false']) {
       const cost = tokenCostNano(details.promptTokens!, PRICE.input) + tokenCostNano(details.completionTokens!, PRICE.output);
       const owed = await account.balance();
       expect(owed.amount).toBe(-cost);
+      // Only a settlement takes a balance below zero: an operator debit of an account in debt is refused.
+      await expect(debit(app.server, account.accountId, 1n)).rejects.toMatchObject({ code: 'INVALID_REQUEST' });
       const refused = await post(app.server, account.secret, {});
       expect(refused.status).toBe(402);
       expect(await refused.json()).toMatchObject({ code: 'INSUFFICIENT_BALANCE' });
