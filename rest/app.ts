@@ -1,6 +1,6 @@
 import { anonymous, type AuthContext } from '../src/auth/auth-context.ts';
 import type { Config } from '../src/config.ts';
-import { AppError, NotFoundError } from '../src/errors.ts';
+import { AppError, clip, NotFoundError } from '../src/errors.ts';
 import type { Logger } from '../src/logger.ts';
 import type { Services } from '../src/services.ts';
 import { errorResponse, json, readJsonBody } from './http.ts';
@@ -43,10 +43,10 @@ export function createRestApi(deps: { services: Services; config: Config; logger
     const path = url.pathname.slice(REST_PREFIX.length) || '/';
     const match = router.match(request.method, path);
     if (!match) {
-      return { response: errorResponse(new NotFoundError(`Route not found: ${request.method} ${url.pathname}`), requestId), route: 'unmatched' };
+      return { response: errorResponse(new NotFoundError(`Route not found: ${clip(request.method)} ${clip(url.pathname)}`), requestId), route: 'unmatched' };
     }
     if ('allowed' in match) {
-      const response = json({ error: `Method ${request.method} not allowed on ${url.pathname}`, code: 'METHOD_NOT_ALLOWED' }, 405, { allow: match.allowed.join(', ') });
+      const response = json({ error: `Method ${clip(request.method)} not allowed on ${clip(url.pathname)}`, code: 'METHOD_NOT_ALLOWED' }, 405, { allow: match.allowed.join(', ') });
       return { response, route: 'unmatched' };
     }
     const { route, params } = match;

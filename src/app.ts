@@ -11,7 +11,7 @@ import { operator } from './auth/auth-context.ts';
 import type { Config } from './config.ts';
 import { openDatabase, type DatabaseHandle } from './db/database.ts';
 import { migrateToLatest, schemaReady } from './db/migrate.ts';
-import { NotFoundError } from './errors.ts';
+import { clip, NotFoundError } from './errors.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { Metrics } from './metrics.ts';
 import { loadOperatorConfig } from './operator-config/load.ts';
@@ -86,7 +86,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     if (path === '/' && request.method === 'GET') {
       return { response: json({ name: 'lagoon', version: VERSION, graphql: '/graphql', rest: REST_PREFIX, openapi: `${REST_PREFIX}/openapi.json` }), route: '/' };
     }
-    return { response: errorResponse(new NotFoundError(`Route not found: ${request.method} ${path}`), requestId), route: 'unmatched' };
+    return { response: errorResponse(new NotFoundError(`Route not found: ${clip(request.method)} ${clip(path)}`), requestId), route: 'unmatched' };
   }
 
   function corsHeaders(request: Request): Record<string, string> {

@@ -32,10 +32,31 @@ export interface ValidationIssue {
   message: string;
 }
 
+/** How much of a caller's value an error may quote: enough to recognise it, never the whole of a huge one. */
+export const ECHO_MAX_CHARS = 100;
+/** The longest error message (a message quoting clipped values stays well below it). */
+const MESSAGE_MAX_CHARS = 1_000;
+/** The longest issue message. */
+const ISSUE_MESSAGE_MAX_CHARS = 300;
+/** Issues listed in a 400: a body of 100,000 bad array items gives the first ones, not 100,000 lines. */
+const MAX_ISSUES = 20;
+
+/** `text` cut to `max` characters plus an ellipsis (never splitting a surrogate pair). */
+export function clip(text: string, max = ECHO_MAX_CHARS): string {
+  if (text.length <= max) return text;
+  const end = /[\uD800-\uDBFF]/.test(text.charAt(max - 1)) ? max - 1 : max;
+  return `${text.slice(0, end)}…`;
+}
+
 /** The base of every expected failure. `status` is the HTTP status the REST layer answers with. */
 export abstract class AppError extends Error {
   abstract readonly code: ErrorCode;
   abstract readonly status: number;
+  constructor(message: string, options?: ErrorOptions) {
+    // Messages can quote what the caller sent; an error body stays small whatever was sent.
+    super(clip(message, MESSAGE_MAX_CHARS), options);
+  }
+
   /** Extra fields merged into the REST error body. */
   extra(): Record<string, unknown> {
     return {};
@@ -50,27 +71,31 @@ export abstract class AppError extends Error {
 export class ValidationError extends AppError {
   readonly code = 'INVALID_REQUEST' as const;
   readonly status = 400;
-  constructor(
-    message: string,
-    readonly issues: ValidationIssue[] = [],
-    readonly details?: unknown,
-  ) {
+  readonly issues: ValidationIssue[];
+
+  /** `issues` are cut short (the first few, each path segment and message clipped); `details` is built from them. */
+  constructor(message: string, issues: ValidationIssue[] = []) {
     super(message);
+    this.issues = issues.slice(0, MAX_ISSUES).map((issue) => ({
+      path: issue.path.map((segment) => (typeof segment === 'string' ? clip(segment) : segment)),
+      message: clip(issue.message, ISSUE_MESSAGE_MAX_CHARS),
+    }));
   }
 
   static fromZod(error: z.ZodError, prefix?: string): ValidationError {
     const issues = error.issues.map((issue) => ({
       path: issue.path.map((segment) => (typeof segment === 'symbol' ? String(segment) : segment)),
-      message: issue.message,
+      // zod quotes unknown keys whole: quote each one clipped instead.
+      message: issue.code === 'unrecognized_keys' ? `Unrecognized key${issue.keys.length > 1 ? 's' : ''}: ${issue.keys.map((key) => `"${clip(key)}"`).join(', ')}` : issue.message,
     }));
     const first = issues[0];
-    const where = first && first.path.length > 0 ? `${first.path.join('.')}: ` : '';
+    const where = first && first.path.length > 0 ? `${clip(first.path.join('.'))}: ` : '';
     const message = `${prefix ?? 'Invalid request'}: ${where}${first?.message ?? 'invalid input'}`;
-    return new ValidationError(message, issues, formatIssueTree(issues));
+    return new ValidationError(message, issues);
   }
 
   override extra(): Record<string, unknown> {
-    return this.issues.length > 0 ? { details: this.details ?? formatIssueTree(this.issues), issues: this.issues } : {};
+    return this.issues.length > 0 ? { details: formatIssueTree(this.issues), issues: this.issues } : {};
   }
 }
 

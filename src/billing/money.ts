@@ -1,3 +1,5 @@
+import { clip } from '../errors.ts';
+
 /**
  * Exact money. Amounts are bigint nano-units (1e-9 of a USD or DIEM); prices per unit can be finer than a
  * nano-unit (a per-token price), so they are kept as bigint atto-units (1e-18). Floats never enter arithmetic:
@@ -22,7 +24,7 @@ export function parseScaled(value: string | number, digits: number): bigint {
   if (typeof value === 'number' && !Number.isFinite(value)) throw new MoneyFormatError(`not a finite number: ${value}`);
   const text = (typeof value === 'number' ? String(value) : value).trim();
   const match = DECIMAL.exec(text);
-  if (!match) throw new MoneyFormatError(`not a decimal number: "${text}"`);
+  if (!match) throw new MoneyFormatError(`not a decimal number: "${clip(text)}"`);
   const sign = match[1] ?? match[5] ?? '+';
   const whole = match[2] ?? '0';
   const fraction = match[3] ?? match[6] ?? '';
@@ -31,7 +33,7 @@ export function parseScaled(value: string | number, digits: number): bigint {
   let pointShift = fraction.length - exponent - digits; // how many trailing digits lie below the scale
   if (pointShift > 0) {
     const dropped = digitsText.slice(Math.max(0, digitsText.length - pointShift));
-    if (/[1-9]/.test(dropped)) throw new MoneyFormatError(`"${text}" has more than ${digits} decimal places`);
+    if (/[1-9]/.test(dropped)) throw new MoneyFormatError(`"${clip(text)}" has more than ${digits} decimal places`);
     digitsText = digitsText.slice(0, Math.max(0, digitsText.length - pointShift));
     pointShift = 0;
   }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { AuthContext } from '../auth/auth-context.ts';
 import type { Database } from '../db/database.ts';
-import { NotFoundError } from '../errors.ts';
+import { clip, NotFoundError } from '../errors.ts';
 import type { OperatorConfig } from '../operator-config/schema.ts';
 import { isCodeModel } from './model-record.ts';
 import * as repo from './model.repository.ts';
@@ -96,7 +96,7 @@ export class CatalogService {
 
   async getModel(_auth: AuthContext, id: string): Promise<CatalogModel> {
     const model = (await this.current()).byId.get(id);
-    if (!model) throw new NotFoundError(`Model ${id} not found`, 'MODEL_NOT_FOUND');
+    if (!model) throw new NotFoundError(`Model ${clip(id)} not found`, 'MODEL_NOT_FOUND');
     return model;
   }
 

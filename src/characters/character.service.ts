@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { AuthContext } from '../auth/auth-context.ts';
 import { requireAccount } from '../auth/permissions.ts';
 import type { Database } from '../db/database.ts';
-import { NotFoundError } from '../errors.ts';
+import { clip, NotFoundError } from '../errors.ts';
 import type { OperatorConfig } from '../operator-config/schema.ts';
 import { parseInput } from '../validation.ts';
 import * as repo from './character.repository.ts';
@@ -88,7 +88,7 @@ export class CharacterService {
   async getBySlug(auth: AuthContext, slug: string): Promise<Character> {
     requireAccount(auth);
     const row = await repo.getCharacterBySlug(this.deps.db, slug);
-    if (!row) throw new NotFoundError(`Character ${slug} not found`, 'CHARACTER_NOT_FOUND');
+    if (!row) throw new NotFoundError(`Character ${clip(slug)} not found`, 'CHARACTER_NOT_FOUND');
     return rowToCharacter(row);
   }
 

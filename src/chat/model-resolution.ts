@@ -2,7 +2,7 @@ import type { AccountAuthContext } from '../auth/auth-context.ts';
 import type { CatalogService } from '../catalog/catalog.service.ts';
 import type { CatalogModel } from '../catalog/model.ts';
 import type { Character, CharacterService } from '../characters/character.service.ts';
-import { ForbiddenError, InvalidModelError, UpstreamError, ValidationError } from '../errors.ts';
+import { clip, ForbiddenError, InvalidModelError, UpstreamError, ValidationError } from '../errors.ts';
 import { SERVICE_PARAMETER_KEYS, ServiceParametersInput } from './chat.inputs.ts';
 
 /*
@@ -37,7 +37,7 @@ export function parseModelName(raw: string): ParsedModelName {
     if (!KNOWN_KEYS.has(key)) continue;
     const value = equals < 0 ? '' : decode(pair.slice(equals + 1));
     if (BOOLEAN_KEYS.has(key)) {
-      if (value !== 'true' && value !== 'false') throw suffixError(`${key} in the model suffix must be true or false`);
+      if (value !== 'true' && value !== 'false') throw suffixError(`${clip(key)} in the model suffix must be true or false`);
       values[key] = value === 'true';
     } else values[key] = value;
   }
@@ -53,7 +53,7 @@ function decode(text: string): string {
   try {
     return decodeURIComponent(text);
   } catch {
-    throw suffixError(`"${text}" in the model suffix is not valid URL encoding`);
+    throw suffixError(`"${clip(text)}" in the model suffix is not valid URL encoding`);
   }
 }
 
@@ -80,8 +80,8 @@ export async function resolveChatModel(
     characterSlug === undefined ? undefined : deps.characters.getBySlug(auth, characterSlug),
   ]);
   if (lookup.model === undefined) {
-    if (lookup.otherType) throw new InvalidModelError(`Model ${name} is a ${lookup.otherType} model; chat completions need a text model`);
-    throw new InvalidModelError(`Unknown model ${name}: use a text model id, a trait or a compatibility name from GET /api/v1/models`);
+    if (lookup.otherType) throw new InvalidModelError(`Model ${clip(name)} is a ${lookup.otherType} model; chat completions need a text model`);
+    throw new InvalidModelError(`Unknown model ${clip(name)}: use a text model id, a trait or a compatibility name from GET /api/v1/models`);
   }
   let model = lookup.model;
   if (character && lookup.via === 'trait') {

@@ -6,7 +6,7 @@ import type { BillingService } from '../billing/billing.service.ts';
 import type { Reservation, SettledCharge, Usage } from '../billing/billing.types.ts';
 import type { Nano } from '../billing/money.ts';
 import type { Database } from '../db/database.ts';
-import { NotFoundError, ValidationError } from '../errors.ts';
+import { clip, NotFoundError, ValidationError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { AccountTiers } from './account-tier.ts';
 import { RPC_TIERS, type CreditHold, type RpcCaps, type RpcTier } from './caps.ts';
@@ -124,7 +124,7 @@ export class CryptoRpcService {
     const network = this.deps.setup.networks.get(slug);
     if (network) return network;
     const served = [...this.deps.setup.networks.keys()].sort();
-    throw new ValidationError(`Unknown network "${slug}"; served networks: ${served.join(', ') || 'none (the operator configured no RPC upstream)'}`, [
+    throw new ValidationError(`Unknown network "${clip(slug)}"; served networks: ${served.join(', ') || 'none (the operator configured no RPC upstream)'}`, [
       { path: ['network'], message: 'Unknown network' },
     ]);
   }

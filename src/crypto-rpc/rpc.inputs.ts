@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ValidationError, formatIssueTree, type ValidationIssue } from '../errors.ts';
+import { ValidationError, type ValidationIssue } from '../errors.ts';
 import type { ChainFamily } from './chains.ts';
 import { classifyMethod, type MethodTier } from './methods.ts';
 
@@ -102,11 +102,11 @@ function rejection(issues: ValidationIssue[], unsupported: Map<string, string>):
   if (unsupported.size > 0) {
     const list = [...unsupported].map(([method, reason]) => `${method} (${reason})`).join('; ');
     const message = `Unsupported method${unsupported.size > 1 ? 's' : ''}: ${list}. Nothing was forwarded or charged.`;
-    return new ValidationError(message, issues, formatIssueTree(issues));
+    return new ValidationError(message, issues);
   }
   const first = issues[0];
   const where = first && first.path.length > 0 ? `${first.path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i > 0 ? `.${p}` : p)).join('')}: ` : '';
-  return new ValidationError(`Invalid JSON-RPC request: ${where}${first?.message ?? 'invalid input'}`, issues, formatIssueTree(issues));
+  return new ValidationError(`Invalid JSON-RPC request: ${where}${first?.message ?? 'invalid input'}`, issues);
 }
 
 /** The Idempotency-Key header, if any; a malformed one is a 400 (contract: pattern `[A-Za-z0-9_-]{1,255}`). */

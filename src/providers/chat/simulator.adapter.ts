@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import { ValidationError } from '../../errors.ts';
+import { clip, ValidationError } from '../../errors.ts';
 import { countTexts } from '../../token-count-pool.ts';
 import { decodeTokens, encodeText } from '../../tokenizer.ts';
 import type {
@@ -162,7 +162,7 @@ function toolToCall(request: UpstreamChatRequest, tools: FunctionTool[], lastUse
   if (choice && typeof choice === 'object') {
     const name = (choice as { function?: { name?: unknown } }).function?.name;
     const tool = tools.find((candidate) => candidate.name === name);
-    if (!tool) throw new ValidationError(`tool_choice names the function "${String(name)}", which is not in tools`);
+    if (!tool) throw new ValidationError(`tool_choice names the function "${clip(String(name))}", which is not in tools`);
     return tool;
   }
   if (choice === 'required') return rng.pick(tools);
