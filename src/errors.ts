@@ -25,6 +25,7 @@ export type ErrorCode =
   | 'MODEL_AT_CAPACITY'
   | 'REQUEST_TIMEOUT'
   | 'SERVICE_UNAVAILABLE'
+  | 'REQUEST_HEADER_FIELDS_TOO_LARGE'
   | 'INTERNAL_ERROR';
 
 export interface ValidationIssue {

@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { setFlagsFromString } from 'node:v8';
+import { answerClientError } from '../rest/client-error.ts';
 import { createApp, VERSION } from './app.ts';
 import { controlSocketPath, startControlSocket } from './cli/control-socket.ts';
 import { ConfigError, loadConfig } from './config.ts';
@@ -29,6 +30,7 @@ async function main(): Promise<void> {
   });
 
   const server = createServer(app.nodeListener);
+  server.on('clientError', answerClientError);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

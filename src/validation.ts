@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import { ValidationError } from './errors.ts';
 
 /** Validates input with a zod schema shared by REST and GraphQL; failures become a 400 ValidationError. */
@@ -7,3 +7,9 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown, what?
   if (!result.success) throw ValidationError.fromZod(result.error, what);
   return result.data;
 }
+
+/**
+ * A string that may reach the database. PostgreSQL text cannot hold the NUL character (U+0000): a statement
+ * carrying one fails inside the database, so it is refused here instead, as a 400 naming the field.
+ */
+export const storedString = (): z.ZodString => z.string().refine((value) => !value.includes('\u0000'), 'Must not contain the NUL character (\\u0000)');

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { MoneyFormatError, parseNano } from '../billing/money.ts';
+import { formatNano, MAX_STORED_NANO, MoneyFormatError, parseNano } from '../billing/money.ts';
+import { storedString } from '../validation.ts';
 import { API_KEY_TYPES, LIMIT_PERIODS, MODEL_PRIVACY_MODES } from './auth-context.ts';
 
 /** A non-negative money amount given as a JSON number or decimal string, read exactly into nano-units. */
@@ -9,6 +10,7 @@ export const moneyAmount = z
     try {
       const nano = parseNano(value);
       if (nano < 0n) ctx.addIssue({ code: 'custom', message: 'Must be 0 or more' });
+      if (nano > MAX_STORED_NANO) ctx.addIssue({ code: 'custom', message: `Must be at most ${formatNano(MAX_STORED_NANO)}` });
       return nano;
     } catch (error) {
       ctx.addIssue({ code: 'custom', message: error instanceof MoneyFormatError ? error.message : 'Invalid amount' });
@@ -40,7 +42,7 @@ export const ExpiresAtInput = z
 export const CreateApiKeyInput = z
   .object({
     apiKeyType: z.enum(API_KEY_TYPES),
-    description: z.string().trim().min(1, 'Required').max(64, 'At most 64 characters'),
+    description: storedString().trim().min(1, 'Required').max(64, 'At most 64 characters'),
     expiresAt: ExpiresAtInput.optional(),
     consumptionLimit: ConsumptionLimitInput.optional(),
     limitPeriod: z.enum(LIMIT_PERIODS).optional(),
@@ -52,7 +54,7 @@ export type CreateApiKeyInput = z.output<typeof CreateApiKeyInput>;
 export const UpdateApiKeyInput = z
   .object({
     id: z.uuid('Must be an API key id (UUID)'),
-    description: z.string().trim().min(1, 'Required').max(64, 'At most 64 characters').optional(),
+    description: storedString().trim().min(1, 'Required').max(64, 'At most 64 characters').optional(),
     expiresAt: ExpiresAtInput.optional(),
     consumptionLimit: ConsumptionLimitInput.optional(),
     limitPeriod: z.enum(LIMIT_PERIODS).optional(),

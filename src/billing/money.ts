@@ -17,6 +17,12 @@ export type Currency = (typeof CURRENCIES)[number];
 
 export class MoneyFormatError extends Error {}
 
+/** Digits of the largest scaled integer parsed: far beyond any amount or price, small enough to cost nothing. */
+const MAX_SCALED_DIGITS = 60;
+
+/** The largest amount a PostgreSQL bigint column holds (balances, limits, usage amounts in nano-units). */
+export const MAX_STORED_NANO: Nano = 2n ** 63n - 1n;
+
 const DECIMAL = /^([+-])?(\d+)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$|^([+-])?\.(\d+)(?:[eE]([+-]?\d+))?$/;
 
 /** Parses a decimal (string or number, plain or exponent form) into an integer at 10^-digits scale, exactly. */
@@ -37,7 +43,10 @@ export function parseScaled(value: string | number, digits: number): bigint {
     digitsText = digitsText.slice(0, Math.max(0, digitsText.length - pointShift));
     pointShift = 0;
   }
-  const magnitude = BigInt(digitsText === '' ? '0' : digitsText) * 10n ** BigInt(-pointShift);
+  if (!/[1-9]/.test(digitsText)) return 0n;
+  // "1e999999999" would otherwise build an integer of a billion digits (seconds of CPU, then memory).
+  if (digitsText.replace(/^0+/, '').length - pointShift > MAX_SCALED_DIGITS) throw new MoneyFormatError(`"${clip(text)}" is too large`);
+  const magnitude = BigInt(digitsText) * 10n ** BigInt(-pointShift);
   return sign === '-' ? -magnitude : magnitude;
 }
 

@@ -57,6 +57,10 @@ export const UsageConnectionArgs = z.object({
 });
 
 const LOOKBACK = /^[1-9]\d*d$/;
+/** A day of the analytics series: each is a row of the answer, so one the database cannot hold (year 0) is refused. */
+const AnalyticsDay = z.iso
+  .date({ error: 'must be a date YYYY-MM-DD' })
+  .refine((day) => day >= '1970-01-01', 'must be a date from 1970-01-01 to 9999-12-31');
 
 /** GET /billing/usage-analytics: `lookback` (default 7d, up to 90d) or `startDate` + `endDate` (YYYY-MM-DD, both). */
 export const UsageAnalyticsQuery = z
@@ -67,8 +71,8 @@ export const UsageAnalyticsQuery = z
         .regex(LOOKBACK, 'must be a number of days such as 7d (1d to 90d)')
         .refine((value) => Number(value.slice(0, -1)) <= ANALYTICS_MAX_DAYS, `must be at most ${ANALYTICS_MAX_DAYS}d`),
     ).describe('Days up to and including today (UTC), e.g. 7d; 1d to 90d; default 7d'),
-    startDate: optional(z.iso.date({ error: 'must be a date YYYY-MM-DD' })).describe('First day (YYYY-MM-DD, UTC); requires endDate'),
-    endDate: optional(z.iso.date({ error: 'must be a date YYYY-MM-DD' })).describe('Last day (YYYY-MM-DD, UTC), inclusive; requires startDate'),
+    startDate: optional(AnalyticsDay).describe('First day (YYYY-MM-DD, UTC); requires endDate'),
+    endDate: optional(AnalyticsDay).describe('Last day (YYYY-MM-DD, UTC), inclusive; requires startDate'),
   })
   .superRefine((input, ctx) => {
     if (input.startDate && !input.endDate) ctx.addIssue({ code: 'custom', path: ['endDate'], message: 'endDate is required together with startDate' });
@@ -103,9 +107,18 @@ export function isoToMicros(value: string): bigint {
   return BigInt(Date.parse(value)) * 1000n + belowMs;
 }
 
+/**
+ * The window's outer limits. PostgreSQL refuses a timestamp before year 1 or written with a five-digit year (the
+ * day after 9999-12-31, which the per-day counting reaches); no entry is older than 1970 or as new as the year
+ * 9999, so bounds outside are moved onto these limits and the same entries match.
+ */
+const EARLIEST_MICROS = 0n;
+const LATEST_MICROS = BigInt(Date.parse('9999-01-01T00:00:00Z')) * 1000n;
+const withinLimits = (micros: bigint) => (micros < EARLIEST_MICROS ? EARLIEST_MICROS : micros > LATEST_MICROS ? LATEST_MICROS : micros);
+
 /** The half-open window [from, until) in microseconds for a start and an (inclusive) end bound. */
 export function windowBounds(startDate: string | undefined, endDate: string | undefined): { from?: bigint; until?: bigint } {
-  const from = startDate === undefined ? undefined : isoToMicros(startDate);
-  const until = endDate === undefined ? undefined : DATE_ONLY.test(endDate) ? isoToMicros(endDate) + BigInt(DAY_MS) * 1000n : isoToMicros(endDate) + 1n;
+  const from = startDate === undefined ? undefined : withinLimits(isoToMicros(startDate));
+  const until = endDate === undefined ? undefined : withinLimits(DATE_ONLY.test(endDate) ? isoToMicros(endDate) + BigInt(DAY_MS) * 1000n : isoToMicros(endDate) + 1n);
   return { ...(from !== undefined && { from }), ...(until !== undefined && { until }) };
 }

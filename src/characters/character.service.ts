@@ -4,7 +4,7 @@ import { requireAccount } from '../auth/permissions.ts';
 import type { Database } from '../db/database.ts';
 import { clip, NotFoundError } from '../errors.ts';
 import type { OperatorConfig } from '../operator-config/schema.ts';
-import { parseInput } from '../validation.ts';
+import { parseInput, storedString } from '../validation.ts';
 import * as repo from './character.repository.ts';
 import { CHARACTER_SORTS, type CharacterRow, type CharacterWrite } from './character.repository.ts';
 
@@ -34,13 +34,13 @@ const withDefault = <T extends z.ZodType>(schema: T, fallback: z.input<T> & z.ou
  * booleans may arrive as strings; `tags` is a comma-separated string or a list; blanks count as absent).
  */
 export const CharacterListQuery = z.object({
-  search: optional(z.string().trim().max(200)),
+  search: optional(storedString().trim().max(200)),
   tags: optional(
     z
-      .union([z.string(), z.array(z.string())])
+      .union([storedString(), z.array(storedString())])
       .transform((value) => (Array.isArray(value) ? value : [value]).flatMap((tag) => tag.split(',')).map((tag) => tag.trim()).filter(Boolean)),
   ),
-  modelId: optional(z.string().min(1)),
+  modelId: optional(storedString().min(1)),
   isAdult: optional(z.preprocess((value) => (typeof value === 'boolean' ? String(value) : value), z.stringbool())),
   limit: withDefault(z.coerce.number().int().min(1).max(100), 50),
   offset: withDefault(z.coerce.number().int().min(0), 0),
@@ -49,6 +49,8 @@ export const CharacterListQuery = z.object({
 });
 export type CharacterListQuery = z.output<typeof CharacterListQuery>;
 export type CharacterListQueryInput = z.input<typeof CharacterListQuery>;
+
+const CharacterSlug = z.object({ slug: storedString() });
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -87,6 +89,7 @@ export class CharacterService {
 
   async getBySlug(auth: AuthContext, slug: string): Promise<Character> {
     requireAccount(auth);
+    parseInput(CharacterSlug, { slug });
     const row = await repo.getCharacterBySlug(this.deps.db, slug);
     if (!row) throw new NotFoundError(`Character ${clip(slug)} not found`, 'CHARACTER_NOT_FOUND');
     return rowToCharacter(row);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { storedString } from '../validation.ts';
 
 /*
  * The body of POST /chat/completions (contract: Endpoints), shared by REST and GraphQL. Every field the contract
@@ -135,7 +136,7 @@ export type ChatResponseFormat = z.output<typeof ResponseFormat>;
 
 /** `service_parameters` (alias `venice_parameters`, decisions.md §1); unknown keys are ignored. */
 const serviceParametersShape = {
-  character_slug: opt(z.string().trim().min(1)),
+  character_slug: opt(storedString().trim().min(1)),
   strip_thinking_response: opt(z.boolean()),
   disable_thinking: opt(z.boolean()),
   enable_e2ee: opt(z.boolean()),
