@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { AppError, InvalidContentTypeError, PayloadTooLargeError, ValidationError } from '../src/errors.ts';
+import { AppError, clip, InvalidContentTypeError, PayloadTooLargeError, ValidationError } from '../src/errors.ts';
 import type { SettledCharge } from '../src/billing/billing.types.ts';
 import { formatNano } from '../src/billing/money.ts';
 import { parseInput } from '../src/validation.ts';
@@ -27,16 +27,19 @@ export function errorResponse(error: unknown, requestId: string): Response {
   return new Response(body, { status, headers: { 'content-type': 'application/json; charset=utf-8', ...headers } });
 }
 
-// JSON, plus the types clients send by default for a raw body (curl -d, fetch with a string body).
-const JSON_TYPE = /^(application\/([\w.+-]+\+)?json|text\/plain|application\/x-www-form-urlencoded)\b/i;
+// application/json, with or without parameters (charset): a body sent as text/plain, as a form or undeclared was
+// not meant as this JSON request (a browser sends those cross-site without asking first), so it is not run.
+const JSON_TYPE = /^application\/json\s*(;|$)/i;
 
-/** 415 unless the body is declared as JSON (or not declared at all). */
+/** 415 unless the body is declared as application/json. */
 export function requireJsonContentType(request: Request): void {
   requireJsonType(request.headers.get('content-type'));
 }
 
 export function requireJsonType(type: string | null | undefined): void {
-  if (type && !JSON_TYPE.test(type)) throw new InvalidContentTypeError(`Content-Type must be application/json, got "${type.split(';')[0]}"`);
+  if (!type || !JSON_TYPE.test(type)) {
+    throw new InvalidContentTypeError(`Content-Type must be application/json, got ${type ? `"${clip(type.split(';')[0] ?? '')}"` : 'none'}`);
+  }
 }
 
 /** A JSON request body's bytes parsed; 400 when empty or not UTF-8 JSON. */

@@ -73,7 +73,7 @@ describe(`crypto RPC proxy end to end: server process, operator CLI and viem (${
     expect(response.status).toBe(200);
     expect(response.headers.get('x-service-rpc-credits')).toBe('20');
     expect(response.headers.get('x-service-rpc-cost-usd')).toBe('0.00001250');
-    const refused = await fetch(lagoonUrl(), { method: 'POST', headers: { authorization: `Bearer ${ADMIN}` }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["newHeads"]}' });
+    const refused = await fetch(lagoonUrl(), { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["newHeads"]}' });
     expect(refused.status).toBe(400);
     expect(((await refused.json()) as { error: string }).error).toContain('HTTP-only');
   });
