@@ -53,7 +53,7 @@ export function createRestApi(deps: { services: Services; config: Config; logger
     const label = `${route.method} ${REST_PREFIX}${route.path}`;
     try {
       const auth = await authenticate(request, requestId, route);
-      const limit = route.bodyLimit ?? deps.config.http.maxJsonBytes;
+      const limit = typeof route.bodyLimit === 'function' ? route.bodyLimit(deps.config) : (route.bodyLimit ?? deps.config.http.maxJsonBytes);
       const response = await route.handler({
         request,
         url,

@@ -17,6 +17,8 @@ export interface NodeRouteContext {
   readonly services: Services;
   readonly logger: Logger;
   readonly maxJsonBytes: number;
+  /** The chat body limit (inline images make chat bodies larger than other JSON bodies). */
+  readonly maxChatBodyBytes: number;
   readonly requestId: string;
   /** Sent with every answer (request id, CORS). */
   readonly headers: Readonly<Record<string, string>>;

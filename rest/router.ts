@@ -34,8 +34,8 @@ export interface Route {
   readonly path: string;
   /** Documentation only (OpenAPI security); services check permissions themselves. */
   readonly access: Access;
-  /** Body size limit in bytes; defaults to the configured JSON limit. */
-  readonly bodyLimit?: number;
+  /** Body size limit in bytes, or the configured one it follows; defaults to the configured JSON limit. */
+  readonly bodyLimit?: number | ((config: Config) => number);
   readonly doc: RouteDoc;
   readonly handler: (ctx: RouteContext) => Promise<Response> | Response;
 }

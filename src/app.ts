@@ -154,7 +154,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming.toLowerCase() : newRequestId();
     const headers = { 'x-request-id': requestId, ...corsHeadersFor(req.headers.origin) };
     const onHead = (status: number) => observe(matched.route.method, matched.route.label, status, started, requestId);
-    serveNodeRoute(req, res, { services, logger, maxJsonBytes: config.http.maxJsonBytes, requestId, headers, onHead }, matched).catch((error: unknown) => {
+    serveNodeRoute(req, res, { services, logger, maxJsonBytes: config.http.maxJsonBytes, maxChatBodyBytes: config.http.maxChatBodyBytes, requestId, headers, onHead }, matched).catch((error: unknown) => {
       logger.error({ reqId: requestId, err: error }, 'unhandled error');
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json; charset=utf-8', ...headers });
       res.end();

@@ -24,6 +24,7 @@ const EnvironmentModel = z.object({
   CORS_ORIGINS: z.preprocess(emptyToUndefined, z.string().default('')),
   LOG_LEVEL: z.preprocess(emptyToUndefined, z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info')),
   LAGOON_MAX_JSON_BYTES: intWithDefault(1_048_576, 1),
+  LAGOON_MAX_CHAT_BODY_BYTES: intWithDefault(20_971_520, 1),
   LAGOON_KEY_CACHE_TTL_SECONDS: intWithDefault(30),
   LAGOON_LAST_USED_FLUSH_SECONDS: intWithDefault(15, 1),
   LAGOON_RESERVATION_TIMEOUT_SECONDS: intWithDefault(900, 1),
@@ -55,7 +56,7 @@ export type Environment = z.infer<typeof EnvironmentModel>;
 
 export interface Config {
   readonly env: 'development' | 'production' | 'test';
-  readonly http: { readonly host: string; readonly port: number; readonly corsOrigins: readonly string[]; readonly maxJsonBytes: number; readonly shutdownTimeoutMs: number };
+  readonly http: { readonly host: string; readonly port: number; readonly corsOrigins: readonly string[]; readonly maxJsonBytes: number; readonly maxChatBodyBytes: number; readonly shutdownTimeoutMs: number };
   readonly database: { readonly url: string | undefined; readonly dataDir: string; readonly preparedStatements: boolean };
   readonly operatorConfigPath: string | undefined;
   readonly bootstrapAdminKey: string | undefined;
@@ -101,6 +102,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       port: e.PORT,
       corsOrigins: e.CORS_ORIGINS.split(',').map((origin) => origin.trim()).filter(Boolean),
       maxJsonBytes: e.LAGOON_MAX_JSON_BYTES,
+      maxChatBodyBytes: e.LAGOON_MAX_CHAT_BODY_BYTES,
       shutdownTimeoutMs: e.LAGOON_SHUTDOWN_TIMEOUT_SECONDS * 1000,
     },
     database: { url: e.DATABASE_URL, dataDir: e.LAGOON_DATA_DIR, preparedStatements: e.LAGOON_PG_PREPARED_STATEMENTS },

@@ -16,7 +16,7 @@ export const chatNodeRoute: NodeRoute = {
   path: '/api/v1/chat/completions',
   label: 'POST /api/v1/chat/completions',
   async serve({ req, res, ctx, auth, signal }) {
-    const body = parseJsonBytes(await readNodeJsonBytes(req, ctx.maxJsonBytes));
+    const body = parseJsonBytes(await readNodeJsonBytes(req, ctx.maxChatBodyBytes));
     const outcome = await ctx.services.chat.create(auth, body, { signal });
     if (outcome.stream) {
       await writeStream(res, outcome.session, ctx);

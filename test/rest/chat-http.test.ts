@@ -23,7 +23,7 @@ describe(`REST chat completions over HTTP, served on Node's objects (${testDatab
     fetch(`${server.url}/api/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${account.secret}`, 'content-type': 'application/json', ...init.headers }, body: init.body ?? body() });
 
   beforeAll(async () => {
-    server = await startChatServer({ LAGOON_MAX_JSON_BYTES: String(LIMIT), CORS_ORIGINS: 'https://app.example' });
+    server = await startChatServer({ LAGOON_MAX_CHAT_BODY_BYTES: String(LIMIT), CORS_ORIGINS: 'https://app.example' });
     account = await chatAccount(server, '1');
   });
   afterAll(async () => server.close());
