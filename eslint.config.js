@@ -15,7 +15,10 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
       'no-restricted-syntax': [
         'error',
-        { selector: "MemberExpression[object.name='process'][property.name='env']", message: 'Read configuration through src/config.ts.' },
+        {
+          selector: "MemberExpression[object.name='process'][property.name='env']",
+          message: 'Read configuration through src/config.ts.',
+        },
       ],
     },
   },
@@ -24,26 +27,57 @@ export default tseslint.config(
     files: ['src/**/*.ts'],
     ignores: ['src/main.ts', 'src/app.ts'],
     rules: {
-      '@typescript-eslint/no-restricted-imports': ['error', { patterns: [{ group: httpLayers, message: 'src/ must not import the HTTP or GraphQL layers (ARCHITECTURE.md: imports go rest → src, schema → src).' }] }],
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: httpLayers,
+              message:
+                'src/ must not import the HTTP or GraphQL layers (ARCHITECTURE.md: imports go rest → src, schema → src).',
+            },
+          ],
+        },
+      ],
     },
   },
   {
     files: ['schema/**/*.ts'],
     rules: {
-      '@typescript-eslint/no-restricted-imports': ['error', { patterns: [{ group: ['**/rest/**', '**/src/app*', '**/src/main*'], message: 'schema/ may import src/ only.' }] }],
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['**/rest/**', '**/src/app*', '**/src/main*'], message: 'schema/ may import src/ only.' },
+          ],
+        },
+      ],
     },
   },
   {
     files: ['rest/**/*.ts'],
     rules: {
-      '@typescript-eslint/no-restricted-imports': ['error', { patterns: [{ group: ['**/schema/**', '**/src/app*', '**/src/main*', 'graphql', '@pothos/*'], message: 'rest/ may import src/ only.' }] }],
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/schema/**', '**/src/app*', '**/src/main*', 'graphql', '@pothos/*'],
+              message: 'rest/ may import src/ only.',
+            },
+          ],
+        },
+      ],
     },
   },
   {
     // Migrations are frozen in time: they import kysely and nothing of the app.
     files: ['migrations/**/*.ts'],
     rules: {
-      '@typescript-eslint/no-restricted-imports': ['error', { patterns: [{ group: ['../*', './*', '!kysely'], message: 'Migrations import only kysely.' }] }],
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['../*', './*', '!kysely'], message: 'Migrations import only kysely.' }] },
+      ],
     },
   },
   {

@@ -26,7 +26,12 @@ const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 100);
 const WARMUP = 5;
 const ADMIN = 'bench-billing-admin-key';
 
-const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent', LAGOON_BOOTSTRAP_ADMIN_KEY: ADMIN, LAGOON_CONTROL_SOCKET: 'false' });
+const config = loadConfig({
+  ...process.env,
+  LOG_LEVEL: 'silent',
+  LAGOON_BOOTSTRAP_ADMIN_KEY: ADMIN,
+  LAGOON_CONTROL_SOCKET: 'false',
+});
 const database = await openDatabase({ url, poolSize: 20 });
 const app = await createApp(config, { database, logger: createLogger('silent') });
 const { services } = app;
@@ -34,21 +39,34 @@ const db = database.db;
 const admin = await services.auth.authenticate({ authorization: `Bearer ${ADMIN}` }, 'bench');
 if (admin.kind !== 'apiKey') throw new Error('bootstrap key did not authenticate');
 
-const existing = await db.selectFrom('usage_entries').select(sql<string>`count(*)::text`.as('n')).where('account_id', '=', admin.accountId).executeTakeFirstOrThrow();
+const existing = await db
+  .selectFrom('usage_entries')
+  .select(sql<string>`count(*)::text`.as('n'))
+  .where('account_id', '=', admin.accountId)
+  .executeTakeFirstOrThrow();
 if (Number(existing.n) === 0) {
   const keyIds: string[] = [];
-  for (let i = 0; i < 20; i += 1) keyIds.push((await services.apiKeys.create(admin, { apiKeyType: 'INFERENCE', description: `bench key ${i + 1}` })).key.id);
+  for (let i = 0; i < 20; i += 1)
+    keyIds.push(
+      (await services.apiKeys.create(admin, { apiKeyType: 'INFERENCE', description: `bench key ${i + 1}` })).key.id,
+    );
   const started = performance.now();
   const seeded = await seedUsage(db, { accountId: admin.accountId, keyIds, entries: ENTRIES, days: 90, models: 40 });
   await sql`vacuum analyze usage_entries`.execute(db);
   await sql`vacuum analyze usage_daily`.execute(db);
-  console.log(`seeded ${seeded.entries} entries and ${seeded.rollupRows} rollup rows in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  console.log(
+    `seeded ${seeded.entries} entries and ${seeded.rollupRows} rollup rows in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+  );
 } else if (Number(existing.n) !== ENTRIES) {
-  throw new Error(`the database holds ${existing.n} entries for the bench account, not ${ENTRIES}: use a fresh database`);
+  throw new Error(
+    `the database holds ${existing.n} entries for the bench account, not ${ENTRIES}: use a fresh database`,
+  );
 }
 const facts = await sql<{ rollups: string; entries_size: string; rollups_size: string }>`
   select (select count(*) from usage_daily where account_id = ${admin.accountId}::uuid and day > current_date - 90)::text as rollups,
-    pg_size_pretty(pg_total_relation_size('usage_entries')) as entries_size, pg_size_pretty(pg_total_relation_size('usage_daily')) as rollups_size`.execute(db);
+    pg_size_pretty(pg_total_relation_size('usage_entries')) as entries_size, pg_size_pretty(pg_total_relation_size('usage_daily')) as rollups_size`.execute(
+  db,
+);
 
 const server = createServer(createServerAdapter((request: Request) => app.fetch(request)));
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -75,14 +93,24 @@ async function timed(path: string, before?: () => Promise<void>, check?: (body: 
 
 const rows: [string, Awaited<ReturnType<typeof timed>>][] = [];
 const analyticsPath = '/billing/usage-analytics?lookback=90d';
-rows.push(['usage-analytics?lookback=90d, cold (cache cleared before each)', await timed(analyticsPath, () => services.analytics.clearCache())]);
+rows.push([
+  'usage-analytics?lookback=90d, cold (cache cleared before each)',
+  await timed(analyticsPath, () => services.analytics.clearCache()),
+]);
 rows.push(['usage-analytics?lookback=90d, warm (cached)', await timed(analyticsPath)]);
 const pageCheck = (body: string) => {
   const page = JSON.parse(body) as { data: unknown[]; pagination: { total: number } };
-  if (page.data.length !== 500 || page.pagination.total !== ENTRIES) throw new Error(`unexpected page: ${page.data.length} rows of ${page.pagination.total}`);
+  if (page.data.length !== 500 || page.pagination.total !== ENTRIES)
+    throw new Error(`unexpected page: ${page.data.length} rows of ${page.pagination.total}`);
 };
-rows.push(['usage?limit=500&page=1000 (JSON, newest first)', await timed('/billing/usage?limit=500&page=1000', undefined, pageCheck)]);
-rows.push(['usage?limit=500&page=1000&sortOrder=asc', await timed('/billing/usage?limit=500&page=1000&sortOrder=asc', undefined, pageCheck)]);
+rows.push([
+  'usage?limit=500&page=1000 (JSON, newest first)',
+  await timed('/billing/usage?limit=500&page=1000', undefined, pageCheck),
+]);
+rows.push([
+  'usage?limit=500&page=1000&sortOrder=asc',
+  await timed('/billing/usage?limit=500&page=1000&sortOrder=asc', undefined, pageCheck),
+]);
 rows.push(['usage?limit=500&page=1', await timed('/billing/usage?limit=500&page=1', undefined, pageCheck)]);
 
 // Full CSV export: count rows as they stream and sample memory every 50 ms.
@@ -119,7 +147,11 @@ await app.close();
 const mb = (n: number) => `${Math.round(n / 1_048_576)} MB`;
 console.log(
   [
-    `Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${mb(totalmem())} RAM, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}, Node ${process.version}; database ${database.kind}; ${ENTRIES} entries (${facts.rows[0]?.entries_size} with indexes), ${facts.rows[0]?.rollups} rollup rows in the 90-day window (table ${facts.rows[0]?.rollups_size}); ${ITERATIONS} sequential requests per row`,
+    `Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${mb(totalmem())} RAM, load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(
+        ' ',
+      )}, Node ${process.version}; database ${database.kind}; ${ENTRIES} entries (${facts.rows[0]?.entries_size} with indexes), ${facts.rows[0]?.rollups} rollup rows in the 90-day window (table ${facts.rows[0]?.rollups_size}); ${ITERATIONS} sequential requests per row`,
     '',
     '| request | p50 ms | p95 ms | p99 ms | max ms |',
     '|---|---:|---:|---:|---:|',

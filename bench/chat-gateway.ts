@@ -41,7 +41,11 @@ const ADMIN = 'bench-chat-admin-key-0123456789';
 const root = new URL('..', import.meta.url).pathname;
 const children: ChildProcess[] = [];
 
-function start(args: string[], env: NodeJS.ProcessEnv, ready: RegExp): Promise<{ child: ChildProcess; match: RegExpMatchArray }> {
+function start(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  ready: RegExp,
+): Promise<{ child: ChildProcess; match: RegExpMatchArray }> {
   const child = spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
   children.push(child);
   return new Promise((resolve, reject) => {
@@ -81,17 +85,24 @@ const postgresCpuMs = () => {
       const fields = statFields(pid);
       const parentIsPostgres = readFileSync(`/proc/${fields[1]}/comm`, 'utf8').trim() === 'postgres';
       // utime + stime, and for the postmaster also cutime + cstime (its children that ended), in ticks of 10 ms.
-      total += (Number(fields[11]) + Number(fields[12]) + (parentIsPostgres ? 0 : Number(fields[13]) + Number(fields[14]))) * 10;
+      total +=
+        (Number(fields[11]) + Number(fields[12]) + (parentIsPostgres ? 0 : Number(fields[13]) + Number(fields[14]))) *
+        10;
     } catch {
       // the process ended meanwhile
     }
   }
   return total;
 };
-const rssMb = (pid: number) => Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024);
+const rssMb = (pid: number) =>
+  Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024);
 
 try {
-  const upstream = await start(['--import', 'tsx', 'bench/chat-upstream.ts', String(LATENCY_MS)], process.env, /^ready (\d+)/);
+  const upstream = await start(
+    ['--import', 'tsx', 'bench/chat-upstream.ts', String(LATENCY_MS)],
+    process.env,
+    /^ready (\d+)/,
+  );
   const upstreamOrigin = `http://127.0.0.1:${upstream.match[1]}`;
   const dir = mkdtempSync(join(tmpdir(), 'lagoon-chat-bench-'));
   const configPath = join(dir, 'operator.json');
@@ -99,29 +110,74 @@ try {
   writeFileSync(
     configPath,
     JSON.stringify({
-      providers: [{ id: 'bench-upstream', type: 'openai-compatible', baseUrl: `${upstreamOrigin}/v1`, timeoutMs: 60_000 }],
+      providers: [
+        { id: 'bench-upstream', type: 'openai-compatible', baseUrl: `${upstreamOrigin}/v1`, timeoutMs: 60_000 },
+      ],
       models: [
         { id: 'bench-model', name: 'Bench', type: 'text', provider: 'bench-upstream', upstreamModel: 'bench', pricing },
-        { id: 'bench-slow', name: 'Bench slow stream', type: 'text', provider: 'bench-upstream', upstreamModel: 'slow-stream', pricing },
+        {
+          id: 'bench-slow',
+          name: 'Bench slow stream',
+          type: 'text',
+          provider: 'bench-upstream',
+          upstreamModel: 'slow-stream',
+          pricing,
+        },
       ],
     }),
   );
-  const lagoonEnv = { ...process.env, PORT: '0', LOG_LEVEL: 'warn', LAGOON_CONFIG: configPath, LAGOON_BOOTSTRAP_ADMIN_KEY: ADMIN, LAGOON_DATA_DIR: join(dir, 'data') };
+  const lagoonEnv = {
+    ...process.env,
+    PORT: '0',
+    LOG_LEVEL: 'warn',
+    LAGOON_CONFIG: configPath,
+    LAGOON_BOOTSTRAP_ADMIN_KEY: ADMIN,
+    LAGOON_DATA_DIR: join(dir, 'data'),
+  };
   // Lagoon as `npm start` runs it: built, then the compiled entry.
   await buildServer();
   // BENCH_LAGOON_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) profiles the Lagoon process alone.
   const lagoonNodeArgs = process.env.BENCH_LAGOON_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  const lagoon = await start([...lagoonNodeArgs, process.env.BENCH_LAGOON_ENTRY ?? SERVER_ENTRY], lagoonEnv, /on (http:\/\/127\.0\.0\.1:\d+)/);
+  const lagoon = await start(
+    [...lagoonNodeArgs, process.env.BENCH_LAGOON_ENTRY ?? SERVER_ENTRY],
+    lagoonEnv,
+    /on (http:\/\/127\.0\.0\.1:\d+)/,
+  );
   const lagoonOrigin = lagoon.match[1]!;
-  const credit = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'accounts', 'credit', '--key', ADMIN, '--currency', 'USD', '--amount', '1000000'], { cwd: root, env: lagoonEnv, stdio: 'inherit' });
+  const credit = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      'src/cli/main.ts',
+      'accounts',
+      'credit',
+      '--key',
+      ADMIN,
+      '--currency',
+      'USD',
+      '--amount',
+      '1000000',
+    ],
+    { cwd: root, env: lagoonEnv, stdio: 'inherit' },
+  );
   await new Promise((resolve) => credit.once('exit', resolve));
 
-  const body = (model: string, stream: boolean) => JSON.stringify({ model, stream, max_tokens: 64, messages: [{ role: 'user', content: 'Say something about foxes.' }] });
+  const body = (model: string, stream: boolean) =>
+    JSON.stringify({
+      model,
+      stream,
+      max_tokens: 64,
+      messages: [{ role: 'user', content: 'Say something about foxes.' }],
+    });
   const target = (origin: string, path: string, stream: boolean, auth: boolean): OpenLoopTarget => ({
     origin,
     path,
     stream,
-    body: origin === lagoonOrigin && THROUGH_BODY ? THROUGH_BODY : body(origin === lagoonOrigin ? 'bench-model' : 'bench', stream),
+    body:
+      origin === lagoonOrigin && THROUGH_BODY
+        ? THROUGH_BODY
+        : body(origin === lagoonOrigin ? 'bench-model' : 'bench', stream),
     headers: { 'content-type': 'application/json', ...(auth && { authorization: `Bearer ${ADMIN}` }) },
   });
   const direct = (stream: boolean) => target(upstreamOrigin, '/v1/chat/completions', stream, false);
@@ -134,8 +190,12 @@ try {
   const rows: string[] = [];
   const row = (label: string, d: OpenLoopResult, l: OpenLoopResult, stream: boolean, cpuPerRequest: number) => {
     const delta = (a: number, b: number) => Math.round((b - a) * 100) / 100;
-    const [dp50, dp99, lp50, lp99] = stream ? [d.ttfbP50 ?? 0, d.ttfbP99 ?? 0, l.ttfbP50 ?? 0, l.ttfbP99 ?? 0] : [d.p50, d.p99, l.p50, l.p99];
-    rows.push(`| ${label} | ${d.rate} | ${dp50} / ${dp99} | ${lp50} / ${lp99} | **${delta(dp50, lp50)} / ${delta(dp99, lp99)}** | ${l.achievedRps} | ${cpuPerRequest.toFixed(2)} | ${d.errors} / ${l.errors} |`);
+    const [dp50, dp99, lp50, lp99] = stream
+      ? [d.ttfbP50 ?? 0, d.ttfbP99 ?? 0, l.ttfbP50 ?? 0, l.ttfbP99 ?? 0]
+      : [d.p50, d.p99, l.p50, l.p99];
+    rows.push(
+      `| ${label} | ${d.rate} | ${dp50} / ${dp99} | ${lp50} / ${lp99} | **${delta(dp50, lp50)} / ${delta(dp99, lp99)}** | ${l.achievedRps} | ${cpuPerRequest.toFixed(2)} | ${d.errors} / ${l.errors} |`,
+    );
   };
   for (const stream of [false, true].filter((streaming) => MODES.includes(streaming ? 'stream' : 'plain'))) {
     for (const rate of RATES) {
@@ -146,7 +206,11 @@ try {
       await openLoop(through(stream), { rate, seconds: WARMUP_SECONDS });
       const cpuBefore = cpuMs(lagoon.child.pid!);
       const writesBefore = writeCalls(lagoon.child.pid!);
-      const othersBefore = { upstream: cpuMs(upstream.child.pid!), generator: cpuMs(process.pid), postgres: postgresCpuMs() };
+      const othersBefore = {
+        upstream: cpuMs(upstream.child.pid!),
+        generator: cpuMs(process.pid),
+        postgres: postgresCpuMs(),
+      };
       // BENCH_SIGNAL=1: SIGUSR2 to Lagoon around the measured run (a preloaded profiler starts and stops on it).
       if (process.env.BENCH_SIGNAL) process.kill(lagoon.child.pid!, 'SIGUSR2');
       const l = await openLoop(through(stream), { rate, seconds: SECONDS });
@@ -157,7 +221,13 @@ try {
         `${stream ? 'streaming' : 'non-streaming'} ${rate}/s through Lagoon: ${((writeCalls(lagoon.child.pid!) - writesBefore) / l.sent).toFixed(2)} write system calls per request by Lagoon; CPU ms per request: upstream ${perRequest(othersBefore.upstream, upstream.child.pid!)}, load generator ${perRequest(othersBefore.generator, process.pid)}, PostgreSQL ${((postgresCpuMs() - othersBefore.postgres) / l.sent).toFixed(2)}`,
       );
       // Lagoon's CPU per request: steadier than latency on a shared machine, and what its latency follows.
-      row(stream ? 'streaming (time to first byte)' : 'non-streaming', d, l, stream, (cpuMs(lagoon.child.pid!) - cpuBefore) / l.sent);
+      row(
+        stream ? 'streaming (time to first byte)' : 'non-streaming',
+        d,
+        l,
+        stream,
+        (cpuMs(lagoon.child.pid!) - cpuBefore) / l.sent,
+      );
     }
   }
 
@@ -166,7 +236,14 @@ try {
   const idleRss = rssMb(lagoon.child.pid!);
   if (process.env.BENCH_HEAP) {
     const metrics = await (await fetch(`${lagoonOrigin}/metrics`)).text();
-    console.error(metrics.split('\n').filter((line) => /^lagoon_(nodejs_heap_size|nodejs_external|process_resident|nodejs_heap_space_size_used_bytes)/.test(line)).join('\n'));
+    console.error(
+      metrics
+        .split('\n')
+        .filter((line) =>
+          /^lagoon_(nodejs_heap_size|nodejs_external|process_resident|nodejs_heap_space_size_used_bytes)/.test(line),
+        )
+        .join('\n'),
+    );
   }
   let open = 0;
   let peakRss = idleRss;
@@ -175,7 +252,12 @@ try {
   await Promise.all(
     Array.from({ length: STREAMS }, async () => {
       try {
-        const response = await pool.request({ method: 'POST', path: '/api/v1/chat/completions', headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN}` }, body: body('bench-slow', true) });
+        const response = await pool.request({
+          method: 'POST',
+          path: '/api/v1/chat/completions',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN}` },
+          body: body('bench-slow', true),
+        });
         if (response.statusCode !== 200) streamErrors += 1;
         let counted = false;
         for await (const part of response.body) {
@@ -192,12 +274,20 @@ try {
   clearInterval(sampler);
   await pool.close();
 
-  console.log(`\nMachine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}, database: ${process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'}`);
-  console.log(`Upstream latency ${LATENCY_MS} ms; ${SECONDS} s per rate; latencies in ms (p50 / p99), measured from each request's scheduled send.\n`);
-  console.log('| mode | rate (req/s) | direct p50 / p99 | through Lagoon p50 / p99 | overhead p50 / p99 | Lagoon completed/s | Lagoon CPU ms/request | errors direct / Lagoon |');
+  console.log(
+    `\nMachine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}, database: ${process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'}`,
+  );
+  console.log(
+    `Upstream latency ${LATENCY_MS} ms; ${SECONDS} s per rate; latencies in ms (p50 / p99), measured from each request's scheduled send.\n`,
+  );
+  console.log(
+    '| mode | rate (req/s) | direct p50 / p99 | through Lagoon p50 / p99 | overhead p50 / p99 | Lagoon completed/s | Lagoon CPU ms/request | errors direct / Lagoon |',
+  );
   console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
   for (const line of rows) console.log(line);
-  console.log(`\n${STREAMS} concurrent streams: ${open} reached their first chunk, ${streamErrors} errors; Lagoon RSS ${idleRss} MB before, peak ${peakRss} MB.`);
+  console.log(
+    `\n${STREAMS} concurrent streams: ${open} reached their first chunk, ${streamErrors} errors; Lagoon RSS ${idleRss} MB before, peak ${peakRss} MB.`,
+  );
 } finally {
   for (const child of children) child.kill('SIGTERM');
 }

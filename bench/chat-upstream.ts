@@ -29,10 +29,17 @@ async function stream(response: ServerResponse, chunks: number, intervalMs: numb
   const words = CONTENT.split(' ');
   for (let i = 0; i < chunks && !response.destroyed; i += 1) {
     if (i > 0) await sleep(intervalMs);
-    response.write(chunk(i === 0 ? { role: 'assistant', content: words[i % words.length] } : { content: ` ${words[i % words.length]}` }, null));
+    response.write(
+      chunk(
+        i === 0 ? { role: 'assistant', content: words[i % words.length] } : { content: ` ${words[i % words.length]}` },
+        null,
+      ),
+    );
   }
   response.write(chunk({}, 'stop'));
-  response.write(`data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1_795_000_000, model: 'bench', choices: [], usage })}\n\n`);
+  response.write(
+    `data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1_795_000_000, model: 'bench', choices: [], usage })}\n\n`,
+  );
   response.end('data: [DONE]\n\n');
 }
 
@@ -43,14 +50,19 @@ const server = createServer((request, response) => {
   request.on('data', (part: Buffer) => parts.push(part));
   request.on('end', () => {
     if (request.method === 'GET' && request.url?.endsWith('/models')) {
-      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data: [{ id: 'bench', object: 'model' }] }));
+      response
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ object: 'list', data: [{ id: 'bench', object: 'model' }] }));
       return;
     }
     const body = JSON.parse(Buffer.concat(parts).toString('utf8') || '{}') as { stream?: boolean; model?: string };
     setTimeout(() => {
       if (body.model === 'slow-stream') void stream(response, 20, 1000);
       else if (body.stream) void stream(response, 8, 2);
-      else response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(completion) }).end(completion);
+      else
+        response
+          .writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(completion) })
+          .end(completion);
     }, latencyMs);
   });
 });

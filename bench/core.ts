@@ -21,7 +21,12 @@ const connections = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const only = process.env.BENCH_ONLY ?? '';
 const ADMIN = 'bench-admin-key';
 
-const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent', LAGOON_BOOTSTRAP_ADMIN_KEY: ADMIN, LAGOON_DATA_DIR: 'memory://' });
+const config = loadConfig({
+  ...process.env,
+  LOG_LEVEL: 'silent',
+  LAGOON_BOOTSTRAP_ADMIN_KEY: ADMIN,
+  LAGOON_DATA_DIR: 'memory://',
+});
 const database = await openDatabase({ url: config.database.url, dataDir: 'memory://', poolSize: 20 });
 const app = await createApp(config, { database, logger: createLogger('silent') });
 // The listener `npm start` serves with (the hot routes on Node's own objects).
@@ -42,21 +47,41 @@ const measure = async (name: string, send: () => Promise<boolean>) => {
   if (name.includes(only)) rows.push([name, await runLoad(send, { connections, seconds })]);
 };
 await measure('GET /healthz (no auth, no DB)', () => ok(fetch(`${base}/healthz`)));
-await measure('GET /api/v1/api_keys (cached auth + 2 queries)', () => ok(fetch(`${base}/api/v1/api_keys`, { headers: auth })));
-await measure('POST /graphql { account { balances } }', () =>
-  ok(fetch(`${base}/graphql`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ account { id balances { currency available } } }' }) })),
+await measure('GET /api/v1/api_keys (cached auth + 2 queries)', () =>
+  ok(fetch(`${base}/api/v1/api_keys`, { headers: auth })),
 );
-await measure('GET /api/v1/api_keys with a bad key (negative cache)', () => fetch(`${base}/api/v1/api_keys`, { headers: { authorization: 'Bearer nope' } }).then(async (r) => (await r.arrayBuffer(), r.status === 401)));
+await measure('POST /graphql { account { balances } }', () =>
+  ok(
+    fetch(`${base}/graphql`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ account { id balances { currency available } } }' }),
+    }),
+  ),
+);
+await measure('GET /api/v1/api_keys with a bad key (negative cache)', () =>
+  fetch(`${base}/api/v1/api_keys`, { headers: { authorization: 'Bearer nope' } }).then(
+    async (r) => (await r.arrayBuffer(), r.status === 401),
+  ),
+);
 
 // Money core: each iteration reserves 0.001 USD and settles it with one usage line. First every worker on one
 // account (one hot balance row, the worst case), then calls spread round-robin over as many accounts as workers.
 const services = app.services;
 const cost = { usd: parseNano('0.001'), diem: parseNano('0.001') };
-const usage = { modelId: 'bench', modelType: 'LLM', unitType: 'tokens', lines: [{ sku: 'bench', units: '100', pricePerUnitUsd: '0.00001', cost }] };
+const usage = {
+  modelId: 'bench',
+  modelType: 'LLM',
+  unitType: 'tokens',
+  lines: [{ sku: 'bench', units: '100', pricePerUnitUsd: '0.00001', cost }],
+};
 const fundedKey = async (name: string) => {
   const { account } = await services.accounts.create(operator(), { name });
   await services.accounts.credit(operator(), { accountId: account.id, currency: 'USD', amount: '1000000' });
-  const { secret } = await services.accounts.createKey(operator(), account.id, { apiKeyType: 'INFERENCE', description: name });
+  const { secret } = await services.accounts.createKey(operator(), account.id, {
+    apiKeyType: 'INFERENCE',
+    description: name,
+  });
   return services.auth.authenticate({ authorization: `Bearer ${secret}` }, name);
 };
 const paidCall = async (keyAuth: Awaited<ReturnType<typeof fundedKey>>) => {
@@ -71,7 +96,9 @@ if ('billing reserve → settle, one account'.includes(only)) {
 if (`billing reserve → settle, ${connections} accounts`.includes(only)) {
   const keys = await Promise.all(Array.from({ length: connections }, (_, index) => fundedKey(`bench-${index}`)));
   let next = 0;
-  await measure(`billing reserve → settle, ${connections} accounts (in-process)`, () => paidCall(keys[next++ % keys.length]!));
+  await measure(`billing reserve → settle, ${connections} accounts (in-process)`, () =>
+    paidCall(keys[next++ % keys.length]!),
+  );
 }
 
 server.close();

@@ -9,7 +9,12 @@ import ganache from 'ganache';
  */
 const kind = process.argv[2] ?? 'ganache';
 if (kind === 'ganache') {
-  const server = ganache.server({ logging: { quiet: true }, chain: { chainId: 1337 }, wallet: { totalAccounts: 1 }, miner: { instamine: 'eager' } });
+  const server = ganache.server({
+    logging: { quiet: true },
+    chain: { chainId: 1337 },
+    wallet: { totalAccounts: 1 },
+    miner: { instamine: 'eager' },
+  });
   await server.listen(0, '127.0.0.1');
   console.log(`http://127.0.0.1:${(server.address() as { port: number }).port}`);
 } else {
@@ -19,7 +24,9 @@ if (kind === 'ganache') {
     request.on('end', () => {
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: unknown } | { id: unknown }[];
       const answer = (item: { id: unknown }) => ({ jsonrpc: '2.0', id: item.id, result: '0x539' });
-      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(Array.isArray(body) ? body.map(answer) : answer(body)));
+      response
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify(Array.isArray(body) ? body.map(answer) : answer(body)));
     });
   });
   server.keepAliveTimeout = 60_000;

@@ -24,7 +24,11 @@ const connections = Number(process.env.BENCH_CONNECTIONS ?? 1);
 const ADMIN = 'bench-admin-key';
 
 async function startNode(kind: 'ganache' | 'stub'): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', new URL('./crypto-rpc-node.ts', import.meta.url).pathname, kind], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', new URL('./crypto-rpc-node.ts', import.meta.url).pathname, kind],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   const url = await new Promise<string>((resolve, reject) => {
     child.stdout?.once('data', (chunk: Buffer) => resolve(chunk.toString().trim()));
     child.once('exit', (code) => reject(new Error(`${kind} node exited (${code})`)));
@@ -38,9 +42,21 @@ const configPath = join(dir, 'operator.yaml');
 // Caps far above the load (the defaults would answer 429 after 100 requests a minute).
 await writeFile(
   configPath,
-  ['rpc:', '  caps: { standard: { requestsPerMinute: 100000000, creditsPer24h: 100000000000 } }', '  networks:', `    ethereum-sepolia: { upstreams: ["${ganacheNode.url}"] }`, `    base-sepolia: { upstreams: ["${stubNode.url}"] }`].join('\n'),
+  [
+    'rpc:',
+    '  caps: { standard: { requestsPerMinute: 100000000, creditsPer24h: 100000000000 } }',
+    '  networks:',
+    `    ethereum-sepolia: { upstreams: ["${ganacheNode.url}"] }`,
+    `    base-sepolia: { upstreams: ["${stubNode.url}"] }`,
+  ].join('\n'),
 );
-const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent', LAGOON_BOOTSTRAP_ADMIN_KEY: ADMIN, LAGOON_DATA_DIR: 'memory://', LAGOON_CONFIG: configPath });
+const config = loadConfig({
+  ...process.env,
+  LOG_LEVEL: 'silent',
+  LAGOON_BOOTSTRAP_ADMIN_KEY: ADMIN,
+  LAGOON_DATA_DIR: 'memory://',
+  LAGOON_CONFIG: configPath,
+});
 const database = await openDatabase({ url: config.database.url, dataDir: 'memory://', poolSize: 20 });
 const app = await createApp(config, { database, logger: createLogger('silent') });
 // The listener `npm start` serves with (the hot routes on Node's own objects).
@@ -51,17 +67,27 @@ const lagoon = `http://127.0.0.1:${typeof address === 'object' && address ? addr
 
 const { account } = await app.services.accounts.create(operator(), { name: 'bench' });
 await app.services.accounts.credit(operator(), { accountId: account.id, currency: 'USD', amount: '1000000' });
-const { secret } = await app.services.accounts.createKey(operator(), account.id, { apiKeyType: 'INFERENCE', description: 'bench' });
+const { secret } = await app.services.accounts.createKey(operator(), account.id, {
+  apiKeyType: 'INFERENCE',
+  description: 'bench',
+});
 
 const single = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] });
-const batch = JSON.stringify(Array.from({ length: 100 }, (_, id) => ({ jsonrpc: '2.0', id, method: 'eth_chainId', params: [] })));
+const batch = JSON.stringify(
+  Array.from({ length: 100 }, (_, id) => ({ jsonrpc: '2.0', id, method: 'eth_chainId', params: [] })),
+);
 
 /** One pool per target, like a real client; the body is read in full before the request counts as done. */
 function sender(url: string, path: string, body: string, headers: Record<string, string> = {}) {
   const pool = new Pool(url, { connections: Math.max(1, connections), pipelining: 1 });
   return {
     send: async () => {
-      const response = await pool.request({ path, method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+      const response = await pool.request({
+        path,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body,
+      });
       await response.body.arrayBuffer();
       return response.statusCode === 200;
     },
@@ -119,15 +145,39 @@ const moneyCore = await runLoad(
 );
 await app.services.cryptoRpc.flush();
 const real = { reserve: billing.reserve.bind(billing), settle: billing.settle.bind(billing) };
-billing.reserve = () => Promise.resolve({ id: 'bench', accountId: account.id, apiKeyId: null, currency: 'USD', amount: 0n, keyPeriodStart: null, requestId: 'bench' });
-billing.settle = (reservation) => Promise.resolve({ reservationId: reservation.id, currency: 'USD', charged: 0n, balanceAfter: 0n, usageEntryIds: [], alreadySettled: false });
+billing.reserve = () =>
+  Promise.resolve({
+    id: 'bench',
+    accountId: account.id,
+    apiKeyId: null,
+    currency: 'USD',
+    amount: 0n,
+    keyPeriodStart: null,
+    requestId: 'bench',
+  });
+billing.settle = (reservation) =>
+  Promise.resolve({
+    reservationId: reservation.id,
+    currency: 'USD',
+    charged: 0n,
+    balanceAfter: 0n,
+    usageEntryIds: [],
+    alreadySettled: false,
+  });
 const diagnostic: LoadResult[] = [];
-for (const send of [sender(stubNode.url, '/', single), sender(lagoon, '/api/v1/crypto/rpc/base-sepolia', single, { authorization: `Bearer ${secret}` })]) {
+for (const send of [
+  sender(stubNode.url, '/', single),
+  sender(lagoon, '/api/v1/crypto/rpc/base-sepolia', single, { authorization: `Bearer ${secret}` }),
+]) {
   diagnostic.push(await runLoad(send.send, { connections, seconds: seconds / 3, warmupSeconds: 0.3 }));
   await send.close();
 }
 Object.assign(billing, real);
-const usage = await database.db.selectFrom('usage_entries').select((eb) => eb.fn.countAll<string>().as('n')).where('account_id', '=', account.id).executeTakeFirstOrThrow();
+const usage = await database.db
+  .selectFrom('usage_entries')
+  .select((eb) => eb.fn.countAll<string>().as('n'))
+  .where('account_id', '=', account.id)
+  .executeTakeFirstOrThrow();
 
 server.close();
 await app.close();
@@ -141,7 +191,10 @@ const lines = [
   '',
   '| node | request | direct p50 ms | via Lagoon p50 ms | added p50 ms | direct p90 | via Lagoon p90 | direct req/s | via Lagoon req/s |',
   '|---|---|---:|---:|---:|---:|---:|---:|---:|',
-  ...rows.map(([node, label, d, p]) => `| ${node} | ${label} | ${d.p50} | ${p.p50} | ${round(p.p50 - d.p50)} | ${d.p90} | ${p.p90} | ${d.rps} | ${p.rps} |`),
+  ...rows.map(
+    ([node, label, d, p]) =>
+      `| ${node} | ${label} | ${d.p50} | ${p.p50} | ${round(p.p50 - d.p50)} | ${d.p90} | ${p.p90} | ${d.rps} | ${p.rps} |`,
+  ),
   '',
   `Money core alone (billing.reserve → release in-process, drawn from the balance lease when leases are on, ${connections} concurrent): p50 ${moneyCore.p50} ms, p90 ${moneyCore.p90} ms, ${moneyCore.rps}/s`,
   `Diagnostic, money core replaced by no-ops, stub node, eth_chainId: direct p50 ${diagnostic[0]?.p50} ms, via Lagoon p50 ${diagnostic[1]?.p50} ms (added ${round((diagnostic[1]?.p50 ?? 0) - (diagnostic[0]?.p50 ?? 0))} ms)`,
@@ -149,8 +202,16 @@ const lines = [
 console.log(lines.join('\n'));
 
 function median(results: LoadResult[]): LoadResult {
-  const pick = <K extends keyof LoadResult>(key: K) => [...results].map((r) => r[key]).sort((a, b) => a - b)[Math.floor(results.length / 2)] ?? 0;
-  return { requests: pick('requests'), errors: pick('errors'), rps: pick('rps'), p50: pick('p50'), p90: pick('p90'), p99: pick('p99') };
+  const pick = <K extends keyof LoadResult>(key: K) =>
+    [...results].map((r) => r[key]).sort((a, b) => a - b)[Math.floor(results.length / 2)] ?? 0;
+  return {
+    requests: pick('requests'),
+    errors: pick('errors'),
+    rps: pick('rps'),
+    p50: pick('p50'),
+    p90: pick('p90'),
+    p99: pick('p99'),
+  };
 }
 
 function round(ms: number): number {

@@ -32,9 +32,16 @@ const server = createServer((request, response) => {
     const body = JSON.parse(Buffer.concat(parts).toString('utf8')) as { model: string };
     body.model = upstreamModels.get(body.model) ?? body.model;
     pool
-      .request({ method: 'POST', path: `${base.pathname}/chat/completions`, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+      .request({
+        method: 'POST',
+        path: `${base.pathname}/chat/completions`,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      })
       .then(async (upstream) => {
-        response.writeHead(upstream.statusCode, { 'content-type': String(upstream.headers['content-type'] ?? 'application/json') });
+        response.writeHead(upstream.statusCode, {
+          'content-type': String(upstream.headers['content-type'] ?? 'application/json'),
+        });
         for await (const piece of upstream.body) response.write(piece as Buffer);
         response.end();
       })
@@ -45,6 +52,8 @@ server.keepAliveTimeout = 60_000;
 server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
   const address = server.address();
   // The line bench/chat-gateway.ts waits for.
-  process.stdout.write(`floor proxy on http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}\n`);
+  process.stdout.write(
+    `floor proxy on http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}\n`,
+  );
 });
 process.on('SIGTERM', () => server.close(() => process.exit(0)));

@@ -8,7 +8,10 @@ export interface LoadResult {
   readonly p99: number;
 }
 
-export async function runLoad(send: () => Promise<boolean>, options: { connections: number; seconds: number; warmupSeconds?: number }): Promise<LoadResult> {
+export async function runLoad(
+  send: () => Promise<boolean>,
+  options: { connections: number; seconds: number; warmupSeconds?: number },
+): Promise<LoadResult> {
   const run = async (seconds: number, record: boolean) => {
     const latencies: number[] = [];
     let errors = 0;
@@ -30,7 +33,14 @@ export async function runLoad(send: () => Promise<boolean>, options: { connectio
   const { latencies, errors } = await run(options.seconds, true);
   latencies.sort((a, b) => a - b);
   const at = (q: number) => round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0);
-  return { requests: latencies.length, errors, rps: Math.round(latencies.length / options.seconds), p50: at(0.5), p90: at(0.9), p99: at(0.99) };
+  return {
+    requests: latencies.length,
+    errors,
+    rps: Math.round(latencies.length / options.seconds),
+    p50: at(0.5),
+    p90: at(0.9),
+    p99: at(0.99),
+  };
 }
 
 const round = (ms: number) => Math.round(ms * 100) / 100;

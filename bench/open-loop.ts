@@ -27,8 +27,15 @@ export interface OpenLoopTarget {
   readonly stream?: boolean;
 }
 
-export async function openLoop(target: OpenLoopTarget, options: { rate: number; seconds: number; connections?: number }): Promise<OpenLoopResult> {
-  const pool = new Pool(target.origin, { connections: options.connections ?? 512, pipelining: 1, keepAliveTimeout: 60_000 });
+export async function openLoop(
+  target: OpenLoopTarget,
+  options: { rate: number; seconds: number; connections?: number },
+): Promise<OpenLoopResult> {
+  const pool = new Pool(target.origin, {
+    connections: options.connections ?? 512,
+    pipelining: 1,
+    keepAliveTimeout: 60_000,
+  });
   const total = Math.round(options.rate * options.seconds);
   const interval = 1000 / options.rate;
   const latencies: number[] = [];
@@ -44,7 +51,12 @@ export async function openLoop(target: OpenLoopTarget, options: { rate: number; 
 
   const send = async (scheduledAt: number) => {
     try {
-      const response = await pool.request({ method: 'POST', path: target.path, headers: target.headers, body: target.body });
+      const response = await pool.request({
+        method: 'POST',
+        path: target.path,
+        headers: target.headers,
+        body: target.body,
+      });
       let first = true;
       for await (const part of response.body) {
         if (first && (part as Buffer).length > 0) {
@@ -67,12 +79,17 @@ export async function openLoop(target: OpenLoopTarget, options: { rate: number; 
       inFlight.push(send(start + next * interval));
       next += 1;
     }
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, Math.min(1, start + next * interval - performance.now()))));
+    await new Promise((resolve) =>
+      setTimeout(resolve, Math.max(0, Math.min(1, start + next * interval - performance.now()))),
+    );
   }
   await Promise.all(inFlight);
   const elapsed = (performance.now() - start) / 1000;
   await pool.close();
-  if (errors > 0) console.error(`${target.origin}${target.path} at ${options.rate}/s: ${[...reasons].map(([reason, count]) => `${count} × ${reason}`).join(', ')}`);
+  if (errors > 0)
+    console.error(
+      `${target.origin}${target.path} at ${options.rate}/s: ${[...reasons].map(([reason, count]) => `${count} × ${reason}`).join(', ')}`,
+    );
   return {
     rate: options.rate,
     sent: total,

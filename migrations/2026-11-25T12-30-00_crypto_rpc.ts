@@ -41,7 +41,11 @@ const UP = [
   `create index rpc_raw_transactions_by_account on rpc_raw_transactions (account_id, created_at)`,
 ];
 
-const DOWN = [`drop table if exists rpc_raw_transactions`, `drop table if exists rpc_idempotency`, `alter table accounts drop column if exists rpc_tier`];
+const DOWN = [
+  `drop table if exists rpc_raw_transactions`,
+  `drop table if exists rpc_idempotency`,
+  `alter table accounts drop column if exists rpc_tier`,
+];
 
 // PGlite runs each statement as a prepared statement, which may hold one command only.
 export async function up(db: Kysely<unknown>): Promise<void> {

@@ -12,7 +12,10 @@ const UP = [
   `create index reservations_held_leases on reservations (account_id) where status = 'held' and lease_holder is not null`,
 ];
 
-const DOWN = [`drop index if exists reservations_held_leases`, `alter table reservations drop column if exists lease_holder`];
+const DOWN = [
+  `drop index if exists reservations_held_leases`,
+  `alter table reservations drop column if exists lease_holder`,
+];
 
 // PGlite runs each statement as a prepared statement, which may hold one command only.
 export async function up(db: Kysely<unknown>): Promise<void> {

@@ -23,7 +23,16 @@ export interface RestApi {
   readonly routes: readonly Route[];
 }
 
-const domainRoutes: readonly Route[] = [...catalogRoutes, ...characterRoutes, ...apiKeyRoutes, ...billingRoutes, ...searchRoutes, ...textParserRoutes, ...cryptoRpcRoutes, ...chatRoutes];
+const domainRoutes: readonly Route[] = [
+  ...catalogRoutes,
+  ...characterRoutes,
+  ...apiKeyRoutes,
+  ...billingRoutes,
+  ...searchRoutes,
+  ...textParserRoutes,
+  ...cryptoRpcRoutes,
+  ...chatRoutes,
+];
 
 export function createRestApi(deps: { services: Services; config: Config; logger: Logger; version: string }): RestApi {
   let openApi: string | undefined;
@@ -43,17 +52,30 @@ export function createRestApi(deps: { services: Services; config: Config; logger
     const path = url.pathname.slice(REST_PREFIX.length) || '/';
     const match = router.match(request.method, path);
     if (!match) {
-      return { response: errorResponse(new NotFoundError(`Route not found: ${clip(request.method)} ${clip(url.pathname)}`), requestId), route: 'unmatched' };
+      return {
+        response: errorResponse(
+          new NotFoundError(`Route not found: ${clip(request.method)} ${clip(url.pathname)}`),
+          requestId,
+        ),
+        route: 'unmatched',
+      };
     }
     if ('allowed' in match) {
-      const response = json({ error: `Method ${clip(request.method)} not allowed on ${clip(url.pathname)}`, code: 'METHOD_NOT_ALLOWED' }, 405, { allow: match.allowed.join(', ') });
+      const response = json(
+        { error: `Method ${clip(request.method)} not allowed on ${clip(url.pathname)}`, code: 'METHOD_NOT_ALLOWED' },
+        405,
+        { allow: match.allowed.join(', ') },
+      );
       return { response, route: 'unmatched' };
     }
     const { route, params } = match;
     const label = `${route.method} ${REST_PREFIX}${route.path}`;
     try {
       const auth = await authenticate(request, requestId, route);
-      const limit = typeof route.bodyLimit === 'function' ? route.bodyLimit(deps.config) : (route.bodyLimit ?? deps.config.http.maxJsonBytes);
+      const limit =
+        typeof route.bodyLimit === 'function'
+          ? route.bodyLimit(deps.config)
+          : (route.bodyLimit ?? deps.config.http.maxJsonBytes);
       const response = await route.handler({
         request,
         url,
@@ -66,7 +88,8 @@ export function createRestApi(deps: { services: Services; config: Config; logger
       });
       return { response, route: label };
     } catch (error) {
-      if (!(error instanceof AppError) || error.status >= 500) deps.logger.error({ reqId: requestId, err: error, route: label }, 'request failed');
+      if (!(error instanceof AppError) || error.status >= 500)
+        deps.logger.error({ reqId: requestId, err: error, route: label }, 'request failed');
       return { response: errorResponse(error, requestId), route: label };
     }
   }

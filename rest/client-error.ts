@@ -9,7 +9,11 @@ import type { ErrorCode } from '../src/errors.ts';
  */
 
 const REFUSALS: Record<string, { status: number; code: ErrorCode; message: string }> = {
-  HPE_HEADER_OVERFLOW: { status: 431, code: 'REQUEST_HEADER_FIELDS_TOO_LARGE', message: `Request headers exceed the limit of ${maxHeaderSize} bytes` },
+  HPE_HEADER_OVERFLOW: {
+    status: 431,
+    code: 'REQUEST_HEADER_FIELDS_TOO_LARGE',
+    message: `Request headers exceed the limit of ${maxHeaderSize} bytes`,
+  },
   ERR_HTTP_REQUEST_TIMEOUT: { status: 408, code: 'REQUEST_TIMEOUT', message: 'The request was not received in time' },
 };
 const MALFORMED = { status: 400, code: 'INVALID_REQUEST', message: 'Malformed HTTP request' } as const;
@@ -17,7 +21,8 @@ const MALFORMED = { status: 400, code: 'INVALID_REQUEST', message: 'Malformed HT
 /** The server's 'clientError' listener. */
 export function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
   // Nothing to answer on a connection the client already dropped, or in the middle of an answer already begun.
-  const answering = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
+  const answering =
+    (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
   if (error.code === 'ECONNRESET' || !socket.writable || answering) {
     socket.destroy();
     return;

@@ -28,7 +28,11 @@ export function chooseCoding(acceptEncoding: string | null): ContentCoding | und
 }
 
 /** A JSON body and its headers, compressed when the client accepts gzip or br. */
-export async function compressJson(json: string, acceptEncoding: string | null | undefined, headers: Record<string, string> = {}): Promise<{ body: string | Buffer; headers: Record<string, string> }> {
+export async function compressJson(
+  json: string,
+  acceptEncoding: string | null | undefined,
+  headers: Record<string, string> = {},
+): Promise<{ body: string | Buffer; headers: Record<string, string> }> {
   const coding = chooseCoding(acceptEncoding ?? null);
   const base = { 'content-type': 'application/json; charset=utf-8', vary: 'accept-encoding', ...headers };
   if (!coding) return { body: json, headers: base };
@@ -38,7 +42,12 @@ export async function compressJson(json: string, acceptEncoding: string | null |
 }
 
 /** A JSON response, compressed when the client accepts gzip or br. */
-export async function compressibleJson(json: string, acceptEncoding: string | null, status = 200, headers: Record<string, string> = {}): Promise<Response> {
+export async function compressibleJson(
+  json: string,
+  acceptEncoding: string | null,
+  status = 200,
+  headers: Record<string, string> = {},
+): Promise<Response> {
   const out = await compressJson(json, acceptEncoding, headers);
   // The HTTP adapter's own Response: a string body is written with its Content-Length in one write, where a
   // global Response's body would be pumped through a ReadableStream and sent chunked.

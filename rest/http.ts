@@ -15,11 +15,22 @@ export function json(body: JsonValue, status = 200, headers: HeadersInit = {}): 
 }
 
 /** The decisions.md error body, its status and headers; a 500 never leaks internals. */
-export function errorPayload(error: unknown, requestId: string): { status: number; body: string; headers: Record<string, string> } {
+export function errorPayload(
+  error: unknown,
+  requestId: string,
+): { status: number; body: string; headers: Record<string, string> } {
   if (error instanceof AppError) {
-    return { status: error.status, body: JSON.stringify({ error: error.message, code: error.code, ...(error.extra() as Record<string, JsonValue>) }), headers: error.headers() };
+    return {
+      status: error.status,
+      body: JSON.stringify({ error: error.message, code: error.code, ...(error.extra() as Record<string, JsonValue>) }),
+      headers: error.headers(),
+    };
   }
-  return { status: 500, body: JSON.stringify({ error: 'An unknown error occurred', code: 'INTERNAL_ERROR', requestId }), headers: {} };
+  return {
+    status: 500,
+    body: JSON.stringify({ error: 'An unknown error occurred', code: 'INTERNAL_ERROR', requestId }),
+    headers: {},
+  };
 }
 
 export function errorResponse(error: unknown, requestId: string): Response {
@@ -38,7 +49,9 @@ export function requireJsonContentType(request: Request): void {
 
 export function requireJsonType(type: string | null | undefined): void {
   if (!type || !JSON_TYPE.test(type)) {
-    throw new InvalidContentTypeError(`Content-Type must be application/json, got ${type ? `"${clip(type.split(';')[0] ?? '')}"` : 'none'}`);
+    throw new InvalidContentTypeError(
+      `Content-Type must be application/json, got ${type ? `"${clip(type.split(';')[0] ?? '')}"` : 'none'}`,
+    );
   }
 }
 
@@ -68,7 +81,9 @@ export async function readBodyLimited(request: Request, limitBytes: number): Pro
   const declared = Number(request.headers.get('content-length') ?? NaN);
   if (Number.isFinite(declared) && declared > limitBytes) throw new PayloadTooLargeError(limitBytes);
   if (!request.body) return new Uint8Array(0);
-  return readAllLimited(request.body, limitBytes, () => new PayloadTooLargeError(limitBytes), { discardUpToBytes: JSON_DISCARD_LIMIT_BYTES });
+  return readAllLimited(request.body, limitBytes, () => new PayloadTooLargeError(limitBytes), {
+    discardUpToBytes: JSON_DISCARD_LIMIT_BYTES,
+  });
 }
 
 /** Query-string parameters as an object; repeated keys become arrays. */
@@ -82,7 +97,8 @@ export function queryObject(url: URL): Record<string, string | string[]> {
 }
 
 /** Query-string parameters validated by a zod schema (400 naming the parameter on failure). */
-export const parseQuery = <S extends z.ZodType>(schema: S, url: URL): z.output<S> => parseInput(schema, queryObject(url));
+export const parseQuery = <S extends z.ZodType>(schema: S, url: URL): z.output<S> =>
+  parseInput(schema, queryObject(url));
 
 export const iso = (date: Date | null): string | null => (date ? date.toISOString() : null);
 

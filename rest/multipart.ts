@@ -28,10 +28,16 @@ const MULTIPART = /^multipart\/form-data\b/i;
  * refused before reading, and an undeclared (chunked) body is counted as it arrives and abandoned the moment the
  * file passes its limit, so an oversized upload is never held in memory.
  */
-export async function readMultipartUpload(request: Request, fileField: string, limits: MultipartLimits): Promise<MultipartUpload> {
+export async function readMultipartUpload(
+  request: Request,
+  fileField: string,
+  limits: MultipartLimits,
+): Promise<MultipartUpload> {
   const type = request.headers.get('content-type') ?? '';
   if (!MULTIPART.test(type)) {
-    throw new InvalidContentTypeError(`Content-Type must be multipart/form-data with a "${fileField}" field, got ${type ? `"${type.split(';')[0]}"` : 'none'}`);
+    throw new InvalidContentTypeError(
+      `Content-Type must be multipart/form-data with a "${fileField}" field, got ${type ? `"${type.split(';')[0]}"` : 'none'}`,
+    );
   }
   const overhead = limits.overheadBytes ?? 1_048_576;
   const maxBody = limits.maxFileBytes + overhead;
@@ -43,10 +49,19 @@ export async function readMultipartUpload(request: Request, fileField: string, l
     parser = busboy({
       headers: { 'content-type': type },
       // busboy reports the limit when a file reaches fileSize bytes; one more than the maximum means "over it".
-      limits: { fileSize: limits.maxFileBytes + 1, files: 4, fields: 20, fieldSize: 65_536, parts: 24, headerPairs: 64 },
+      limits: {
+        fileSize: limits.maxFileBytes + 1,
+        files: 4,
+        fields: 20,
+        fieldSize: 65_536,
+        parts: 24,
+        headerPairs: 64,
+      },
     });
   } catch (error) {
-    throw new ValidationError(`Malformed multipart/form-data request: ${error instanceof Error ? error.message : 'bad header'}`);
+    throw new ValidationError(
+      `Malformed multipart/form-data request: ${error instanceof Error ? error.message : 'bad header'}`,
+    );
   }
 
   const fields: Record<string, string> = {};
@@ -69,21 +84,30 @@ export async function readMultipartUpload(request: Request, fileField: string, l
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
       stream.on('limit', () => fail(new PayloadTooLargeError(limits.maxFileBytes)));
       stream.on('end', () => {
-        if (!stream.truncated) file = { bytes: new Uint8Array(Buffer.concat(chunks)), filename: info.filename, contentType: info.mimeType };
+        if (!stream.truncated)
+          file = { bytes: new Uint8Array(Buffer.concat(chunks)), filename: info.filename, contentType: info.mimeType };
       });
     });
     parser.on('field', (name, value) => {
       if (name === fileField) fileAsText = true;
       else if (!(name in fields)) fields[name] = value;
     });
-    parser.on('error', (error: Error) => fail(new ValidationError(`Malformed multipart/form-data body: ${error.message}`)));
+    parser.on('error', (error: Error) =>
+      fail(new ValidationError(`Malformed multipart/form-data body: ${error.message}`)),
+    );
     parser.on('close', () => resolve());
   });
   finished.catch(() => undefined);
 
-  await pump(request, parser, { maxBody, tooLarge: () => new PayloadTooLargeError(limits.maxFileBytes) }, () => failure, (error) => {
-    failure ??= error;
-  });
+  await pump(
+    request,
+    parser,
+    { maxBody, tooLarge: () => new PayloadTooLargeError(limits.maxFileBytes) },
+    () => failure,
+    (error) => {
+      failure ??= error;
+    },
+  );
   if (failure) throw failure;
   await finished;
   if (!file) {
@@ -96,7 +120,13 @@ export async function readMultipartUpload(request: Request, fileField: string, l
 }
 
 /** Feeds the body to the parser chunk by chunk; stops reading (and cancels the body) at the first failure. */
-async function pump(request: Request, parser: busboy.Busboy, limit: { maxBody: number; tooLarge: () => Error }, failed: () => Error | undefined, fail: (error: Error) => void): Promise<void> {
+async function pump(
+  request: Request,
+  parser: busboy.Busboy,
+  limit: { maxBody: number; tooLarge: () => Error },
+  failed: () => Error | undefined,
+  fail: (error: Error) => void,
+): Promise<void> {
   if (!request.body) {
     parser.end();
     return;

@@ -49,7 +49,11 @@ export interface NodeRoute {
 const CLIENT_CLOSED = 499;
 
 /** The route and its parameter for a request line, or undefined (then the fetch handler serves it). */
-export function matchNodeRoute(routes: readonly NodeRoute[], method: string | undefined, target: string | undefined): { route: NodeRoute; params: Record<string, string> } | undefined {
+export function matchNodeRoute(
+  routes: readonly NodeRoute[],
+  method: string | undefined,
+  target: string | undefined,
+): { route: NodeRoute; params: Record<string, string> } | undefined {
   if (!target) return undefined;
   const query = target.indexOf('?');
   let path = query === -1 ? target : target.slice(0, query);
@@ -70,20 +74,29 @@ export function matchNodeRoute(routes: readonly NodeRoute[], method: string | un
 }
 
 /** Authenticates, runs the route, and answers any error in the contract's error body. */
-export async function serveNodeRoute(req: IncomingMessage, res: ServerResponse, ctx: NodeRouteContext, matched: { route: NodeRoute; params: Record<string, string> }): Promise<void> {
+export async function serveNodeRoute(
+  req: IncomingMessage,
+  res: ServerResponse,
+  ctx: NodeRouteContext,
+  matched: { route: NodeRoute; params: Record<string, string> },
+): Promise<void> {
   const controller = new AbortController();
   res.once('close', () => {
     if (!res.writableFinished) controller.abort();
   });
   try {
-    const auth = await ctx.services.auth.authenticate({ authorization: req.headers.authorization ?? null }, ctx.requestId);
+    const auth = await ctx.services.auth.authenticate(
+      { authorization: req.headers.authorization ?? null },
+      ctx.requestId,
+    );
     await matched.route.serve({ req, res, ctx, auth, params: matched.params, signal: controller.signal });
   } catch (error) {
     if (controller.signal.aborted) {
       ctx.onHead(CLIENT_CLOSED);
       return;
     }
-    if (!(error instanceof AppError) || error.status >= 500) ctx.logger.error({ reqId: ctx.requestId, err: error, route: matched.route.label }, 'request failed');
+    if (!(error instanceof AppError) || error.status >= 500)
+      ctx.logger.error({ reqId: ctx.requestId, err: error, route: matched.route.label }, 'request failed');
     const { status, body, headers } = errorPayload(error, ctx.requestId);
     sendNode(res, ctx, status, body, { 'content-type': 'application/json; charset=utf-8', ...headers });
   }
@@ -99,9 +112,19 @@ export async function readNodeJsonBytes(req: IncomingMessage, limitBytes: number
 }
 
 /** A whole answer in one write, with its length. */
-export function sendNode(res: ServerResponse, ctx: NodeRouteContext, status: number, body: string | Buffer | Uint8Array, headers: Record<string, string>): void {
+export function sendNode(
+  res: ServerResponse,
+  ctx: NodeRouteContext,
+  status: number,
+  body: string | Buffer | Uint8Array,
+  headers: Record<string, string>,
+): void {
   ctx.onHead(status);
   if (res.destroyed || res.headersSent) return;
-  res.writeHead(status, { ...headers, ...ctx.headers, 'content-length': String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength) });
+  res.writeHead(status, {
+    ...headers,
+    ...ctx.headers,
+    'content-length': String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength),
+  });
   res.end(body);
 }

@@ -4,7 +4,11 @@ import type { Route } from './router.ts';
 type JsonSchema = Record<string, unknown>;
 
 const toSchema = (schema: z.ZodType, io: 'input' | 'output'): JsonSchema => {
-  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as JsonSchema;
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, {
+    io,
+    unrepresentable: 'any',
+    target: 'draft-2020-12',
+  }) as JsonSchema;
   return rest;
 };
 
@@ -20,7 +24,12 @@ export function buildOpenApiDocument(routes: readonly Route[], info: { version: 
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
     const path = `/api/v1${route.path.replace(/:([A-Za-z_]+)\*?/g, '{$1}')}`;
-    const pathParams = [...route.path.matchAll(/:([A-Za-z_]+)/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
+    const pathParams = [...route.path.matchAll(/:([A-Za-z_]+)/g)].map((m) => ({
+      name: m[1],
+      in: 'path',
+      required: true,
+      schema: { type: 'string' },
+    }));
     const queryParams = route.doc.query ? queryParameters(route.doc.query) : [];
     const operation: Record<string, unknown> = {
       summary: route.doc.summary,
@@ -30,22 +39,42 @@ export function buildOpenApiDocument(routes: readonly Route[], info: { version: 
       responses: {
         200: {
           description: route.doc.responseDescription ?? 'Success',
-          ...(route.doc.response ? { content: { 'application/json': { schema: toSchema(route.doc.response, 'output') } } } : {}),
+          ...(route.doc.response
+            ? { content: { 'application/json': { schema: toSchema(route.doc.response, 'output') } } }
+            : {}),
         },
-        default: { description: 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+        default: {
+          description: 'Error',
+          content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+        },
       },
       ...(route.access === 'public' ? { security: [] } : {}),
-      ...(route.doc.body ? { requestBody: { required: true, content: { [route.doc.bodyContentType ?? 'application/json']: { schema: toSchema(route.doc.body, 'input') } } } } : {}),
+      ...(route.doc.body
+        ? {
+            requestBody: {
+              required: true,
+              content: {
+                [route.doc.bodyContentType ?? 'application/json']: { schema: toSchema(route.doc.body, 'input') },
+              },
+            },
+          }
+        : {}),
     };
     paths[path] = { ...(paths[path] ?? {}), [route.method.toLowerCase()]: operation };
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'Lagoon API', version: info.version, description: 'REST compatibility layer of Lagoon (GraphQL at /graphql).' },
+    info: {
+      title: 'Lagoon API',
+      version: info.version,
+      description: 'REST compatibility layer of Lagoon (GraphQL at /graphql).',
+    },
     servers: [{ url: '/' }],
     security: [{ bearerAuth: [] }],
     components: {
-      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <API key>' } },
+      securitySchemes: {
+        bearerAuth: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <API key>' },
+      },
       schemas: { Error: toSchema(ErrorBody, 'output') },
     },
     paths,

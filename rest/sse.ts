@@ -25,7 +25,12 @@ export const SSE_INTERNAL_ERROR = sseEvent({ error: { message: 'An unknown error
  * An SSE response over `source`. `toData` gives each event's JSON payload. When the client goes away the
  * source's `return()` is called (a chat stream then cancels its upstream request and settles).
  */
-export function sseResponse<T>(source: AsyncIterable<T>, toData: (event: T) => unknown, headers: Record<string, string> = {}, onInternalError?: (error: unknown) => void): Response {
+export function sseResponse<T>(
+  source: AsyncIterable<T>,
+  toData: (event: T) => unknown,
+  headers: Record<string, string> = {},
+  onInternalError?: (error: unknown) => void,
+): Response {
   const iterator = source[Symbol.asyncIterator]();
   let finished = false;
   const body = new ReadableStream<Uint8Array>(

@@ -10,7 +10,9 @@ export const GRAPHQL_MAX_BODY_BYTES = 25_000_000;
 const MULTIPART = /^multipart\/form-data\b/i;
 
 const tooLarge = (limit: number) =>
-  createGraphQLError(`Request body exceeds the limit of ${limit} bytes.`, { extensions: { code: 'PAYLOAD_TOO_LARGE', http: { status: 413 } } });
+  createGraphQLError(`Request body exceeds the limit of ${limit} bytes.`, {
+    extensions: { code: 'PAYLOAD_TOO_LARGE', http: { status: 413 } },
+  });
 
 /**
  * The request body limit of /graphql, in place of Yoga's `maxRequestBodySize` (turn that off): a declared
@@ -18,7 +20,9 @@ const tooLarge = (limit: number) =>
  * PAYLOAD_TOO_LARGE. Yoga's own limit reports an oversized chunked multipart body as a 400 "invalid multipart
  * data" and abandons the connection mid-body, which leaves a keep-alive client waiting forever.
  */
-export function useBodyLimit(limits = { upload: GRAPHQL_MAX_UPLOAD_BODY_BYTES, other: GRAPHQL_MAX_BODY_BYTES }): Plugin {
+export function useBodyLimit(
+  limits = { upload: GRAPHQL_MAX_UPLOAD_BODY_BYTES, other: GRAPHQL_MAX_BODY_BYTES },
+): Plugin {
   return {
     onRequestParse({ request, requestParser, setRequestParser, fetchAPI }) {
       if (!requestParser || request.method === 'GET' || request.method === 'HEAD') return;
@@ -28,7 +32,9 @@ export function useBodyLimit(limits = { upload: GRAPHQL_MAX_UPLOAD_BODY_BYTES, o
       const parse = requestParser;
       setRequestParser(async (incoming) => {
         if (!incoming.body) return parse(incoming);
-        const body = await readAllLimited(incoming.body, limit, () => tooLarge(limit), { discardUpToBytes: DISCARD_LIMIT_BYTES });
+        const body = await readAllLimited(incoming.body, limit, () => tooLarge(limit), {
+          discardUpToBytes: DISCARD_LIMIT_BYTES,
+        });
         return parse(new fetchAPI.Request(incoming.url, { method: incoming.method, headers: incoming.headers, body }));
       });
     },

@@ -33,7 +33,9 @@ export const builder = new SchemaBuilder<{
       admin: context.auth.kind === 'apiKey' && context.auth.apiKey.type === 'ADMIN',
     }),
     unauthorizedError: (_parent, context) =>
-      context.auth.kind === 'apiKey' ? new AdminKeyRequiredError() : new AuthenticationError('Authentication required: send Authorization: Bearer <API key>'),
+      context.auth.kind === 'apiKey'
+        ? new AdminKeyRequiredError()
+        : new AuthenticationError('Authentication required: send Authorization: Bearer <API key>'),
   },
   errors: { defaultTypes: [] },
 });

@@ -1,5 +1,4 @@
-import type {
-  AppError} from '../src/errors.ts';
+import type { AppError } from '../src/errors.ts';
 import {
   AdminKeyRequiredError,
   AuthenticationError,
@@ -34,7 +33,10 @@ builder.objectType(ValidationError, {
   interfaces: [ErrorInterface],
   isTypeOf: (value) => value instanceof ValidationError,
   fields: (t) => ({
-    issues: t.field({ type: [IssueRef], resolve: (error) => error.issues.map((issue) => ({ path: issue.path.map(String), message: issue.message })) }),
+    issues: t.field({
+      type: [IssueRef],
+      resolve: (error) => error.issues.map((issue) => ({ path: issue.path.map(String), message: issue.message })),
+    }),
   }),
 });
 
@@ -50,5 +52,10 @@ const simpleErrors = [
 ] as const;
 
 for (const [ErrorClass, name] of simpleErrors) {
-  builder.objectType(ErrorClass, { name, interfaces: [ErrorInterface], isTypeOf: (value) => value instanceof ErrorClass, fields: () => ({}) });
+  builder.objectType(ErrorClass, {
+    name,
+    interfaces: [ErrorInterface],
+    isTypeOf: (value) => value instanceof ErrorClass,
+    fields: () => ({}),
+  });
 }

@@ -25,9 +25,19 @@ export function useReadsOnlyOverGet(): Plugin {
       const operation = getOperationAST(document, url.searchParams.get('operationName') || undefined);
       if (!operation || operation.operation === 'query') return;
       const body = JSON.stringify({
-        errors: [{ message: `Can only perform a ${operation.operation} operation from a POST request.`, extensions: { code: 'BAD_REQUEST' } }],
+        errors: [
+          {
+            message: `Can only perform a ${operation.operation} operation from a POST request.`,
+            extensions: { code: 'BAD_REQUEST' },
+          },
+        ],
       });
-      endResponse(new fetchAPI.Response(body, { status: 405, headers: { allow: 'POST', 'content-type': 'application/json; charset=utf-8' } }));
+      endResponse(
+        new fetchAPI.Response(body, {
+          status: 405,
+          headers: { allow: 'POST', 'content-type': 'application/json; charset=utf-8' },
+        }),
+      );
     },
   };
 }

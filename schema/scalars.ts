@@ -16,7 +16,8 @@ builder.scalarType('Decimal', {
   description: 'An exact decimal amount of money as a string, e.g. "12.5" (input also accepts a number).',
   serialize: (value) => value,
   parseValue: (value) => {
-    if (typeof value !== 'string' && typeof value !== 'number') throw new GraphQLError('Decimal must be a string or number');
+    if (typeof value !== 'string' && typeof value !== 'number')
+      throw new GraphQLError('Decimal must be a string or number');
     try {
       return formatNano(parseNano(value));
     } catch (error) {
@@ -24,7 +25,8 @@ builder.scalarType('Decimal', {
     }
   },
   parseLiteral: (node) => {
-    if (node.kind !== Kind.STRING && node.kind !== Kind.INT && node.kind !== Kind.FLOAT) throw new GraphQLError('Decimal must be a string or number');
+    if (node.kind !== Kind.STRING && node.kind !== Kind.INT && node.kind !== Kind.FLOAT)
+      throw new GraphQLError('Decimal must be a string or number');
     try {
       return formatNano(parseNano(node.value));
     } catch (error) {
@@ -65,24 +67,32 @@ builder.scalarType('JSONObject', {
   description: 'A JSON object.',
   serialize: (value) => value,
   parseValue: (value) => {
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new GraphQLError('JSONObject must be an object');
+    if (typeof value !== 'object' || value === null || Array.isArray(value))
+      throw new GraphQLError('JSONObject must be an object');
     return value as JsonObject;
   },
   parseLiteral: (node) => {
     const value = literalToJson(node);
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new GraphQLError('JSONObject must be an object');
+    if (typeof value !== 'object' || value === null || Array.isArray(value))
+      throw new GraphQLError('JSONObject must be an object');
     return value as JsonObject;
   },
 });
 
 builder.scalarType('File', {
-  description: 'A file uploaded with a GraphQL multipart request (https://github.com/jaydenseric/graphql-multipart-request-spec).',
+  description:
+    'A file uploaded with a GraphQL multipart request (https://github.com/jaydenseric/graphql-multipart-request-spec).',
   serialize: () => {
     throw new GraphQLError('File is an input-only scalar');
   },
   parseValue: (value) => {
     // Yoga's multipart parser hands over its fetch implementation's File (not always the global class).
-    const isFile = value instanceof File || (typeof value === 'object' && value !== null && typeof (value as Blob).arrayBuffer === 'function' && typeof (value as File).name === 'string');
+    const isFile =
+      value instanceof File ||
+      (typeof value === 'object' &&
+        value !== null &&
+        typeof (value as Blob).arrayBuffer === 'function' &&
+        typeof (value as File).name === 'string');
     if (!isFile) throw new GraphQLError('Expected an uploaded file');
     return value as File;
   },

@@ -11,16 +11,27 @@ import type { Services } from '../src/services.ts';
  *   result, so `data: null` is added.
  * Register it before useGraphQLSSE.
  */
-export function useSseErrors(deps: { services: Services; endpoint: string }): Plugin<Record<string, never>, { requestId?: string }> {
+export function useSseErrors(deps: {
+  services: Services;
+  endpoint: string;
+}): Plugin<Record<string, never>, { requestId?: string }> {
   return {
     async onRequest({ request, url, endResponse, fetchAPI, serverContext }) {
       if (!url.pathname.endsWith(deps.endpoint)) return;
       try {
-        await deps.services.auth.authenticate({ authorization: request.headers.get('authorization') }, serverContext.requestId ?? 'sse');
+        await deps.services.auth.authenticate(
+          { authorization: request.headers.get('authorization') },
+          serverContext.requestId ?? 'sse',
+        );
       } catch (error) {
         if (!(error instanceof AppError)) throw error;
         const body = JSON.stringify({ errors: [{ message: error.message, extensions: { code: error.code } }] });
-        endResponse(new fetchAPI.Response(body, { status: error.status, headers: { 'content-type': 'application/json; charset=utf-8' } }));
+        endResponse(
+          new fetchAPI.Response(body, {
+            status: error.status,
+            headers: { 'content-type': 'application/json; charset=utf-8' },
+          }),
+        );
       }
     },
     onSubscribe() {

@@ -26,7 +26,11 @@ export interface GraphQLOptions {
 
 export type GraphQLServer = YogaServerInstance<GraphQLServerContext, GraphQLContext>;
 
-export function createGraphQLServer(deps: { services: Services; logger: Logger; options: GraphQLOptions }): GraphQLServer {
+export function createGraphQLServer(deps: {
+  services: Services;
+  logger: Logger;
+  options: GraphQLOptions;
+}): GraphQLServer {
   return createYoga<GraphQLServerContext, GraphQLContext>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -66,7 +70,10 @@ export function createGraphQLServer(deps: { services: Services; logger: Logger; 
     context: async ({ request, requestId }): Promise<GraphQLContext> => {
       let auth: AuthContext;
       try {
-        auth = await deps.services.auth.authenticate({ authorization: request.headers.get('authorization') }, requestId);
+        auth = await deps.services.auth.authenticate(
+          { authorization: request.headers.get('authorization') },
+          requestId,
+        );
       } catch (error) {
         if (error instanceof AppError) {
           throw createGraphQLError(error.message, { extensions: { code: error.code, http: { status: error.status } } });

@@ -46,7 +46,13 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const logger = options.logger ?? createLogger(config.logLevel);
   // A bad operator config stops the start before anything else happens (the error names each bad path).
   const operatorConfig = await loadOperatorConfig(config.operatorConfigPath);
-  const database = options.database ?? (await openDatabase({ url: config.database.url, dataDir: config.database.dataDir, preparedStatements: config.database.preparedStatements }));
+  const database =
+    options.database ??
+    (await openDatabase({
+      url: config.database.url,
+      dataDir: config.database.dataDir,
+      preparedStatements: config.database.preparedStatements,
+    }));
   await migrateToLatest(database.db);
   const metrics = new Metrics();
   const services = createServices(database.db, logger, { ...config, operatorConfig, metrics });
@@ -72,21 +78,48 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     if (path === '/healthz') return { response: json({ status: 'ok' }), route: '/healthz' };
     if (path === '/readyz') {
       // Ready only when the database answers and carries this build's schema.
-      const reason = closing ? 'shutting down' : !(await database.ping()) ? 'database unreachable' : !(await schemaReady(database.db)) ? 'schema missing' : undefined;
+      const reason = closing
+        ? 'shutting down'
+        : !(await database.ping())
+          ? 'database unreachable'
+          : !(await schemaReady(database.db))
+            ? 'schema missing'
+            : undefined;
       const body = { status: reason ? 'unavailable' : 'ready', database: database.kind, ...(reason && { reason }) };
-      return { response: withHeaders(json(body, reason ? 503 : 200), reason ? { 'retry-after': '5' } : {}), route: '/readyz' };
+      return {
+        response: withHeaders(json(body, reason ? 503 : 200), reason ? { 'retry-after': '5' } : {}),
+        route: '/readyz',
+      };
     }
     if (path === '/metrics') {
-      return { response: new Response(await metrics.render(), { headers: { 'content-type': metrics.contentType } }), route: '/metrics' };
+      return {
+        response: new Response(await metrics.render(), { headers: { 'content-type': metrics.contentType } }),
+        route: '/metrics',
+      };
     }
     if (path === '/graphql' || path.startsWith('/graphql/')) {
-      return { response: await graphql.fetch(request, { requestId }), route: path === '/graphql' ? '/graphql' : '/graphql/stream' };
+      return {
+        response: await graphql.fetch(request, { requestId }),
+        route: path === '/graphql' ? '/graphql' : '/graphql/stream',
+      };
     }
     if (path === REST_PREFIX || path.startsWith(`${REST_PREFIX}/`)) return rest.handle(request, url, requestId);
     if (path === '/' && request.method === 'GET') {
-      return { response: json({ name: 'lagoon', version: VERSION, graphql: '/graphql', rest: REST_PREFIX, openapi: `${REST_PREFIX}/openapi.json` }), route: '/' };
+      return {
+        response: json({
+          name: 'lagoon',
+          version: VERSION,
+          graphql: '/graphql',
+          rest: REST_PREFIX,
+          openapi: `${REST_PREFIX}/openapi.json`,
+        }),
+        route: '/',
+      };
     }
-    return { response: errorResponse(new NotFoundError(`Route not found: ${clip(request.method)} ${clip(path)}`), requestId), route: 'unmatched' };
+    return {
+      response: errorResponse(new NotFoundError(`Route not found: ${clip(request.method)} ${clip(path)}`), requestId),
+      route: 'unmatched',
+    };
   }
 
   function corsHeaders(request: Request): Record<string, string> {
@@ -98,7 +131,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     if (!corsOrigins.has('*') && !corsOrigins.has(origin)) return {};
     return {
       'access-control-allow-origin': corsOrigins.has('*') ? '*' : origin,
-      'access-control-expose-headers': 'x-request-id, retry-after, x-ratelimit-limit-requests, x-ratelimit-remaining-requests, x-ratelimit-reset-requests, x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset, x-balance-usd, x-balance-diem, x-service-rpc-credits, x-service-rpc-cost-usd, idempotent-replayed, x-pagination-limit, x-pagination-page, x-pagination-total, x-pagination-total-pages, x-usage-warning',
+      'access-control-expose-headers':
+        'x-request-id, retry-after, x-ratelimit-limit-requests, x-ratelimit-remaining-requests, x-ratelimit-reset-requests, x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset, x-balance-usd, x-balance-diem, x-service-rpc-credits, x-service-rpc-cost-usd, idempotent-replayed, x-pagination-limit, x-pagination-page, x-pagination-total, x-pagination-total-pages, x-usage-warning',
       ...(corsOrigins.has('*') ? {} : { vary: 'Origin' }),
     };
   }
@@ -115,7 +149,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         ? {
             ...corsHeaders(request),
             'access-control-allow-methods': 'GET, POST, PATCH, PUT, DELETE, OPTIONS',
-            'access-control-allow-headers': request.headers.get('access-control-request-headers') ?? 'authorization, content-type',
+            'access-control-allow-headers':
+              request.headers.get('access-control-request-headers') ?? 'authorization, content-type',
             'access-control-max-age': '600',
           }
         : {};
@@ -151,10 +186,24 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     }
     const started = performance.now();
     const incoming = req.headers['x-request-id'];
-    const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming.toLowerCase() : newRequestId();
+    const requestId =
+      typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming.toLowerCase() : newRequestId();
     const headers = { 'x-request-id': requestId, ...corsHeadersFor(req.headers.origin) };
     const onHead = (status: number) => observe(matched.route.method, matched.route.label, status, started, requestId);
-    serveNodeRoute(req, res, { services, logger, maxJsonBytes: config.http.maxJsonBytes, maxChatBodyBytes: config.http.maxChatBodyBytes, requestId, headers, onHead }, matched).catch((error: unknown) => {
+    serveNodeRoute(
+      req,
+      res,
+      {
+        services,
+        logger,
+        maxJsonBytes: config.http.maxJsonBytes,
+        maxChatBodyBytes: config.http.maxChatBodyBytes,
+        requestId,
+        headers,
+        onHead,
+      },
+      matched,
+    ).catch((error: unknown) => {
       logger.error({ reqId: requestId, err: error }, 'unhandled error');
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json; charset=utf-8', ...headers });
       res.end();

@@ -12,7 +12,12 @@ export const DISCARD_LIMIT_BYTES = 64 * 1_048_576;
  * drained in the background up to `discardUpToBytes` (a client still sending can read the refusal and keep its
  * connection), or cancelled at once when that is not given (an upstream's answer: nothing to keep).
  */
-export async function readAllLimited(stream: ReadableStream<Uint8Array>, limitBytes: number, tooLarge: () => Error, options: { discardUpToBytes?: number } = {}): Promise<Uint8Array<ArrayBuffer>> {
+export async function readAllLimited(
+  stream: ReadableStream<Uint8Array>,
+  limitBytes: number,
+  tooLarge: () => Error,
+  options: { discardUpToBytes?: number } = {},
+): Promise<Uint8Array<ArrayBuffer>> {
   const reader = stream.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
@@ -41,7 +46,10 @@ export async function readAllLimited(stream: ReadableStream<Uint8Array>, limitBy
  * still sending then gets to read the answer (a server that stops reading and closes makes it fail with EPIPE
  * instead), and its keep-alive connection stays usable. Past the bound the body is abandoned.
  */
-export async function discardRest(reader: ReadableStreamDefaultReader<Uint8Array>, limitBytes = DISCARD_LIMIT_BYTES): Promise<void> {
+export async function discardRest(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  limitBytes = DISCARD_LIMIT_BYTES,
+): Promise<void> {
   let discarded = 0;
   try {
     while (discarded <= limitBytes) {
@@ -59,7 +67,12 @@ export async function discardRest(reader: ReadableStreamDefaultReader<Uint8Array
  * readAllLimited for a Node stream (an incoming request served without the Fetch API): the same limit and the same
  * background discard of a refused body, read with events (no promise per chunk).
  */
-export function readNodeStreamLimited(stream: Readable, limitBytes: number, tooLarge: () => Error, discardUpToBytes: number): Promise<Buffer> {
+export function readNodeStreamLimited(
+  stream: Readable,
+  limitBytes: number,
+  tooLarge: () => Error,
+  discardUpToBytes: number,
+): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let total = 0;

@@ -7,7 +7,10 @@ const intWithDefault = (fallback: number, min = 0) =>
   z.preprocess(emptyToUndefined, z.coerce.number().int().min(min).default(fallback));
 const boolWithDefault = (fallback: boolean) =>
   z.preprocess(
-    (value) => (value === '' || value === undefined ? undefined : ['1', 'true', 'yes', 'on'].includes(String(value).toLowerCase())),
+    (value) =>
+      value === '' || value === undefined
+        ? undefined
+        : ['1', 'true', 'yes', 'on'].includes(String(value).toLowerCase()),
     z.boolean().default(fallback),
   );
 
@@ -22,7 +25,10 @@ const EnvironmentModel = z.object({
   LAGOON_BOOTSTRAP_ADMIN_KEY: optionalString,
   REDIS_URL: optionalString,
   CORS_ORIGINS: z.preprocess(emptyToUndefined, z.string().default('')),
-  LOG_LEVEL: z.preprocess(emptyToUndefined, z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info')),
+  LOG_LEVEL: z.preprocess(
+    emptyToUndefined,
+    z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  ),
   LAGOON_MAX_JSON_BYTES: intWithDefault(1_048_576, 1),
   LAGOON_MAX_CHAT_BODY_BYTES: intWithDefault(20_971_520, 1),
   LAGOON_KEY_CACHE_TTL_SECONDS: intWithDefault(30),
@@ -49,21 +55,46 @@ const EnvironmentModel = z.object({
   OPENAI_COMPATIBLE_API_KEY: optionalString,
   OPENAI_COMPATIBLE_REFRESH_SECONDS: intWithDefault(300, 0),
   LAGOON_DIEM_CUTOVER_DATE: z.preprocess(emptyToUndefined, z.iso.date().default('2025-01-01')),
-  LAGOON_RPC_PRICE_PER_CREDIT_USD: z.preprocess(emptyToUndefined, z.string().regex(/^\d+(\.\d{1,18})?$/, 'a plain decimal such as 0.000000625').optional()),
+  LAGOON_RPC_PRICE_PER_CREDIT_USD: z.preprocess(
+    emptyToUndefined,
+    z
+      .string()
+      .regex(/^\d+(\.\d{1,18})?$/, 'a plain decimal such as 0.000000625')
+      .optional(),
+  ),
 });
 
 export type Environment = z.infer<typeof EnvironmentModel>;
 
 export interface Config {
   readonly env: 'development' | 'production' | 'test';
-  readonly http: { readonly host: string; readonly port: number; readonly corsOrigins: readonly string[]; readonly maxJsonBytes: number; readonly maxChatBodyBytes: number; readonly shutdownTimeoutMs: number };
-  readonly database: { readonly url: string | undefined; readonly dataDir: string; readonly preparedStatements: boolean };
+  readonly http: {
+    readonly host: string;
+    readonly port: number;
+    readonly corsOrigins: readonly string[];
+    readonly maxJsonBytes: number;
+    readonly maxChatBodyBytes: number;
+    readonly shutdownTimeoutMs: number;
+  };
+  readonly database: {
+    readonly url: string | undefined;
+    readonly dataDir: string;
+    readonly preparedStatements: boolean;
+  };
   readonly operatorConfigPath: string | undefined;
   readonly bootstrapAdminKey: string | undefined;
   readonly redisUrl: string | undefined;
   readonly logLevel: Environment['LOG_LEVEL'];
-  readonly auth: { readonly keyCacheTtlMs: number; readonly lastUsedFlushMs: number; readonly maxKeysPerAccount: number };
-  readonly billing: { readonly reservationTimeoutMs: number; readonly sweepIntervalMs: number; readonly balanceLeases: boolean };
+  readonly auth: {
+    readonly keyCacheTtlMs: number;
+    readonly lastUsedFlushMs: number;
+    readonly maxKeysPerAccount: number;
+  };
+  readonly billing: {
+    readonly reservationTimeoutMs: number;
+    readonly sweepIntervalMs: number;
+    readonly balanceLeases: boolean;
+  };
   /** A streamed answer ends (finish_reason "length", charged for what it delivered) once it has run this long. */
   readonly streams: { readonly maxDurationMs: number };
   readonly graphql: { readonly maxDepth: number; readonly maxCost: number; readonly graphiql: boolean };
@@ -71,18 +102,34 @@ export interface Config {
   /** V8 grows the heap by this percentage after each full collection (0: V8's own choice); see README Performance. */
   readonly heapGrowingPercent: number;
   /** Text parser worker threads (0: one per core), documents of one account at once, budget per document, wait for a worker. */
-  readonly textParser: { readonly workers: number; readonly perAccount: number; readonly timeoutMs: number; readonly queueTimeoutMs: number };
+  readonly textParser: {
+    readonly workers: number;
+    readonly perAccount: number;
+    readonly timeoutMs: number;
+    readonly queueTimeoutMs: number;
+  };
   /** Env shortcuts for web search upstreams (the operator config file can declare them too). */
-  readonly search: { readonly searxngUrl: string | undefined; readonly braveApiKey: string | undefined; readonly braveUrl: string | undefined };
+  readonly search: {
+    readonly searxngUrl: string | undefined;
+    readonly braveApiKey: string | undefined;
+    readonly braveUrl: string | undefined;
+  };
   /** Usage export: DIEM entries before this UTC day are the legacy VCU (decisions.md §3 warningMessage). */
   readonly diemCutoverDate: Date;
   /**
    * Crypto RPC env shortcuts: `RPC_UPSTREAM_<SLUG>` node URLs per network slug (comma-separated, in failover
    * order) and the price per credit. The operator file's `rpc` section wins for a network or price it sets.
    */
-  readonly rpc: { readonly upstreams: Readonly<Record<string, readonly string[]>>; readonly pricePerCreditUsd: string | undefined };
+  readonly rpc: {
+    readonly upstreams: Readonly<Record<string, readonly string[]>>;
+    readonly pricePerCreditUsd: string | undefined;
+  };
   /** Zero-config chat upstream (provider `openai-compatible`): its GET /models is read at start and every refreshMs (0: only at start). */
-  readonly chatUpstream: { readonly baseUrl: string | undefined; readonly apiKey: string | undefined; readonly refreshMs: number };
+  readonly chatUpstream: {
+    readonly baseUrl: string | undefined;
+    readonly apiKey: string | undefined;
+    readonly refreshMs: number;
+  };
 }
 
 export class ConfigError extends Error {}
@@ -100,7 +147,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     http: {
       host: e.HOST,
       port: e.PORT,
-      corsOrigins: e.CORS_ORIGINS.split(',').map((origin) => origin.trim()).filter(Boolean),
+      corsOrigins: e.CORS_ORIGINS.split(',')
+        .map((origin) => origin.trim())
+        .filter(Boolean),
       maxJsonBytes: e.LAGOON_MAX_JSON_BYTES,
       maxChatBodyBytes: e.LAGOON_MAX_CHAT_BODY_BYTES,
       shutdownTimeoutMs: e.LAGOON_SHUTDOWN_TIMEOUT_SECONDS * 1000,
@@ -133,7 +182,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     search: { searxngUrl: e.SEARXNG_URL, braveApiKey: e.BRAVE_SEARCH_API_KEY, braveUrl: e.BRAVE_SEARCH_URL },
     diemCutoverDate: new Date(`${e.LAGOON_DIEM_CUTOVER_DATE}T00:00:00Z`),
     rpc: { upstreams: rpcUpstreamsFromEnv(env), pricePerCreditUsd: e.LAGOON_RPC_PRICE_PER_CREDIT_USD },
-    chatUpstream: { baseUrl: e.OPENAI_COMPATIBLE_BASE_URL, apiKey: e.OPENAI_COMPATIBLE_API_KEY, refreshMs: e.OPENAI_COMPATIBLE_REFRESH_SECONDS * 1000 },
+    chatUpstream: {
+      baseUrl: e.OPENAI_COMPATIBLE_BASE_URL,
+      apiKey: e.OPENAI_COMPATIBLE_API_KEY,
+      refreshMs: e.OPENAI_COMPATIBLE_REFRESH_SECONDS * 1000,
+    },
   });
 }
 
@@ -144,11 +197,17 @@ function rpcUpstreamsFromEnv(env: Record<string, string | undefined>): Record<st
     if (!name.startsWith('RPC_UPSTREAM_') || !value?.trim()) continue;
     const slug = slugOfEnvName(name);
     if (!NETWORK_SLUG.test(slug) || !familyOfSlug(slug)) {
-      throw new ConfigError(`Invalid environment: ${name}: "${slug}" is not <family>-<network> with a known chain family (e.g. RPC_UPSTREAM_ETHEREUM_SEPOLIA)`);
+      throw new ConfigError(
+        `Invalid environment: ${name}: "${slug}" is not <family>-<network> with a known chain family (e.g. RPC_UPSTREAM_ETHEREUM_SEPOLIA)`,
+      );
     }
-    const urls = value.split(',').map((url) => url.trim()).filter(Boolean);
+    const urls = value
+      .split(',')
+      .map((url) => url.trim())
+      .filter(Boolean);
     urls.forEach((url, index) => {
-      if (!/^https?:\/\/\S+$/i.test(url) || !URL.canParse(url)) throw new ConfigError(`Invalid environment: ${name}: entry ${index + 1} is not an http(s) URL`);
+      if (!/^https?:\/\/\S+$/i.test(url) || !URL.canParse(url))
+        throw new ConfigError(`Invalid environment: ${name}: entry ${index + 1} is not an http(s) URL`);
     });
     upstreams[slug] = urls;
   }

@@ -87,7 +87,10 @@ export class ValidationError extends AppError {
     const issues = error.issues.map((issue) => ({
       path: issue.path.map((segment) => (typeof segment === 'symbol' ? String(segment) : segment)),
       // zod quotes unknown keys whole: quote each one clipped instead.
-      message: issue.code === 'unrecognized_keys' ? `Unrecognized key${issue.keys.length > 1 ? 's' : ''}: ${issue.keys.map((key) => `"${clip(key)}"`).join(', ')}` : issue.message,
+      message:
+        issue.code === 'unrecognized_keys'
+          ? `Unrecognized key${issue.keys.length > 1 ? 's' : ''}: ${issue.keys.map((key) => `"${clip(key)}"`).join(', ')}`
+          : issue.message,
     }));
     const first = issues[0];
     const where = first && first.path.length > 0 ? `${clip(first.path.join('.'))}: ` : '';
@@ -210,7 +213,13 @@ export class RateLimitedError extends AppError {
 export class UpstreamError extends AppError {
   constructor(
     message: string,
-    readonly code: 'INFERENCE_FAILED' | 'UPSTREAM_ERROR' | 'MODEL_OFFLINE' | 'MODEL_AT_CAPACITY' | 'REQUEST_TIMEOUT' | 'SERVICE_UNAVAILABLE',
+    readonly code:
+      | 'INFERENCE_FAILED'
+      | 'UPSTREAM_ERROR'
+      | 'MODEL_OFFLINE'
+      | 'MODEL_AT_CAPACITY'
+      | 'REQUEST_TIMEOUT'
+      | 'SERVICE_UNAVAILABLE',
     readonly status: 500 | 502 | 503 | 504,
   ) {
     super(message);

@@ -43,7 +43,9 @@ async function main(): Promise<void> {
   logger.info({ address, database: app.database.kind, version: VERSION }, 'lagoon listening');
   // With the embedded database only this process may open it, so the operator CLI talks to us instead.
   const stopControl =
-    app.database.kind === 'pglite' && config.controlSocket ? await startControlSocket(controlSocketPath(config.database.dataDir), app.services, logger) : async () => undefined;
+    app.database.kind === 'pglite' && config.controlSocket
+      ? await startControlSocket(controlSocketPath(config.database.dataDir), app.services, logger)
+      : async () => undefined;
   printBanner(address, app.database.kind, app.bootstrapSecret);
   // The tokenizer loads on first use (the CLI never needs it); a server loads it now, not in its first chat call.
   setTimeout(() => countTextTokens('warm up'), 0).unref();
@@ -58,10 +60,14 @@ async function main(): Promise<void> {
       logger.error({ graceMs: SHUTDOWN_GRACE_MS }, 'shutdown did not finish in time; exiting');
       process.exit(1);
     }, config.http.shutdownTimeoutMs + SHUTDOWN_GRACE_MS);
-    void shutdown(server, async () => {
-      await stopControl();
-      await app.close();
-    }, config.http.shutdownTimeoutMs).then(
+    void shutdown(
+      server,
+      async () => {
+        await stopControl();
+        await app.close();
+      },
+      config.http.shutdownTimeoutMs,
+    ).then(
       () => {
         logger.info('stopped cleanly');
         process.exit(0);
@@ -88,9 +94,20 @@ async function shutdown(server: Server, closeApp: () => Promise<void>, timeoutMs
 }
 
 function printBanner(address: string, database: string, bootstrapSecret: string | undefined): void {
-  const lines = [`Lagoon ${VERSION} on ${address} (database: ${database})`, `  GraphQL  ${address}/graphql`, `  REST     ${address}/api/v1   (OpenAPI: /api/v1/openapi.json)`];
+  const lines = [
+    `Lagoon ${VERSION} on ${address} (database: ${database})`,
+    `  GraphQL  ${address}/graphql`,
+    `  REST     ${address}/api/v1   (OpenAPI: /api/v1/openapi.json)`,
+  ];
   if (bootstrapSecret) {
-    lines.push('', '  First start: created the bootstrap account and its ADMIN key. It is shown only now:', '', `    ${bootstrapSecret}`, '', '  (Set LAGOON_BOOTSTRAP_ADMIN_KEY to choose the key yourself.)');
+    lines.push(
+      '',
+      '  First start: created the bootstrap account and its ADMIN key. It is shown only now:',
+      '',
+      `    ${bootstrapSecret}`,
+      '',
+      '  (Set LAGOON_BOOTSTRAP_ADMIN_KEY to choose the key yourself.)',
+    );
   }
   process.stdout.write(`${lines.join('\n')}\n`);
 }

@@ -17,4 +17,6 @@ export const EXTRACT_WORKER = compiled
   : { url: new URL('./augment/extract/worker.ts', import.meta.url), typescript: true };
 
 /** The module run by the token counting thread (src/token-count-pool.ts). */
-export const TOKEN_WORKER = compiled ? { url: new URL('./token-worker.js', import.meta.url), typescript: false } : { url: new URL('./token-worker.ts', import.meta.url), typescript: true };
+export const TOKEN_WORKER = compiled
+  ? { url: new URL('./token-worker.js', import.meta.url), typescript: false }
+  : { url: new URL('./token-worker.ts', import.meta.url), typescript: true };

@@ -78,7 +78,14 @@ export async function closeServices(services: Services): Promise<void> {
   services.modelDiscovery.stop();
   // Pending charges are written and leases given back before the event bus and the database close.
   await services.billing.close();
-  await Promise.all([services.cryptoRpc.close(), services.events.close(), services.analytics.close(), services.textParser.close(), services.chat.close(), services.chatGateway.close()]);
+  await Promise.all([
+    services.cryptoRpc.close(),
+    services.events.close(),
+    services.analytics.close(),
+    services.textParser.close(),
+    services.chat.close(),
+    services.chatGateway.close(),
+  ]);
 }
 
 /** Wires the domain services (no DI container: explicit constructor dependencies). */
@@ -90,27 +97,61 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
   syncKeyCache(cache, events, logger);
   const holder = randomUUID();
   const reclaim = new LeaseReclaim({ db, events, logger, holder });
-  const leases = options.billing.balanceLeases ? { ...DEFAULT_LEASE_OPTIONS, holder, reclaimElsewhere: reclaim.reclaimElsewhere } : undefined;
-  const billing = new BillingService({ db, logger, options: { reservationTimeoutMs: options.billing.reservationTimeoutMs, ...(leases && { leases }) }, publisher: new UsageEventPublisher({ events, logger }) });
+  const leases = options.billing.balanceLeases
+    ? { ...DEFAULT_LEASE_OPTIONS, holder, reclaimElsewhere: reclaim.reclaimElsewhere }
+    : undefined;
+  const billing = new BillingService({
+    db,
+    logger,
+    options: { reservationTimeoutMs: options.billing.reservationTimeoutMs, ...(leases && { leases }) },
+    publisher: new UsageEventPublisher({ events, logger }),
+  });
   if (billing.leases) {
     const leases = billing.leases;
     reclaim.listen(leases);
     cache.onKeyChanged = (keyId) => leases.closeKey(keyId);
   }
-  const apiKeys = new ApiKeyService({ db, cache, lastUsed, maxKeysPerAccount: options.auth.maxKeysPerAccount, settled: billing });
+  const apiKeys = new ApiKeyService({
+    db,
+    cache,
+    lastUsed,
+    maxKeysPerAccount: options.auth.maxKeysPerAccount,
+    settled: billing,
+  });
   const accounts = new AccountService({ db, apiKeys, billing });
   const catalog = new CatalogService({ db });
   const characters = new CharacterService({ db });
-  const searchRoutes = buildSearchRoutes({ providers: options.operatorConfig?.providers ?? [], mapping: options.operatorConfig?.search, env: options.search });
+  const searchRoutes = buildSearchRoutes({
+    providers: options.operatorConfig?.providers ?? [],
+    mapping: options.operatorConfig?.search,
+    env: options.search,
+  });
   const search = new SearchService({ billing, router: new SearchRouter(searchRoutes), logger });
   const parser = options.textParser;
   const textParser = new TextParserService({
     billing,
     logger,
-    ...(parser && { options: { perAccount: parser.perAccount, timeoutMs: parser.timeoutMs, queueTimeoutMs: parser.queueTimeoutMs, ...(parser.workers > 0 && { size: parser.workers }) } }),
+    ...(parser && {
+      options: {
+        perAccount: parser.perAccount,
+        timeoutMs: parser.timeoutMs,
+        queueTimeoutMs: parser.queueTimeoutMs,
+        ...(parser.workers > 0 && { size: parser.workers }),
+      },
+    }),
   });
-  const usage = new UsageService({ db, events, logger, diemCutoverDate: options.diemCutoverDate ?? new Date('2025-01-01T00:00:00Z'), settled: billing });
-  const analytics = new AnalyticsService({ db, cache: createAnalyticsCache({ redisUrl: options.redisUrl, logger }), settled: billing });
+  const usage = new UsageService({
+    db,
+    events,
+    logger,
+    diemCutoverDate: options.diemCutoverDate ?? new Date('2025-01-01T00:00:00Z'),
+    settled: billing,
+  });
+  const analytics = new AnalyticsService({
+    db,
+    cache: createAnalyticsCache({ redisUrl: options.redisUrl, logger }),
+    settled: billing,
+  });
   const balance = new BalanceService({ db, billing });
   const chatGateway = new ChatGateway({
     // Without an operator config (tests wiring services directly) the built-in simulator still serves.
@@ -131,7 +172,42 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     readPage: (bytes, page) => textParser.readPage(bytes, page),
     logger,
   });
-  const chat = new ChatService({ billing, catalog, characters, search, scraper, upstreams: chatGateway, logger, settings: options.operatorConfig?.chat, maxStreamMs: options.streams?.maxDurationMs });
-  const cryptoRpc = createCryptoRpc({ db, billing, logger, operatorConfig: options.operatorConfig, env: options.rpc, redisUrl: options.redisUrl });
-  return { auth, apiKeys, accounts, billing, catalog, characters, lastUsed, search, textParser, usage, analytics, balance, events, chatGateway, modelDiscovery, chat, cryptoRpc };
+  const chat = new ChatService({
+    billing,
+    catalog,
+    characters,
+    search,
+    scraper,
+    upstreams: chatGateway,
+    logger,
+    settings: options.operatorConfig?.chat,
+    maxStreamMs: options.streams?.maxDurationMs,
+  });
+  const cryptoRpc = createCryptoRpc({
+    db,
+    billing,
+    logger,
+    operatorConfig: options.operatorConfig,
+    env: options.rpc,
+    redisUrl: options.redisUrl,
+  });
+  return {
+    auth,
+    apiKeys,
+    accounts,
+    billing,
+    catalog,
+    characters,
+    lastUsed,
+    search,
+    textParser,
+    usage,
+    analytics,
+    balance,
+    events,
+    chatGateway,
+    modelDiscovery,
+    chat,
+    cryptoRpc,
+  };
 }

@@ -102,7 +102,9 @@ export function takeTokens(text: string, budget: number): { text: string; tokens
     const encoded = tokenizer().encode(piece, ORDINARY);
     if (tokens + encoded.length > budget) {
       // A token may end inside a multi-byte character: that half is dropped, the token still counts.
-      const kept = tokenizer().decode(encoded.slice(0, budget - tokens)).replace(/\uFFFD+$/, '');
+      const kept = tokenizer()
+        .decode(encoded.slice(0, budget - tokens))
+        .replace(/\uFFFD+$/, '');
       return { text: text.slice(0, taken) + kept, tokens: budget, cut: true };
     }
     tokens += encoded.length;

@@ -12,4 +12,5 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown, what?
  * A string that may reach the database. PostgreSQL text cannot hold the NUL character (U+0000): a statement
  * carrying one fails inside the database, so it is refused here instead, as a 400 naming the field.
  */
-export const storedString = (): z.ZodString => z.string().refine((value) => !value.includes('\u0000'), 'Must not contain the NUL character (\\u0000)');
+export const storedString = (): z.ZodString =>
+  z.string().refine((value) => !value.includes('\u0000'), 'Must not contain the NUL character (\\u0000)');

@@ -10,7 +10,11 @@ import type { Route } from '../router.ts';
 const limitNumber = (value: bigint | null) => (value === null ? null : nanoToNumber(value));
 
 function limitsWire(key: ApiKey) {
-  return { usd: limitNumber(key.consumptionLimits.usd), diem: limitNumber(key.consumptionLimits.diem), vcu: limitNumber(key.consumptionLimits.vcu) };
+  return {
+    usd: limitNumber(key.consumptionLimits.usd),
+    diem: limitNumber(key.consumptionLimits.diem),
+    vcu: limitNumber(key.consumptionLimits.vcu),
+  };
 }
 
 /** The contract's API key record (list and get forms). */
@@ -34,7 +38,10 @@ export function apiKeyWire(key: ApiKey, usage?: ApiKeyUsage): { [field: string]:
           diem: formatNano(usage.trailingSevenDays.diem),
         },
       },
-      currentPeriodUsage: { usd: formatNano(usage.currentPeriodUsage.usd), diem: formatNano(usage.currentPeriodUsage.diem) },
+      currentPeriodUsage: {
+        usd: formatNano(usage.currentPeriodUsage.usd),
+        diem: formatNano(usage.currentPeriodUsage.diem),
+      },
     }),
   };
 }
@@ -69,7 +76,11 @@ export const apiKeyRoutes: Route[] = [
     method: 'GET',
     path: '/api_keys',
     access: 'admin',
-    doc: { summary: 'List the active API keys of the account', tags, response: z.object({ data: z.array(ApiKeyRecord), object: z.literal('list') }) },
+    doc: {
+      summary: 'List the active API keys of the account',
+      tags,
+      response: z.object({ data: z.array(ApiKeyRecord), object: z.literal('list') }),
+    },
     async handler({ services, auth }) {
       const keys = await services.apiKeys.list(auth);
       return json({ data: await withUsage(services, auth, keys), object: 'list' });
@@ -94,7 +105,17 @@ export const apiKeyRoutes: Route[] = [
       summary: 'Create an API key; the secret is in the response only',
       tags,
       body: CreateApiKeyInput,
-      response: z.object({ success: z.literal(true), data: ApiKeyRecord.pick({ id: true, apiKeyType: true, description: true, expiresAt: true, limitPeriod: true, modelPrivacy: true }).extend({ apiKey: z.string(), consumptionLimit: limitsSchema }) }),
+      response: z.object({
+        success: z.literal(true),
+        data: ApiKeyRecord.pick({
+          id: true,
+          apiKeyType: true,
+          description: true,
+          expiresAt: true,
+          limitPeriod: true,
+          modelPrivacy: true,
+        }).extend({ apiKey: z.string(), consumptionLimit: limitsSchema }),
+      }),
     },
     async handler({ services, auth, json: body }) {
       const { key, secret } = await services.apiKeys.create(auth, await body());
@@ -117,7 +138,12 @@ export const apiKeyRoutes: Route[] = [
     method: 'PATCH',
     path: '/api_keys',
     access: 'admin',
-    doc: { summary: 'Update an API key', tags, body: UpdateApiKeyInput, response: z.object({ success: z.literal(true), data: ApiKeyRecord }) },
+    doc: {
+      summary: 'Update an API key',
+      tags,
+      body: UpdateApiKeyInput,
+      response: z.object({ success: z.literal(true), data: ApiKeyRecord }),
+    },
     async handler({ services, auth, json: body }) {
       const key = await services.apiKeys.update(auth, await body());
       return json({ success: true, data: apiKeyWire(key) });

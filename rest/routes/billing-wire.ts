@@ -27,7 +27,12 @@ export const UsageEntryWire = z.object({
 
 export const UsagePageWire = z.object({
   data: z.array(UsageEntryWire),
-  pagination: z.object({ limit: z.number().int(), page: z.number().int(), total: z.number().int(), totalPages: z.number().int() }),
+  pagination: z.object({
+    limit: z.number().int(),
+    page: z.number().int(),
+    total: z.number().int(),
+    totalPages: z.number().int(),
+  }),
   warningMessage: z.string().optional(),
 });
 
@@ -104,7 +109,10 @@ export function csvLines(entries: readonly UsageEntry[], withHeader: boolean): s
  * A CSV body that asks for the next batch only when the client has taken the previous one (ReadableStream pull
  * with a one-chunk high-water mark), so a million-row export holds one batch in memory at a time.
  */
-export function csvStream(first: readonly UsageEntry[] | undefined, rest: AsyncIterator<readonly UsageEntry[]>): ReadableStream<Uint8Array> {
+export function csvStream(
+  first: readonly UsageEntry[] | undefined,
+  rest: AsyncIterator<readonly UsageEntry[]>,
+): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
   return new ReadableStream<Uint8Array>(
     {
@@ -145,21 +153,39 @@ export function prefersCsv(accept: string | null): boolean {
   return csv.q > json.q || (csv.q === json.q && csv.index < json.index);
 }
 
-const spend = (totals: { usd: bigint; diem: bigint; units: string }) => ({ totalUsd: nanoToNumber(totals.usd), totalDiem: nanoToNumber(totals.diem), totalUnits: Number(totals.units) });
+const spend = (totals: { usd: bigint; diem: bigint; units: string }) => ({
+  totalUsd: nanoToNumber(totals.usd),
+  totalDiem: nanoToNumber(totals.diem),
+  totalUnits: Number(totals.units),
+});
 const dayStartMs = (day: string) => Date.parse(`${day}T00:00:00Z`);
 
 export function analyticsWire(result: UsageAnalytics): { [field: string]: JsonValue } {
   const daily = (series: UsageAnalytics['byModelDaily']) =>
-    series.map((day) => ({ date: dayStartMs(day.date), ...Object.fromEntries(day.values.map((value) => [value.name, nanoToNumber(value.diem)])) }));
+    series.map((day) => ({
+      date: dayStartMs(day.date),
+      ...Object.fromEntries(day.values.map((value) => [value.name, nanoToNumber(value.diem)])),
+    }));
   return {
     lookback: result.lookback,
-    byDate: result.byDate.map((day) => ({ date: new Date(dayStartMs(day.date)).toISOString(), USD: nanoToNumber(day.usd), DIEM: nanoToNumber(day.diem) })),
+    byDate: result.byDate.map((day) => ({
+      date: new Date(dayStartMs(day.date)).toISOString(),
+      USD: nanoToNumber(day.usd),
+      DIEM: nanoToNumber(day.diem),
+    })),
     byModel: result.byModel.map((model) => ({
       modelName: model.modelName,
       unitType: model.unitType,
       modelType: model.modelType,
       ...spend(model),
-      ...(model.breakdown && { breakdown: model.breakdown.map((line) => ({ type: line.type, usd: nanoToNumber(line.usd), diem: nanoToNumber(line.diem), units: Number(line.units) })) }),
+      ...(model.breakdown && {
+        breakdown: model.breakdown.map((line) => ({
+          type: line.type,
+          usd: nanoToNumber(line.usd),
+          diem: nanoToNumber(line.diem),
+          units: Number(line.units),
+        })),
+      }),
     })),
     byModelDaily: daily(result.byModelDaily),
     topModels: [...result.topModels],
@@ -170,7 +196,10 @@ export function analyticsWire(result: UsageAnalytics): { [field: string]: JsonVa
 }
 
 const Totals = { totalUsd: z.number(), totalDiem: z.number(), totalUnits: z.number() };
-const DailyWire = z.object({ date: z.number().int().describe('Unix milliseconds of the UTC day') }).catchall(z.number()).describe('One DIEM amount per series name (top 8)');
+const DailyWire = z
+  .object({ date: z.number().int().describe('Unix milliseconds of the UTC day') })
+  .catchall(z.number())
+  .describe('One DIEM amount per series name (top 8)');
 
 export const AnalyticsWire = z.object({
   lookback: z.string(),
@@ -181,7 +210,9 @@ export const AnalyticsWire = z.object({
       unitType: z.enum(ANALYTICS_UNIT_TYPES).describe('The unit totalUnits counts'),
       modelType: z.enum(ANALYTICS_MODEL_TYPES),
       ...Totals,
-      breakdown: z.array(z.object({ type: z.string(), usd: z.number(), diem: z.number(), units: z.number() })).optional(),
+      breakdown: z
+        .array(z.object({ type: z.string(), usd: z.number(), diem: z.number(), units: z.number() }))
+        .optional(),
     }),
   ),
   byModelDaily: z.array(DailyWire),

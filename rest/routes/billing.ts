@@ -1,10 +1,23 @@
 import { UsageAnalyticsQuery, UsageExportQuery } from '../../src/billing/usage.inputs.ts';
 import { json, parseQuery } from '../http.ts';
 import type { Route } from '../router.ts';
-import { analyticsWire, AnalyticsWire, balanceWire, BalanceWire, csvLines, csvStream, prefersCsv, usageEntryWire, UsagePageWire } from './billing-wire.ts';
+import {
+  analyticsWire,
+  AnalyticsWire,
+  balanceWire,
+  BalanceWire,
+  csvLines,
+  csvStream,
+  prefersCsv,
+  usageEntryWire,
+  UsagePageWire,
+} from './billing-wire.ts';
 
 const tags = ['Billing'];
-const CSV_HEADERS = { 'content-type': 'text/csv; charset=utf-8', 'content-disposition': 'attachment; filename="usage.csv"' };
+const CSV_HEADERS = {
+  'content-type': 'text/csv; charset=utf-8',
+  'content-disposition': 'attachment; filename="usage.csv"',
+};
 
 export const billingRoutes: Route[] = [
   {
@@ -22,7 +35,11 @@ export const billingRoutes: Route[] = [
       const query = parseQuery(UsageExportQuery, url);
       if (!prefersCsv(request.headers.get('accept'))) {
         const page = await services.usage.page(auth, query);
-        return json({ data: page.entries.map(usageEntryWire), pagination: { ...page.pagination }, ...(page.warningMessage && { warningMessage: page.warningMessage }) });
+        return json({
+          data: page.entries.map(usageEntryWire),
+          pagination: { ...page.pagination },
+          ...(page.warningMessage && { warningMessage: page.warningMessage }),
+        });
       }
       if (query.limit !== undefined || query.page !== undefined) {
         const page = await services.usage.page(auth, query);
@@ -42,7 +59,9 @@ export const billingRoutes: Route[] = [
       // The first batch is read before answering, so a failing query is still a proper error response.
       const first = await stream.batches.next();
       const body = csvStream(first.done ? undefined : first.value, stream.batches);
-      return new Response(body, { headers: { ...CSV_HEADERS, ...(stream.warningMessage && { 'x-usage-warning': stream.warningMessage }) } });
+      return new Response(body, {
+        headers: { ...CSV_HEADERS, ...(stream.warningMessage && { 'x-usage-warning': stream.warningMessage }) },
+      });
     },
   },
   {
@@ -50,7 +69,8 @@ export const billingRoutes: Route[] = [
     path: '/billing/usage-analytics',
     access: 'admin',
     doc: {
-      summary: 'Usage analytics (beta) from the daily rollups: lookback (default 7d, up to 90d) or startDate and endDate; cached 10 minutes',
+      summary:
+        'Usage analytics (beta) from the daily rollups: lookback (default 7d, up to 90d) or startDate and endDate; cached 10 minutes',
       tags,
       query: UsageAnalyticsQuery,
       response: AnalyticsWire,
@@ -63,7 +83,11 @@ export const billingRoutes: Route[] = [
     method: 'GET',
     path: '/billing/balance',
     access: 'admin',
-    doc: { summary: 'Balances and which one pays next (DIEM → VCU → BUNDLED_CREDITS → USD)', tags, response: BalanceWire },
+    doc: {
+      summary: 'Balances and which one pays next (DIEM → VCU → BUNDLED_CREDITS → USD)',
+      tags,
+      response: BalanceWire,
+    },
     async handler({ services, auth }) {
       return json(balanceWire(await services.balance.summary(auth)));
     },

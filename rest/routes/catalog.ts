@@ -18,12 +18,24 @@ export function modelWire(model: CatalogModel): { [field: string]: JsonValue } {
   };
 }
 
-const ModelRecord = z.object({ id: z.string(), object: z.literal('model'), type: z.enum(MODEL_TYPES), owned_by: z.string(), created: z.number().int(), model_spec: z.record(z.string(), z.unknown()), context_length: z.number().int().optional() });
+const ModelRecord = z.object({
+  id: z.string(),
+  object: z.literal('model'),
+  type: z.enum(MODEL_TYPES),
+  owned_by: z.string(),
+  created: z.number().int(),
+  model_spec: z.record(z.string(), z.unknown()),
+  context_length: z.number().int().optional(),
+});
 const NameMap = z.object({ object: z.literal('list'), type: z.string(), data: z.record(z.string(), z.string()) });
 const tags = ['Models'];
 
 /** `{object: "list", type, data: {<name>: <model id>}}` for one model type (traits, compatibility names). */
-function nameMapRoute(path: string, summary: string, read: (ctx: RouteContext, type: ModelType) => Promise<Record<string, string>>): Route {
+function nameMapRoute(
+  path: string,
+  summary: string,
+  read: (ctx: RouteContext, type: ModelType) => Promise<Record<string, string>>,
+): Route {
   return {
     method: 'GET',
     path,
@@ -41,15 +53,24 @@ export const catalogRoutes: Route[] = [
     method: 'GET',
     path: '/models',
     access: 'public',
-    doc: { summary: 'List models of a type (`all` for every type, `code` for text models optimised for code)', tags, query: ModelListQuery, response: z.object({ object: z.literal('list'), type: z.string(), data: z.array(ModelRecord) }) },
+    doc: {
+      summary: 'List models of a type (`all` for every type, `code` for text models optimised for code)',
+      tags,
+      query: ModelListQuery,
+      response: z.object({ object: z.literal('list'), type: z.string(), data: z.array(ModelRecord) }),
+    },
     async handler({ services, auth, url }) {
       const { type } = parseQuery(ModelListQuery, url);
       const models = await services.catalog.listModels(auth, type);
       return json({ object: 'list', data: models.map(modelWire), type });
     },
   },
-  nameMapRoute('/models/traits', 'Traits (e.g. default, fastest) and the model each names', (ctx, type) => ctx.services.catalog.traits(ctx.auth, type)),
-  nameMapRoute('/models/compatibility_mapping', 'Foreign model names and the model each maps to', (ctx, type) => ctx.services.catalog.compatibilityMapping(ctx.auth, type)),
+  nameMapRoute('/models/traits', 'Traits (e.g. default, fastest) and the model each names', (ctx, type) =>
+    ctx.services.catalog.traits(ctx.auth, type),
+  ),
+  nameMapRoute('/models/compatibility_mapping', 'Foreign model names and the model each maps to', (ctx, type) =>
+    ctx.services.catalog.compatibilityMapping(ctx.auth, type),
+  ),
   {
     method: 'GET',
     path: '/models/:id*',

@@ -42,7 +42,13 @@ const CharacterRecord = z.object({
   slug: z.string(),
   shareUrl: z.string().nullable(),
   photoUrl: z.string().nullable(),
-  stats: z.object({ averageRating: z.number(), imports: z.number().int(), ratingCount: z.number().int(), ratingSum: z.number().int(), userRating: z.number().int() }),
+  stats: z.object({
+    averageRating: z.number(),
+    imports: z.number().int(),
+    ratingCount: z.number().int(),
+    ratingSum: z.number().int(),
+    userRating: z.number().int(),
+  }),
   tags: z.array(z.string()),
   webEnabled: z.boolean(),
   modelId: z.string(),
@@ -54,7 +60,12 @@ export const characterRoutes: Route[] = [
     method: 'GET',
     path: '/characters',
     access: 'account',
-    doc: { summary: 'List characters (search, tags, modelId, isAdult, sort, pagination)', tags, query: CharacterListQuery, response: z.object({ object: z.literal('list'), data: z.array(CharacterRecord) }) },
+    doc: {
+      summary: 'List characters (search, tags, modelId, isAdult, sort, pagination)',
+      tags,
+      query: CharacterListQuery,
+      response: z.object({ object: z.literal('list'), data: z.array(CharacterRecord) }),
+    },
     async handler({ services, auth, url }) {
       const characters = await services.characters.list(auth, queryObject(url));
       return json({ object: 'list', data: characters.map(characterWire) });
@@ -64,9 +75,16 @@ export const characterRoutes: Route[] = [
     method: 'GET',
     path: '/characters/:slug',
     access: 'account',
-    doc: { summary: 'One character by slug', tags, response: z.object({ object: z.literal('character'), data: CharacterRecord }) },
+    doc: {
+      summary: 'One character by slug',
+      tags,
+      response: z.object({ object: z.literal('character'), data: CharacterRecord }),
+    },
     async handler({ services, auth, params }) {
-      return json({ data: characterWire(await services.characters.getBySlug(auth, params.slug ?? '')), object: 'character' });
+      return json({
+        data: characterWire(await services.characters.getBySlug(auth, params.slug ?? '')),
+        object: 'character',
+      });
     },
   },
 ];

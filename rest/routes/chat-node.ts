@@ -23,7 +23,11 @@ export const chatNodeRoute: NodeRoute = {
       return;
     }
     const { completion, charge } = outcome.result;
-    const answer = await compressJson(chatCompletionBody(completion), req.headers['accept-encoding'], balanceHeaders(charge));
+    const answer = await compressJson(
+      chatCompletionBody(completion),
+      req.headers['accept-encoding'],
+      balanceHeaders(charge),
+    );
     sendNode(res, ctx, 200, answer.body, answer.headers);
   },
 };

@@ -12,7 +12,11 @@ import { sseResponse } from '../sse.ts';
  * server answers this route on Node's own objects (chat-node.ts); this handler serves the in-process fetch handler.
  */
 
-const ToolCallWire = z.object({ id: z.string(), type: z.literal('function'), function: z.object({ name: z.string(), arguments: z.string() }) });
+const ToolCallWire = z.object({
+  id: z.string(),
+  type: z.literal('function'),
+  function: z.object({ name: z.string(), arguments: z.string() }),
+});
 const UsageWire = z.object({
   prompt_tokens: z.number().int(),
   completion_tokens: z.number().int(),
@@ -20,7 +24,13 @@ const UsageWire = z.object({
   prompt_tokens_details: z.object({ cached_tokens: z.number().int() }).nullable(),
   completion_tokens_details: z.null(),
 });
-const CitationWire = z.object({ index: z.number().int(), title: z.string(), url: z.string(), content: z.string(), date: z.string() });
+const CitationWire = z.object({
+  index: z.number().int(),
+  title: z.string(),
+  url: z.string(),
+  content: z.string(),
+  date: z.string(),
+});
 const ServiceParametersWire = z
   .object({
     character_slug: z.string().optional(),
@@ -38,14 +48,21 @@ const ServiceParametersWire = z
   })
   .describe('The effective settings of this request');
 const ChatCompletionWire = z.object({
-  id: z.string().describe('Unique per completion (`chatcmpl-` and 32 random hex digits); the request id is in X-Request-ID'),
+  id: z
+    .string()
+    .describe('Unique per completion (`chatcmpl-` and 32 random hex digits); the request id is in X-Request-ID'),
   object: z.literal('chat.completion'),
   created: z.number().int(),
   model: z.string().describe('The model id that answered'),
   choices: z.array(
     z.object({
       index: z.number().int(),
-      message: z.object({ role: z.literal('assistant'), content: z.string().nullable(), reasoning_content: z.string().nullable(), tool_calls: z.array(ToolCallWire) }),
+      message: z.object({
+        role: z.literal('assistant'),
+        content: z.string().nullable(),
+        reasoning_content: z.string().nullable(),
+        tool_calls: z.array(ToolCallWire),
+      }),
       finish_reason: z.string().nullable(),
       stop_reason: z.union([z.string(), z.number()]).nullable(),
       logprobs: z.record(z.string(), z.unknown()).nullable(),
@@ -54,19 +71,24 @@ const ChatCompletionWire = z.object({
   usage: UsageWire.describe('As billed: equals the usage entry of this request'),
   prompt_logprobs: z.null(),
   service_parameters: ServiceParametersWire,
-  venice_parameters: ServiceParametersWire.describe('The same object under its alias, for clients written for the original service'),
+  venice_parameters: ServiceParametersWire.describe(
+    'The same object under its alias, for clients written for the original service',
+  ),
 });
 
 /**
  * `service_parameters` echoed under its alias `venice_parameters` too, next to it: clients written for the original
  * service read the alias. Applied wherever the echo appears (the body, the citations chunk of a stream).
  */
-export function withParameterAlias<T extends { readonly service_parameters?: unknown }>(body: T): T | (T & { venice_parameters: unknown }) {
+export function withParameterAlias<T extends { readonly service_parameters?: unknown }>(
+  body: T,
+): T | (T & { venice_parameters: unknown }) {
   return body.service_parameters === undefined ? body : { ...body, venice_parameters: body.service_parameters };
 }
 
 /** A completion as its JSON body. */
-export const chatCompletionBody = (completion: ChatCompletion): string => JSON.stringify(withParameterAlias(completion));
+export const chatCompletionBody = (completion: ChatCompletion): string =>
+  JSON.stringify(withParameterAlias(completion));
 
 /** A stream event as its SSE payload: the chunk itself, or `{"error": {...}}` for a failure after the stream began. */
 export function chatEventData(event: ChatStreamEvent): unknown {
@@ -93,7 +115,12 @@ export const chatRoutes: Route[] = [
       const outcome = await services.chat.create(auth, await body(), { signal: request.signal });
       if (outcome.stream) return sseResponse(outcome.session, chatEventData);
       const { completion, charge } = outcome.result;
-      return compressibleJson(chatCompletionBody(completion), request.headers.get('accept-encoding'), 200, balanceHeaders(charge));
+      return compressibleJson(
+        chatCompletionBody(completion),
+        request.headers.get('accept-encoding'),
+        200,
+        balanceHeaders(charge),
+      );
     },
   },
 ];

@@ -13,7 +13,11 @@ export const cryptoRpcRoutes: Route[] = [
     method: 'GET',
     path: '/crypto/rpc/networks',
     access: 'public',
-    doc: { summary: 'The networks the crypto RPC proxy serves (those with a configured node)', tags: ['Crypto RPC'], response: NetworksResponse },
+    doc: {
+      summary: 'The networks the crypto RPC proxy serves (those with a configured node)',
+      tags: ['Crypto RPC'],
+      response: NetworksResponse,
+    },
     handler: ({ services }) => json({ networks: services.cryptoRpc.networks().map((network) => network.slug) }),
   },
   {
@@ -33,7 +37,11 @@ export const cryptoRpcRoutes: Route[] = [
       // The raw bytes, not parsed JSON: the proxy validates each item itself and forwards the original body.
       requireJsonContentType(request);
       const body = await readBodyLimited(request, config.http.maxJsonBytes);
-      const outcome = await services.cryptoRpc.call(auth, { network: params.network ?? '', body, idempotencyKey: request.headers.get('idempotency-key') }, { signal: request.signal });
+      const outcome = await services.cryptoRpc.call(
+        auth,
+        { network: params.network ?? '', body, idempotencyKey: request.headers.get('idempotency-key') },
+        { signal: request.signal },
+      );
       return new Response(outcome.body, { status: outcome.status, headers: rpcHeaders(outcome) });
     },
   },
@@ -58,7 +66,11 @@ export const rpcNodeRoute: NodeRoute = {
   async serve({ req, res, ctx, auth, params, signal }) {
     const body = await readNodeJsonBytes(req, ctx.maxJsonBytes);
     const key = req.headers['idempotency-key'];
-    const outcome = await ctx.services.cryptoRpc.call(auth, { network: params.network ?? '', body, idempotencyKey: typeof key === 'string' ? key : null }, { signal });
+    const outcome = await ctx.services.cryptoRpc.call(
+      auth,
+      { network: params.network ?? '', body, idempotencyKey: typeof key === 'string' ? key : null },
+      { signal },
+    );
     sendNode(res, ctx, outcome.status, outcome.body, rpcHeaders(outcome));
   },
 };

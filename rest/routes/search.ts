@@ -3,8 +3,16 @@ import { SearchInput } from '../../src/augment/search.inputs.ts';
 import { balanceHeaders, json } from '../http.ts';
 import type { Route } from '../router.ts';
 
-const SearchResultWire = z.object({ title: z.string(), url: z.string(), content: z.string(), date: z.string().describe('ISO 8601 date-time, or "" when unknown') });
-const SearchResponse = z.object({ query: z.string().describe('The executed (trimmed) query'), results: z.array(SearchResultWire) });
+const SearchResultWire = z.object({
+  title: z.string(),
+  url: z.string(),
+  content: z.string(),
+  date: z.string().describe('ISO 8601 date-time, or "" when unknown'),
+});
+const SearchResponse = z.object({
+  query: z.string().describe('The executed (trimmed) query'),
+  results: z.array(SearchResultWire),
+});
 
 export const searchRoutes: Route[] = [
   {
@@ -19,7 +27,11 @@ export const searchRoutes: Route[] = [
     },
     async handler({ services, auth, request, json: body }) {
       const { query, results, charge } = await services.search.search(auth, await body(), { signal: request.signal });
-      return json({ query, results: results.map(({ title, url, content, date }) => ({ title, url, content, date })) }, 200, balanceHeaders(charge));
+      return json(
+        { query, results: results.map(({ title, url, content, date }) => ({ title, url, content, date })) },
+        200,
+        balanceHeaders(charge),
+      );
     },
   },
 ];

@@ -6,7 +6,11 @@ import { readMultipartUpload } from '../multipart.ts';
 import type { Route } from '../router.ts';
 
 const UploadBody = TextParserInput.extend({
-  file: z.file().describe('The document: PDF, DOCX, PPTX, XLSX or UTF-8 text (.txt, .md, .csv, .json, .html); at most 25 MB. The type is read from the bytes.'),
+  file: z
+    .file()
+    .describe(
+      'The document: PDF, DOCX, PPTX, XLSX or UTF-8 text (.txt, .md, .csv, .json, .html); at most 25 MB. The type is read from the bytes.',
+    ),
 });
 
 export const textParserRoutes: Route[] = [
@@ -20,16 +24,28 @@ export const textParserRoutes: Route[] = [
       tags: ['Augment'],
       body: UploadBody,
       bodyContentType: 'multipart/form-data',
-      response: z.object({ text: z.string(), tokens: z.number().int().describe('Tokens of `text` (o200k_base encoding)') }),
-      responseDescription: 'With response_format=json the text and its token count; with response_format=text only the text, as text/plain.',
+      response: z.object({
+        text: z.string(),
+        tokens: z.number().int().describe('Tokens of `text` (o200k_base encoding)'),
+      }),
+      responseDescription:
+        'With response_format=json the text and its token count; with response_format=text only the text, as text/plain.',
     },
     async handler({ request, services, auth }) {
       // Refuse an unauthenticated upload before reading any of it.
       requireAccount(auth);
-      const { file, fields } = await readMultipartUpload(request, 'file', { maxFileBytes: services.textParser.maxFileBytes });
-      const parsed = await services.textParser.parse(auth, { bytes: file.bytes, filename: file.filename, contentType: file.contentType, format: fields.response_format });
+      const { file, fields } = await readMultipartUpload(request, 'file', {
+        maxFileBytes: services.textParser.maxFileBytes,
+      });
+      const parsed = await services.textParser.parse(auth, {
+        bytes: file.bytes,
+        filename: file.filename,
+        contentType: file.contentType,
+        format: fields.response_format,
+      });
       const headers = balanceHeaders(parsed.charge);
-      if (parsed.format === 'text') return new Response(parsed.text, { headers: { 'content-type': 'text/plain; charset=utf-8', ...headers } });
+      if (parsed.format === 'text')
+        return new Response(parsed.text, { headers: { 'content-type': 'text/plain; charset=utf-8', ...headers } });
       return json({ text: parsed.text, tokens: parsed.tokens }, 200, headers);
     },
   },

@@ -8,7 +8,11 @@ const Balance = builder.objectRef<BalanceSnapshot>('Balance').implement({
   fields: (t) => ({
     currency: t.field({ type: CurrencyEnum, resolve: (b) => b.currency }),
     amount: t.field({ type: 'Decimal', description: 'Total balance.', resolve: (b) => formatNano(b.amount) }),
-    reserved: t.field({ type: 'Decimal', description: 'Held for requests in flight.', resolve: (b) => formatNano(b.reserved) }),
+    reserved: t.field({
+      type: 'Decimal',
+      description: 'Held for requests in flight.',
+      resolve: (b) => formatNano(b.reserved),
+    }),
     available: t.field({ type: 'Decimal', resolve: (b) => formatNano(b.amount - b.reserved) }),
   }),
 });

@@ -16,18 +16,30 @@ const ConsumptionLimits = builder.simpleObject('ConsumptionLimits', {
 });
 
 const UsageAmounts = builder.simpleObject('UsageAmounts', {
-  fields: (t) => ({ usd: t.field({ type: 'Decimal' }), diem: t.field({ type: 'Decimal' }), vcu: t.field({ type: 'Decimal', nullable: true }) }),
+  fields: (t) => ({
+    usd: t.field({ type: 'Decimal' }),
+    diem: t.field({ type: 'Decimal' }),
+    vcu: t.field({ type: 'Decimal', nullable: true }),
+  }),
 });
 
 const ApiKeyUsageRef = builder.objectRef<ApiKeyUsage>('ApiKeyUsage').implement({
   fields: (t) => ({
     trailingSevenDays: t.field({
       type: UsageAmounts,
-      resolve: (usage) => ({ usd: formatNano(usage.trailingSevenDays.usd), diem: formatNano(usage.trailingSevenDays.diem), vcu: formatNano(usage.trailingSevenDays.vcu) }),
+      resolve: (usage) => ({
+        usd: formatNano(usage.trailingSevenDays.usd),
+        diem: formatNano(usage.trailingSevenDays.diem),
+        vcu: formatNano(usage.trailingSevenDays.vcu),
+      }),
     }),
     currentPeriod: t.field({
       type: UsageAmounts,
-      resolve: (usage) => ({ usd: formatNano(usage.currentPeriodUsage.usd), diem: formatNano(usage.currentPeriodUsage.diem), vcu: null }),
+      resolve: (usage) => ({
+        usd: formatNano(usage.currentPeriodUsage.usd),
+        diem: formatNano(usage.currentPeriodUsage.diem),
+        vcu: null,
+      }),
     }),
   }),
 });
@@ -36,7 +48,9 @@ export const ApiKeyRef = builder.loadableObject('ApiKey', {
   description: 'An API key of the caller’s account. The secret is shown once, at creation.',
   // findByIds answers in id order, so no sort is needed; an unknown id becomes that item's error.
   load: async (ids: string[], context) =>
-    (await context.services.apiKeys.findByIds(context.auth, ids)).map((key, i) => key ?? new NotFoundError(`API key ${ids[i]} not found`)),
+    (await context.services.apiKeys.findByIds(context.auth, ids)).map(
+      (key, i) => key ?? new NotFoundError(`API key ${ids[i]} not found`),
+    ),
   toKey: (key) => key.id,
   cacheResolved: true,
   fields: (t) => ({
@@ -46,7 +60,11 @@ export const ApiKeyRef = builder.loadableObject('ApiKey', {
     last6Chars: t.exposeString('last6Chars'),
     consumptionLimits: t.field({
       type: ConsumptionLimits,
-      resolve: (key) => ({ usd: decimalOrNull(key.consumptionLimits.usd), diem: decimalOrNull(key.consumptionLimits.diem), vcu: decimalOrNull(key.consumptionLimits.vcu) }),
+      resolve: (key) => ({
+        usd: decimalOrNull(key.consumptionLimits.usd),
+        diem: decimalOrNull(key.consumptionLimits.diem),
+        vcu: decimalOrNull(key.consumptionLimits.vcu),
+      }),
     }),
     limitPeriod: t.field({ type: LimitPeriodEnum, resolve: (key) => key.limitPeriod }),
     modelPrivacy: t.field({ type: ModelPrivacyEnum, resolve: (key) => key.modelPrivacy }),
@@ -55,7 +73,8 @@ export const ApiKeyRef = builder.loadableObject('ApiKey', {
     lastUsedAt: t.field({ type: 'DateTime', nullable: true, resolve: (key) => key.lastUsedAt }),
     usage: t.loadable({
       type: ApiKeyUsageRef,
-      description: 'Spend over the trailing seven days and in the current limit period (batched for all keys of a query).',
+      description:
+        'Spend over the trailing seven days and in the current limit period (batched for all keys of a query).',
       load: async (keys: ApiKey[], context) => {
         const usage = await context.services.apiKeys.usageOf(context.auth, keys);
         return keys.map((key) => usage.get(key.id) ?? new Error(`No usage for key ${key.id}`));
@@ -67,7 +86,11 @@ export const ApiKeyRef = builder.loadableObject('ApiKey', {
 
 const ConsumptionLimitInput = builder.inputType('ConsumptionLimitInput', {
   description: 'Each value ≥ 0, or null for no limit; omitted leaves it unchanged.',
-  fields: (t) => ({ usd: t.field({ type: 'Decimal', required: false }), diem: t.field({ type: 'Decimal', required: false }), vcu: t.field({ type: 'Decimal', required: false }) }),
+  fields: (t) => ({
+    usd: t.field({ type: 'Decimal', required: false }),
+    diem: t.field({ type: 'Decimal', required: false }),
+    vcu: t.field({ type: 'Decimal', required: false }),
+  }),
 });
 
 const CreateApiKeyInput = builder.inputType('CreateApiKeyInput', {
@@ -93,8 +116,13 @@ const UpdateApiKeyInput = builder.inputType('UpdateApiKeyInput', {
 });
 
 /** GraphQL passes explicit nulls; only `expiresAt` and limit values give null a meaning. */
-function withoutNulls<T extends Record<string, unknown>>(input: T, keep: readonly string[] = ['expiresAt']): Partial<T> {
-  return Object.fromEntries(Object.entries(input).filter(([key, value]) => value !== null || keep.includes(key))) as Partial<T>;
+function withoutNulls<T extends Record<string, unknown>>(
+  input: T,
+  keep: readonly string[] = ['expiresAt'],
+): Partial<T> {
+  return Object.fromEntries(
+    Object.entries(input).filter(([key, value]) => value !== null || keep.includes(key)),
+  ) as Partial<T>;
 }
 
 const CreatedApiKey = builder.simpleObject('CreatedApiKey', {
@@ -129,7 +157,10 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: CreateApiKeyInput, required: true }) },
     errors: { types: [ValidationError, AdminKeyRequiredError] },
     resolve: async (_root, { input }, context) => {
-      const created = await context.services.apiKeys.create(context.auth, { ...withoutNulls(input), ...(input.consumptionLimit ? { consumptionLimit: input.consumptionLimit } : {}) });
+      const created = await context.services.apiKeys.create(context.auth, {
+        ...withoutNulls(input),
+        ...(input.consumptionLimit ? { consumptionLimit: input.consumptionLimit } : {}),
+      });
       return { apiKey: created.key, secret: created.secret };
     },
   }),
@@ -139,7 +170,11 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: UpdateApiKeyInput, required: true }) },
     errors: { types: [ValidationError, NotFoundError] },
     resolve: (_root, { input }, context) =>
-      context.services.apiKeys.update(context.auth, { ...withoutNulls(input), id: String(input.id), ...(input.consumptionLimit ? { consumptionLimit: input.consumptionLimit } : {}) }),
+      context.services.apiKeys.update(context.auth, {
+        ...withoutNulls(input),
+        id: String(input.id),
+        ...(input.consumptionLimit ? { consumptionLimit: input.consumptionLimit } : {}),
+      }),
   }),
   deleteApiKey: t.field({
     type: DeletedApiKey,

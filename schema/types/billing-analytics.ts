@@ -1,4 +1,12 @@
-import { ANALYTICS_MODEL_TYPES, ANALYTICS_UNIT_TYPES, type DailySeries, type KeyUsage, type ModelUsage, type SpendTotals, type UsageAnalytics } from '../../src/billing/analytics.types.ts';
+import {
+  ANALYTICS_MODEL_TYPES,
+  ANALYTICS_UNIT_TYPES,
+  type DailySeries,
+  type KeyUsage,
+  type ModelUsage,
+  type SpendTotals,
+  type UsageAnalytics,
+} from '../../src/billing/analytics.types.ts';
 import type { BalanceSummary } from '../../src/billing/balance.service.ts';
 import { formatNano } from '../../src/billing/money.ts';
 import { builder } from '../builder.ts';
@@ -20,12 +28,31 @@ const UsageBreakdownRef = builder.objectRef<SpendTotals & { type: string }>('Usa
 const ModelUsageRef = builder.objectRef<ModelUsage>('ModelUsage').implement({
   fields: (t) => ({
     modelName: t.exposeString('modelName'),
-    unitType: t.string({ description: `The unit totalUnits counts: ${ANALYTICS_UNIT_TYPES.join(', ')}.`, resolve: (m) => m.unitType }),
+    unitType: t.string({
+      description: `The unit totalUnits counts: ${ANALYTICS_UNIT_TYPES.join(', ')}.`,
+      resolve: (m) => m.unitType,
+    }),
     modelType: t.field({ type: AnalyticsModelTypeEnum, resolve: (m) => m.modelType }),
-    totalUsd: t.field({ type: 'Decimal', description: 'Paid in USD and bundled credits.', resolve: (m) => formatNano(m.usd) }),
-    totalDiem: t.field({ type: 'Decimal', description: 'Paid in DIEM (and legacy VCU).', resolve: (m) => formatNano(m.diem) }),
-    totalUnits: t.float({ description: 'Units of the lines measured in unitType (a web search request is not a token).', resolve: (m) => Number(m.units) }),
-    breakdown: t.field({ type: [UsageBreakdownRef], nullable: true, description: 'Per line type; only when there are several.', resolve: (m) => (m.breakdown ? [...m.breakdown] : null) }),
+    totalUsd: t.field({
+      type: 'Decimal',
+      description: 'Paid in USD and bundled credits.',
+      resolve: (m) => formatNano(m.usd),
+    }),
+    totalDiem: t.field({
+      type: 'Decimal',
+      description: 'Paid in DIEM (and legacy VCU).',
+      resolve: (m) => formatNano(m.diem),
+    }),
+    totalUnits: t.float({
+      description: 'Units of the lines measured in unitType (a web search request is not a token).',
+      resolve: (m) => Number(m.units),
+    }),
+    breakdown: t.field({
+      type: [UsageBreakdownRef],
+      nullable: true,
+      description: 'Per line type; only when there are several.',
+      resolve: (m) => (m.breakdown ? [...m.breakdown] : null),
+    }),
   }),
 });
 
@@ -35,18 +62,28 @@ const KeyUsageRef = builder.objectRef<KeyUsage>('KeyUsage').implement({
     description: t.exposeString('description'),
     totalUsd: t.field({ type: 'Decimal', resolve: (k) => formatNano(k.usd) }),
     totalDiem: t.field({ type: 'Decimal', resolve: (k) => formatNano(k.diem) }),
-    totalUnits: t.float({ description: 'Units of the lines measured in a listed unit type (requests and credits left out).', resolve: (k) => Number(k.units) }),
+    totalUnits: t.float({
+      description: 'Units of the lines measured in a listed unit type (requests and credits left out).',
+      resolve: (k) => Number(k.units),
+    }),
   }),
 });
 
 const SeriesValueRef = builder.objectRef<DailySeries['values'][number]>('UsageSeriesValue').implement({
-  fields: (t) => ({ name: t.exposeString('name'), diem: t.field({ type: 'Decimal', description: 'DIEM spent that day.', resolve: (v) => formatNano(v.diem) }) }),
+  fields: (t) => ({
+    name: t.exposeString('name'),
+    diem: t.field({ type: 'Decimal', description: 'DIEM spent that day.', resolve: (v) => formatNano(v.diem) }),
+  }),
 });
 
 const DailySeriesRef = builder.objectRef<DailySeries>('DailyUsageSeries').implement({
   fields: (t) => ({
     date: t.field({ type: 'DateTime', description: 'Start of the UTC day.', resolve: (d) => dayStart(d.date) }),
-    values: t.field({ type: [SeriesValueRef], description: 'One per top series name, in the order of the top list.', resolve: (d) => [...d.values] }),
+    values: t.field({
+      type: [SeriesValueRef],
+      description: 'One per top series name, in the order of the top list.',
+      resolve: (d) => [...d.values],
+    }),
   }),
 });
 
@@ -66,32 +103,64 @@ const UsageAnalyticsRef = builder.objectRef<UsageAnalytics>('UsageAnalytics').im
     endDate: t.string({ description: 'Last UTC day (YYYY-MM-DD), inclusive.', resolve: (a) => a.endDay }),
     byDate: t.field({ type: [UsageByDateRef], resolve: (a) => [...a.byDate] }),
     byModel: t.field({ type: [ModelUsageRef], description: 'Highest spend first.', resolve: (a) => [...a.byModel] }),
-    byModelDaily: t.field({ type: [DailySeriesRef], description: 'DIEM per day for the top 8 models.', resolve: (a) => [...a.byModelDaily] }),
+    byModelDaily: t.field({
+      type: [DailySeriesRef],
+      description: 'DIEM per day for the top 8 models.',
+      resolve: (a) => [...a.byModelDaily],
+    }),
     topModels: t.stringList({ resolve: (a) => [...a.topModels] }),
     byKey: t.field({ type: [KeyUsageRef], description: 'Highest spend first.', resolve: (a) => [...a.byKey] }),
-    byKeyDaily: t.field({ type: [DailySeriesRef], description: 'DIEM per day for the top 8 keys.', resolve: (a) => [...a.byKeyDaily] }),
+    byKeyDaily: t.field({
+      type: [DailySeriesRef],
+      description: 'DIEM per day for the top 8 keys.',
+      resolve: (a) => [...a.byKeyDaily],
+    }),
     topKeyNames: t.stringList({ resolve: (a) => [...a.topKeyNames] }),
   }),
 });
 
-const BalanceAmountsRef = builder.simpleObject('BalanceAmounts', { fields: (t) => ({ diem: t.field({ type: 'Decimal' }), usd: t.field({ type: 'Decimal' }) }) });
+const BalanceAmountsRef = builder.simpleObject('BalanceAmounts', {
+  fields: (t) => ({ diem: t.field({ type: 'Decimal' }), usd: t.field({ type: 'Decimal' }) }),
+});
 
 const BalanceSummaryRef = builder.objectRef<BalanceSummary>('BalanceSummary').implement({
   fields: (t) => ({
     canConsume: t.exposeBoolean('canConsume'),
-    consumptionCurrency: t.field({ type: CurrencyEnum, nullable: true, description: 'The balance the next call is charged to (DIEM → VCU → BUNDLED_CREDITS → USD).', resolve: (b) => b.consumptionCurrency }),
-    balances: t.field({ type: BalanceAmountsRef, resolve: (b) => ({ diem: formatNano(b.balances.diem), usd: formatNano(b.balances.usd) }) }),
-    diemEpochAllocation: t.field({ type: 'Decimal', description: 'DIEM credited since 00:00 UTC today.', resolve: (b) => formatNano(b.diemEpochAllocation) }),
+    consumptionCurrency: t.field({
+      type: CurrencyEnum,
+      nullable: true,
+      description: 'The balance the next call is charged to (DIEM → VCU → BUNDLED_CREDITS → USD).',
+      resolve: (b) => b.consumptionCurrency,
+    }),
+    balances: t.field({
+      type: BalanceAmountsRef,
+      resolve: (b) => ({ diem: formatNano(b.balances.diem), usd: formatNano(b.balances.usd) }),
+    }),
+    diemEpochAllocation: t.field({
+      type: 'Decimal',
+      description: 'DIEM credited since 00:00 UTC today.',
+      resolve: (b) => formatNano(b.diemEpochAllocation),
+    }),
   }),
 });
 
 builder.queryFields((t) => ({
   usageAnalytics: t.field({
     type: UsageAnalyticsRef,
-    description: 'Usage analytics (ADMIN keys only): `lookback` (e.g. "7d", up to "90d"; the default), or `startDate` and `endDate` (YYYY-MM-DD) together.',
+    description:
+      'Usage analytics (ADMIN keys only): `lookback` (e.g. "7d", up to "90d"; the default), or `startDate` and `endDate` (YYYY-MM-DD) together.',
     authScopes: { admin: true },
-    args: { lookback: t.arg.string({ required: false }), startDate: t.arg.string({ required: false }), endDate: t.arg.string({ required: false }) },
-    resolve: (_root, args, context) => context.services.analytics.analytics(context.auth, { lookback: args.lookback, startDate: args.startDate, endDate: args.endDate }),
+    args: {
+      lookback: t.arg.string({ required: false }),
+      startDate: t.arg.string({ required: false }),
+      endDate: t.arg.string({ required: false }),
+    },
+    resolve: (_root, args, context) =>
+      context.services.analytics.analytics(context.auth, {
+        lookback: args.lookback,
+        startDate: args.startDate,
+        endDate: args.endDate,
+      }),
   }),
   balance: t.field({
     type: BalanceSummaryRef,

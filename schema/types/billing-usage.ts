@@ -12,7 +12,11 @@ const InferenceDetailsRef = builder.objectRef<UsageEntryDetails>('InferenceDetai
     requestId: t.exposeString('requestId'),
     inferenceExecutionTime: t.exposeFloat('inferenceExecutionTime', { description: 'Milliseconds.' }),
     promptTokens: t.int({ nullable: true, description: 'LLM usage only.', resolve: (d) => d.promptTokens ?? null }),
-    completionTokens: t.int({ nullable: true, description: 'LLM usage only.', resolve: (d) => d.completionTokens ?? null }),
+    completionTokens: t.int({
+      nullable: true,
+      description: 'LLM usage only.',
+      resolve: (d) => d.completionTokens ?? null,
+    }),
   }),
 });
 
@@ -24,19 +28,32 @@ export const UsageEntryRef = builder.objectRef<UsageEntry>('UsageEntry').impleme
     sku: t.exposeString('sku', { description: 'The product billed.' }),
     pricePerUnitUsd: t.field({ type: 'Decimal', resolve: (e) => e.pricePerUnitUsd }),
     units: t.float({ description: 'Units consumed.', resolve: (e) => Number(e.units) }),
-    amount: t.field({ type: 'Decimal', description: 'Charged, in `currency`; negative for charges.', resolve: (e) => formatNano(e.amount) }),
+    amount: t.field({
+      type: 'Decimal',
+      description: 'Charged, in `currency`; negative for charges.',
+      resolve: (e) => formatNano(e.amount),
+    }),
     currency: t.field({ type: CurrencyEnum, resolve: (e) => e.currency }),
     notes: t.exposeString('notes'),
-    apiKeyId: t.id({ nullable: true, description: 'The key that made the call; null for the web app.', resolve: (e) => e.apiKeyId }),
+    apiKeyId: t.id({
+      nullable: true,
+      description: 'The key that made the call; null for the web app.',
+      resolve: (e) => e.apiKeyId,
+    }),
     apiKey: t.field({
       type: ApiKeyRef,
       nullable: true,
-      description: 'The key that made the call while it is active; null for the web app or a revoked key. Batched: one query for all entries.',
+      description:
+        'The key that made the call while it is active; null for the web app or a revoked key. Batched: one query for all entries.',
       resolve: (e, _args, context) => keyOf(e, context),
     }),
     modelId: t.string({ nullable: true, resolve: (e) => e.modelId }),
     modelType: t.string({ nullable: true, resolve: (e) => e.modelType }),
-    lineType: t.string({ nullable: true, description: 'Input, Output, Cache Read, Cache Write…', resolve: (e) => e.lineType }),
+    lineType: t.string({
+      nullable: true,
+      description: 'Input, Output, Cache Read, Cache Write…',
+      resolve: (e) => e.lineType,
+    }),
     inferenceDetails: t.field({ type: InferenceDetailsRef, nullable: true, resolve: (e) => e.inferenceDetails }),
   }),
 });
@@ -46,7 +63,8 @@ export const UsageEntryRef = builder.objectRef<UsageEntry>('UsageEntry').impleme
  * account links: the entry's account is checked here, and the loader reads only the caller's active keys.
  */
 async function keyOf(entry: UsageEntry, context: GraphQLContext) {
-  if (entry.apiKeyId === null || context.auth.kind !== 'apiKey' || entry.accountId !== context.auth.accountId) return null;
+  if (entry.apiKeyId === null || context.auth.kind !== 'apiKey' || entry.accountId !== context.auth.accountId)
+    return null;
   try {
     return await ApiKeyRef.getDataloader(context).load(entry.apiKeyId);
   } catch (error) {
@@ -56,7 +74,10 @@ async function keyOf(entry: UsageEntry, context: GraphQLContext) {
 }
 
 const SortOrderEnum = builder.enumType('UsageSortOrder', {
-  values: { ASC: { value: 'asc', description: 'Oldest first.' }, DESC: { value: 'desc', description: 'Newest first.' } } as const,
+  values: {
+    ASC: { value: 'asc', description: 'Oldest first.' },
+    DESC: { value: 'desc', description: 'Newest first.' },
+  } as const,
 });
 
 const UsageFilterRef = builder.inputType('UsageFilter', {
@@ -66,7 +87,11 @@ const UsageFilterRef = builder.inputType('UsageFilter', {
     modelId: t.string({ required: false, description: 'Only entries of this model id.' }),
     startDate: t.field({ type: 'DateTime', required: false, description: 'Entries created at or after this instant.' }),
     endDate: t.field({ type: 'DateTime', required: false, description: 'Entries created at or before this instant.' }),
-    sortOrder: t.field({ type: SortOrderEnum, required: false, description: 'By creation time, ties by id; default DESC.' }),
+    sortOrder: t.field({
+      type: SortOrderEnum,
+      required: false,
+      description: 'By creation time, ties by id; default DESC.',
+    }),
   }),
 });
 
@@ -74,7 +99,8 @@ builder.queryFields((t) => ({
   usage: t.connection(
     {
       type: UsageEntryRef,
-      description: 'Usage entries of the caller’s account (ADMIN keys only): `first` (1–500, default 200) after a cursor, or `last` before one.',
+      description:
+        'Usage entries of the caller’s account (ADMIN keys only): `first` (1–500, default 200) after a cursor, or `last` before one.',
       authScopes: { admin: true },
       args: { filter: t.arg({ type: UsageFilterRef, required: false }) },
       resolve: async (_root, args, context) => {
@@ -107,7 +133,10 @@ builder.queryFields((t) => ({
     {
       name: 'UsageConnection',
       fields: (tc) => ({
-        totalCount: tc.int({ description: 'Entries matching the filter (all pages).', resolve: (connection) => connection.totalCount() }),
+        totalCount: tc.int({
+          description: 'Entries matching the filter (all pages).',
+          resolve: (connection) => connection.totalCount(),
+        }),
       }),
     },
   ),
@@ -116,7 +145,8 @@ builder.queryFields((t) => ({
 builder.subscriptionFields((t) => ({
   usageUpdated: t.field({
     type: UsageEntryRef,
-    description: 'Each new usage entry of the caller’s account as its charge settles (ADMIN keys only; SSE at /graphql/stream).',
+    description:
+      'Each new usage entry of the caller’s account as its charge settles (ADMIN keys only; SSE at /graphql/stream).',
     authScopes: { admin: true },
     subscribe: (_root, _args, context) => context.services.usage.subscribe(context.auth),
     resolve: (entry) => entry,

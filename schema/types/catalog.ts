@@ -4,13 +4,19 @@ import { NotFoundError } from '../../src/errors.ts';
 import { builder, type JsonObject } from '../builder.ts';
 
 export const ModelTypeEnum = builder.enumType('ModelType', {
-  values: Object.fromEntries(MODEL_TYPES.map((type) => [type.toUpperCase(), { value: type }])) as Record<Uppercase<(typeof MODEL_TYPES)[number]>, { value: (typeof MODEL_TYPES)[number] }>,
+  values: Object.fromEntries(MODEL_TYPES.map((type) => [type.toUpperCase(), { value: type }])) as Record<
+    Uppercase<(typeof MODEL_TYPES)[number]>,
+    { value: (typeof MODEL_TYPES)[number] }
+  >,
 });
 
 export const ModelRef = builder.loadableObject('Model', {
-  description: 'A model of the catalog. `spec` is the REST `model_spec` object (pricing, capabilities, constraints, voices…).',
+  description:
+    'A model of the catalog. `spec` is the REST `model_spec` object (pricing, capabilities, constraints, voices…).',
   load: async (ids: string[], context) =>
-    (await context.services.catalog.findModelsByIds(context.auth, ids)).map((model, i) => model ?? new NotFoundError(`Model ${ids[i]} not found`, 'MODEL_NOT_FOUND')),
+    (await context.services.catalog.findModelsByIds(context.auth, ids)).map(
+      (model, i) => model ?? new NotFoundError(`Model ${ids[i]} not found`, 'MODEL_NOT_FOUND'),
+    ),
   toKey: (model) => model.id,
   cacheResolved: true,
   fields: (t) => ({
@@ -24,8 +30,16 @@ export const ModelRef = builder.loadableObject('Model', {
     offline: t.exposeBoolean('offline'),
     traits: t.exposeStringList('traits'),
     contextLength: t.int({ nullable: true, resolve: (model) => model.contextLength }),
-    pricing: t.field({ type: 'JSONObject', description: 'Prices in USD and DIEM (per 1M tokens, per image, …; see the README).', resolve: (model) => model.spec.pricing as JsonObject }),
-    capabilities: t.field({ type: 'JSONObject', nullable: true, resolve: (model) => (model.spec.capabilities as JsonObject | undefined) ?? null }),
+    pricing: t.field({
+      type: 'JSONObject',
+      description: 'Prices in USD and DIEM (per 1M tokens, per image, …; see the README).',
+      resolve: (model) => model.spec.pricing as JsonObject,
+    }),
+    capabilities: t.field({
+      type: 'JSONObject',
+      nullable: true,
+      resolve: (model) => (model.spec.capabilities as JsonObject | undefined) ?? null,
+    }),
     spec: t.field({ type: 'JSONObject', resolve: (model) => modelRecordSpec(model) as JsonObject }),
   }),
 });
@@ -43,7 +57,8 @@ builder.queryFields((t) => ({
     type: [ModelRef],
     description: 'Models of one type, or of every type when `type` is omitted. Public.',
     args: { type: t.arg({ type: ModelTypeEnum, required: false }) },
-    resolve: (_root, { type }, context): Promise<CatalogModel[]> => context.services.catalog.listModels(context.auth, type ?? 'all'),
+    resolve: (_root, { type }, context): Promise<CatalogModel[]> =>
+      context.services.catalog.listModels(context.auth, type ?? 'all'),
   }),
   model: t.field({
     type: ModelRef,
@@ -55,12 +70,14 @@ builder.queryFields((t) => ({
     type: [ModelName],
     description: 'Traits (default, fastest, …) usable as model names, and the model each names.',
     args: { type: t.arg({ type: ModelTypeEnum, required: false, defaultValue: 'text' }) },
-    resolve: async (_root, { type }, context) => toNames(await context.services.catalog.traits(context.auth, type ?? 'text')),
+    resolve: async (_root, { type }, context) =>
+      toNames(await context.services.catalog.traits(context.auth, type ?? 'text')),
   }),
   compatibilityMapping: t.field({
     type: [ModelName],
     description: 'Foreign model names accepted as aliases, and the model each maps to.',
     args: { type: t.arg({ type: ModelTypeEnum, required: false, defaultValue: 'text' }) },
-    resolve: async (_root, { type }, context) => toNames(await context.services.catalog.compatibilityMapping(context.auth, type ?? 'text')),
+    resolve: async (_root, { type }, context) =>
+      toNames(await context.services.catalog.compatibilityMapping(context.auth, type ?? 'text')),
   }),
 }));

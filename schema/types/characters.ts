@@ -16,7 +16,9 @@ const CharacterStats = builder.simpleObject('CharacterStats', {
 export const CharacterRef = builder.loadableObject('Character', {
   description: 'A chat persona: a system prompt bound to a model.',
   load: async (ids: string[], context) =>
-    (await context.services.characters.findByIds(context.auth, ids)).map((character, i) => character ?? new NotFoundError(`Character ${ids[i]} not found`, 'CHARACTER_NOT_FOUND')),
+    (await context.services.characters.findByIds(context.auth, ids)).map(
+      (character, i) => character ?? new NotFoundError(`Character ${ids[i]} not found`, 'CHARACTER_NOT_FOUND'),
+    ),
   toKey: (character) => character.id,
   cacheResolved: true,
   fields: (t) => ({
@@ -39,7 +41,14 @@ export const CharacterRef = builder.loadableObject('Character', {
   }),
 });
 
-const CharacterSortBy = builder.enumType('CharacterSortBy', { values: { FEATURED: { value: 'featured' }, MOST_RECENT: { value: 'mostRecent' }, IMPORTS: { value: 'imports' }, HIGHEST_RATING: { value: 'highestRating' } } });
+const CharacterSortBy = builder.enumType('CharacterSortBy', {
+  values: {
+    FEATURED: { value: 'featured' },
+    MOST_RECENT: { value: 'mostRecent' },
+    IMPORTS: { value: 'imports' },
+    HIGHEST_RATING: { value: 'highestRating' },
+  },
+});
 const SortOrder = builder.enumType('SortOrder', { values: { ASC: { value: 'asc' }, DESC: { value: 'desc' } } });
 
 const CharacterFilter = builder.inputType('CharacterFilter', {

@@ -8,11 +8,25 @@ import { builder, type JsonObject } from '../builder.ts';
  */
 
 const ChatRoleEnum = builder.enumType('ChatRole', {
-  values: { SYSTEM: { value: 'system' }, DEVELOPER: { value: 'developer' }, USER: { value: 'user' }, ASSISTANT: { value: 'assistant' }, TOOL: { value: 'tool' } } as const,
+  values: {
+    SYSTEM: { value: 'system' },
+    DEVELOPER: { value: 'developer' },
+    USER: { value: 'user' },
+    ASSISTANT: { value: 'assistant' },
+    TOOL: { value: 'tool' },
+  } as const,
 });
 
 const ReasoningEffortEnum = builder.enumType('ReasoningEffort', {
-  values: { NONE: { value: 'none' }, MINIMAL: { value: 'minimal' }, LOW: { value: 'low' }, MEDIUM: { value: 'medium' }, HIGH: { value: 'high' }, XHIGH: { value: 'xhigh' }, MAX: { value: 'max' } } as const,
+  values: {
+    NONE: { value: 'none' },
+    MINIMAL: { value: 'minimal' },
+    LOW: { value: 'low' },
+    MEDIUM: { value: 'medium' },
+    HIGH: { value: 'high' },
+    XHIGH: { value: 'xhigh' },
+    MAX: { value: 'max' },
+  } as const,
 });
 
 export const WebSearchModeEnum = builder.enumType('WebSearchMode', {
@@ -26,14 +40,21 @@ const ChatContentPartInput = builder.inputType('ChatContentPartInput', {
 
 const ChatToolCallInput = builder.inputType('ChatToolCallInput', {
   description: 'A tool call of an earlier assistant message.',
-  fields: (t) => ({ id: t.string({ required: true }), name: t.string({ required: true }), arguments: t.string({ required: true, description: 'JSON text.' }) }),
+  fields: (t) => ({
+    id: t.string({ required: true }),
+    name: t.string({ required: true }),
+    arguments: t.string({ required: true, description: 'JSON text.' }),
+  }),
 });
 
 const ChatMessageInput = builder.inputType('ChatMessageInput', {
   fields: (t) => ({
     role: t.field({ type: ChatRoleEnum, required: true }),
     content: t.string({ description: 'Text content; or use `parts`.' }),
-    parts: t.field({ type: [ChatContentPartInput], description: 'Content parts (text and images) instead of `content`.' }),
+    parts: t.field({
+      type: [ChatContentPartInput],
+      description: 'Content parts (text and images) instead of `content`.',
+    }),
     name: t.string(),
     toolCallId: t.string({ description: 'TOOL messages: the id of the call this answers.' }),
     toolCalls: t.field({ type: [ChatToolCallInput], description: 'ASSISTANT messages: the calls it made.' }),
@@ -61,14 +82,19 @@ const ChatServiceParametersInput = builder.inputType('ChatServiceParametersInput
     enableWebScraping: t.boolean(),
     includeSearchResultsInStream: t.boolean(),
     returnSearchResultsAsDocuments: t.boolean(),
-    includeSystemPrompt: t.boolean({ description: 'The operator’s system prompt (REST `include_venice_system_prompt`); default true.' }),
+    includeSystemPrompt: t.boolean({
+      description: 'The operator’s system prompt (REST `include_venice_system_prompt`); default true.',
+    }),
     enableXSearch: t.boolean(),
   }),
 });
 
 export const ChatCompletionInputRef = builder.inputType('ChatCompletionInput', {
   fields: (t) => ({
-    model: t.string({ required: true, description: 'A text model id, trait or compatibility name, optionally with a `:key=value&…` feature suffix.' }),
+    model: t.string({
+      required: true,
+      description: 'A text model id, trait or compatibility name, optionally with a `:key=value&…` feature suffix.',
+    }),
     messages: t.field({ type: [ChatMessageInput], required: true }),
     temperature: t.float(),
     topP: t.float(),
@@ -85,9 +111,16 @@ export const ChatCompletionInputRef = builder.inputType('ChatCompletionInput', {
     topLogprobs: t.int(),
     reasoningEffort: t.field({ type: ReasoningEffortEnum }),
     tools: t.field({ type: [ChatToolInput] }),
-    toolChoice: t.field({ type: 'JSON', description: '"none", "auto", "required" or {"type": "function", "function": {"name"}}.' }),
+    toolChoice: t.field({
+      type: 'JSON',
+      description: '"none", "auto", "required" or {"type": "function", "function": {"name"}}.',
+    }),
     parallelToolCalls: t.boolean(),
-    responseFormat: t.field({ type: 'JSON', description: '{"type": "text" | "json_object"} or {"type": "json_schema", "json_schema": {"name", "schema", "strict"}}.' }),
+    responseFormat: t.field({
+      type: 'JSON',
+      description:
+        '{"type": "text" | "json_object"} or {"type": "json_schema", "json_schema": {"name", "schema", "strict"}}.',
+    }),
     serviceParameters: t.field({ type: ChatServiceParametersInput }),
   }),
 });
@@ -95,17 +128,28 @@ export const ChatCompletionInputRef = builder.inputType('ChatCompletionInput', {
 type Input = typeof ChatCompletionInputRef.$inferInput;
 
 /** Drops null and undefined values (GraphQL's "not given"), so the zod defaults apply. */
-const defined = (record: Record<string, unknown>): JsonObject => Object.fromEntries(Object.entries(record).filter(([, value]) => value !== null && value !== undefined));
+const defined = (record: Record<string, unknown>): JsonObject =>
+  Object.fromEntries(Object.entries(record).filter(([, value]) => value !== null && value !== undefined));
 
 /** The REST body of a GraphQL input. */
 export function toRequestBody(input: Input): ChatCompletionRequestBody {
   const messages = input.messages.map((message) =>
     defined({
       role: message.role,
-      content: message.parts ? message.parts.map((part) => (part.imageUrl ? { type: 'image_url', image_url: { url: part.imageUrl } } : { type: 'text', text: part.text ?? '' })) : message.content,
+      content: message.parts
+        ? message.parts.map((part) =>
+            part.imageUrl
+              ? { type: 'image_url', image_url: { url: part.imageUrl } }
+              : { type: 'text', text: part.text ?? '' },
+          )
+        : message.content,
       name: message.name,
       tool_call_id: message.toolCallId,
-      tool_calls: message.toolCalls?.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })),
+      tool_calls: message.toolCalls?.map((call) => ({
+        id: call.id,
+        type: 'function',
+        function: { name: call.name, arguments: call.arguments },
+      })),
     }),
   );
   const parameters = input.serviceParameters;
@@ -126,7 +170,15 @@ export function toRequestBody(input: Input): ChatCompletionRequestBody {
     logprobs: input.logprobs,
     top_logprobs: input.topLogprobs,
     reasoning_effort: input.reasoningEffort,
-    tools: input.tools?.map((tool) => ({ type: 'function', function: defined({ name: tool.name, description: tool.description, parameters: tool.parameters, strict: tool.strict }) })),
+    tools: input.tools?.map((tool) => ({
+      type: 'function',
+      function: defined({
+        name: tool.name,
+        description: tool.description,
+        parameters: tool.parameters,
+        strict: tool.strict,
+      }),
+    })),
     tool_choice: input.toolChoice,
     parallel_tool_calls: input.parallelToolCalls,
     response_format: input.responseFormat,

@@ -1,7 +1,23 @@
 import { formatNano } from '../../src/billing/money.ts';
 import type { ChatStreamEvent } from '../../src/chat/chat-stream.ts';
-import type { ChatChoice, ChatChunkChoice, ChatCompletionChunk, ChatCompletionResult, ChatUsage, EffectiveServiceParameters, WebCitation } from '../../src/chat/chat.types.ts';
-import { ForbiddenError, InsufficientBalanceError, InvalidModelError, NotFoundError, SpendLimitExceededError, UpstreamError, ValidationError } from '../../src/errors.ts';
+import type {
+  ChatChoice,
+  ChatChunkChoice,
+  ChatCompletionChunk,
+  ChatCompletionResult,
+  ChatUsage,
+  EffectiveServiceParameters,
+  WebCitation,
+} from '../../src/chat/chat.types.ts';
+import {
+  ForbiddenError,
+  InsufficientBalanceError,
+  InvalidModelError,
+  NotFoundError,
+  SpendLimitExceededError,
+  UpstreamError,
+  ValidationError,
+} from '../../src/errors.ts';
 import type { UpstreamToolCall, UpstreamToolCallDelta } from '../../src/providers/chat/chat-provider.ts';
 import { builder } from '../builder.ts';
 import { ChatCompletionInputRef, toRequestBody, WebSearchModeEnum } from './chat-input.ts';
@@ -9,7 +25,8 @@ import { CurrencyEnum } from './enums.ts';
 
 /* Chat completions: the chatCompletion mutation and the chatCompletionStream subscription (SSE at /graphql/stream). */
 
-const stopReason = (value: string | number | null | undefined): string | null => (value === null || value === undefined ? null : String(value));
+const stopReason = (value: string | number | null | undefined): string | null =>
+  value === null || value === undefined ? null : String(value);
 
 const WebCitationRef = builder.objectRef<WebCitation>('WebCitation').implement({
   description: 'A web search result the answer may cite as [index].',
@@ -28,7 +45,10 @@ const ChatUsageRef = builder.objectRef<ChatUsage>('ChatUsage').implement({
     promptTokens: t.int({ resolve: (u) => u.prompt_tokens }),
     completionTokens: t.int({ description: 'Across all choices.', resolve: (u) => u.completion_tokens }),
     totalTokens: t.int({ resolve: (u) => u.total_tokens }),
-    cachedTokens: t.int({ description: 'Prompt tokens read from the upstream’s cache (billed at the cache price).', resolve: (u) => u.prompt_tokens_details?.cached_tokens ?? 0 }),
+    cachedTokens: t.int({
+      description: 'Prompt tokens read from the upstream’s cache (billed at the cache price).',
+      resolve: (u) => u.prompt_tokens_details?.cached_tokens ?? 0,
+    }),
   }),
 });
 
@@ -49,12 +69,18 @@ const ChatServiceParametersRef = builder.objectRef<EffectiveServiceParameters>('
   }),
 });
 
-const FunctionCallRef = builder.objectRef<{ name?: string | undefined; arguments?: string | undefined }>('ChatFunctionCall').implement({
-  fields: (t) => ({
-    name: t.string({ nullable: true, resolve: (f) => f.name ?? null }),
-    arguments: t.string({ nullable: true, description: 'JSON text (a fragment of it in a stream delta).', resolve: (f) => f.arguments ?? null }),
-  }),
-});
+const FunctionCallRef = builder
+  .objectRef<{ name?: string | undefined; arguments?: string | undefined }>('ChatFunctionCall')
+  .implement({
+    fields: (t) => ({
+      name: t.string({ nullable: true, resolve: (f) => f.name ?? null }),
+      arguments: t.string({
+        nullable: true,
+        description: 'JSON text (a fragment of it in a stream delta).',
+        resolve: (f) => f.arguments ?? null,
+      }),
+    }),
+  });
 
 const ToolCallRef = builder.objectRef<UpstreamToolCall>('ChatToolCall').implement({
   fields: (t) => ({
@@ -101,7 +127,11 @@ const ChatCompletionRef = builder.objectRef<ChatCompletionResult>('ChatCompletio
     choices: t.field({ type: [ChatChoiceRef], resolve: (r) => [...r.completion.choices] }),
     usage: t.field({ type: ChatUsageRef, resolve: (r) => r.completion.usage }),
     serviceParameters: t.field({ type: ChatServiceParametersRef, resolve: (r) => r.completion.service_parameters }),
-    charged: t.field({ type: 'Decimal', description: 'The amount charged, in `currency`.', resolve: (r) => formatNano(r.charge.charged) }),
+    charged: t.field({
+      type: 'Decimal',
+      description: 'The amount charged, in `currency`.',
+      resolve: (r) => formatNano(r.charge.charged),
+    }),
     currency: t.field({ type: CurrencyEnum, description: 'The balance that paid.', resolve: (r) => r.charge.currency }),
   }),
 });
@@ -111,7 +141,11 @@ const ChatDeltaRef = builder.objectRef<ChatChunkChoice['delta']>('ChatDelta').im
     role: t.string({ nullable: true, resolve: (d) => d.role ?? null }),
     content: t.string({ nullable: true, resolve: (d) => d.content ?? null }),
     reasoningContent: t.string({ nullable: true, resolve: (d) => d.reasoning_content ?? null }),
-    toolCalls: t.field({ type: [ToolCallDeltaRef], nullable: true, resolve: (d) => (d.tool_calls ? [...d.tool_calls] : null) }),
+    toolCalls: t.field({
+      type: [ToolCallDeltaRef],
+      nullable: true,
+      resolve: (d) => (d.tool_calls ? [...d.tool_calls] : null),
+    }),
   }),
 });
 
@@ -126,13 +160,19 @@ const ChatChunkChoiceRef = builder.objectRef<ChatChunkChoice>('ChatChunkChoice')
 });
 
 const ChatCompletionChunkRef = builder.objectRef<ChatCompletionChunk>('ChatCompletionChunk').implement({
-  description: 'One streamed chunk. The stream may start with a chunk carrying only webSearchCitations, and ends with a chunk carrying only usage.',
+  description:
+    'One streamed chunk. The stream may start with a chunk carrying only webSearchCitations, and ends with a chunk carrying only usage.',
   fields: (t) => ({
     id: t.exposeString('id'),
     created: t.exposeInt('created'),
     model: t.exposeString('model'),
     choices: t.field({ type: [ChatChunkChoiceRef], resolve: (c) => [...c.choices] }),
-    usage: t.field({ type: ChatUsageRef, nullable: true, description: 'The last chunk only: tokens as billed.', resolve: (c) => c.usage ?? null }),
+    usage: t.field({
+      type: ChatUsageRef,
+      nullable: true,
+      description: 'The last chunk only: tokens as billed.',
+      resolve: (c) => c.usage ?? null,
+    }),
     webSearchCitations: t.field({
       type: [WebCitationRef],
       nullable: true,
@@ -145,12 +185,24 @@ const ChatCompletionChunkRef = builder.objectRef<ChatCompletionChunk>('ChatCompl
 builder.mutationFields((t) => ({
   chatCompletion: t.field({
     type: ChatCompletionRef,
-    description: 'A chat completion, billed per token from the model’s pricing (the worst case is held first: 402-class errors come before any upstream call).',
+    description:
+      'A chat completion, billed per token from the model’s pricing (the worst case is held first: 402-class errors come before any upstream call).',
     authScopes: { account: true },
     args: { input: t.arg({ type: ChatCompletionInputRef, required: true }) },
-    errors: { types: [ValidationError, InvalidModelError, NotFoundError, ForbiddenError, InsufficientBalanceError, SpendLimitExceededError, UpstreamError] },
+    errors: {
+      types: [
+        ValidationError,
+        InvalidModelError,
+        NotFoundError,
+        ForbiddenError,
+        InsufficientBalanceError,
+        SpendLimitExceededError,
+        UpstreamError,
+      ],
+    },
     // A client that goes away aborts the upstream call, and nothing is charged (as on REST).
-    resolve: (_root, { input }, context) => context.services.chat.complete(context.auth, toRequestBody(input), { signal: context.signal }),
+    resolve: (_root, { input }, context) =>
+      context.services.chat.complete(context.auth, toRequestBody(input), { signal: context.signal }),
   }),
 }));
 
@@ -162,7 +214,8 @@ builder.subscriptionFields((t) => ({
       'A failure after the stream began arrives as an error result, and the tokens received are charged. Unsubscribing stops the model.',
     authScopes: { account: true },
     args: { input: t.arg({ type: ChatCompletionInputRef, required: true }) },
-    subscribe: (_root, { input }, context): Promise<AsyncIterable<ChatStreamEvent>> => context.services.chat.stream(context.auth, toRequestBody(input), { signal: context.signal }),
+    subscribe: (_root, { input }, context): Promise<AsyncIterable<ChatStreamEvent>> =>
+      context.services.chat.stream(context.auth, toRequestBody(input), { signal: context.signal }),
     resolve: (event: ChatStreamEvent) => {
       if (event.type === 'error') throw event.error;
       return event.chunk;

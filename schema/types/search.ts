@@ -19,7 +19,9 @@ const SearchResultRef = builder.objectRef<SearchResult>('SearchResult').implemen
     title: t.exposeString('title'),
     url: t.exposeString('url'),
     content: t.exposeString('content', { description: 'The snippet, as plain text.' }),
-    date: t.exposeString('date', { description: 'ISO 8601 date-time of publication, or "" when the source gives none.' }),
+    date: t.exposeString('date', {
+      description: 'ISO 8601 date-time of publication, or "" when the source gives none.',
+    }),
   }),
 });
 
@@ -27,8 +29,16 @@ const SearchResponseRef = builder.objectRef<SearchOutcome>('SearchResponse').imp
   fields: (t) => ({
     query: t.exposeString('query', { description: 'The executed query (trimmed).' }),
     results: t.field({ type: [SearchResultRef], resolve: (outcome) => [...outcome.results] }),
-    charged: t.field({ type: 'Decimal', description: 'The amount charged, in `currency`.', resolve: (outcome) => formatNano(outcome.charge.charged) }),
-    currency: t.field({ type: CurrencyEnum, description: 'The balance that paid.', resolve: (outcome) => outcome.charge.currency }),
+    charged: t.field({
+      type: 'Decimal',
+      description: 'The amount charged, in `currency`.',
+      resolve: (outcome) => formatNano(outcome.charge.charged),
+    }),
+    currency: t.field({
+      type: CurrencyEnum,
+      description: 'The balance that paid.',
+      resolve: (outcome) => outcome.charge.currency,
+    }),
   }),
 });
 
@@ -44,7 +54,8 @@ const SearchInputRef = builder.inputType('SearchInput', {
 builder.mutationFields((t) => ({
   search: t.field({
     type: SearchResponseRef,
-    description: 'Web search (experimental): 0.01 USD per successful request, nothing on failure. Queries are neither logged nor stored.',
+    description:
+      'Web search (experimental): 0.01 USD per successful request, nothing on failure. Queries are neither logged nor stored.',
     authScopes: { account: true },
     args: { input: t.arg({ type: SearchInputRef, required: true }) },
     errors: { types: [ValidationError, InsufficientBalanceError, SpendLimitExceededError, UpstreamError] },

@@ -1,6 +1,9 @@
 import type { Database } from '../db/database.ts';
 
-export async function insertAccount(db: Database, values: { name: string; kind?: 'standard' | 'wallet'; walletAddress?: string | null }) {
+export async function insertAccount(
+  db: Database,
+  values: { name: string; kind?: 'standard' | 'wallet'; walletAddress?: string | null },
+) {
   return db
     .insertInto('accounts')
     .values({ name: values.name, kind: values.kind ?? 'standard', wallet_address: values.walletAddress ?? null })
@@ -17,7 +20,10 @@ export async function getAccount(db: Database, id: string) {
 }
 
 export async function countAccounts(db: Database): Promise<number> {
-  const row = await db.selectFrom('accounts').select((eb) => eb.fn.countAll<bigint>().as('n')).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('accounts')
+    .select((eb) => eb.fn.countAll<bigint>().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 

@@ -34,14 +34,19 @@ export class AccountService {
     const name = input.name.trim();
     if (!name || name.length > 128) throw new ValidationError('An account name is 1 to 128 characters');
     const account = toAccount(await repo.insertAccount(this.deps.db, { name }));
-    const adminKey = await this.deps.apiKeys.createAsOperator(auth, account.id, { apiKeyType: 'ADMIN', description: `${name} admin` });
+    const adminKey = await this.deps.apiKeys.createAsOperator(auth, account.id, {
+      apiKeyType: 'ADMIN',
+      description: `${name} admin`,
+    });
     return { account, adminKey };
   }
 
   async list(auth: AuthContext): Promise<AccountWithBalances[]> {
     requireOperator(auth);
     const accounts = (await repo.listAccounts(this.deps.db)).map(toAccount);
-    return Promise.all(accounts.map(async (account) => ({ ...account, balances: await this.deps.billing.balancesOf(account.id) })));
+    return Promise.all(
+      accounts.map(async (account) => ({ ...account, balances: await this.deps.billing.balancesOf(account.id) })),
+    );
   }
 
   /** The caller's own account (any key of it). */
@@ -59,7 +64,11 @@ export class AccountService {
   }
 
   /** Creates a key for any account (operator CLI). */
-  async createKey(auth: AuthContext, accountId: string, input: { apiKeyType: 'ADMIN' | 'INFERENCE'; description: string }): Promise<CreatedApiKey> {
+  async createKey(
+    auth: AuthContext,
+    accountId: string,
+    input: { apiKeyType: 'ADMIN' | 'INFERENCE'; description: string },
+  ): Promise<CreatedApiKey> {
     requireOperator(auth);
     await this.requireExisting(accountId);
     return this.deps.apiKeys.createAsOperator(auth, accountId, input);
@@ -75,15 +84,23 @@ export class AccountService {
 
   async credit(auth: AuthContext, input: { accountId: string; currency: string; amount: string; note?: string }) {
     requireOperator(auth);
-    if (!(CURRENCIES as readonly string[]).includes(input.currency)) throw new ValidationError(`Currency must be one of ${CURRENCIES.join(', ')}`);
+    if (!(CURRENCIES as readonly string[]).includes(input.currency))
+      throw new ValidationError(`Currency must be one of ${CURRENCIES.join(', ')}`);
     let amount: bigint;
     try {
       amount = parseNano(input.amount);
     } catch (error) {
-      throw new ValidationError(error instanceof MoneyFormatError ? `Invalid amount: ${error.message}` : 'Invalid amount');
+      throw new ValidationError(
+        error instanceof MoneyFormatError ? `Invalid amount: ${error.message}` : 'Invalid amount',
+      );
     }
     const account = await this.requireExisting(input.accountId);
-    const result = await this.deps.billing.credit(auth, { accountId: account.id, currency: input.currency as Currency, amount, ...(input.note ? { note: input.note } : {}) });
+    const result = await this.deps.billing.credit(auth, {
+      accountId: account.id,
+      currency: input.currency as Currency,
+      amount,
+      ...(input.note ? { note: input.note } : {}),
+    });
     return { accountId: account.id, ...result };
   }
 
@@ -92,7 +109,10 @@ export class AccountService {
    * to be printed once). A configured secret that was never stored is added on later starts too, so setting
    * LAGOON_BOOTSTRAP_ADMIN_KEY after a first run still works; a revoked one is not brought back.
    */
-  async bootstrap(auth: AuthContext, configuredSecret: string | undefined): Promise<{ accountId: string; createdSecret?: string } | undefined> {
+  async bootstrap(
+    auth: AuthContext,
+    configuredSecret: string | undefined,
+  ): Promise<{ accountId: string; createdSecret?: string } | undefined> {
     requireOperator(auth);
     let accountId = await repo.getMeta(this.deps.db, BOOTSTRAP_MARKER);
     let createdSecret: string | undefined;
@@ -100,7 +120,11 @@ export class AccountService {
       const account = await repo.insertAccount(this.deps.db, { name: 'bootstrap' });
       if (await repo.setMetaIfAbsent(this.deps.db, BOOTSTRAP_MARKER, account.id)) {
         accountId = account.id;
-        const created = await this.deps.apiKeys.createAsOperator(auth, account.id, { apiKeyType: 'ADMIN', description: 'bootstrap admin', ...(configuredSecret ? { secret: configuredSecret } : {}) });
+        const created = await this.deps.apiKeys.createAsOperator(auth, account.id, {
+          apiKeyType: 'ADMIN',
+          description: 'bootstrap admin',
+          ...(configuredSecret ? { secret: configuredSecret } : {}),
+        });
         if (!configuredSecret) createdSecret = created.secret;
         return { accountId, ...(createdSecret ? { createdSecret } : {}) };
       }
@@ -108,7 +132,11 @@ export class AccountService {
       accountId = await repo.getMeta(this.deps.db, BOOTSTRAP_MARKER);
     }
     if (accountId && configuredSecret && !(await this.keyEverExisted(configuredSecret))) {
-      await this.deps.apiKeys.createAsOperator(auth, accountId, { apiKeyType: 'ADMIN', description: 'bootstrap admin', secret: configuredSecret });
+      await this.deps.apiKeys.createAsOperator(auth, accountId, {
+        apiKeyType: 'ADMIN',
+        description: 'bootstrap admin',
+        secret: configuredSecret,
+      });
     }
     return accountId ? { accountId } : undefined;
   }
@@ -120,12 +148,22 @@ export class AccountService {
   }
 
   private async keyEverExisted(secret: string): Promise<boolean> {
-    const row = await this.deps.db.selectFrom('api_keys').select('id').where('key_hash', '=', hashKeySecret(secret)).executeTakeFirst();
+    const row = await this.deps.db
+      .selectFrom('api_keys')
+      .select('id')
+      .where('key_hash', '=', hashKeySecret(secret))
+      .executeTakeFirst();
     return row !== undefined;
   }
 }
 
-const toAccount = (row: { id: string; name: string; kind: string; wallet_address: string | null; created_at: Date }): Account => ({
+const toAccount = (row: {
+  id: string;
+  name: string;
+  kind: string;
+  wallet_address: string | null;
+  created_at: Date;
+}): Account => ({
   id: row.id,
   name: row.name,
   kind: row.kind === 'wallet' ? 'wallet' : 'standard',

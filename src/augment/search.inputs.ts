@@ -23,6 +23,8 @@ export const SearchInput = z.object({
   search_provider: z
     .enum(SEARCH_PROVIDER_IDS, { error: `Must be one of: ${SEARCH_PROVIDER_IDS.join(', ')}` })
     .default('brave')
-    .describe('brave (the default: zero data retention) or google (reached through this service, so the caller is not identified).'),
+    .describe(
+      'brave (the default: zero data retention) or google (reached through this service, so the caller is not identified).',
+    ),
 });
 export type SearchInput = z.output<typeof SearchInput>;

@@ -33,7 +33,8 @@ export class SearchService {
   async search(auth: AuthContext, input: unknown, options: { signal?: AbortSignal } = {}): Promise<SearchOutcome> {
     const account = requireAccount(auth);
     const { query, limit, search_provider: identifier } = parseInput(SearchInput, input);
-    if (!this.deps.router.serves(identifier)) throw new UpstreamError(SEARCH_NOT_CONFIGURED, 'SERVICE_UNAVAILABLE', 503);
+    if (!this.deps.router.serves(identifier))
+      throw new UpstreamError(SEARCH_NOT_CONFIGURED, 'SERVICE_UNAVAILABLE', 503);
     const { result, charge } = await this.deps.billing.runMetered(account, {
       maxCost: AUGMENT_PRICE,
       run: async () => {
@@ -41,7 +42,13 @@ export class SearchService {
         const found = await this.find(account.requestId, identifier, query, limit, options.signal);
         return { ...found, ms: Math.round(performance.now() - started) };
       },
-      usage: (found) => augmentUsage('augment-web-search', `Web search (${identifier}), ${found.results.length} results`, account.requestId, found.ms),
+      usage: (found) =>
+        augmentUsage(
+          'augment-web-search',
+          `Web search (${identifier}), ${found.results.length} results`,
+          account.requestId,
+          found.ms,
+        ),
     });
     return { query, results: result.results.slice(0, limit), charge };
   }
@@ -55,21 +62,39 @@ export class SearchService {
    * A search on behalf of another paid call (chat web search), which bills the search price as a line of its
    * own charge: no reservation and no usage entry here. Same validation, upstreams and privacy as {@link search}.
    */
-  async searchUnmetered(auth: AuthContext, input: unknown, options: { signal?: AbortSignal } = {}): Promise<{ query: string; results: readonly SearchResult[] }> {
+  async searchUnmetered(
+    auth: AuthContext,
+    input: unknown,
+    options: { signal?: AbortSignal } = {},
+  ): Promise<{ query: string; results: readonly SearchResult[] }> {
     const account = requireAccount(auth);
     const { query, limit, search_provider: identifier } = parseInput(SearchInput, input);
-    if (!this.deps.router.serves(identifier)) throw new UpstreamError(SEARCH_NOT_CONFIGURED, 'SERVICE_UNAVAILABLE', 503);
+    if (!this.deps.router.serves(identifier))
+      throw new UpstreamError(SEARCH_NOT_CONFIGURED, 'SERVICE_UNAVAILABLE', 503);
     const found = await this.find(account.requestId, identifier, query, limit, options.signal);
     return { query, results: found.results.slice(0, limit) };
   }
 
-  private find(requestId: string, identifier: SearchProviderId, query: string, limit: number, signal: AbortSignal | undefined) {
+  private find(
+    requestId: string,
+    identifier: SearchProviderId,
+    query: string,
+    limit: number,
+    signal: AbortSignal | undefined,
+  ) {
     return this.deps.router.search(identifier, query, {
       limit,
       signal,
       onFailure: (target, error) =>
         this.deps.logger.warn(
-          { reqId: requestId, searchProvider: identifier, upstream: target.provider.id, code: error.code, error: error.message, ...hint(target.provider.type, error) },
+          {
+            reqId: requestId,
+            searchProvider: identifier,
+            upstream: target.provider.id,
+            code: error.code,
+            error: error.message,
+            ...hint(target.provider.type, error),
+          },
           'search upstream failed',
         ),
     });
@@ -78,7 +103,9 @@ export class SearchService {
 
 /** An operator-facing pointer for the commonest SearXNG misconfiguration. */
 function hint(type: 'searxng' | 'brave', error: UpstreamError): { hint?: string } {
-  if (type === 'searxng' && error.message.endsWith('HTTP 403')) return { hint: 'SearXNG refuses format=json unless its settings.yml lists json under search.formats' };
-  if (type === 'brave' && /HTTP 40[13]$/.test(error.message)) return { hint: 'check the Brave Search API key (X-Subscription-Token)' };
+  if (type === 'searxng' && error.message.endsWith('HTTP 403'))
+    return { hint: 'SearXNG refuses format=json unless its settings.yml lists json under search.formats' };
+  if (type === 'brave' && /HTTP 40[13]$/.test(error.message))
+    return { hint: 'check the Brave Search API key (X-Subscription-Token)' };
   return {};
 }

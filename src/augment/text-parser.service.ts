@@ -21,7 +21,10 @@ export const RESPONSE_FORMATS = ['json', 'text'] as const;
 export type ResponseFormat = (typeof RESPONSE_FORMATS)[number];
 
 export const TextParserInput = z.object({
-  response_format: z.enum(RESPONSE_FORMATS).default('json').describe('`json` (default): {"text", "tokens"}; `text`: the text alone as text/plain'),
+  response_format: z
+    .enum(RESPONSE_FORMATS)
+    .default('json')
+    .describe('`json` (default): {"text", "tokens"}; `text`: the text alone as text/plain'),
 });
 
 export interface ParseDocumentRequest {
@@ -65,7 +68,9 @@ export class TextParserService {
   private readonly options: TextParserOptions;
   private readonly pool: ExtractionPool;
 
-  constructor(private readonly deps: { billing: BillingService; logger: Logger; options?: Partial<TextParserOptions> }) {
+  constructor(
+    private readonly deps: { billing: BillingService; logger: Logger; options?: Partial<TextParserOptions> },
+  ) {
     this.options = { ...DEFAULT_TEXT_PARSER_OPTIONS, ...deps.options };
     this.pool = new ExtractionPool(this.options, deps.logger);
   }
@@ -84,7 +89,13 @@ export class TextParserService {
     const { result, charge } = await this.deps.billing.runMetered(account, {
       maxCost: AUGMENT_PRICE,
       run: () => this.pool.run({ bytes: input.bytes, limits: this.options.limits }, account.accountId),
-      usage: (parsed) => augmentUsage('augment-text-parser', `${parsed.kind.toUpperCase()} document, ${parsed.tokens} tokens`, auth.requestId, Math.round(performance.now() - started)),
+      usage: (parsed) =>
+        augmentUsage(
+          'augment-text-parser',
+          `${parsed.kind.toUpperCase()} document, ${parsed.tokens} tokens`,
+          auth.requestId,
+          Math.round(performance.now() - started),
+        ),
     });
     return { text: result.text, tokens: result.tokens, kind: result.kind, format, charge };
   }

@@ -4,31 +4,33 @@ import { storedString } from '../validation.ts';
 import { API_KEY_TYPES, LIMIT_PERIODS, MODEL_PRIVACY_MODES } from './auth-context.ts';
 
 /** A non-negative money amount given as a JSON number or decimal string, read exactly into nano-units. */
-export const moneyAmount = z
-  .union([z.number(), z.string()])
-  .transform((value, ctx) => {
-    try {
-      const nano = parseNano(value);
-      if (nano < 0n) ctx.addIssue({ code: 'custom', message: 'Must be 0 or more' });
-      if (nano > MAX_STORED_NANO) ctx.addIssue({ code: 'custom', message: `Must be at most ${formatNano(MAX_STORED_NANO)}` });
-      return nano;
-    } catch (error) {
-      ctx.addIssue({ code: 'custom', message: error instanceof MoneyFormatError ? error.message : 'Invalid amount' });
-      return z.NEVER;
-    }
-  });
+export const moneyAmount = z.union([z.number(), z.string()]).transform((value, ctx) => {
+  try {
+    const nano = parseNano(value);
+    if (nano < 0n) ctx.addIssue({ code: 'custom', message: 'Must be 0 or more' });
+    if (nano > MAX_STORED_NANO)
+      ctx.addIssue({ code: 'custom', message: `Must be at most ${formatNano(MAX_STORED_NANO)}` });
+    return nano;
+  } catch (error) {
+    ctx.addIssue({ code: 'custom', message: error instanceof MoneyFormatError ? error.message : 'Invalid amount' });
+    return z.NEVER;
+  }
+});
 
 const limitValue = moneyAmount.nullable().optional();
 
-export const ConsumptionLimitInput = z
-  .object({ usd: limitValue, diem: limitValue, vcu: limitValue })
-  .strict();
+export const ConsumptionLimitInput = z.object({ usd: limitValue, diem: limitValue, vcu: limitValue }).strict();
 
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
 
 /** `""` or null clears, `YYYY-MM-DD` means that day at 00:00 UTC, or a full ISO date-time. */
 export const ExpiresAtInput = z
-  .union([z.literal(''), z.null(), z.string().regex(DATE_ONLY, 'Use YYYY-MM-DD or an ISO date-time'), z.iso.datetime({ offset: true })])
+  .union([
+    z.literal(''),
+    z.null(),
+    z.string().regex(DATE_ONLY, 'Use YYYY-MM-DD or an ISO date-time'),
+    z.iso.datetime({ offset: true }),
+  ])
   .transform((value, ctx) => {
     if (value === '' || value === null) return null;
     const date = new Date(DATE_ONLY.test(value) ? `${value}T00:00:00.000Z` : value);

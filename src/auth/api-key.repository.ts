@@ -61,20 +61,44 @@ export async function getKeyById(db: Database, id: string) {
 
 /** The account's key by id; undefined for another account's key (ownership is part of the query). */
 export async function getOwnKey(db: Database, accountId: string, id: string) {
-  return db.selectFrom('api_keys').select(keyColumns).where('id', '=', id).where('account_id', '=', accountId).where('revoked_at', 'is', null).executeTakeFirst();
+  return db
+    .selectFrom('api_keys')
+    .select(keyColumns)
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
 }
 
 export async function getOwnKeysByIds(db: Database, accountId: string, ids: readonly string[]) {
   if (ids.length === 0) return [];
-  return db.selectFrom('api_keys').select(keyColumns).where('id', 'in', ids).where('account_id', '=', accountId).where('revoked_at', 'is', null).execute();
+  return db
+    .selectFrom('api_keys')
+    .select(keyColumns)
+    .where('id', 'in', ids)
+    .where('account_id', '=', accountId)
+    .where('revoked_at', 'is', null)
+    .execute();
 }
 
 export async function getActiveKeyByHash(db: Database, keyHash: string) {
-  return db.selectFrom('api_keys').select(keyColumns).where('key_hash', '=', keyHash).where('revoked_at', 'is', null).executeTakeFirst();
+  return db
+    .selectFrom('api_keys')
+    .select(keyColumns)
+    .where('key_hash', '=', keyHash)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
 }
 
 export async function listActiveKeys(db: Database, accountId: string) {
-  return db.selectFrom('api_keys').select(keyColumns).where('account_id', '=', accountId).where('revoked_at', 'is', null).orderBy('created_at').orderBy('id').execute();
+  return db
+    .selectFrom('api_keys')
+    .select(keyColumns)
+    .where('account_id', '=', accountId)
+    .where('revoked_at', 'is', null)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
 }
 
 export async function countActiveKeys(db: Database, accountId: string): Promise<number> {
@@ -91,7 +115,15 @@ export async function updateOwnKey(
   db: Database,
   accountId: string,
   id: string,
-  patch: Partial<{ description: string; expires_at: Date | null; limit_usd: bigint | null; limit_diem: bigint | null; limit_vcu: bigint | null; limit_period: string; model_privacy: string }>,
+  patch: Partial<{
+    description: string;
+    expires_at: Date | null;
+    limit_usd: bigint | null;
+    limit_diem: bigint | null;
+    limit_vcu: bigint | null;
+    limit_period: string;
+    model_privacy: string;
+  }>,
 ) {
   if (Object.keys(patch).length === 0) return getOwnKey(db, accountId, id);
   return db
@@ -133,7 +165,11 @@ export async function recordLastUsed(db: Database, entries: ReadonlyArray<{ id: 
 }
 
 /** Spend per key in its current period and over the trailing seven days, for a batch of keys. */
-export async function usageForKeys(db: Database, keys: ReadonlyArray<{ id: string; periodStart: Date }>, since: string) {
+export async function usageForKeys(
+  db: Database,
+  keys: ReadonlyArray<{ id: string; periodStart: Date }>,
+  since: string,
+) {
   if (keys.length === 0) return { current: [], trailing: [] };
   const pairs = sql.join(keys.map((k) => sql`(${k.id}::uuid, ${k.periodStart}::timestamptz)`));
   const current = await sql<{ api_key_id: string; spent_usd: bigint; spent_diem: bigint }>`
@@ -143,7 +179,11 @@ export async function usageForKeys(db: Database, keys: ReadonlyArray<{ id: strin
   const trailing = await db
     .selectFrom('usage_daily')
     .select(['api_key_id', 'currency', sql<bigint>`sum(amount)::int8`.as('amount')])
-    .where('api_key_id', 'in', keys.map((k) => k.id))
+    .where(
+      'api_key_id',
+      'in',
+      keys.map((k) => k.id),
+    )
     .where('day', '>=', since)
     .groupBy(['api_key_id', 'currency'])
     .execute();

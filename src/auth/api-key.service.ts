@@ -20,7 +20,15 @@ export interface CreatedApiKey {
 
 /** Manages an account's API keys (ADMIN keys only). Talks to the key repository; drops revoked keys from the cache. */
 export class ApiKeyService {
-  constructor(private readonly deps: { db: Database; cache: KeyCache; lastUsed: LastUsedTracker; maxKeysPerAccount: number; settled?: SettledCharges }) {}
+  constructor(
+    private readonly deps: {
+      db: Database;
+      cache: KeyCache;
+      lastUsed: LastUsedTracker;
+      maxKeysPerAccount: number;
+      settled?: SettledCharges;
+    },
+  ) {}
 
   async list(auth: AuthContext): Promise<ApiKey[]> {
     const { accountId } = requireAdmin(auth);
@@ -51,7 +59,11 @@ export class ApiKeyService {
   }
 
   /** The operator CLI and bootstrap create keys for any account. */
-  async createAsOperator(auth: AuthContext, accountId: string, input: { apiKeyType: ApiKeyType; description: string; secret?: string }): Promise<CreatedApiKey> {
+  async createAsOperator(
+    auth: AuthContext,
+    accountId: string,
+    input: { apiKeyType: ApiKeyType; description: string; secret?: string },
+  ): Promise<CreatedApiKey> {
     requireOperator(auth);
     const parsed = parseInput(CreateApiKeyInput, { apiKeyType: input.apiKeyType, description: input.description });
     return this.createForAccount(accountId, parsed, input.secret);
@@ -81,7 +93,8 @@ export class ApiKeyService {
     const { accountId } = requireAdmin(auth);
     const parsed = parseInput(ApiKeyIdInput, { id });
     const hash = await repo.revokeOwnKey(this.deps.db, accountId, parsed.id);
-    if (!hash) throw new ValidationError(`API key ${parsed.id} not found`, [{ path: ['id'], message: 'No such API key' }]);
+    if (!hash)
+      throw new ValidationError(`API key ${parsed.id} not found`, [{ path: ['id'], message: 'No such API key' }]);
     this.deps.cache.invalidate(hash);
     this.deps.cache.invalidateKeyId(parsed.id);
   }
@@ -101,7 +114,9 @@ export class ApiKeyService {
     for (const key of own) {
       const spend = current.find((row) => row.api_key_id === key.id);
       const sumOf = (currencies: string[]) =>
-        trailing.filter((row) => row.api_key_id === key.id && currencies.includes(row.currency)).reduce((sum, row) => sum + BigInt(row.amount), 0n);
+        trailing
+          .filter((row) => row.api_key_id === key.id && currencies.includes(row.currency))
+          .reduce((sum, row) => sum + BigInt(row.amount), 0n);
       result.set(key.id, {
         trailingSevenDays: { usd: sumOf(['USD', 'BUNDLED_CREDITS']), diem: sumOf(['DIEM']), vcu: sumOf(['VCU']) },
         currentPeriodUsage: { usd: spend?.spent_usd ?? 0n, diem: spend?.spent_diem ?? 0n },
@@ -110,11 +125,17 @@ export class ApiKeyService {
     return result;
   }
 
-  private async createForAccount(accountId: string, input: CreateApiKeyInput, secret = generateKeySecret()): Promise<CreatedApiKey> {
+  private async createForAccount(
+    accountId: string,
+    input: CreateApiKeyInput,
+    secret = generateKeySecret(),
+  ): Promise<CreatedApiKey> {
     if (input.expiresAt) assertFuture(input.expiresAt);
     const active = await repo.countActiveKeys(this.deps.db, accountId);
     if (active >= this.deps.maxKeysPerAccount) {
-      throw new ValidationError(`An account may have at most ${this.deps.maxKeysPerAccount} active API keys; delete one first`);
+      throw new ValidationError(
+        `An account may have at most ${this.deps.maxKeysPerAccount} active API keys; delete one first`,
+      );
     }
     const keyHash = hashKeySecret(secret);
     const row = await repo.insertKey(this.deps.db, {
@@ -141,5 +162,8 @@ export class ApiKeyService {
 }
 
 function assertFuture(date: Date): void {
-  if (date.getTime() <= Date.now()) throw new ValidationError('expiresAt must be in the future', [{ path: ['expiresAt'], message: 'Must be in the future' }]);
+  if (date.getTime() <= Date.now())
+    throw new ValidationError('expiresAt must be in the future', [
+      { path: ['expiresAt'], message: 'Must be in the future' },
+    ]);
 }

@@ -8,7 +8,11 @@ export interface ApiKey {
   readonly apiKeyType: ApiKeyType;
   readonly description: string;
   readonly last6Chars: string;
-  readonly consumptionLimits: { readonly usd: bigint | null; readonly diem: bigint | null; readonly vcu: bigint | null };
+  readonly consumptionLimits: {
+    readonly usd: bigint | null;
+    readonly diem: bigint | null;
+    readonly vcu: bigint | null;
+  };
   readonly limitPeriod: LimitPeriod;
   readonly modelPrivacy: ModelPrivacyMode;
   readonly createdAt: Date;

@@ -19,7 +19,12 @@ export interface AuthenticatedKey {
 /** Who is calling. Every service method takes this first and checks permissions and ownership itself. */
 export type AuthContext =
   | { readonly kind: 'anonymous'; readonly requestId: string }
-  | { readonly kind: 'apiKey'; readonly requestId: string; readonly accountId: string; readonly apiKey: AuthenticatedKey }
+  | {
+      readonly kind: 'apiKey';
+      readonly requestId: string;
+      readonly accountId: string;
+      readonly apiKey: AuthenticatedKey;
+    }
   | { readonly kind: 'operator'; readonly requestId: string };
 
 export type AccountAuthContext = Extract<AuthContext, { kind: 'apiKey' }>;

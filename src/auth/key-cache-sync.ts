@@ -16,7 +16,12 @@ export interface KeyCacheSyncTiming {
   readonly resendWindowMs: number;
 }
 
-export const DEFAULT_KEY_CACHE_SYNC_TIMING: KeyCacheSyncTiming = { degradedMaxAgeMs: 1_000, probeIntervalMs: 10_000, probeTimeoutMs: 2_000, resendWindowMs: 60_000 };
+export const DEFAULT_KEY_CACHE_SYNC_TIMING: KeyCacheSyncTiming = {
+  degradedMaxAgeMs: 1_000,
+  probeIntervalMs: 10_000,
+  probeTimeoutMs: 2_000,
+  resendWindowMs: 60_000,
+};
 
 /**
  * Connects a process's key cache to the event bus: its invalidations are published, and those of every other
@@ -27,7 +32,12 @@ export const DEFAULT_KEY_CACHE_SYNC_TIMING: KeyCacheSyncTiming = { degradedMaxAg
  * back through its own subscription, lookups are cached at most `degradedMaxAgeMs`. When the probe comes back the
  * whole cache is dropped (revocations may have been missed meanwhile) and recent invalidations are sent again.
  */
-export function syncKeyCache(cache: KeyCache, events: EventBus, logger: Logger, timing: KeyCacheSyncTiming = DEFAULT_KEY_CACHE_SYNC_TIMING): void {
+export function syncKeyCache(
+  cache: KeyCache,
+  events: EventBus,
+  logger: Logger,
+  timing: KeyCacheSyncTiming = DEFAULT_KEY_CACHE_SYNC_TIMING,
+): void {
   if (events.kind === 'memory') return;
   const origin = randomUUID();
   let healthy = false;
@@ -39,7 +49,11 @@ export function syncKeyCache(cache: KeyCache, events: EventBus, logger: Logger, 
   cache.limitAge(timing.degradedMaxAgeMs);
 
   const degrade = (reason: string) => {
-    if (healthy) logger.warn({ reason }, `key cache invalidations may be missed; caching key lookups at most ${timing.degradedMaxAgeMs} ms until Redis answers`);
+    if (healthy)
+      logger.warn(
+        { reason },
+        `key cache invalidations may be missed; caching key lookups at most ${timing.degradedMaxAgeMs} ms until Redis answers`,
+      );
     healthy = false;
     cache.limitAge(timing.degradedMaxAgeMs);
   };
@@ -48,7 +62,8 @@ export function syncKeyCache(cache: KeyCache, events: EventBus, logger: Logger, 
     cache.clear();
     cache.limitAge(undefined);
     const since = Date.now() - timing.resendWindowMs;
-    for (const { invalidation } of recent.filter((entry) => entry.at >= since)) events.publish(TOPIC, 'all', { ...invalidation, origin });
+    for (const { invalidation } of recent.filter((entry) => entry.at >= since))
+      events.publish(TOPIC, 'all', { ...invalidation, origin });
     logger.info('key cache invalidations flow again; the cache was emptied');
   };
   const schedule = (ms: number, run: () => void) => {
@@ -75,7 +90,8 @@ export function syncKeyCache(cache: KeyCache, events: EventBus, logger: Logger, 
 
   cache.broadcast = (invalidation) => {
     const now = Date.now();
-    while (recent.length > 0 && (recent[0]!.at < now - timing.resendWindowMs || recent.length >= 10_000)) recent.shift();
+    while (recent.length > 0 && (recent[0]!.at < now - timing.resendWindowMs || recent.length >= 10_000))
+      recent.shift();
     recent.push({ invalidation, at: now });
     events.publish(TOPIC, 'all', { ...invalidation, origin });
   };

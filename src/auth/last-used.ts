@@ -33,7 +33,10 @@ export class LastUsedTracker {
       const batch = this.pending;
       this.pending = new Map();
       try {
-        await recordLastUsed(this.deps.db, [...batch].map(([id, at]) => ({ id, at })));
+        await recordLastUsed(
+          this.deps.db,
+          [...batch].map(([id, at]) => ({ id, at })),
+        );
       } catch (error) {
         this.deps.logger.warn({ err: error }, 'could not record key last-used times; will retry');
         for (const [id, at] of batch) if (!this.pending.has(id)) this.pending.set(id, at);

@@ -3,7 +3,8 @@ import type { AccountAuthContext, AuthContext } from './auth-context.ts';
 
 /** Any account credential (ADMIN or INFERENCE key). */
 export function requireAccount(auth: AuthContext): AccountAuthContext {
-  if (auth.kind !== 'apiKey') throw new AuthenticationError('Authentication required: send Authorization: Bearer <API key>');
+  if (auth.kind !== 'apiKey')
+    throw new AuthenticationError('Authentication required: send Authorization: Bearer <API key>');
   return auth;
 }
 

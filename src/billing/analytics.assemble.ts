@@ -1,5 +1,12 @@
 import type { DailyRow, DayTotalRow, KeyTotalRow, ModelTotalRow } from './analytics.repository.ts';
-import type { AnalyticsUnitType, DailySeries, KeyUsage, ModelUsage, SpendTotals, UsageAnalytics } from './analytics.types.ts';
+import type {
+  AnalyticsUnitType,
+  DailySeries,
+  KeyUsage,
+  ModelUsage,
+  SpendTotals,
+  UsageAnalytics,
+} from './analytics.types.ts';
 import { contractModelType, lineUnit, modelUnit } from './analytics.units.ts';
 import { formatScaled, type Nano } from './money.ts';
 
@@ -66,10 +73,14 @@ class Totals {
   }
 }
 
-const bySpend = <T extends { spend: Nano; name: string }>(a: T, b: T) => (a.spend === b.spend ? a.name.localeCompare(b.name) : a.spend > b.spend ? -1 : 1);
+const bySpend = <T extends { spend: Nano; name: string }>(a: T, b: T) =>
+  a.spend === b.spend ? a.name.localeCompare(b.name) : a.spend > b.spend ? -1 : 1;
 
 function modelUsage(rows: readonly ModelTotalRow[]): ModelUsage[] {
-  const models = new Map<string, { name: string; spend: Nano; totals: Totals; lines: Map<string, Totals>; kinds: Map<string, Nano> }>();
+  const models = new Map<
+    string,
+    { name: string; spend: Nano; totals: Totals; lines: Map<string, Totals>; kinds: Map<string, Nano> }
+  >();
   for (const row of rows) {
     // A usage record without a model is named after its model type (e.g. AUGMENT).
     const name = row.modelId || row.modelType || 'Other';
@@ -85,7 +96,9 @@ function modelUsage(rows: readonly ModelTotalRow[]): ModelUsage[] {
   }
   return [...models.values()].sort(bySpend).map((model) => {
     // A model reported under several model or unit types takes the one it spent most on.
-    const [kind = '\u0000'] = [...model.kinds.entries()].sort((a, b) => (a[1] === b[1] ? 0 : a[1] > b[1] ? -1 : 1)).map(([k]) => k);
+    const [kind = '\u0000'] = [...model.kinds.entries()]
+      .sort((a, b) => (a[1] === b[1] ? 0 : a[1] > b[1] ? -1 : 1))
+      .map(([k]) => k);
     const [rawModelType = '', rawUnitType = ''] = kind.split('\u0000');
     const modelType = contractModelType(rawModelType);
     const unitType = modelUnit(modelType, rawUnitType);
@@ -96,7 +109,9 @@ function modelUsage(rows: readonly ModelTotalRow[]): ModelUsage[] {
       modelType,
       ...model.totals.toJSON(),
       units: model.totals.unitsIn(unitType),
-      ...(lines.length > 1 && { breakdown: lines.map(([type, totals]) => ({ type: type || 'Other', ...totals.toJSON() })) }),
+      ...(lines.length > 1 && {
+        breakdown: lines.map(([type, totals]) => ({ type: type || 'Other', ...totals.toJSON() })),
+      }),
     };
   });
 }
@@ -116,7 +131,9 @@ function keyUsage(rows: readonly KeyTotalRow[], labels: AnalyticsRows['keyLabels
   }
   const labelOf = new Map(labels.map((label) => [label.id, label]));
   const sorted = [...keys.values()].sort(bySpend);
-  const descriptions = sorted.map((key) => (key.name === '' ? WEB_APP : (labelOf.get(key.name)?.description ?? 'Deleted key')));
+  const descriptions = sorted.map((key) =>
+    key.name === '' ? WEB_APP : (labelOf.get(key.name)?.description ?? 'Deleted key'),
+  );
   return sorted.map((key, index) => {
     const description = descriptions[index] ?? '';
     const shared = descriptions.filter((d) => d === description).length > 1;
@@ -134,25 +151,38 @@ function keyUsage(rows: readonly KeyTotalRow[], labels: AnalyticsRows['keyLabels
 /** Every UTC day from start to end, inclusive. */
 export function daysBetween(startDay: string, endDay: string): string[] {
   const days: string[] = [];
-  for (let t = Date.parse(`${startDay}T00:00:00Z`); t <= Date.parse(`${endDay}T00:00:00Z`); t += 86_400_000) days.push(new Date(t).toISOString().slice(0, 10));
+  for (let t = Date.parse(`${startDay}T00:00:00Z`); t <= Date.parse(`${endDay}T00:00:00Z`); t += 86_400_000)
+    days.push(new Date(t).toISOString().slice(0, 10));
   return days;
 }
 
-function series(days: readonly string[], rows: readonly DailyRow[], names: readonly { id: string; label: string }[]): DailySeries[] {
+function series(
+  days: readonly string[],
+  rows: readonly DailyRow[],
+  names: readonly { id: string; label: string }[],
+): DailySeries[] {
   const diem = new Map(rows.map((row) => [`${row.day}\u0000${row.name}`, row.diem]));
-  return days.map((date) => ({ date, values: names.map(({ id, label }) => ({ name: label, diem: diem.get(`${date}\u0000${id}`) ?? 0n })) }));
+  return days.map((date) => ({
+    date,
+    values: names.map(({ id, label }) => ({ name: label, diem: diem.get(`${date}\u0000${id}`) ?? 0n })),
+  }));
 }
 
 export function assembleAnalytics(range: AnalyticsRange, rows: AnalyticsRows): UsageAnalytics {
   const days = daysBetween(range.startDay, range.endDay);
   const byModel = modelUsage(rows.models);
   const keys = keyUsage(rows.keys, rows.keyLabels);
-  const topModels = byModel.slice(0, TOP_SERIES).map((model) => ({ id: model.modelName === 'Other' ? '' : model.modelName, label: model.modelName }));
+  const topModels = byModel
+    .slice(0, TOP_SERIES)
+    .map((model) => ({ id: model.modelName === 'Other' ? '' : model.modelName, label: model.modelName }));
   const topKeys = keys.slice(0, TOP_SERIES).map((key) => ({ id: key.apiKeyId ?? '', label: key.label }));
   const perDay = new Map<string, { usd: Nano; diem: Nano }>();
   for (const row of rows.days) {
     const day = perDay.get(row.day) ?? { usd: 0n, diem: 0n };
-    perDay.set(row.day, sideOf(row.currency) === 'diem' ? { ...day, diem: day.diem + row.amount } : { ...day, usd: day.usd + row.amount });
+    perDay.set(
+      row.day,
+      sideOf(row.currency) === 'diem' ? { ...day, diem: day.diem + row.amount } : { ...day, usd: day.usd + row.amount },
+    );
   }
   return {
     lookback: range.lookback,

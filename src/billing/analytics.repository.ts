@@ -9,7 +9,8 @@ import type { Database } from '../db/database.ts';
  * cheap; names are derived afterwards.
  */
 
-const inRange = (accountId: string, startDay: string, endDay: string) => sql`account_id = ${accountId}::uuid and day >= ${startDay}::date and day <= ${endDay}::date`;
+const inRange = (accountId: string, startDay: string, endDay: string) =>
+  sql`account_id = ${accountId}::uuid and day >= ${startDay}::date and day <= ${endDay}::date`;
 
 export interface ModelTotalRow {
   readonly modelId: string;
@@ -37,23 +38,62 @@ export interface DayTotalRow {
 }
 
 /** Spend and units per model and line type, and per key and line type (units differ by line), each per currency. */
-export async function totals(db: Database, accountId: string, startDay: string, endDay: string): Promise<{ models: ModelTotalRow[]; keys: KeyTotalRow[] }> {
-  const result = await sql<{ model_row: number; model_id: string; line_type: string; model_type: string; unit_type: string; api_key_id: string; currency: string; amount: bigint; units: string }>`
+export async function totals(
+  db: Database,
+  accountId: string,
+  startDay: string,
+  endDay: string,
+): Promise<{ models: ModelTotalRow[]; keys: KeyTotalRow[] }> {
+  const result = await sql<{
+    model_row: number;
+    model_id: string;
+    line_type: string;
+    model_type: string;
+    unit_type: string;
+    api_key_id: string;
+    currency: string;
+    amount: bigint;
+    units: string;
+  }>`
     select grouping(api_key_id) as model_row, model_id, line_type, model_type, unit_type, api_key_id, currency, sum(amount)::int8 as amount, sum(units)::text as units
     from usage_daily where ${inRange(accountId, startDay, endDay)}
-    group by grouping sets ((model_id, line_type, model_type, unit_type, currency), (api_key_id, line_type, unit_type, currency))`.execute(db);
+    group by grouping sets ((model_id, line_type, model_type, unit_type, currency), (api_key_id, line_type, unit_type, currency))`.execute(
+    db,
+  );
   const models: ModelTotalRow[] = [];
   const keys: KeyTotalRow[] = [];
   for (const row of result.rows) {
     // grouping(api_key_id) is 1 when api_key_id is not part of the row's grouping set: a model row.
-    if (row.model_row === 1) models.push({ modelId: row.model_id, lineType: row.line_type, modelType: row.model_type, unitType: row.unit_type, currency: row.currency, amount: row.amount, units: row.units });
-    else keys.push({ apiKeyId: row.api_key_id, lineType: row.line_type, unitType: row.unit_type, currency: row.currency, amount: row.amount, units: row.units });
+    if (row.model_row === 1)
+      models.push({
+        modelId: row.model_id,
+        lineType: row.line_type,
+        modelType: row.model_type,
+        unitType: row.unit_type,
+        currency: row.currency,
+        amount: row.amount,
+        units: row.units,
+      });
+    else
+      keys.push({
+        apiKeyId: row.api_key_id,
+        lineType: row.line_type,
+        unitType: row.unit_type,
+        currency: row.currency,
+        amount: row.amount,
+        units: row.units,
+      });
   }
   return { models, keys };
 }
 
 /** Spend per day and currency. */
-export async function dayTotals(db: Database, accountId: string, startDay: string, endDay: string): Promise<DayTotalRow[]> {
+export async function dayTotals(
+  db: Database,
+  accountId: string,
+  startDay: string,
+  endDay: string,
+): Promise<DayTotalRow[]> {
   const result = await sql<DayTotalRow>`
     select day::text as day, currency, sum(amount)::int8 as amount
     from usage_daily where ${inRange(accountId, startDay, endDay)} group by day, currency`.execute(db);
@@ -68,7 +108,12 @@ export interface DailyRow {
 }
 
 /** DIEM (and legacy VCU) spend per day and model, and per day and key. */
-export async function dailyDiem(db: Database, accountId: string, startDay: string, endDay: string): Promise<{ models: DailyRow[]; keys: DailyRow[] }> {
+export async function dailyDiem(
+  db: Database,
+  accountId: string,
+  startDay: string,
+  endDay: string,
+): Promise<{ models: DailyRow[]; keys: DailyRow[] }> {
   const result = await sql<{ model_row: number; day: string; model: string; api_key_id: string; diem: bigint }>`
     select grouping(api_key_id) as model_row, day::text as day, model, api_key_id, sum(amount)::int8 as diem
     from (
@@ -87,7 +132,16 @@ export async function dailyDiem(db: Database, accountId: string, startDay: strin
 }
 
 /** Descriptions of some of the account's keys, revoked ones included (their usage still shows). */
-export async function keyLabels(db: Database, accountId: string, ids: readonly string[]): Promise<{ id: string; description: string; last6: string }[]> {
+export async function keyLabels(
+  db: Database,
+  accountId: string,
+  ids: readonly string[],
+): Promise<{ id: string; description: string; last6: string }[]> {
   if (ids.length === 0) return [];
-  return db.selectFrom('api_keys').select(['id', 'description', 'last6']).where('account_id', '=', accountId).where('id', 'in', [...ids]).execute();
+  return db
+    .selectFrom('api_keys')
+    .select(['id', 'description', 'last6'])
+    .where('account_id', '=', accountId)
+    .where('id', 'in', [...ids])
+    .execute();
 }

@@ -24,7 +24,15 @@ const DAY_MS = 86_400_000;
 export class AnalyticsService {
   private readonly inFlight = new Map<string, Promise<UsageAnalytics>>();
 
-  constructor(private readonly deps: { db: Database; cache: ResultCache<UsageAnalytics>; ttlMs?: number; now?: () => Date; settled?: SettledCharges }) {}
+  constructor(
+    private readonly deps: {
+      db: Database;
+      cache: ResultCache<UsageAnalytics>;
+      ttlMs?: number;
+      now?: () => Date;
+      settled?: SettledCharges;
+    },
+  ) {}
 
   get cacheKind(): ResultCache<UsageAnalytics>['kind'] {
     return this.deps.cache.kind;
@@ -60,25 +68,51 @@ export class AnalyticsService {
   private async compute(accountId: string, range: AnalyticsRange): Promise<UsageAnalytics> {
     const { db } = this.deps;
     const { startDay, endDay } = range;
-    const [totals, days, daily] = await Promise.all([repo.totals(db, accountId, startDay, endDay), repo.dayTotals(db, accountId, startDay, endDay), repo.dailyDiem(db, accountId, startDay, endDay)]);
+    const [totals, days, daily] = await Promise.all([
+      repo.totals(db, accountId, startDay, endDay),
+      repo.dayTotals(db, accountId, startDay, endDay),
+      repo.dailyDiem(db, accountId, startDay, endDay),
+    ]);
     const keyIds = totals.keys.map((row) => row.apiKeyId).filter((id) => id !== '');
     const keyLabels = await repo.keyLabels(db, accountId, [...new Set(keyIds)]);
-    return assembleAnalytics(range, { models: totals.models, keys: totals.keys, days, dailyModels: daily.models, dailyKeys: daily.keys, keyLabels });
+    return assembleAnalytics(range, {
+      models: totals.models,
+      keys: totals.keys,
+      days,
+      dailyModels: daily.models,
+      dailyKeys: daily.keys,
+      keyLabels,
+    });
   }
 }
 
 /** `Nd` = the N UTC days up to and including today; `startDate:endDate` = those days inclusive; default 7d. */
 export function resolveRange(query: UsageAnalyticsQuery, now: Date): AnalyticsRange {
-  if (query.startDate && query.endDate) return { lookback: `${query.startDate}:${query.endDate}`, startDay: query.startDate, endDay: query.endDate };
+  if (query.startDate && query.endDate)
+    return { lookback: `${query.startDate}:${query.endDate}`, startDay: query.startDate, endDay: query.endDate };
   const lookback = query.lookback ?? '7d';
   const days = Number(lookback.slice(0, -1));
   const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
-  return { lookback, startDay: new Date(today - (days - 1) * DAY_MS).toISOString().slice(0, 10), endDay: new Date(today).toISOString().slice(0, 10) };
+  return {
+    lookback,
+    startDay: new Date(today - (days - 1) * DAY_MS).toISOString().slice(0, 10),
+    endDay: new Date(today).toISOString().slice(0, 10),
+  };
 }
 
 /** The analytics cache: Redis under `lagoon:analytics:` when REDIS_URL is set, else an in-process LRU (256 results). */
-export function createAnalyticsCache(options: { redisUrl?: string | undefined; logger: Logger; now?: () => number }): ResultCache<UsageAnalytics> {
-  if (!options.redisUrl) return new MemoryResultCache<UsageAnalytics>({ maxEntries: 256, ...(options.now && { now: options.now }) });
+export function createAnalyticsCache(options: {
+  redisUrl?: string | undefined;
+  logger: Logger;
+  now?: () => number;
+}): ResultCache<UsageAnalytics> {
+  if (!options.redisUrl)
+    return new MemoryResultCache<UsageAnalytics>({ maxEntries: 256, ...(options.now && { now: options.now }) });
   const client = createRedisClient(options.redisUrl, options.logger, 'cache', { commandTimeoutMs: 500 });
-  return new RedisResultCache<UsageAnalytics>({ client, prefix: 'lagoon:analytics:', logger: options.logger, decode: (value) => value as UsageAnalytics });
+  return new RedisResultCache<UsageAnalytics>({
+    client,
+    prefix: 'lagoon:analytics:',
+    logger: options.logger,
+    decode: (value) => value as UsageAnalytics,
+  });
 }

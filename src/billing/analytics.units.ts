@@ -1,4 +1,9 @@
-import { ANALYTICS_MODEL_TYPES, ANALYTICS_UNIT_TYPES, type AnalyticsModelType, type AnalyticsUnitType } from './analytics.types.ts';
+import {
+  ANALYTICS_MODEL_TYPES,
+  ANALYTICS_UNIT_TYPES,
+  type AnalyticsModelType,
+  type AnalyticsUnitType,
+} from './analytics.types.ts';
 
 /*
  * How usage records map onto the analytics' model types (LLM, IMAGE, TTS, ASR, VIDEO) and unit types (tokens,
@@ -27,7 +32,14 @@ export function contractModelType(value: string): AnalyticsModelType {
   return MODEL_TYPE_ALIASES[upper] ?? 'LLM';
 }
 
-const UNIT_ALIASES: Record<string, AnalyticsUnitType> = { token: 'tokens', image: 'images', characters: 'chars', char: 'chars', second: 'seconds', minute: 'minutes' };
+const UNIT_ALIASES: Record<string, AnalyticsUnitType> = {
+  token: 'tokens',
+  image: 'images',
+  characters: 'chars',
+  char: 'chars',
+  second: 'seconds',
+  minute: 'minutes',
+};
 
 /** The listed unit a usage unit is, or null for units outside the list (requests, credits). */
 export function contractUnit(value: string): AnalyticsUnitType | null {
@@ -37,13 +49,21 @@ export function contractUnit(value: string): AnalyticsUnitType | null {
 }
 
 /** The unit a model type is metered in when its records name none from the list. */
-const DEFAULT_UNIT: Record<AnalyticsModelType, AnalyticsUnitType> = { LLM: 'tokens', IMAGE: 'images', TTS: 'chars', ASR: 'seconds', VIDEO: 'seconds' };
+const DEFAULT_UNIT: Record<AnalyticsModelType, AnalyticsUnitType> = {
+  LLM: 'tokens',
+  IMAGE: 'images',
+  TTS: 'chars',
+  ASR: 'seconds',
+  VIDEO: 'seconds',
+};
 
 /** A model's unit type: the record's own when listed, else its model type's. */
-export const modelUnit = (modelType: AnalyticsModelType, unitType: string): AnalyticsUnitType => contractUnit(unitType) ?? DEFAULT_UNIT[modelType];
+export const modelUnit = (modelType: AnalyticsModelType, unitType: string): AnalyticsUnitType =>
+  contractUnit(unitType) ?? DEFAULT_UNIT[modelType];
 
 /** Lines priced per request inside a record metered otherwise (a chat's web search is one request, not tokens). */
 const REQUEST_LINES = new Set(['Web Search']);
 
 /** The unit one line of a record is measured in (null: outside the list, counted in no total). */
-export const lineUnit = (lineType: string, unitType: string): AnalyticsUnitType | null => (REQUEST_LINES.has(lineType) ? null : contractUnit(unitType));
+export const lineUnit = (lineType: string, unitType: string): AnalyticsUnitType | null =>
+  REQUEST_LINES.has(lineType) ? null : contractUnit(unitType);

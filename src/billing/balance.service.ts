@@ -26,7 +26,10 @@ export class BalanceService {
   async summary(auth: AuthContext): Promise<BalanceSummary> {
     const { accountId } = requireAdmin(auth);
     const epoch = periodStart('EPOCH', (this.deps.now ?? (() => new Date()))());
-    const [snapshots, allocation] = await Promise.all([this.deps.billing.balancesOf(accountId), diemCreditedSince(this.deps.db, accountId, epoch)]);
+    const [snapshots, allocation] = await Promise.all([
+      this.deps.billing.balancesOf(accountId),
+      diemCreditedSince(this.deps.db, accountId, epoch),
+    ]);
     const of = (currency: Currency) => snapshots.find((snapshot) => snapshot.currency === currency);
     const consumptionCurrency = CHARGING_ORDER.find((currency) => {
       const snapshot = of(currency);

@@ -49,12 +49,34 @@ export interface BatchLocks {
  * taken in the order every other writer takes them (reservation, balance, key spend, rollup), rows of one table in
  * key order, so that batches running side by side (other processes) cannot deadlock.
  */
-export async function claimAndLock(trx: Tx, accountIds: readonly string[], entries: readonly SettledUsageEntry[], keySpendRows: readonly { apiKeyId: string; periodStart: Date }[], leaseUpdates: readonly LeaseUpdateOp[] = []): Promise<BatchLocks> {
+export async function claimAndLock(
+  trx: Tx,
+  accountIds: readonly string[],
+  entries: readonly SettledUsageEntry[],
+  keySpendRows: readonly { apiKeyId: string; periodStart: Date }[],
+  leaseUpdates: readonly LeaseUpdateOp[] = [],
+): Promise<BatchLocks> {
   const leaseEntries = leaseUpdates.flatMap((op) => op.calls.flatMap((call) => call.entries));
-  const rows = [...entries, ...leaseEntries].map((e) => ({ id: e.id, ...usageEntryColumns(e), amount: String(e.amount), inference_details: e.inferenceDetails }));
-  const leases = leaseUpdates.map((op) => ({ id: op.lease.id, consumed: String(op.calls.reduce((sum, call) => sum + call.charged, 0n)), expires_at: op.expiresAt, finish: op.finish }));
+  const rows = [...entries, ...leaseEntries].map((e) => ({
+    id: e.id,
+    ...usageEntryColumns(e),
+    amount: String(e.amount),
+    inference_details: e.inferenceDetails,
+  }));
+  const leases = leaseUpdates.map((op) => ({
+    id: op.lease.id,
+    consumed: String(op.calls.reduce((sum, call) => sum + call.charged, 0n)),
+    expires_at: op.expiresAt,
+    finish: op.finish,
+  }));
   const keys = keySpendRows.map((row) => ({ api_key_id: row.apiKeyId, period_start: row.periodStart }));
-  const result = await sql<{ claimed: string[]; leases: { id: string; amount: string }[]; balances: JsonBalance[]; spends: JsonKeySpend[]; xid: string }>`/* prepared:batch_claim_and_lock */
+  const result = await sql<{
+    claimed: string[];
+    leases: { id: string; amount: string }[];
+    balances: JsonBalance[];
+    spends: JsonKeySpend[];
+    xid: string;
+  }>`/* prepared:batch_claim_and_lock */
     with candidate as (
       select * from jsonb_to_recordset(${rowsParam(rows)}::jsonb) as e(
         id uuid, account_id uuid, api_key_id uuid, reservation_id uuid, created_at timestamptz, sku text, model_id text,
@@ -111,7 +133,12 @@ export async function claimAndLock(trx: Tx, accountIds: readonly string[], entri
   return {
     claimed: new Set(row.claimed),
     leases: new Map(row.leases.map((lease) => [lease.id, BigInt(lease.amount)])),
-    balances: row.balances.map((b) => ({ account_id: b.account_id, currency: b.currency, amount: BigInt(b.amount), reserved: BigInt(b.reserved) })),
+    balances: row.balances.map((b) => ({
+      account_id: b.account_id,
+      currency: b.currency,
+      amount: BigInt(b.amount),
+      reserved: BigInt(b.reserved),
+    })),
     spends: row.spends.map(fromJsonKeySpend),
     xid: row.xid,
   };
@@ -147,13 +174,34 @@ const fromJsonKeySpend = (row: JsonKeySpend): LockedKeySpend => ({
 });
 
 /** Locks the key spend rows (sorted by the caller) and reads the keys' current limits with them. */
-export async function lockKeySpend(trx: Tx, rows: readonly { apiKeyId: string; periodStart: Date }[]): Promise<LockedKeySpend[]> {
+export async function lockKeySpend(
+  trx: Tx,
+  rows: readonly { apiKeyId: string; periodStart: Date }[],
+): Promise<LockedKeySpend[]> {
   if (rows.length === 0) return [];
   return trx
     .selectFrom('api_key_spend')
     .innerJoin('api_keys', 'api_keys.id', 'api_key_spend.api_key_id')
-    .select(['api_key_spend.api_key_id', 'api_key_spend.period_start', 'spent_usd', 'reserved_usd', 'spent_diem', 'reserved_diem', 'api_keys.limit_usd', 'api_keys.limit_diem'])
-    .where((eb) => eb.or(rows.map((row) => eb.and([eb('api_key_spend.api_key_id', '=', row.apiKeyId), eb('api_key_spend.period_start', '=', row.periodStart)]))))
+    .select([
+      'api_key_spend.api_key_id',
+      'api_key_spend.period_start',
+      'spent_usd',
+      'reserved_usd',
+      'spent_diem',
+      'reserved_diem',
+      'api_keys.limit_usd',
+      'api_keys.limit_diem',
+    ])
+    .where((eb) =>
+      eb.or(
+        rows.map((row) =>
+          eb.and([
+            eb('api_key_spend.api_key_id', '=', row.apiKeyId),
+            eb('api_key_spend.period_start', '=', row.periodStart),
+          ]),
+        ),
+      ),
+    )
     .orderBy('api_key_spend.api_key_id')
     .orderBy('api_key_spend.period_start')
     .forUpdate('api_key_spend')
@@ -161,7 +209,10 @@ export async function lockKeySpend(trx: Tx, rows: readonly { apiKeyId: string; p
 }
 
 /** Creates missing key spend rows (a key's first reservation of a period). */
-export async function ensureKeySpendRows(trx: Tx, rows: readonly { apiKeyId: string; periodStart: Date }[]): Promise<void> {
+export async function ensureKeySpendRows(
+  trx: Tx,
+  rows: readonly { apiKeyId: string; periodStart: Date }[],
+): Promise<void> {
   if (rows.length === 0) return;
   await trx
     .insertInto('api_key_spend')
@@ -175,7 +226,15 @@ export async function ensureKeySpendRows(trx: Tx, rows: readonly { apiKeyId: str
  * ledger entries, and the key spend and balance rows (locked by this transaction) moved by their deltas.
  */
 export async function writeBatch(trx: Tx, plan: BatchPlan): Promise<void> {
-  if (plan.reservations.length + plan.leaseChanges.length + plan.ledger.length + plan.balanceChanges.length + plan.keySpendChanges.length === 0) return;
+  if (
+    plan.reservations.length +
+      plan.leaseChanges.length +
+      plan.ledger.length +
+      plan.balanceChanges.length +
+      plan.keySpendChanges.length ===
+    0
+  )
+    return;
   const reservations = plan.reservations.map((r) => ({
     id: r.id,
     account_id: r.accountId,
@@ -189,8 +248,21 @@ export async function writeBatch(trx: Tx, plan: BatchPlan): Promise<void> {
     lease_holder: r.leaseHolder,
   }));
   const leaseChanges = plan.leaseChanges.map((c) => ({ id: c.id, delta: String(c.delta) }));
-  const ledger = plan.ledger.map((l) => ({ account_id: l.accountId, currency: l.currency, amount: String(l.amount), balance_after: String(l.balanceAfter), request_id: l.requestId, model_id: l.modelId, created_at: l.createdAt }));
-  const balances = plan.balanceChanges.map((c) => ({ account_id: c.accountId, currency: c.currency, amount: String(c.amount), reserved: String(c.reserved) }));
+  const ledger = plan.ledger.map((l) => ({
+    account_id: l.accountId,
+    currency: l.currency,
+    amount: String(l.amount),
+    balance_after: String(l.balanceAfter),
+    request_id: l.requestId,
+    model_id: l.modelId,
+    created_at: l.createdAt,
+  }));
+  const balances = plan.balanceChanges.map((c) => ({
+    account_id: c.accountId,
+    currency: c.currency,
+    amount: String(c.amount),
+    reserved: String(c.reserved),
+  }));
   const keySpend = plan.keySpendChanges.map((c) => ({
     api_key_id: c.apiKeyId,
     period_start: c.periodStart,

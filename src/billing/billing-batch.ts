@@ -1,5 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { CHARGING_ORDER, limitGroupOf, priceIn, type LimitGroup, type Price, type Reservation, type SettledCharge } from './billing.types.ts';
+import {
+  CHARGING_ORDER,
+  limitGroupOf,
+  priceIn,
+  type LimitGroup,
+  type Price,
+  type Reservation,
+  type SettledCharge,
+} from './billing.types.ts';
 import type { Currency, Nano } from './money.ts';
 import type { SettledUsageEntry } from './usage.types.ts';
 
@@ -67,7 +75,13 @@ export type OpOutcome =
   /** The reservation was no longer held (settled already, or released by the sweeper): settle off the hot path. */
   | { readonly kind: 'unheld' }
   /** A lease after its update: the amount it holds now, what it grew by, the balance after each call's charge. */
-  | { readonly kind: 'lease'; readonly amount: Nano; readonly grown: Nano; readonly balanceAfter: Nano; readonly balancesAfterCalls: readonly Nano[] };
+  | {
+      readonly kind: 'lease';
+      readonly amount: Nano;
+      readonly grown: Nano;
+      readonly balanceAfter: Nano;
+      readonly balancesAfterCalls: readonly Nano[];
+    };
 
 export interface LockedBalance {
   readonly account_id: string;
@@ -145,7 +159,8 @@ export interface BatchPlan {
 export const keySpendKey = (apiKeyId: string, periodStart: Date): string => `${apiKeyId}@${periodStart.getTime()}`;
 const balanceKey = (accountId: string, currency: string): string => `${accountId}/${currency}`;
 
-const accountOf = (op: BillingOp): string => (op.kind === 'reserve' ? op.accountId : op.kind === 'settle' ? op.reservation.accountId : op.lease.accountId);
+const accountOf = (op: BillingOp): string =>
+  op.kind === 'reserve' ? op.accountId : op.kind === 'settle' ? op.reservation.accountId : op.lease.accountId;
 const heldOf = (op: SettleOp | LeaseUpdateOp): Reservation => (op.kind === 'settle' ? op.reservation : op.lease);
 
 /** The accounts a batch touches, sorted (the order their balance rows are locked in). */
@@ -173,13 +188,20 @@ export function keySpendRowsOf(ops: readonly BillingOp[]): { apiKeyId: string; p
     const periodStart = op.kind === 'reserve' ? op.keyPeriodStart : heldOf(op).keyPeriodStart;
     if (apiKeyId && periodStart) rows.set(keySpendKey(apiKeyId, periodStart), { apiKeyId, periodStart });
   }
-  return [...rows.values()].sort((a, b) => (a.apiKeyId === b.apiKeyId ? a.periodStart.getTime() - b.periodStart.getTime() : a.apiKeyId < b.apiKeyId ? -1 : 1));
+  return [...rows.values()].sort((a, b) =>
+    a.apiKeyId === b.apiKeyId ? a.periodStart.getTime() - b.periodStart.getTime() : a.apiKeyId < b.apiKeyId ? -1 : 1,
+  );
 }
 
 /** The (key, period) rows that reserve ops need and the lock did not find: a key's first reservation of a period. */
-export function missingReserveRows(ops: readonly BillingOp[], locked: readonly LockedKeySpend[]): { apiKeyId: string; periodStart: Date }[] {
+export function missingReserveRows(
+  ops: readonly BillingOp[],
+  locked: readonly LockedKeySpend[],
+): { apiKeyId: string; periodStart: Date }[] {
   const found = new Set(locked.map((row) => keySpendKey(row.api_key_id, row.period_start)));
-  return keySpendRowsOf(ops.filter((op) => op.kind === 'reserve')).filter((row) => !found.has(keySpendKey(row.apiKeyId, row.periodStart)));
+  return keySpendRowsOf(ops.filter((op) => op.kind === 'reserve')).filter(
+    (row) => !found.has(keySpendKey(row.apiKeyId, row.periodStart)),
+  );
 }
 
 /** The first settle op of each reservation in the batch: a second settle of it finds it settled, as a second call would. */
@@ -192,11 +214,17 @@ export function firstSettles(ops: readonly BillingOp[]): Set<number> {
 }
 
 /** The settle ops that may charge: the first ones whose reservation the batch moved from held to settled. */
-export function settleWinners(ops: readonly BillingOp[], candidates: ReadonlySet<number>, claimedIds: ReadonlySet<string>): Set<number> {
-  return new Set([...candidates].filter((index) => {
-    const op = ops[index];
-    return op?.kind === 'settle' && claimedIds.has(op.reservation.id);
-  }));
+export function settleWinners(
+  ops: readonly BillingOp[],
+  candidates: ReadonlySet<number>,
+  claimedIds: ReadonlySet<string>,
+): Set<number> {
+  return new Set(
+    [...candidates].filter((index) => {
+      const op = ops[index];
+      return op?.kind === 'settle' && claimedIds.has(op.reservation.id);
+    }),
+  );
 }
 
 /** The usage entries of the given settle ops. */
@@ -205,15 +233,31 @@ export function entriesOf(ops: readonly BillingOp[], indexes: ReadonlySet<number
 }
 
 /** The lease updates of a batch (at most one per lease: a lease's updates are queued one at a time). */
-export const leaseUpdatesOf = (ops: readonly BillingOp[]): LeaseUpdateOp[] => ops.filter((op): op is LeaseUpdateOp => op.kind === 'lease');
+export const leaseUpdatesOf = (ops: readonly BillingOp[]): LeaseUpdateOp[] =>
+  ops.filter((op): op is LeaseUpdateOp => op.kind === 'lease');
 
 /** Runs the batch's ops in order against the locked rows and says what each did and what to write. */
-export function planBatch(ops: readonly BillingOp[], winners: ReadonlySet<number>, balances: readonly LockedBalance[], spends: readonly LockedKeySpend[], leases: ReadonlyMap<string, Nano> = new Map()): BatchPlan {
-  const balance = new Map(balances.map((row) => [balanceKey(row.account_id, row.currency), { amount: row.amount, reserved: row.reserved }]));
+export function planBatch(
+  ops: readonly BillingOp[],
+  winners: ReadonlySet<number>,
+  balances: readonly LockedBalance[],
+  spends: readonly LockedKeySpend[],
+  leases: ReadonlyMap<string, Nano> = new Map(),
+): BatchPlan {
+  const balance = new Map(
+    balances.map((row) => [balanceKey(row.account_id, row.currency), { amount: row.amount, reserved: row.reserved }]),
+  );
   const spend = new Map(spends.map((row) => [keySpendKey(row.api_key_id, row.period_start), { ...row }]));
   const balanceChanges = new Map<string, BalanceChange>();
   const keySpendChanges = new Map<string, KeySpendChange>();
-  const plan: BatchPlan = { outcomes: [], reservations: [], leaseChanges: [], ledger: [], balanceChanges: [], keySpendChanges: [] };
+  const plan: BatchPlan = {
+    outcomes: [],
+    reservations: [],
+    leaseChanges: [],
+    ledger: [],
+    balanceChanges: [],
+    keySpendChanges: [],
+  };
 
   const changeBalance = (accountId: string, currency: Currency, amount: Nano, reserved: Nano) => {
     const key = balanceKey(accountId, currency);
@@ -232,7 +276,14 @@ export function planBatch(ops: readonly BillingOp[], winners: ReadonlySet<number
     const key = keySpendKey(apiKeyId, periodStart);
     const row = spend.get(key);
     if (!row) return; // the key was deleted since: nothing to count against
-    const change = keySpendChanges.get(key) ?? { apiKeyId, periodStart, spentUsd: 0n, reservedUsd: 0n, spentDiem: 0n, reservedDiem: 0n };
+    const change = keySpendChanges.get(key) ?? {
+      apiKeyId,
+      periodStart,
+      spentUsd: 0n,
+      reservedUsd: 0n,
+      spentDiem: 0n,
+      reservedDiem: 0n,
+    };
     const reservedBefore = group === 'usd' ? row.reserved_usd : row.reserved_diem;
     const reservedAfter = reservedBefore + hold < 0n ? 0n : reservedBefore + hold;
     if (group === 'usd') {
@@ -250,7 +301,12 @@ export function planBatch(ops: readonly BillingOp[], winners: ReadonlySet<number
   };
 
   // What a reservation of `currency` may still take: the balance's free funds, capped by the key's limit.
-  const roomOf = (accountId: string, currency: Currency, apiKeyId: string | null, periodStart: Date | null): { room: Nano; limited: boolean } => {
+  const roomOf = (
+    accountId: string,
+    currency: Currency,
+    apiKeyId: string | null,
+    periodStart: Date | null,
+  ): { room: Nano; limited: boolean } => {
     const row = balance.get(balanceKey(accountId, currency));
     const free = row ? row.amount - row.reserved : 0n;
     const keyRow = apiKeyId && periodStart ? spend.get(keySpendKey(apiKeyId, periodStart)) : undefined;
@@ -258,12 +314,14 @@ export function planBatch(ops: readonly BillingOp[], winners: ReadonlySet<number
     const group = limitGroupOf(currency);
     const limit = group === 'usd' ? keyRow.limit_usd : keyRow.limit_diem;
     if (limit === null) return { room: free, limited: false };
-    const keyRoom = limit - (group === 'usd' ? keyRow.spent_usd + keyRow.reserved_usd : keyRow.spent_diem + keyRow.reserved_diem);
+    const keyRoom =
+      limit - (group === 'usd' ? keyRow.spent_usd + keyRow.reserved_usd : keyRow.spent_diem + keyRow.reserved_diem);
     return keyRoom < free ? { room: keyRoom, limited: true } : { room: free, limited: false };
   };
 
   // An account with a negative balance (a charge recorded as debt) gets no new hold, in any currency, until topped up.
-  const inDebt = (accountId: string): boolean => [...balance].some(([key, row]) => row.amount < 0n && key.startsWith(`${accountId}/`));
+  const inDebt = (accountId: string): boolean =>
+    [...balance].some(([key, row]) => row.amount < 0n && key.startsWith(`${accountId}/`));
 
   ops.forEach((op, index) => {
     if (op.kind === 'lease') {
@@ -276,18 +334,36 @@ export function planBatch(ops: readonly BillingOp[], winners: ReadonlySet<number
       const group = limitGroupOf(lease.currency);
       const balancesAfterCalls = op.calls.map((call) => {
         const balanceAfter = changeBalance(lease.accountId, lease.currency, -call.charged, -call.charged);
-        if (lease.apiKeyId && lease.keyPeriodStart) changeKeySpend(lease.apiKeyId, lease.keyPeriodStart, group, call.charged, -call.charged);
-        if (call.charged > 0n) plan.ledger.push({ accountId: lease.accountId, currency: lease.currency, amount: -call.charged, balanceAfter, requestId: call.requestId, modelId: call.modelId, createdAt: call.createdAt });
+        if (lease.apiKeyId && lease.keyPeriodStart)
+          changeKeySpend(lease.apiKeyId, lease.keyPeriodStart, group, call.charged, -call.charged);
+        if (call.charged > 0n)
+          plan.ledger.push({
+            accountId: lease.accountId,
+            currency: lease.currency,
+            amount: -call.charged,
+            balanceAfter,
+            requestId: call.requestId,
+            modelId: call.modelId,
+            createdAt: call.createdAt,
+          });
         return balanceAfter;
       });
       let delta = 0n;
-      const granted = op.grow && !op.finish && !inDebt(lease.accountId) ? grantOf(op.grow.min, op.grow.target, roomOf(lease.accountId, lease.currency, lease.apiKeyId, lease.keyPeriodStart).room) : 0n;
+      const granted =
+        op.grow && !op.finish && !inDebt(lease.accountId)
+          ? grantOf(
+              op.grow.min,
+              op.grow.target,
+              roomOf(lease.accountId, lease.currency, lease.apiKeyId, lease.keyPeriodStart).room,
+            )
+          : 0n;
       if (op.finish) delta = -held;
       else if (granted > 0n) delta = granted;
       else if (op.release > 0n) delta = op.release < held ? -op.release : -held;
       const balanceAfter = changeBalance(lease.accountId, lease.currency, 0n, delta);
       if (delta !== 0n) {
-        if (lease.apiKeyId && lease.keyPeriodStart) changeKeySpend(lease.apiKeyId, lease.keyPeriodStart, group, 0n, delta);
+        if (lease.apiKeyId && lease.keyPeriodStart)
+          changeKeySpend(lease.apiKeyId, lease.keyPeriodStart, group, 0n, delta);
         if (!op.finish) plan.leaseChanges.push({ id: lease.id, delta });
       }
       plan.outcomes.push({ kind: 'lease', amount: held + delta, grown: granted, balanceAfter, balancesAfterCalls });
@@ -301,12 +377,33 @@ export function planBatch(ops: readonly BillingOp[], winners: ReadonlySet<number
       const { reservation, charged } = op;
       const balanceAfter = changeBalance(reservation.accountId, reservation.currency, -charged, -reservation.amount);
       if (reservation.apiKeyId && reservation.keyPeriodStart) {
-        changeKeySpend(reservation.apiKeyId, reservation.keyPeriodStart, limitGroupOf(reservation.currency), charged, -reservation.amount);
+        changeKeySpend(
+          reservation.apiKeyId,
+          reservation.keyPeriodStart,
+          limitGroupOf(reservation.currency),
+          charged,
+          -reservation.amount,
+        );
       }
       if (charged > 0n) {
-        plan.ledger.push({ accountId: reservation.accountId, currency: reservation.currency, amount: -charged, balanceAfter, requestId: reservation.requestId, modelId: op.modelId, createdAt: op.createdAt });
+        plan.ledger.push({
+          accountId: reservation.accountId,
+          currency: reservation.currency,
+          amount: -charged,
+          balanceAfter,
+          requestId: reservation.requestId,
+          modelId: op.modelId,
+          createdAt: op.createdAt,
+        });
       }
-      const charge: SettledCharge = { reservationId: reservation.id, currency: reservation.currency, charged, balanceAfter, usageEntryIds: op.entries.map((entry) => entry.id), alreadySettled: false };
+      const charge: SettledCharge = {
+        reservationId: reservation.id,
+        currency: reservation.currency,
+        charged,
+        balanceAfter,
+        usageEntryIds: op.entries.map((entry) => entry.id),
+        alreadySettled: false,
+      };
       plan.outcomes.push({ kind: 'settled', charge, entries: op.entries });
       return;
     }
@@ -324,18 +421,45 @@ export function planBatch(ops: readonly BillingOp[], winners: ReadonlySet<number
         blockedBy ??= group;
         continue;
       }
-      const held = op.lease ? grantOf(amount, priceIn(op.lease.target, currency), roomOf(op.accountId, currency, op.apiKeyId, op.keyPeriodStart).room) : amount;
+      const held = op.lease
+        ? grantOf(
+            amount,
+            priceIn(op.lease.target, currency),
+            roomOf(op.accountId, currency, op.apiKeyId, op.keyPeriodStart).room,
+          )
+        : amount;
       const balanceAfter = changeBalance(op.accountId, currency, 0n, held);
       changeKeySpend(op.apiKeyId, op.keyPeriodStart, group, 0n, held);
-      const reservation: Reservation = { id: randomUUID(), accountId: op.accountId, apiKeyId: op.apiKeyId, currency, amount: held, keyPeriodStart: op.keyPeriodStart, requestId: op.requestId };
-      plan.reservations.push({ ...reservation, apiKeyId: op.apiKeyId, keyPeriodStart: op.keyPeriodStart, limitGroup: group, expiresAt: op.expiresAt, leaseHolder: op.lease?.holder ?? null });
+      const reservation: Reservation = {
+        id: randomUUID(),
+        accountId: op.accountId,
+        apiKeyId: op.apiKeyId,
+        currency,
+        amount: held,
+        keyPeriodStart: op.keyPeriodStart,
+        requestId: op.requestId,
+      };
+      plan.reservations.push({
+        ...reservation,
+        apiKeyId: op.apiKeyId,
+        keyPeriodStart: op.keyPeriodStart,
+        limitGroup: group,
+        expiresAt: op.expiresAt,
+        leaseHolder: op.lease?.holder ?? null,
+      });
       plan.outcomes.push({ kind: 'reserved', reservation, balanceAfter });
       return;
     }
     plan.outcomes.push({ kind: 'refused', blockedBy });
   });
 
-  plan.balanceChanges.push(...[...balanceChanges.values()].filter((change) => change.amount !== 0n || change.reserved !== 0n));
-  plan.keySpendChanges.push(...[...keySpendChanges.values()].filter((c) => c.spentUsd !== 0n || c.reservedUsd !== 0n || c.spentDiem !== 0n || c.reservedDiem !== 0n));
+  plan.balanceChanges.push(
+    ...[...balanceChanges.values()].filter((change) => change.amount !== 0n || change.reserved !== 0n),
+  );
+  plan.keySpendChanges.push(
+    ...[...keySpendChanges.values()].filter(
+      (c) => c.spentUsd !== 0n || c.reservedUsd !== 0n || c.spentDiem !== 0n || c.reservedDiem !== 0n,
+    ),
+  );
   return plan;
 }

@@ -8,7 +8,11 @@ type Tx = Transaction<DB>;
 type Db = Database | Tx;
 
 export async function listBalances(db: Db, accountId: string) {
-  return db.selectFrom('balances').select(['currency', 'amount', 'reserved']).where('account_id', '=', accountId).execute();
+  return db
+    .selectFrom('balances')
+    .select(['currency', 'amount', 'reserved'])
+    .where('account_id', '=', accountId)
+    .execute();
 }
 
 export async function unholdBalance(trx: Tx, accountId: string, currency: Currency, amount: Nano): Promise<void> {
@@ -21,7 +25,12 @@ export async function unholdBalance(trx: Tx, accountId: string, currency: Curren
 }
 
 /** Charges without a hold, only if the available balance covers it (a late settlement after the sweeper). */
-export async function chargeIfAvailable(trx: Tx, accountId: string, currency: Currency, charge: Nano): Promise<Nano | undefined> {
+export async function chargeIfAvailable(
+  trx: Tx,
+  accountId: string,
+  currency: Currency,
+  charge: Nano,
+): Promise<Nano | undefined> {
   const row = await trx
     .updateTable('balances')
     .set({ amount: sql`amount - ${charge}`, updated_at: sql`now()` })
@@ -38,7 +47,12 @@ export async function chargeIfAvailable(trx: Tx, accountId: string, currency: Cu
  * below what is held or below zero, and the row is marked (debt_since) as the only kind allowed to. Undefined when
  * the account has no balance of that currency.
  */
-export async function chargeAsDebt(trx: Tx, accountId: string, currency: Currency, charge: Nano): Promise<Nano | undefined> {
+export async function chargeAsDebt(
+  trx: Tx,
+  accountId: string,
+  currency: Currency,
+  charge: Nano,
+): Promise<Nano | undefined> {
   const row = await trx
     .updateTable('balances')
     .set({ amount: sql`amount - ${charge}`, debt_since: sql`coalesce(debt_since, now())`, updated_at: sql`now()` })
@@ -50,7 +64,12 @@ export async function chargeAsDebt(trx: Tx, accountId: string, currency: Currenc
 }
 
 /** Adds to a balance (creating it); a negative amount only updates an existing balance that covers it. */
-export async function addToBalance(trx: Tx, accountId: string, currency: Currency, amount: Nano): Promise<Nano | undefined> {
+export async function addToBalance(
+  trx: Tx,
+  accountId: string,
+  currency: Currency,
+  amount: Nano,
+): Promise<Nano | undefined> {
   if (amount < 0n) {
     // CHECK constraints apply to an INSERT's proposed row before ON CONFLICT, so a debit is a plain UPDATE. It never
     // takes a balance below what is held (the check allows that to a row in debt: only chargeAsDebt may).
@@ -83,7 +102,14 @@ export async function addToBalance(trx: Tx, accountId: string, currency: Currenc
 const spentColumn = (group: LimitGroup) => (group === 'usd' ? 'spent_usd' : 'spent_diem');
 const reservedColumn = (group: LimitGroup) => (group === 'usd' ? 'reserved_usd' : 'reserved_diem');
 
-export async function settleKeySpend(trx: Tx, apiKeyId: string, periodStart: Date, group: LimitGroup, charge: Nano, held: Nano): Promise<void> {
+export async function settleKeySpend(
+  trx: Tx,
+  apiKeyId: string,
+  periodStart: Date,
+  group: LimitGroup,
+  charge: Nano,
+  held: Nano,
+): Promise<void> {
   await trx
     .updateTable('api_key_spend')
     .set({
@@ -99,7 +125,12 @@ export async function settleKeySpend(trx: Tx, apiKeyId: string, periodStart: Dat
  * Moves a reservation from `from` (held, unless told) to its final status; undefined when it was not in `from`
  * (already settled or released).
  */
-export async function finishReservation(trx: Tx, id: string, status: 'settled' | 'released', from: 'held' | 'released' = 'held') {
+export async function finishReservation(
+  trx: Tx,
+  id: string,
+  status: 'settled' | 'released',
+  from: 'held' | 'released' = 'held',
+) {
   return trx
     .updateTable('reservations')
     .set({ status, finished_at: sql`now()` })
@@ -111,7 +142,14 @@ export async function finishReservation(trx: Tx, id: string, status: 'settled' |
 
 /** Moves a call's held reservation's expiry (its call is still running); false when it is not held any more. */
 export async function extendReservation(db: Db, id: string, expiresAt: Date): Promise<boolean> {
-  const row = await db.updateTable('reservations').set({ expires_at: expiresAt }).where('id', '=', id).where('status', '=', 'held').where('lease_holder', 'is', null).returning('id').executeTakeFirst();
+  const row = await db
+    .updateTable('reservations')
+    .set({ expires_at: expiresAt })
+    .where('id', '=', id)
+    .where('status', '=', 'held')
+    .where('lease_holder', 'is', null)
+    .returning('id')
+    .executeTakeFirst();
   return row !== undefined;
 }
 
@@ -133,7 +171,17 @@ export async function listExpiredReservationIds(db: Db, now: Date, limit: number
 
 export async function insertLedgerEntry(
   trx: Tx,
-  entry: { accountId: string; currency: Currency; amount: Nano; balanceAfter: Nano; type: 'TOP_UP' | 'CHARGE' | 'REFUND' | 'ADJUSTMENT'; requestId?: string | null; modelId?: string | null; note?: string | null; createdAt?: Date },
+  entry: {
+    accountId: string;
+    currency: Currency;
+    amount: Nano;
+    balanceAfter: Nano;
+    type: 'TOP_UP' | 'CHARGE' | 'REFUND' | 'ADJUSTMENT';
+    requestId?: string | null;
+    modelId?: string | null;
+    note?: string | null;
+    createdAt?: Date;
+  },
 ) {
   return trx
     .insertInto('account_ledger')
@@ -172,7 +220,10 @@ export interface UsageEntryInsert {
 }
 
 /** Inserts usage entries (with their ids when given, else generated); returns the ids. */
-export async function insertUsageEntries(trx: Tx, entries: readonly (UsageEntryInsert & { readonly id?: string })[]): Promise<string[]> {
+export async function insertUsageEntries(
+  trx: Tx,
+  entries: readonly (UsageEntryInsert & { readonly id?: string })[],
+): Promise<string[]> {
   if (entries.length === 0) return [];
   const rows = await trx
     .insertInto('usage_entries')
@@ -207,11 +258,13 @@ export async function addToDailyRollups(trx: Tx, day: string, entries: readonly 
         entries: 1,
       })
       .onConflict((oc) =>
-        oc.columns(['account_id', 'day', 'api_key_id', 'model_id', 'line_type', 'currency', 'model_type', 'unit_type']).doUpdateSet({
-          amount: sql`usage_daily.amount + excluded.amount`,
-          units: sql`usage_daily.units + excluded.units`,
-          entries: sql`usage_daily.entries + 1`,
-        }),
+        oc
+          .columns(['account_id', 'day', 'api_key_id', 'model_id', 'line_type', 'currency', 'model_type', 'unit_type'])
+          .doUpdateSet({
+            amount: sql`usage_daily.amount + excluded.amount`,
+            units: sql`usage_daily.units + excluded.units`,
+            entries: sql`usage_daily.entries + 1`,
+          }),
       )
       .execute();
   }

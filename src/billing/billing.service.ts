@@ -7,10 +7,33 @@ import { isConnectionLost } from '../db/errors.ts';
 import type { DB } from '../db/types.generated.ts';
 import { ForbiddenError, InsufficientBalanceError, SpendLimitExceededError, ValidationError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
-import { accountsOf, entriesOf, firstSettles, keySpendRowsOf, leaseUpdatesOf, missingReserveRows, planBatch, settleWinners, type BillingOp, type LeaseCall, type OpOutcome, type ReserveOp, type SettleOp } from './billing-batch.ts';
+import {
+  accountsOf,
+  entriesOf,
+  firstSettles,
+  keySpendRowsOf,
+  leaseUpdatesOf,
+  missingReserveRows,
+  planBatch,
+  settleWinners,
+  type BillingOp,
+  type LeaseCall,
+  type OpOutcome,
+  type ReserveOp,
+  type SettleOp,
+} from './billing-batch.ts';
 import * as batchRepo from './billing-batch.repository.ts';
 import * as repo from './billing.repository.ts';
-import { limitGroupOf, priceIn, type BalanceSnapshot, type Price, type Reservation, type SettledCharge, type Usage, type UsageLine } from './billing.types.ts';
+import {
+  limitGroupOf,
+  priceIn,
+  type BalanceSnapshot,
+  type Price,
+  type Reservation,
+  type SettledCharge,
+  type Usage,
+  type UsageLine,
+} from './billing.types.ts';
 import { GroupCommitQueue, type ItemOutcome } from './group-commit.ts';
 import { LeaseManager, type LeaseUpdateRequest } from './lease-manager.ts';
 import type { LeaseOptions } from './lease-options.ts';
@@ -47,17 +70,22 @@ export interface BillingOptions {
  */
 export class BillingService {
   /** Reserve and settle calls, grouped into one transaction per batch; an account's lane is fixed by its id. */
-  private readonly hotPath = new GroupCommitQueue<BillingOp | LeaseUpdateRequest, OpOutcome>((_lane, items) => this.runItems(items));
+  private readonly hotPath = new GroupCommitQueue<BillingOp | LeaseUpdateRequest, OpOutcome>((_lane, items) =>
+    this.runItems(items),
+  );
   /** This process's balance leases, when enabled. */
   readonly leases: LeaseManager | undefined;
 
   /** `publisher` hears of new usage entries after their transaction commits (live usage subscriptions). */
-  constructor(private readonly deps: { db: Database; logger: Logger; options: BillingOptions; publisher?: UsagePublisher }) {
+  constructor(
+    private readonly deps: { db: Database; logger: Logger; options: BillingOptions; publisher?: UsagePublisher },
+  ) {
     const leases = deps.options.leases;
     this.leases = leases
       ? new LeaseManager({
           submit: (accountId, op) => this.hotPath.submit(this.laneOf(accountId), op),
-          chargeUnheld: async (lease, call) => this.publish((await this.chargeWithoutHold(lease, call)).entries, lease.id),
+          chargeUnheld: async (lease, call) =>
+            this.publish((await this.chargeWithoutHold(lease, call)).entries, lease.id),
           committed: (entries) => this.publish(entries, entries[0]?.reservationId ?? ''),
           reclaimElsewhere: leases.reclaimElsewhere ?? (async () => false),
           logger: deps.logger,
@@ -100,9 +128,19 @@ export class BillingService {
     if (usage.lines.length === 0) throw new ValidationError('A usage record needs at least one line');
     // Checked here, not by the database: a settlement written after the answer must not fail its whole batch.
     const badLine = usage.lines.find((line) => !DECIMAL.test(line.units) || !DECIMAL.test(line.pricePerUnitUsd));
-    if (badLine) throw new ValidationError(`Usage line ${badLine.sku} needs units and a unit price as non-negative decimals`);
-    const texts = [usage.modelId, usage.modelType, usage.unitType, usage.notes, usage.inferenceDetails?.requestId, reservation.requestId, ...usage.lines.flatMap((line) => [line.sku, line.lineType])];
-    if (texts.some((text) => text?.includes('\0'))) throw new ValidationError('A usage record cannot contain NUL characters');
+    if (badLine)
+      throw new ValidationError(`Usage line ${badLine.sku} needs units and a unit price as non-negative decimals`);
+    const texts = [
+      usage.modelId,
+      usage.modelType,
+      usage.unitType,
+      usage.notes,
+      usage.inferenceDetails?.requestId,
+      reservation.requestId,
+      ...usage.lines.flatMap((line) => [line.sku, line.lineType]),
+    ];
+    if (texts.some((text) => text?.includes('\0')))
+      throw new ValidationError('A usage record cannot contain NUL characters');
     const lineCharges = capLineCharges(usage.lines, reservation.currency, reservation.amount);
     const charged = lineCharges.reduce((sum, charge) => sum + charge, 0n);
     const createdAt = new Date();
@@ -126,7 +164,13 @@ export class BillingService {
       inferenceDetails: usage.inferenceDetails ? { ...usage.inferenceDetails } : null,
     }));
     if (reservation.leaseId && this.leases) {
-      const call: LeaseCall = { charged, entries, requestId: reservation.requestId, modelId: usage.modelId ?? null, createdAt };
+      const call: LeaseCall = {
+        charged,
+        entries,
+        requestId: reservation.requestId,
+        modelId: usage.modelId ?? null,
+        createdAt,
+      };
       // When its lease is gone (the process stopped, or stalled past the lease's expiry), charged if the balance allows.
       const charge = this.leases.settle(reservation, call, () => this.chargeWithoutHold(reservation, call));
       if (!(charge instanceof Promise)) return charge;
@@ -155,7 +199,10 @@ export class BillingService {
       outcomes = ops.map(() => ({ ok: false, error }));
     }
     items.forEach((item, index) => {
-      if (item.kind === 'lease-update') item.finished(outcomes[index] ?? { ok: false, error: new Error('The batch returned no outcome for this update') });
+      if (item.kind === 'lease-update')
+        item.finished(
+          outcomes[index] ?? { ok: false, error: new Error('The batch returned no outcome for this update') },
+        );
     });
     return outcomes;
   }
@@ -176,7 +223,13 @@ export class BillingService {
       const outcomes = await this.deps.db.transaction().execute(async (trx) => {
         const candidates = firstSettles(ops);
         const spendRows = keySpendRowsOf(ops);
-        const locks = await batchRepo.claimAndLock(trx, accountsOf(ops), entriesOf(ops, candidates), spendRows, leaseUpdatesOf(ops));
+        const locks = await batchRepo.claimAndLock(
+          trx,
+          accountsOf(ops),
+          entriesOf(ops, candidates),
+          spendRows,
+          leaseUpdatesOf(ops),
+        );
         let spends = locks.spends;
         const missing = missingReserveRows(ops, spends);
         if (missing.length > 0) {
@@ -197,7 +250,10 @@ export class BillingService {
       // charged twice, and given up, lost; so the database is asked what became of it.
       if (decided.xid && decided.outcomes && isConnectionLost(error)) {
         const committed = await transactionCommitted(this.deps.db, decided.xid);
-        this.deps.logger.warn({ calls: ops.length, committed: committed ?? 'unknown' }, 'the connection was lost during a billing batch commit');
+        this.deps.logger.warn(
+          { calls: ops.length, committed: committed ?? 'unknown' },
+          'the connection was lost during a billing batch commit',
+        );
         if (committed) return decided.outcomes.map((value) => ({ ok: true, value }));
         // Unknown (the database stayed away): sent again below and later, a lease update already written is
         // refused (its usage entries exist), so it is never charged twice.
@@ -222,15 +278,35 @@ export class BillingService {
       const claimed = await repo.finishReservation(trx, reservation.id, 'settled', 'released');
       if (!claimed) {
         const status = await repo.reservationStatus(trx, reservation.id);
-        if (status !== 'settled') throw new Error(`Reservation ${reservation.id} cannot be settled (status ${status ?? 'missing'})`);
-        return { charge: { reservationId: reservation.id, currency: reservation.currency, charged: 0n, balanceAfter: 0n, usageEntryIds: [], alreadySettled: true }, entries: [] };
+        if (status !== 'settled')
+          throw new Error(`Reservation ${reservation.id} cannot be settled (status ${status ?? 'missing'})`);
+        return {
+          charge: {
+            reservationId: reservation.id,
+            currency: reservation.currency,
+            charged: 0n,
+            balanceAfter: 0n,
+            usageEntryIds: [],
+            alreadySettled: true,
+          },
+          entries: [],
+        };
       }
-      return this.chargeIn(trx, reservation, { charged: op.charged, entries: op.entries, requestId: reservation.requestId, modelId: op.modelId, createdAt: op.createdAt });
+      return this.chargeIn(trx, reservation, {
+        charged: op.charged,
+        entries: op.entries,
+        requestId: reservation.requestId,
+        modelId: op.modelId,
+        createdAt: op.createdAt,
+      });
     });
   }
 
   /** Charges a call whose hold is gone, in its own transaction, if the balance allows. */
-  private chargeWithoutHold(held: Reservation, call: LeaseCall): Promise<{ charge: SettledCharge; entries: readonly SettledUsageEntry[] }> {
+  private chargeWithoutHold(
+    held: Reservation,
+    call: LeaseCall,
+  ): Promise<{ charge: SettledCharge; entries: readonly SettledUsageEntry[] }> {
     return this.deps.db.transaction().execute((trx) => this.chargeIn(trx, held, call));
   }
 
@@ -238,13 +314,26 @@ export class BillingService {
    * Charges a call whose hold is gone; when the balance no longer covers it, the charge is recorded as debt (the
    * balance goes negative, which refuses new calls until a top-up) rather than dropped.
    */
-  private async chargeIn(trx: Transaction<DB>, held: Reservation, call: LeaseCall): Promise<{ charge: SettledCharge; entries: readonly SettledUsageEntry[] }> {
+  private async chargeIn(
+    trx: Transaction<DB>,
+    held: Reservation,
+    call: LeaseCall,
+  ): Promise<{ charge: SettledCharge; entries: readonly SettledUsageEntry[] }> {
     const { charged } = call;
     let balanceAfter = await repo.chargeIfAvailable(trx, held.accountId, held.currency, charged);
     if (balanceAfter === undefined) {
       balanceAfter = await repo.chargeAsDebt(trx, held.accountId, held.currency, charged);
-      if (balanceAfter === undefined) throw new Error(`Account ${held.accountId} has no ${held.currency} balance to charge`);
-      this.deps.logger.warn({ reservationId: held.id, accountId: held.accountId, charged: charged.toString(), balanceAfter: balanceAfter.toString() }, 'a late settlement exceeded the balance; recorded as debt');
+      if (balanceAfter === undefined)
+        throw new Error(`Account ${held.accountId} has no ${held.currency} balance to charge`);
+      this.deps.logger.warn(
+        {
+          reservationId: held.id,
+          accountId: held.accountId,
+          charged: charged.toString(),
+          balanceAfter: balanceAfter.toString(),
+        },
+        'a late settlement exceeded the balance; recorded as debt',
+      );
       // This process's leases on the account lend no more: the account is refused until it is topped up.
       const leases = this.leases;
       if (leases) setImmediate(() => void leases.reclaim(held.accountId).catch(() => undefined));
@@ -255,9 +344,25 @@ export class BillingService {
     await repo.insertUsageEntries(trx, call.entries);
     await repo.addToDailyRollups(trx, utcDay(call.createdAt), call.entries);
     if (charged > 0n) {
-      await repo.insertLedgerEntry(trx, { accountId: held.accountId, currency: held.currency, amount: -charged, balanceAfter, type: 'CHARGE', requestId: call.requestId, modelId: call.modelId, createdAt: call.createdAt });
+      await repo.insertLedgerEntry(trx, {
+        accountId: held.accountId,
+        currency: held.currency,
+        amount: -charged,
+        balanceAfter,
+        type: 'CHARGE',
+        requestId: call.requestId,
+        modelId: call.modelId,
+        createdAt: call.createdAt,
+      });
     }
-    const charge: SettledCharge = { reservationId: held.id, currency: held.currency, charged, balanceAfter, usageEntryIds: call.entries.map((entry) => entry.id), alreadySettled: false };
+    const charge: SettledCharge = {
+      reservationId: held.id,
+      currency: held.currency,
+      charged,
+      balanceAfter,
+      usageEntryIds: call.entries.map((entry) => entry.id),
+      alreadySettled: false,
+    };
     return { charge, entries: call.entries };
   }
 
@@ -275,13 +380,21 @@ export class BillingService {
    * The paid-call pattern: hold `maxCost`, run the work, then settle the usage it reports; if the work throws,
    * the hold is released in full and nothing is charged. Every paid route goes through here.
    */
-  async runMetered<T>(auth: AuthContext, spec: { maxCost: Price; run: (reservation: Reservation) => Promise<T>; usage: (result: T) => Usage }): Promise<{ result: T; charge: SettledCharge }> {
+  async runMetered<T>(
+    auth: AuthContext,
+    spec: { maxCost: Price; run: (reservation: Reservation) => Promise<T>; usage: (result: T) => Usage },
+  ): Promise<{ result: T; charge: SettledCharge }> {
     const reservation = await this.reserve(auth, spec.maxCost);
     let result: T;
     try {
       result = await spec.run(reservation);
     } catch (error) {
-      await this.release(reservation).catch((releaseError: unknown) => this.deps.logger.error({ err: releaseError, reservationId: reservation.id }, 'release failed; the sweeper will retry'));
+      await this.release(reservation).catch((releaseError: unknown) =>
+        this.deps.logger.error(
+          { err: releaseError, reservationId: reservation.id },
+          'release failed; the sweeper will retry',
+        ),
+      );
       throw error;
     }
     const charge = await this.settle(reservation, spec.usage(result));
@@ -294,16 +407,20 @@ export class BillingService {
    */
   keepHeld(reservation: Reservation): { stop: () => void } {
     const ttlMs = this.deps.options.reservationTimeoutMs;
-    const timer = setInterval(() => {
-      if (reservation.leaseId && this.leases) {
-        if (!this.leases.extend(reservation, ttlMs)) clearInterval(timer);
-        return;
-      }
-      repo.extendReservation(this.deps.db, reservation.id, new Date(Date.now() + ttlMs)).then(
-        (held) => held || clearInterval(timer),
-        (error: unknown) => this.deps.logger.warn({ err: error, reservationId: reservation.id }, 'extending a hold failed; retrying'),
-      );
-    }, Math.max(50, ttlMs / 4));
+    const timer = setInterval(
+      () => {
+        if (reservation.leaseId && this.leases) {
+          if (!this.leases.extend(reservation, ttlMs)) clearInterval(timer);
+          return;
+        }
+        repo.extendReservation(this.deps.db, reservation.id, new Date(Date.now() + ttlMs)).then(
+          (held) => held || clearInterval(timer),
+          (error: unknown) =>
+            this.deps.logger.warn({ err: error, reservationId: reservation.id }, 'extending a hold failed; retrying'),
+        );
+      },
+      Math.max(50, ttlMs / 4),
+    );
     timer.unref();
     return { stop: () => clearInterval(timer) };
   }
@@ -336,7 +453,16 @@ export class BillingService {
   }
 
   /** Adds (or, negative, removes) funds. Operator only; a removal never takes a balance below what is held. */
-  async credit(auth: AuthContext, input: { accountId: string; currency: Currency; amount: Nano; note?: string; type?: 'TOP_UP' | 'ADJUSTMENT' | 'REFUND' }) {
+  async credit(
+    auth: AuthContext,
+    input: {
+      accountId: string;
+      currency: Currency;
+      amount: Nano;
+      note?: string;
+      type?: 'TOP_UP' | 'ADJUSTMENT' | 'REFUND';
+    },
+  ) {
     if (auth.kind !== 'operator') throw new ForbiddenError('Only the operator can credit accounts');
     if (input.amount === 0n) throw new ValidationError('The amount must not be zero');
     // A debit may need funds this process holds in leases and no call uses.
@@ -344,7 +470,10 @@ export class BillingService {
     try {
       return await this.deps.db.transaction().execute(async (trx) => {
         const balanceAfter = await repo.addToBalance(trx, input.accountId, input.currency, input.amount);
-        if (balanceAfter === undefined) throw new ValidationError(`There is no ${input.currency} balance that covers this debit beside the funds held`);
+        if (balanceAfter === undefined)
+          throw new ValidationError(
+            `There is no ${input.currency} balance that covers this debit beside the funds held`,
+          );
         const entry = await repo.insertLedgerEntry(trx, {
           accountId: input.accountId,
           currency: input.currency,
@@ -358,7 +487,9 @@ export class BillingService {
       });
     } catch (error) {
       if (error instanceof Error && /balance_covers_reservations|violates check constraint/.test(error.message)) {
-        throw new ValidationError('That debit would take the balance below zero or below funds held for running requests');
+        throw new ValidationError(
+          'That debit would take the balance below zero or below funds held for running requests',
+        );
       }
       throw error;
     }
@@ -366,7 +497,8 @@ export class BillingService {
 
   /** Balances of every currency (zero where none was ever credited). */
   async balances(auth: AuthContext, accountId: string): Promise<BalanceSnapshot[]> {
-    if (auth.kind === 'apiKey' ? auth.accountId !== accountId : auth.kind !== 'operator') throw new ForbiddenError('Not your account');
+    if (auth.kind === 'apiKey' ? auth.accountId !== accountId : auth.kind !== 'operator')
+      throw new ForbiddenError('Not your account');
     return this.balancesOf(accountId);
   }
 

@@ -11,7 +11,8 @@ export type LimitGroup = 'usd' | 'diem';
 /** Charging order for API-key accounts (decisions.md §3; VCU is the legacy form of DIEM). */
 export const CHARGING_ORDER: readonly Currency[] = ['DIEM', 'VCU', 'BUNDLED_CREDITS', 'USD'];
 
-export const limitGroupOf = (currency: Currency): LimitGroup => (currency === 'DIEM' || currency === 'VCU' ? 'diem' : 'usd');
+export const limitGroupOf = (currency: Currency): LimitGroup =>
+  currency === 'DIEM' || currency === 'VCU' ? 'diem' : 'usd';
 export const priceIn = (price: Price, currency: Currency): Nano => price[limitGroupOf(currency)];
 
 export interface Reservation {

@@ -1,5 +1,6 @@
 /** What a batch did for one of its items: a value, or the error that item alone failed with. */
-export type ItemOutcome<Result> = { readonly ok: true; readonly value: Result } | { readonly ok: false; readonly error: unknown };
+export type ItemOutcome<Result> =
+  { readonly ok: true; readonly value: Result } | { readonly ok: false; readonly error: unknown };
 
 interface Waiting<Item, Result> {
   readonly item: Item;

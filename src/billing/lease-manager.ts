@@ -102,14 +102,25 @@ export class LeaseManager {
    * ending), `chargeDirectly` charges it at once, from free funds; either way a call is charged once however often
    * it is settled.
    */
-  settle<T extends { charge: SettledCharge }>(reservation: Reservation, call: LeaseCall, chargeDirectly: () => Promise<T>): SettledCharge | Promise<T> {
+  settle<T extends { charge: SettledCharge }>(
+    reservation: Reservation,
+    call: LeaseCall,
+    chargeDirectly: () => Promise<T>,
+  ): SettledCharge | Promise<T> {
     const draw = this.draws.get(reservation);
     if (!draw) throw new Error(`Reservation ${reservation.id} was not drawn from a lease of this process`);
     const { lease } = draw;
-    const base = { reservationId: reservation.id, currency: reservation.currency, usageEntryIds: call.entries.map((entry) => entry.id) };
-    if (draw.status === 'settled' || draw.status === 'released') return { ...base, charged: 0n, balanceAfter: 0n, usageEntryIds: [], alreadySettled: true };
+    const base = {
+      reservationId: reservation.id,
+      currency: reservation.currency,
+      usageEntryIds: call.entries.map((entry) => entry.id),
+    };
+    if (draw.status === 'settled' || draw.status === 'released')
+      return { ...base, charged: 0n, balanceAfter: 0n, usageEntryIds: [], alreadySettled: true };
     // A draw released past its timeout may still be charged if its lease can cover it; otherwise directly.
-    const direct = (draw.status === 'expired' && (lease.state === 'closed' || lease.free < call.charged)) || (draw.status === 'held' && lease.state === 'closed');
+    const direct =
+      (draw.status === 'expired' && (lease.state === 'closed' || lease.free < call.charged)) ||
+      (draw.status === 'held' && lease.state === 'closed');
     if (direct) {
       const previous = draw.status;
       draw.status = 'settled'; // a second settlement, even one racing this charge, finds it settled
@@ -161,7 +172,10 @@ export class LeaseManager {
     for (const lease of this.live) {
       if (lease.reservation.accountId !== accountId) continue;
       const { currency } = lease.reservation;
-      unused.set(currency, (unused.get(currency) ?? 0n) + lease.held - lease.holds - lease.pendingCharged - lease.sendingCharged);
+      unused.set(
+        currency,
+        (unused.get(currency) ?? 0n) + lease.held - lease.holds - lease.pendingCharged - lease.sendingCharged,
+      );
     }
     return unused;
   }
@@ -169,12 +183,20 @@ export class LeaseManager {
   /** Gives back the unused part of this process's leases on an account (another process asked, or a call was refused). */
   async reclaim(accountId: string): Promise<boolean> {
     // Funds an update in flight is giving back (an idle lease ending) count too: they are back once it is written.
-    const unused = () => [...this.live].filter((lease) => lease.reservation.accountId === accountId && lease.state !== 'closed' && (lease.free > 0n || lease.releasing > 0n));
+    const unused = () =>
+      [...this.live].filter(
+        (lease) =>
+          lease.reservation.accountId === accountId &&
+          lease.state !== 'closed' &&
+          (lease.free > 0n || lease.releasing > 0n),
+      );
     const leases = unused();
     for (const lease of leases) this.closeLease(lease);
     // An update taken before the close gives nothing back; the one after it does.
     for (let round = 0; round < 3 && unused().length > 0; round += 1) {
-      await Promise.all(unused().map((lease) => (lease.queued ?? lease.running ?? this.schedule(lease)).catch(() => undefined)));
+      await Promise.all(
+        unused().map((lease) => (lease.queued ?? lease.running ?? this.schedule(lease)).catch(() => undefined)),
+      );
     }
     return leases.length > 0;
   }
@@ -207,10 +229,20 @@ export class LeaseManager {
   private reservationOf(lease: Lease, draw: Draw, requestId: string): Reservation {
     const { amount } = draw;
     const { accountId, apiKeyId, currency, keyPeriodStart } = lease.reservation;
-    const reservation: Reservation = { id: randomUUID(), accountId, apiKeyId, currency, amount, keyPeriodStart, requestId, leaseId: lease.reservation.id };
+    const reservation: Reservation = {
+      id: randomUUID(),
+      accountId,
+      apiKeyId,
+      currency,
+      amount,
+      keyPeriodStart,
+      requestId,
+      leaseId: lease.reservation.id,
+    };
     this.draws.set(reservation, draw);
     // Grow ahead of need: when a quarter of the lease is left, so calls rarely wait for the database.
-    if (!lease.exhausted && lease.free < lease.held / 4n) void this.grow(lease, amount, lease.held, false).catch(() => undefined);
+    if (!lease.exhausted && lease.free < lease.held / 4n)
+      void this.grow(lease, amount, lease.held, false).catch(() => undefined);
     return reservation;
   }
 
@@ -219,7 +251,12 @@ export class LeaseManager {
    * needs no more than the call that asked: under contention a call could otherwise wait for one refused opening
    * after another until it gave up with a cause of its own making (the balance) instead of the one that applies.
    */
-  private async openLease(key: string, auth: Extract<AuthContext, { kind: 'apiKey' }>, maxCost: Price, keyPeriodStart: Date): Promise<void> {
+  private async openLease(
+    key: string,
+    auth: Extract<AuthContext, { kind: 'apiKey' }>,
+    maxCost: Price,
+    keyPeriodStart: Date,
+  ): Promise<void> {
     const running = this.opening.get(key);
     if (running) {
       return running.done.catch((error: unknown) => {
@@ -232,7 +269,12 @@ export class LeaseManager {
     return done;
   }
 
-  private async takeLease(key: string, auth: Extract<AuthContext, { kind: 'apiKey' }>, maxCost: Price, keyPeriodStart: Date): Promise<void> {
+  private async takeLease(
+    key: string,
+    auth: Extract<AuthContext, { kind: 'apiKey' }>,
+    maxCost: Price,
+    keyPeriodStart: Date,
+  ): Promise<void> {
     const size = BigInt(this.deps.options.callsPerLease);
     const last = this.lastSize.get(key) ?? 0n;
     const target = { usd: maxNano(maxCost.usd * size, last), diem: maxNano(maxCost.diem * size, last) };
@@ -248,11 +290,15 @@ export class LeaseManager {
     };
     const epoch = this.keyEpochs.get(auth.apiKey.id);
     // Charges waiting for the write timer go first, so the new lease is decided on the account as it stands.
-    for (const due of this.dueWrites) if (due.reservation.accountId === auth.accountId && due.pending.length > 0 && !due.queued) void this.schedule(due).catch(() => undefined);
+    for (const due of this.dueWrites)
+      if (due.reservation.accountId === auth.accountId && due.pending.length > 0 && !due.queued)
+        void this.schedule(due).catch(() => undefined);
     let outcome = await this.deps.submit(auth.accountId, op);
     // Refused: the funds may sit unused in leases, this process's on other keys first, then other processes'.
-    if (outcome.kind === 'refused' && (await this.reclaim(auth.accountId))) outcome = await this.deps.submit(auth.accountId, op);
-    if (outcome.kind === 'refused' && (await this.deps.reclaimElsewhere(auth.accountId))) outcome = await this.deps.submit(auth.accountId, op);
+    if (outcome.kind === 'refused' && (await this.reclaim(auth.accountId)))
+      outcome = await this.deps.submit(auth.accountId, op);
+    if (outcome.kind === 'refused' && (await this.deps.reclaimElsewhere(auth.accountId)))
+      outcome = await this.deps.submit(auth.accountId, op);
     if (outcome.kind === 'reserved') {
       const lease = new Lease(key, outcome.reservation, outcome.balanceAfter);
       this.open.set(key, lease);
@@ -268,7 +314,11 @@ export class LeaseManager {
   /** Asks for `min` more (up to the lease's size again) in the next update; resolves when that is written. */
   private grow(lease: Lease, min: Nano, target: Nano, urgent: boolean): Promise<void> {
     const wanted = lease.growWanted;
-    lease.growWanted = { min: maxNano(min, wanted?.min ?? 0n), target: maxNano(maxNano(target, lease.held), wanted?.target ?? 0n), urgent: urgent || (wanted?.urgent ?? false) };
+    lease.growWanted = {
+      min: maxNano(min, wanted?.min ?? 0n),
+      target: maxNano(maxNano(target, lease.held), wanted?.target ?? 0n),
+      urgent: urgent || (wanted?.urgent ?? false),
+    };
     return this.schedule(lease);
   }
 
@@ -301,7 +351,8 @@ export class LeaseManager {
   private writeDue(): void {
     this.writeTimer = undefined;
     for (const lease of this.dueWrites) {
-      if (lease.state !== 'closed' && lease.pending.length > 0 && !lease.queued) void this.schedule(lease).catch(() => undefined);
+      if (lease.state !== 'closed' && lease.pending.length > 0 && !lease.queued)
+        void this.schedule(lease).catch(() => undefined);
     }
     this.dueWrites.clear();
   }
@@ -330,7 +381,16 @@ export class LeaseManager {
           return;
         }
         const givenUp = lease.restoreUpdate(op, isRefusedByDatabase(result.error));
-        if (givenUp) this.deps.logger.error({ err: result.error, leaseId: lease.reservation.id, requestId: givenUp.requestId, charged: givenUp.charged.toString() }, 'a settled charge cannot be written; given up');
+        if (givenUp)
+          this.deps.logger.error(
+            {
+              err: result.error,
+              leaseId: lease.reservation.id,
+              requestId: givenUp.requestId,
+              charged: givenUp.charged.toString(),
+            },
+            'a settled charge cannot be written; given up',
+          );
         this.serveWaiters(lease, true);
         this.retryLater(lease, result.error);
       },
@@ -353,19 +413,30 @@ export class LeaseManager {
       return;
     }
     // The lease was not held any more (the sweeper freed it after this process stalled): charge directly.
-    this.deps.logger.warn({ leaseId: lease.reservation.id }, 'a balance lease expired while in use; charging its calls directly');
+    this.deps.logger.warn(
+      { leaseId: lease.reservation.id },
+      'a balance lease expired while in use; charging its calls directly',
+    );
     const calls = [...lease.sending, ...lease.pending];
     lease.applyUpdate({ amount: 0n, grown: 0n, balanceAfter: lease.knownBalance }, true);
     lease.pending = [];
     lease.pendingCharged = 0n;
     this.forget(lease);
     const charging = this.directCharges.chargeEach(calls, (call) => this.deps.chargeUnheld(lease.reservation, call));
-    charging.catch((error: unknown) => this.deps.logger.error({ err: error, leaseId: lease.reservation.id }, 'charging the calls of an expired lease failed'));
+    charging.catch((error: unknown) =>
+      this.deps.logger.error(
+        { err: error, leaseId: lease.reservation.id },
+        'charging the calls of an expired lease failed',
+      ),
+    );
   }
 
   private retryLater(lease: Lease, error: unknown): void {
     lease.running = undefined;
-    this.deps.logger.error({ err: error, leaseId: lease.reservation.id, retryInMs: this.retryMs }, 'writing a balance lease update failed; retrying');
+    this.deps.logger.error(
+      { err: error, leaseId: lease.reservation.id, retryInMs: this.retryMs },
+      'writing a balance lease update failed; retrying',
+    );
     const wait = this.retryMs;
     this.retryMs = Math.min(this.retryMs * 2, MAX_RETRY_MS);
     setTimeout(() => {
@@ -392,13 +463,20 @@ export class LeaseManager {
     for (const lease of this.live) {
       for (const draw of lease.draws) {
         if (draw.expiresAt > now) continue;
-        this.deps.logger.warn({ leaseId: lease.reservation.id }, 'a call held its funds past the reservation timeout; released');
+        this.deps.logger.warn(
+          { leaseId: lease.reservation.id },
+          'a call held its funds past the reservation timeout; released',
+        );
         lease.finishDraw(draw, 'expired');
       }
-      if (lease.state === 'open' && ((lease.holds === 0n && now - lease.lastDrawAt > this.deps.options.idleMs) || now - lease.openedAt > this.deps.options.maxAgeMs)) this.closeLease(lease);
+      if (
+        lease.state === 'open' &&
+        ((lease.holds === 0n && now - lease.lastDrawAt > this.deps.options.idleMs) ||
+          now - lease.openedAt > this.deps.options.maxAgeMs)
+      )
+        this.closeLease(lease);
       else if (lease.state === 'closing' && lease.holds === 0n) this.schedule(lease);
       else if (now - lease.lastWriteAt > this.deps.options.ttlMs / 3) this.schedule(lease);
     }
   }
 }
-

@@ -20,4 +20,11 @@ export interface LeaseOptions {
   readonly writeDelayMs: number;
 }
 
-export const DEFAULT_LEASE_OPTIONS: LeaseOptions = { callsPerLease: 32, ttlMs: 60_000, idleMs: 2_000, maxAgeMs: 30_000, tickMs: 500, writeDelayMs: 10 };
+export const DEFAULT_LEASE_OPTIONS: LeaseOptions = {
+  callsPerLease: 32,
+  ttlMs: 60_000,
+  idleMs: 2_000,
+  maxAgeMs: 30_000,
+  tickMs: 500,
+  writeDelayMs: 10,
+};

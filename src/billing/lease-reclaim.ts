@@ -36,7 +36,12 @@ export class LeaseReclaim {
     void (async () => {
       try {
         for await (const { accountId, origin } of subscription) {
-          if (origin !== this.deps.holder) void leases.reclaim(accountId).catch((error: unknown) => this.deps.logger.error({ err: error, accountId }, 'giving back balance leases failed'));
+          if (origin !== this.deps.holder)
+            void leases
+              .reclaim(accountId)
+              .catch((error: unknown) =>
+                this.deps.logger.error({ err: error, accountId }, 'giving back balance leases failed'),
+              );
         }
       } catch (error) {
         this.deps.logger.error({ err: error }, 'balance lease reclaims stopped; unused leases now return when idle');

@@ -113,7 +113,8 @@ export class Lease {
     this.waiters = [];
     let totalNeed = 0n;
     for (const waiter of waiters) {
-      if (this.state === 'open' && this.free >= waiter.need) waiter.answer(this.draw(waiter.need, Date.now() + waiter.ttlMs));
+      if (this.state === 'open' && this.free >= waiter.need)
+        waiter.answer(this.draw(waiter.need, Date.now() + waiter.ttlMs));
       else if (this.state !== 'open') waiter.answer('retry');
       else if (failed || this.exhausted) waiter.answer('refused');
       else {
@@ -149,7 +150,15 @@ export class Lease {
     const release = !finish && (this.state === 'closing' || grow?.urgent) ? this.free : 0n;
     // An ending lease lends nothing more: a late settlement arriving meanwhile is charged directly, not left behind.
     this.releasing = finish ? this.free : release;
-    return { kind: 'lease', lease: this.reservation, calls: this.sending, ...(grow && { grow: { min: grow.min, target: grow.target } }), release, finish, expiresAt };
+    return {
+      kind: 'lease',
+      lease: this.reservation,
+      calls: this.sending,
+      ...(grow && { grow: { min: grow.min, target: grow.target } }),
+      release,
+      finish,
+      expiresAt,
+    };
   }
 
   /** Applies a written update: the row's new amount; returns the entries now committed. */

@@ -45,7 +45,8 @@ export function parseScaled(value: string | number, digits: number): bigint {
   }
   if (!/[1-9]/.test(digitsText)) return 0n;
   // "1e999999999" would otherwise build an integer of a billion digits (seconds of CPU, then memory).
-  if (digitsText.replace(/^0+/, '').length - pointShift > MAX_SCALED_DIGITS) throw new MoneyFormatError(`"${clip(text)}" is too large`);
+  if (digitsText.replace(/^0+/, '').length - pointShift > MAX_SCALED_DIGITS)
+    throw new MoneyFormatError(`"${clip(text)}" is too large`);
   const magnitude = BigInt(digitsText) * 10n ** BigInt(-pointShift);
   return sign === '-' ? -magnitude : magnitude;
 }
@@ -85,7 +86,8 @@ function formatFixedExact(amount: Nano, decimals: number): string {
 
 /** Cost of `units` at `pricePerBlock` (atto-units) per `blockSize` units, rounded up to the next nano-unit. */
 export function costNano(units: bigint, pricePerBlock: Atto, blockSize: bigint = 1n): Nano {
-  if (units < 0n || pricePerBlock < 0n || blockSize <= 0n) throw new MoneyFormatError('negative units, price or block size');
+  if (units < 0n || pricePerBlock < 0n || blockSize <= 0n)
+    throw new MoneyFormatError('negative units, price or block size');
   const divisor = blockSize * 10n ** BigInt(ATTO_DIGITS - NANO_DIGITS);
   const numerator = units * pricePerBlock;
   return (numerator + divisor - 1n) / divisor;

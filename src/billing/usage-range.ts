@@ -25,7 +25,8 @@ export const dayStartMicros = (day: string): bigint => BigInt(Date.parse(`${day}
 const max = (a: bigint | undefined, b: bigint): bigint => (a === undefined || b > a ? b : a);
 const min = (a: bigint | undefined, b: bigint): bigint => (a === undefined || b < a ? b : a);
 
-export const isEmptyWindow = (window: UsageWindow): boolean => window.from !== undefined && window.until !== undefined && window.from >= window.until;
+export const isEmptyWindow = (window: UsageWindow): boolean =>
+  window.from !== undefined && window.until !== undefined && window.from >= window.until;
 
 /**
  * How to count a window per day: the partial first and last days exactly (from the entries, at most one day
@@ -42,15 +43,23 @@ export function planCount(window: UsageWindow): CountPlan {
   const firstDay = window.from === undefined ? undefined : dayOfMicros(window.from);
   const lastDay = window.until === undefined ? undefined : dayOfMicros(window.until - 1n);
   if (firstDay !== undefined) {
-    exact.push({ day: firstDay, window: { ...window, until: min(window.until, dayStartMicros(firstDay) + MICROS_PER_DAY) } });
+    exact.push({
+      day: firstDay,
+      window: { ...window, until: min(window.until, dayStartMicros(firstDay) + MICROS_PER_DAY) },
+    });
   }
   if (lastDay !== undefined && lastDay !== firstDay) {
     exact.push({ day: lastDay, window: { ...window, from: max(window.from, dayStartMicros(lastDay)) } });
   }
-  const between = firstDay !== undefined && lastDay !== undefined && dayStartMicros(lastDay) - dayStartMicros(firstDay) <= MICROS_PER_DAY;
+  const between =
+    firstDay !== undefined &&
+    lastDay !== undefined &&
+    dayStartMicros(lastDay) - dayStartMicros(firstDay) <= MICROS_PER_DAY;
   return {
     exact,
-    rollupDays: between ? undefined : { ...(firstDay !== undefined && { afterDay: firstDay }), ...(lastDay !== undefined && { beforeDay: lastDay }) },
+    rollupDays: between
+      ? undefined
+      : { ...(firstDay !== undefined && { afterDay: firstDay }), ...(lastDay !== undefined && { beforeDay: lastDay }) },
   };
 }
 
@@ -64,13 +73,21 @@ export interface DayCount {
  * The day that holds entry number `offset` (0-based) in `order`, and the window from that day on (in `order`)
  * with the number of its entries to skip. Undefined when the offset is past the last entry.
  */
-export function locatePage(window: UsageWindow, days: readonly DayCount[], order: SortOrder, offset: number): { window: UsageWindow; skip: number } | undefined {
+export function locatePage(
+  window: UsageWindow,
+  days: readonly DayCount[],
+  order: SortOrder,
+  offset: number,
+): { window: UsageWindow; skip: number } | undefined {
   const ordered = [...days].sort((a, b) => (order === 'asc' ? a.day.localeCompare(b.day) : b.day.localeCompare(a.day)));
   let before = 0;
   for (const { day, total } of ordered) {
     if (offset < before + total) {
       const start = dayStartMicros(day);
-      const narrowed: UsageWindow = order === 'desc' ? { ...window, until: min(window.until, start + MICROS_PER_DAY) } : { ...window, from: max(window.from, start) };
+      const narrowed: UsageWindow =
+        order === 'desc'
+          ? { ...window, until: min(window.until, start + MICROS_PER_DAY) }
+          : { ...window, from: max(window.from, start) };
       return { window: narrowed, skip: offset - before };
     }
     before += total;
@@ -84,7 +101,10 @@ export function mergeDayCounts(...lists: readonly (readonly DayCount[])[]): DayC
   for (const list of lists) {
     for (const entry of list) {
       const seen = byDay.get(entry.day);
-      byDay.set(entry.day, seen ? { day: entry.day, total: seen.total + entry.total, diem: seen.diem + entry.diem } : entry);
+      byDay.set(
+        entry.day,
+        seen ? { day: entry.day, total: seen.total + entry.total, diem: seen.diem + entry.diem } : entry,
+      );
     }
   }
   return [...byDay.values()];

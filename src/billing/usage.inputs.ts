@@ -15,19 +15,27 @@ const MODEL_ID_MAX = 200;
 export const ANALYTICS_MAX_DAYS = 90;
 
 /** An ISO 8601 date-time with Z or an offset, or a UTC calendar day `YYYY-MM-DD`. */
-const Instant = z.union([z.iso.datetime({ offset: true }), z.iso.date()], { error: 'must be an ISO 8601 date-time (or YYYY-MM-DD)' });
+const Instant = z.union([z.iso.datetime({ offset: true }), z.iso.date()], {
+  error: 'must be an ISO 8601 date-time (or YYYY-MM-DD)',
+});
 
 const UsageFilterShape = z.object({
   currency: optional(z.enum(CURRENCIES)).describe('USD, VCU, DIEM or BUNDLED_CREDITS'),
-  apiKeyId: optional(z.uuid('must be an API key id (UUID)')).describe('Only entries of this API key (an id from GET /api_keys)'),
+  apiKeyId: optional(z.uuid('must be an API key id (UUID)')).describe(
+    'Only entries of this API key (an id from GET /api_keys)',
+  ),
   modelId: optional(
     z
       .string()
       .max(MODEL_ID_MAX, `must be at most ${MODEL_ID_MAX} characters`)
       .regex(/^[^\p{Cc}]+$/u, 'must be a model id without control characters'),
   ).describe('Only entries of this model id (as usage entries record it)'),
-  startDate: optional(Instant).describe('Entries created at or after this ISO 8601 date-time (a YYYY-MM-DD day starts at 00:00 UTC)'),
-  endDate: optional(Instant).describe('Entries created at or before this ISO 8601 date-time (a YYYY-MM-DD day includes the whole day)'),
+  startDate: optional(Instant).describe(
+    'Entries created at or after this ISO 8601 date-time (a YYYY-MM-DD day starts at 00:00 UTC)',
+  ),
+  endDate: optional(Instant).describe(
+    'Entries created at or before this ISO 8601 date-time (a YYYY-MM-DD day includes the whole day)',
+  ),
   sortOrder: optional(z.enum(SORT_ORDERS)).describe('By creation time (ties by id); default desc'),
 });
 
@@ -39,7 +47,9 @@ export const UsageFilterInput = UsageFilterShape.refine(startNotAfterEnd, startN
 export type UsageFilterInput = z.output<typeof UsageFilterInput>;
 
 const integer = () => z.coerce.number({ error: 'must be an integer' }).int('must be an integer');
-const pageSize = integer().min(USAGE_PAGE_SIZE.min, `must be at least ${USAGE_PAGE_SIZE.min}`).max(USAGE_PAGE_SIZE.max, `must be at most ${USAGE_PAGE_SIZE.max}`);
+const pageSize = integer()
+  .min(USAGE_PAGE_SIZE.min, `must be at least ${USAGE_PAGE_SIZE.min}`)
+  .max(USAGE_PAGE_SIZE.max, `must be at most ${USAGE_PAGE_SIZE.max}`);
 
 /** GET /billing/usage. `limit` and `page` stay undefined when absent (the CSV export streams everything then). */
 export const UsageExportQuery = UsageFilterShape.extend({
@@ -75,13 +85,26 @@ export const UsageAnalyticsQuery = z
     endDate: optional(AnalyticsDay).describe('Last day (YYYY-MM-DD, UTC), inclusive; requires startDate'),
   })
   .superRefine((input, ctx) => {
-    if (input.startDate && !input.endDate) ctx.addIssue({ code: 'custom', path: ['endDate'], message: 'endDate is required together with startDate' });
-    if (input.endDate && !input.startDate) ctx.addIssue({ code: 'custom', path: ['startDate'], message: 'startDate is required together with endDate' });
-    if (input.lookback && (input.startDate || input.endDate)) ctx.addIssue({ code: 'custom', path: ['lookback'], message: 'use either lookback or startDate and endDate, not both' });
+    if (input.startDate && !input.endDate)
+      ctx.addIssue({ code: 'custom', path: ['endDate'], message: 'endDate is required together with startDate' });
+    if (input.endDate && !input.startDate)
+      ctx.addIssue({ code: 'custom', path: ['startDate'], message: 'startDate is required together with endDate' });
+    if (input.lookback && (input.startDate || input.endDate))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['lookback'],
+        message: 'use either lookback or startDate and endDate, not both',
+      });
     if (input.startDate && input.endDate) {
       const days = (Date.parse(input.endDate) - Date.parse(input.startDate)) / 86_400_000 + 1;
-      if (days < 1) ctx.addIssue({ code: 'custom', path: ['endDate'], message: 'endDate must not be before startDate' });
-      else if (days > ANALYTICS_MAX_DAYS) ctx.addIssue({ code: 'custom', path: ['endDate'], message: `the range from startDate to endDate must be at most ${ANALYTICS_MAX_DAYS} days` });
+      if (days < 1)
+        ctx.addIssue({ code: 'custom', path: ['endDate'], message: 'endDate must not be before startDate' });
+      else if (days > ANALYTICS_MAX_DAYS)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['endDate'],
+          message: `the range from startDate to endDate must be at most ${ANALYTICS_MAX_DAYS} days`,
+        });
     }
   });
 export type UsageAnalyticsQuery = z.output<typeof UsageAnalyticsQuery>;
@@ -114,11 +137,20 @@ export function isoToMicros(value: string): bigint {
  */
 const EARLIEST_MICROS = 0n;
 const LATEST_MICROS = BigInt(Date.parse('9999-01-01T00:00:00Z')) * 1000n;
-const withinLimits = (micros: bigint) => (micros < EARLIEST_MICROS ? EARLIEST_MICROS : micros > LATEST_MICROS ? LATEST_MICROS : micros);
+const withinLimits = (micros: bigint) =>
+  micros < EARLIEST_MICROS ? EARLIEST_MICROS : micros > LATEST_MICROS ? LATEST_MICROS : micros;
 
 /** The half-open window [from, until) in microseconds for a start and an (inclusive) end bound. */
-export function windowBounds(startDate: string | undefined, endDate: string | undefined): { from?: bigint; until?: bigint } {
+export function windowBounds(
+  startDate: string | undefined,
+  endDate: string | undefined,
+): { from?: bigint; until?: bigint } {
   const from = startDate === undefined ? undefined : withinLimits(isoToMicros(startDate));
-  const until = endDate === undefined ? undefined : withinLimits(DATE_ONLY.test(endDate) ? isoToMicros(endDate) + BigInt(DAY_MS) * 1000n : isoToMicros(endDate) + 1n);
+  const until =
+    endDate === undefined
+      ? undefined
+      : withinLimits(
+          DATE_ONLY.test(endDate) ? isoToMicros(endDate) + BigInt(DAY_MS) * 1000n : isoToMicros(endDate) + 1n,
+        );
   return { ...(from !== undefined && { from }), ...(until !== undefined && { until }) };
 }

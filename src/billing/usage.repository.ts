@@ -29,7 +29,11 @@ function windowConditions(accountId: string, window: UsageWindow, alias = 'usage
 const and = (conditions: readonly Expression<SqlBool>[]) => sql.join(conditions, sql` and `);
 
 /** Entries in a window (exact, from the entries themselves); `diem` counts those in DIEM. */
-export async function countWindow(db: Db, accountId: string, window: UsageWindow): Promise<{ total: number; diem: number }> {
+export async function countWindow(
+  db: Db,
+  accountId: string,
+  window: UsageWindow,
+): Promise<{ total: number; diem: number }> {
   const result = await sql<{ total: string; diem: string }>`
     select count(*)::text as total, count(*) filter (where currency = 'DIEM')::text as diem
     from usage_entries where ${and(windowConditions(accountId, window))}`.execute(db);
@@ -41,10 +45,19 @@ export async function countWindow(db: Db, accountId: string, window: UsageWindow
  * Entries per whole day from the daily rollups (written in the same transaction as the entries). A rollup row
  * is per key and model ('' for none), so the key and model filters count exactly there too.
  */
-export async function rollupDayCounts(db: Db, accountId: string, filter: Pick<UsageWindow, 'currency' | 'apiKeyId' | 'modelId'>, days: { afterDay?: string; beforeDay?: string }): Promise<DayCount[]> {
+export async function rollupDayCounts(
+  db: Db,
+  accountId: string,
+  filter: Pick<UsageWindow, 'currency' | 'apiKeyId' | 'modelId'>,
+  days: { afterDay?: string; beforeDay?: string },
+): Promise<DayCount[]> {
   let query = db
     .selectFrom('usage_daily')
-    .select(['day', sql<string>`sum(entries)::text`.as('total'), sql<string>`coalesce(sum(entries) filter (where currency = 'DIEM'), 0)::text`.as('diem')])
+    .select([
+      'day',
+      sql<string>`sum(entries)::text`.as('total'),
+      sql<string>`coalesce(sum(entries) filter (where currency = 'DIEM'), 0)::text`.as('diem'),
+    ])
     .where('account_id', '=', accountId);
   if (filter.currency) query = query.where('currency', '=', filter.currency);
   if (filter.apiKeyId !== undefined) query = query.where('api_key_id', '=', filter.apiKeyId);
@@ -58,7 +71,14 @@ export async function rollupDayCounts(db: Db, accountId: string, filter: Pick<Us
 const direction = (order: SortOrder) => sql.raw(order === 'asc' ? 'asc' : 'desc');
 
 /** `limit` entries of a window in (created_at, id) order after skipping `skip`; the skip is index-only. */
-export async function pageOfWindow(db: Db, accountId: string, window: UsageWindow, order: SortOrder, skip: number, limit: number): Promise<UsageEntry[]> {
+export async function pageOfWindow(
+  db: Db,
+  accountId: string,
+  window: UsageWindow,
+  order: SortOrder,
+  skip: number,
+  limit: number,
+): Promise<UsageEntry[]> {
   const dir = direction(order);
   const result = await sql<UsageRow>`
     select ${entryColumns('e')} from (
@@ -70,12 +90,23 @@ export async function pageOfWindow(db: Db, accountId: string, window: UsageWindo
 }
 
 /** Up to `limit` entries of a window strictly after `cursor` in (created_at, id) order. */
-export async function entriesAfter(db: Db, accountId: string, window: UsageWindow, order: SortOrder, cursor: UsageCursor | undefined, limit: number): Promise<UsageEntry[]> {
+export async function entriesAfter(
+  db: Db,
+  accountId: string,
+  window: UsageWindow,
+  order: SortOrder,
+  cursor: UsageCursor | undefined,
+  limit: number,
+): Promise<UsageEntry[]> {
   const dir = direction(order);
   const conditions = windowConditions(accountId, window, 'e');
   if (cursor) {
     const position = sql`(${ts(cursor.micros)}, ${cursor.id}::uuid)`;
-    conditions.push(order === 'asc' ? sql<SqlBool>`(e.created_at, e.id) > ${position}` : sql<SqlBool>`(e.created_at, e.id) < ${position}`);
+    conditions.push(
+      order === 'asc'
+        ? sql<SqlBool>`(e.created_at, e.id) > ${position}`
+        : sql<SqlBool>`(e.created_at, e.id) < ${position}`,
+    );
   }
   const result = await sql<UsageRow>`
     select ${entryColumns('e')} from usage_entries as e where ${and(conditions)}
@@ -105,7 +136,24 @@ interface UsageRow {
 
 const entryColumns = (alias: string) =>
   sql.raw(
-    ['id', 'account_id', 'api_key_id', 'created_at', 'sku', 'model_id', 'model_type', 'unit_type', 'line_type', 'price_per_unit_usd', 'units', 'amount', 'currency', 'notes', 'request_id', 'inference_details']
+    [
+      'id',
+      'account_id',
+      'api_key_id',
+      'created_at',
+      'sku',
+      'model_id',
+      'model_type',
+      'unit_type',
+      'line_type',
+      'price_per_unit_usd',
+      'units',
+      'amount',
+      'currency',
+      'notes',
+      'request_id',
+      'inference_details',
+    ]
       .map((column) => `${alias}.${column}`)
       .concat(`(extract(epoch from ${alias}.created_at) * 1000000)::int8 as created_us`)
       .join(', '),

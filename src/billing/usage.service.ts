@@ -6,7 +6,13 @@ import type { EventBus } from '../events/event-bus.ts';
 import type { Logger } from '../logger.ts';
 import { parseInput } from '../validation.ts';
 import { USAGE_TOPIC, usageEntryFromEvent } from './usage-events.ts';
-import { UsageConnectionArgs, UsageExportQuery, UsageFilterInput, USAGE_PAGE_SIZE, windowBounds } from './usage.inputs.ts';
+import {
+  UsageConnectionArgs,
+  UsageExportQuery,
+  UsageFilterInput,
+  USAGE_PAGE_SIZE,
+  windowBounds,
+} from './usage.inputs.ts';
 import { isEmptyWindow, locatePage, mergeDayCounts, microsOf, planCount, type DayCount } from './usage-range.ts';
 import * as repo from './usage.repository.ts';
 import type { SettledCharges, SortOrder, UsageCursor, UsageEntry, UsagePage, UsageWindow } from './usage.types.ts';
@@ -33,7 +39,16 @@ export interface UsageStream {
  * bus; never returns another account's entries.
  */
 export class UsageService {
-  constructor(private readonly deps: { db: Database; events: EventBus; logger: Logger; diemCutoverDate: Date; streamBatchSize?: number; settled?: SettledCharges }) {}
+  constructor(
+    private readonly deps: {
+      db: Database;
+      events: EventBus;
+      logger: Logger;
+      diemCutoverDate: Date;
+      streamBatchSize?: number;
+      settled?: SettledCharges;
+    },
+  ) {}
 
   /** One page (`page` ≥ 1, `limit` 1–500) with totals, read in one snapshot so both agree. */
   async page(auth: AuthContext, input: unknown): Promise<UsagePage> {
@@ -53,7 +68,11 @@ export class UsageService {
         const at = locatePage(window, days, order, (page - 1) * limit);
         const entries = at ? await repo.pageOfWindow(trx, accountId, at.window, order, at.skip, limit) : [];
         const warningMessage = this.warningFor(window, days);
-        return { entries, pagination: { limit, page, total, totalPages: pagesFor(total, limit) }, ...(warningMessage && { warningMessage }) };
+        return {
+          entries,
+          pagination: { limit, page, total, totalPages: pagesFor(total, limit) },
+          ...(warningMessage && { warningMessage }),
+        };
       });
   }
 
@@ -67,7 +86,10 @@ export class UsageService {
     const query = parseInput(UsageExportQuery, input);
     const started = microsOf(new Date()) + 1n;
     const bounded = windowOf(query);
-    const window: UsageWindow = { ...bounded, until: bounded.until === undefined || bounded.until > started ? started : bounded.until };
+    const window: UsageWindow = {
+      ...bounded,
+      until: bounded.until === undefined || bounded.until > started ? started : bounded.until,
+    };
     const order = query.sortOrder ?? 'desc';
     const warningMessage = this.warningFor(window, await this.dayCounts(this.deps.db, accountId, window));
     const { db, logger } = this.deps;
@@ -100,13 +122,23 @@ export class UsageService {
     await this.deps.settled?.flush(accountId);
     const filter = parseInput(UsageFilterInput, filterInput ?? {});
     const args = parseInput(UsageConnectionArgs, argsInput ?? {});
-    if (args.first !== undefined && args.last !== undefined) throw new ValidationError('Pass either first or last, not both', [{ path: ['last'], message: 'Use either first or last' }]);
+    if (args.first !== undefined && args.last !== undefined)
+      throw new ValidationError('Pass either first or last, not both', [
+        { path: ['last'], message: 'Use either first or last' },
+      ]);
     const window = windowOf(filter);
     const order = filter.sortOrder ?? 'desc';
     const backwards = args.last !== undefined || (args.before !== undefined && args.after === undefined);
     const size = (backwards ? args.last : args.first) ?? USAGE_PAGE_SIZE.default;
     const cursor = backwards ? decodeCursor(args.before, 'before') : decodeCursor(args.after, 'after');
-    const fetched = await repo.entriesAfter(this.deps.db, accountId, window, backwards ? invert(order) : order, cursor, size + 1);
+    const fetched = await repo.entriesAfter(
+      this.deps.db,
+      accountId,
+      window,
+      backwards ? invert(order) : order,
+      cursor,
+      size + 1,
+    );
     const more = fetched.length > size;
     const slice = fetched.slice(0, size);
     const entries = backwards ? slice.reverse() : slice;
@@ -115,7 +147,10 @@ export class UsageService {
       entries,
       hasNextPage: backwards ? cursor !== undefined : more,
       hasPreviousPage: backwards ? more : cursor !== undefined,
-      totalCount: () => (total ??= this.dayCounts(this.deps.db, accountId, window).then((days) => days.reduce((sum, day) => sum + day.total, 0))),
+      totalCount: () =>
+        (total ??= this.dayCounts(this.deps.db, accountId, window).then((days) =>
+          days.reduce((sum, day) => sum + day.total, 0),
+        )),
     };
   }
 
@@ -139,7 +174,8 @@ export class UsageService {
     if (isEmptyWindow(window)) return [];
     const plan = planCount(window);
     const exact: DayCount[] = [];
-    for (const { day, window: part } of plan.exact) exact.push({ day, ...(await repo.countWindow(db, accountId, part)) });
+    for (const { day, window: part } of plan.exact)
+      exact.push({ day, ...(await repo.countWindow(db, accountId, part)) });
     const rollups = plan.rollupDays ? await repo.rollupDayCounts(db, accountId, window, plan.rollupDays) : [];
     return mergeDayCounts(exact, rollups).filter((day) => day.total > 0);
   }
@@ -154,7 +190,12 @@ export class UsageService {
   }
 }
 
-function windowOf(filter: Pick<UsageWindow, 'currency' | 'apiKeyId' | 'modelId'> & { startDate?: string | undefined; endDate?: string | undefined }): UsageWindow {
+function windowOf(
+  filter: Pick<UsageWindow, 'currency' | 'apiKeyId' | 'modelId'> & {
+    startDate?: string | undefined;
+    endDate?: string | undefined;
+  },
+): UsageWindow {
   return {
     ...(filter.currency && { currency: filter.currency }),
     ...(filter.apiKeyId !== undefined && { apiKeyId: filter.apiKeyId }),
@@ -169,13 +210,17 @@ const invert = (order: SortOrder): SortOrder => (order === 'asc' ? 'desc' : 'asc
 const pagesFor = (total: number, limit: number): number => (total + limit - 1 - ((total + limit - 1) % limit)) / limit;
 
 /** Opaque cursors: base64url of "<created_at µs>:<id>". */
-export const encodeCursor = (entry: Pick<UsageEntry, 'createdAtMicros' | 'id'>): string => Buffer.from(`${entry.createdAtMicros}:${entry.id}`).toString('base64url');
+export const encodeCursor = (entry: Pick<UsageEntry, 'createdAtMicros' | 'id'>): string =>
+  Buffer.from(`${entry.createdAtMicros}:${entry.id}`).toString('base64url');
 
 const CURSOR = /^(\d{1,17}):([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i;
 
 function decodeCursor(value: string | undefined, field: string): UsageCursor | undefined {
   if (value === undefined) return undefined;
   const match = CURSOR.exec(Buffer.from(value, 'base64url').toString('utf8'));
-  if (!match?.[1] || !match[2]) throw new ValidationError(`Invalid request: ${field}: not a cursor from this connection`, [{ path: [field], message: 'Not a cursor from this connection' }]);
+  if (!match?.[1] || !match[2])
+    throw new ValidationError(`Invalid request: ${field}: not a cursor from this connection`, [
+      { path: [field], message: 'Not a cursor from this connection' },
+    ]);
   return { micros: BigInt(match[1]), id: match[2] };
 }

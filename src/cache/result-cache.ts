@@ -59,7 +59,8 @@ export class MemoryResultCache<T> implements ResultCache<T> {
 
 /** JSON with bigints kept exact (as {"$bigint": "<digits>"}). */
 export const bigintJson = {
-  stringify: (value: unknown): string => JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? { $bigint: v.toString() } : v)),
+  stringify: (value: unknown): string =>
+    JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? { $bigint: v.toString() } : v)),
   parse: (text: string): unknown =>
     JSON.parse(text, (_key, v: unknown) => {
       if (typeof v === 'object' && v !== null && !Array.isArray(v)) {
@@ -73,7 +74,9 @@ export const bigintJson = {
 export class RedisResultCache<T> implements ResultCache<T> {
   readonly kind = 'redis' as const;
 
-  constructor(private readonly deps: { client: Redis; prefix: string; logger: Logger; decode: (value: unknown) => T }) {}
+  constructor(
+    private readonly deps: { client: Redis; prefix: string; logger: Logger; decode: (value: unknown) => T },
+  ) {}
 
   async get(key: string): Promise<T | undefined> {
     try {

@@ -5,18 +5,31 @@ import { clip, NotFoundError } from '../errors.ts';
 import type { OperatorConfig } from '../operator-config/schema.ts';
 import { isCodeModel } from './model-record.ts';
 import * as repo from './model.repository.ts';
-import { MODEL_TYPES, modelFromConfig, rowToModel, type CatalogModel, type CatalogModelDraft, type ModelType } from './model.ts';
+import {
+  MODEL_TYPES,
+  modelFromConfig,
+  rowToModel,
+  type CatalogModel,
+  type CatalogModelDraft,
+  type ModelType,
+} from './model.ts';
 
 /** What `GET /models?type=` accepts: one type, `all` (every type) or `code` (text models optimised for code). */
 export const MODEL_LIST_TYPES = [...MODEL_TYPES, 'all', 'code'] as const;
 export type ModelListType = (typeof MODEL_LIST_TYPES)[number];
 /** `GET /models?type=` (and its GraphQL twin); `text` when absent. */
 export const ModelListQuery = z.object({
-  type: z.preprocess((value) => (value === '' || value === null ? undefined : value), z.enum(MODEL_LIST_TYPES).default('text')),
+  type: z.preprocess(
+    (value) => (value === '' || value === null ? undefined : value),
+    z.enum(MODEL_LIST_TYPES).default('text'),
+  ),
 });
 /** `GET /models/traits?type=` and `/models/compatibility_mapping?type=`: one type, `text` when absent. */
 export const ModelTypeQuery = z.object({
-  type: z.preprocess((value) => (value === '' || value === null ? undefined : value), z.enum(MODEL_TYPES).default('text')),
+  type: z.preprocess(
+    (value) => (value === '' || value === null ? undefined : value),
+    z.enum(MODEL_TYPES).default('text'),
+  ),
 });
 
 interface Snapshot {
@@ -40,7 +53,8 @@ export type ModelLookup =
 export class CatalogService {
   private snapshot: Promise<Snapshot> | undefined;
   /** The last config synced (undefined before the first sync: nothing is written until then). */
-  private configured: { models: CatalogModelDraft[]; aliases: { type: string; name: string; modelId: string }[] } | undefined;
+  private configured:
+    { models: CatalogModelDraft[]; aliases: { type: string; name: string; modelId: string }[] } | undefined;
   /** Models found on an upstream by zero-config discovery; stored after the config's models. */
   private discovered: readonly CatalogModelDraft[] = [];
   /** Catalog writes run one at a time, so a discovery refresh never interleaves with a config sync. */

@@ -11,20 +11,42 @@ type Fields = Record<string, unknown>;
 type RecordSource = Pick<CatalogModel, 'type' | 'spec' | 'contextLength'>;
 
 const TEXT_CONSTRAINTS: Fields = { temperature: { default: 1 }, top_p: { default: 1 } };
-const IMAGE_CONSTRAINTS: Fields = { promptCharacterLimit: 1_500, steps: { default: 8, max: 30 }, widthHeightDivisor: 8 };
-const VIDEO_CONSTRAINTS: Fields = { aspect_ratios: [], resolutions: [], durations: [], model_type: 'text-to-video', audio: false, audio_configurable: false };
+const IMAGE_CONSTRAINTS: Fields = {
+  promptCharacterLimit: 1_500,
+  steps: { default: 8, max: 30 },
+  widthHeightDivisor: 8,
+};
+const VIDEO_CONSTRAINTS: Fields = {
+  aspect_ratios: [],
+  resolutions: [],
+  durations: [],
+  model_type: 'text-to-video',
+  audio: false,
+  audio_configurable: false,
+};
 
 /** Per-type defaults of the fields directly in model_spec. */
 function specDefaults(model: RecordSource): Fields {
   switch (model.type) {
     case 'embedding':
-      return { supportsCustomDimensions: false, ...(model.contextLength !== null && { maxInputTokens: model.contextLength }) };
+      return {
+        supportsCustomDimensions: false,
+        ...(model.contextLength !== null && { maxInputTokens: model.contextLength }),
+      };
     case 'image':
       return { supportsStyleReferences: false };
     case 'tts':
       return { voices: [], supports_custom_voice_id: false };
     case 'music':
-      return { supports_lyrics: false, lyrics_required: false, supports_force_instrumental: false, supports_loop: false, supports_custom_voice_id: false, supports_language_code: false, supports_speed: false };
+      return {
+        supports_lyrics: false,
+        lyrics_required: false,
+        supports_force_instrumental: false,
+        supports_loop: false,
+        supports_custom_voice_id: false,
+        supports_language_code: false,
+        supports_speed: false,
+      };
     default:
       return {};
   }
@@ -35,7 +57,11 @@ function constraintDefaults(model: RecordSource): Fields | undefined {
     text: () => TEXT_CONSTRAINTS,
     image: () => IMAGE_CONSTRAINTS,
     // An edit model priced for extra input images takes several and combines them.
-    inpaint: () => ({ aspectRatios: ['auto'], promptCharacterLimit: 32_768, combineImages: (model.spec.pricing as { inputImages?: unknown }).inputImages !== undefined }),
+    inpaint: () => ({
+      aspectRatios: ['auto'],
+      promptCharacterLimit: 32_768,
+      combineImages: (model.spec.pricing as { inputImages?: unknown }).inputImages !== undefined,
+    }),
     video: () => VIDEO_CONSTRAINTS,
   };
   return types[model.type]?.();
@@ -56,4 +82,5 @@ export function modelRecordSpec(model: RecordSource): ModelSpec {
 }
 
 /** `?type=code`: text models whose capabilities say they are optimised for code. */
-export const isCodeModel = (model: CatalogModel): boolean => model.type === 'text' && model.spec.capabilities?.optimizedForCode === true;
+export const isCodeModel = (model: CatalogModel): boolean =>
+  model.type === 'text' && model.spec.capabilities?.optimizedForCode === true;

@@ -8,7 +8,17 @@ export interface ModelAliasRow {
   model_id: string;
 }
 
-const modelColumns = ['id', 'type', 'owned_by', 'created_at', 'privacy', 'offline', 'context_length', 'spec', 'providers'] as const;
+const modelColumns = [
+  'id',
+  'type',
+  'owned_by',
+  'created_at',
+  'privacy',
+  'offline',
+  'context_length',
+  'spec',
+  'providers',
+] as const;
 
 // Serialises concurrent syncs (several API processes starting at once) so alias replacement cannot collide.
 const CATALOG_LOCK = sql`select pg_advisory_xact_lock(hashtext('lagoon.catalog'))`;
@@ -63,8 +73,16 @@ export async function replaceCatalog(
         )
         .execute();
     }
-    let deactivate = trx.updateTable('models').set({ active: false, updated_at: sql`now()` }).where('active', '=', true);
-    if (models.length > 0) deactivate = deactivate.where('id', 'not in', models.map((model) => model.id));
+    let deactivate = trx
+      .updateTable('models')
+      .set({ active: false, updated_at: sql`now()` })
+      .where('active', '=', true);
+    if (models.length > 0)
+      deactivate = deactivate.where(
+        'id',
+        'not in',
+        models.map((model) => model.id),
+      );
     await deactivate.execute();
 
     await trx.deleteFrom('model_aliases').execute();
@@ -79,7 +97,13 @@ export async function replaceCatalog(
 
 /** Active models in config order. */
 export async function listActiveModels(db: Database): Promise<ModelRow[]> {
-  return db.selectFrom('models').select(modelColumns).where('active', '=', true).orderBy('position').orderBy('id').execute();
+  return db
+    .selectFrom('models')
+    .select(modelColumns)
+    .where('active', '=', true)
+    .orderBy('position')
+    .orderBy('id')
+    .execute();
 }
 
 export async function listAliases(db: Database): Promise<ModelAliasRow[]> {

@@ -3,7 +3,17 @@ import type { ModelsTable } from '../db/types.generated.ts';
 import type { Selectable } from 'kysely';
 import type { ModelCapabilities, ModelConfig, PricePair, TextPricing } from '../operator-config/schema.ts';
 
-export const MODEL_TYPES = ['asr', 'embedding', 'image', 'music', 'text', 'tts', 'upscale', 'inpaint', 'video'] as const;
+export const MODEL_TYPES = [
+  'asr',
+  'embedding',
+  'image',
+  'music',
+  'text',
+  'tts',
+  'upscale',
+  'inpaint',
+  'video',
+] as const;
 export type ModelType = (typeof MODEL_TYPES)[number];
 export const MODEL_PRIVACY = ['private', 'anonymized'] as const;
 export type ModelPrivacy = (typeof MODEL_PRIVACY)[number];
@@ -68,11 +78,15 @@ const DEFAULT_TEXT_CAPABILITIES: ModelCapabilities = {
 };
 
 /** The providers serving a configured model, in fallback order (`provider` or `providers`; upstream name defaults to the id). */
-export function providerBindings(model: Pick<ModelConfig, 'id' | 'provider' | 'providers' | 'upstreamModel'>): ProviderBinding[] {
+export function providerBindings(
+  model: Pick<ModelConfig, 'id' | 'provider' | 'providers' | 'upstreamModel'>,
+): ProviderBinding[] {
   const upstreamModel = model.upstreamModel ?? model.id;
   const entries = model.providers ?? (model.provider === undefined ? [] : [model.provider]);
   return entries.map((entry) =>
-    typeof entry === 'string' ? { providerId: entry, upstreamModel } : { providerId: entry.id, upstreamModel: entry.upstreamModel ?? upstreamModel },
+    typeof entry === 'string'
+      ? { providerId: entry, upstreamModel }
+      : { providerId: entry.id, upstreamModel: entry.upstreamModel ?? upstreamModel },
   );
 }
 
@@ -151,7 +165,9 @@ export interface TextPrices {
 
 export function textPrices(model: CatalogModel): TextPrices {
   if (model.type !== 'text' && model.type !== 'embedding') {
-    throw new Error(`Model ${model.id} is a ${model.type} model; token prices exist for text and embedding models only`);
+    throw new Error(
+      `Model ${model.id} is a ${model.type} model; token prices exist for text and embedding models only`,
+    );
   }
   const pricing = model.spec.pricing as TextPricing;
   return {

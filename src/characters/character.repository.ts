@@ -108,8 +108,16 @@ export async function replaceCharacters(db: Database, characters: readonly Chara
         )
         .execute();
     }
-    let deactivate = trx.updateTable('characters').set({ active: false, updated_at: sql`now()` }).where('active', '=', true);
-    if (characters.length > 0) deactivate = deactivate.where('slug', 'not in', characters.map((character) => character.slug));
+    let deactivate = trx
+      .updateTable('characters')
+      .set({ active: false, updated_at: sql`now()` })
+      .where('active', '=', true);
+    if (characters.length > 0)
+      deactivate = deactivate.where(
+        'slug',
+        'not in',
+        characters.map((character) => character.slug),
+      );
     await deactivate.execute();
   });
 }
@@ -153,10 +161,20 @@ export async function listCharacters(db: Database, filter: CharacterFilter): Pro
 }
 
 export async function getCharacterBySlug(db: Database, slug: string) {
-  return db.selectFrom('characters').select(characterColumns).where('slug', '=', slug).where('active', '=', true).executeTakeFirst();
+  return db
+    .selectFrom('characters')
+    .select(characterColumns)
+    .where('slug', '=', slug)
+    .where('active', '=', true)
+    .executeTakeFirst();
 }
 
 export async function getCharactersByIds(db: Database, ids: readonly string[]): Promise<CharacterRow[]> {
   if (ids.length === 0) return [];
-  return db.selectFrom('characters').select(characterColumns).where('id', 'in', [...ids]).where('active', '=', true).execute();
+  return db
+    .selectFrom('characters')
+    .select(characterColumns)
+    .where('id', 'in', [...ids])
+    .where('active', '=', true)
+    .execute();
 }

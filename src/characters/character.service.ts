@@ -24,7 +24,8 @@ export interface Character extends Omit<CharacterWrite, 'tags'> {
   };
 }
 
-const blankToUndefined = (value: unknown) => (value === null || (typeof value === 'string' && value.trim() === '') ? undefined : value);
+const blankToUndefined = (value: unknown) =>
+  value === null || (typeof value === 'string' && value.trim() === '') ? undefined : value;
 const optional = <T extends z.ZodType>(schema: T) => z.preprocess(blankToUndefined, schema.optional());
 const withDefault = <T extends z.ZodType>(schema: T, fallback: z.input<T> & z.output<T>) =>
   z.preprocess(blankToUndefined, schema.default(fallback as never));
@@ -36,9 +37,12 @@ const withDefault = <T extends z.ZodType>(schema: T, fallback: z.input<T> & z.ou
 export const CharacterListQuery = z.object({
   search: optional(storedString().trim().max(200)),
   tags: optional(
-    z
-      .union([storedString(), z.array(storedString())])
-      .transform((value) => (Array.isArray(value) ? value : [value]).flatMap((tag) => tag.split(',')).map((tag) => tag.trim()).filter(Boolean)),
+    z.union([storedString(), z.array(storedString())]).transform((value) =>
+      (Array.isArray(value) ? value : [value])
+        .flatMap((tag) => tag.split(','))
+        .map((tag) => tag.trim())
+        .filter(Boolean),
+    ),
   ),
   modelId: optional(storedString().min(1)),
   isAdult: optional(z.preprocess((value) => (typeof value === 'boolean' ? String(value) : value), z.stringbool())),
@@ -98,7 +102,10 @@ export class CharacterService {
   /** Active characters by id in id order, null for unknown ids; for dataloaders. */
   async findByIds(auth: AuthContext, ids: readonly string[]): Promise<(Character | null)[]> {
     requireAccount(auth);
-    const rows = await repo.getCharactersByIds(this.deps.db, ids.filter((id) => UUID.test(id)));
+    const rows = await repo.getCharactersByIds(
+      this.deps.db,
+      ids.filter((id) => UUID.test(id)),
+    );
     const byId = new Map(rows.map((row) => [row.id, rowToCharacter(row)]));
     return ids.map((id) => byId.get(id.toLowerCase()) ?? null);
   }

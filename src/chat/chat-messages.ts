@@ -21,13 +21,19 @@ const imageCount = (message: ChatMessageInput): number =>
  * history (the newest `maxImages`, when the model sets a maximum); single-image vision models keep only the
  * last message that has images; models without vision reject image content (400 naming each message).
  */
-export function applyImageRules(messages: readonly ChatMessageInput[], capabilities: ModelCapabilities | undefined, modelId: string): ChatMessageInput[] {
+export function applyImageRules(
+  messages: readonly ChatMessageInput[],
+  capabilities: ModelCapabilities | undefined,
+  modelId: string,
+): ChatMessageInput[] {
   const counts = messages.map(imageCount);
   const total = counts.reduce((sum, n) => sum + n, 0);
   if (total === 0) return [...messages];
   if (!capabilities?.supportsVision) {
     const message = `Model ${modelId} does not accept images`;
-    const issues: ValidationIssue[] = counts.flatMap((n, index) => (n > 0 ? [{ path: ['messages', index, 'content'], message }] : []));
+    const issues: ValidationIssue[] = counts.flatMap((n, index) =>
+      n > 0 ? [{ path: ['messages', index, 'content'], message }] : [],
+    );
     throw new ValidationError(`Invalid request: messages.${String(issues[0]?.path[1])}.content: ${message}`, issues);
   }
   let keep: (index: number, imageFromEnd: number) => boolean;
@@ -58,12 +64,18 @@ export function applyImageRules(messages: readonly ChatMessageInput[], capabilit
 
 /** Prepends the preamble to the first system message, or as a new system message (one system message keeps
  * strict chat templates happy). */
-export function withSystemPreamble(messages: readonly ChatMessageInput[], preamble: readonly string[]): ChatMessageInput[] {
+export function withSystemPreamble(
+  messages: readonly ChatMessageInput[],
+  preamble: readonly string[],
+): ChatMessageInput[] {
   if (preamble.length === 0) return [...messages];
   const text = preamble.join('\n\n');
   const [first, ...rest] = messages;
   if (first && (first.role === 'system' || first.role === 'developer')) {
-    const content = typeof first.content === 'string' ? `${text}\n\n${first.content}` : [{ type: 'text' as const, text }, ...first.content];
+    const content =
+      typeof first.content === 'string'
+        ? `${text}\n\n${first.content}`
+        : [{ type: 'text' as const, text }, ...first.content];
     return [{ ...first, content }, ...rest];
   }
   return [{ role: 'system', content: text }, ...messages];
@@ -102,12 +114,20 @@ function excerpt(text: string, chars: number): string {
  * Search results and scraped pages as context for the model, numbered as in the citations (results first), with
  * `[n]` citation instructions when citations are on.
  */
-export function sourcesContext(sources: { query: string | undefined; results: readonly WebCitation[]; pages: readonly ScrapedPage[]; cite: boolean }): string {
+export function sourcesContext(sources: {
+  query: string | undefined;
+  results: readonly WebCitation[];
+  pages: readonly ScrapedPage[];
+  cite: boolean;
+}): string {
   const lines: string[] = [];
   if (sources.results.length > 0) {
     lines.push(`Web search results for "${sources.query ?? ''}":`);
     for (const hit of sources.results) {
-      lines.push(`[${hit.index}] ${hit.title} (${hit.url})${hit.date ? `, ${hit.date.slice(0, 10)}` : ''}`, hit.content);
+      lines.push(
+        `[${hit.index}] ${hit.title} (${hit.url})${hit.date ? `, ${hit.date.slice(0, 10)}` : ''}`,
+        hit.content,
+      );
     }
   }
   if (sources.pages.length > 0) {
@@ -115,11 +135,22 @@ export function sourcesContext(sources: { query: string | undefined; results: re
     lines.push('Content of the web pages linked in the conversation, fetched just now:');
     sources.pages.forEach((page, at) => {
       const index = sources.results.length + at + 1;
-      lines.push(`[${index}] ${page.title || page.url} (${page.url})${page.truncated ? ' (shortened)' : ''}`, page.text, `[end of ${index}]`);
+      lines.push(
+        `[${index}] ${page.title || page.url} (${page.url})${page.truncated ? ' (shortened)' : ''}`,
+        page.text,
+        `[end of ${index}]`,
+      );
     });
   }
-  const use = sources.pages.length > 0 && sources.results.length === 0 ? 'Use these pages where they help.' : 'Use these results where they help.';
-  lines.push(sources.cite ? `${use} Cite each source you use with its number in square brackets, e.g. [1], right after the statement it supports.` : use);
+  const use =
+    sources.pages.length > 0 && sources.results.length === 0
+      ? 'Use these pages where they help.'
+      : 'Use these results where they help.';
+  lines.push(
+    sources.cite
+      ? `${use} Cite each source you use with its number in square brackets, e.g. [1], right after the statement it supports.`
+      : use,
+  );
   return lines.join('\n');
 }
 

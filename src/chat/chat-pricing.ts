@@ -53,7 +53,8 @@ const tokensCost = (tokens: number, price: AttoPrice): Price => ({
   usd: costNano(BigInt(tokens), price.usd, PER_MILLION),
   diem: costNano(BigInt(tokens), price.diem, PER_MILLION),
 });
-const addPrices = (...prices: Price[]): Price => prices.reduce((sum, p) => ({ usd: sum.usd + p.usd, diem: sum.diem + p.diem }), { usd: 0n, diem: 0n });
+const addPrices = (...prices: Price[]): Price =>
+  prices.reduce((sum, p) => ({ usd: sum.usd + p.usd, diem: sum.diem + p.diem }), { usd: 0n, diem: 0n });
 
 /** Reservation headroom over the o200k prompt estimate: upstream tokenizers and chat templates count differently. */
 export const reservedPromptTokens = (estimate: number): number => Math.ceil((estimate * 5) / 4) + 32;
@@ -63,13 +64,19 @@ export const reservedPromptTokens = (estimate: number): number => Math.ceil((est
  * price of any tier (the upstream's prompt count may cross the extended threshold the estimate did not), plus
  * the web search price when a search will run.
  */
-export function maxChatCost(prices: ChatPrices, input: { promptEstimate: number; maxOutputTokens: number; choices: number; webSearch: boolean }): Price {
+export function maxChatCost(
+  prices: ChatPrices,
+  input: { promptEstimate: number; maxOutputTokens: number; choices: number; webSearch: boolean },
+): Price {
   const tiers = prices.extended ? [prices.standard, prices.extended] : [prices.standard];
   const worstIn: AttoPrice = {
     usd: maxAtto(...tiers.flatMap((t) => [t.input.usd, t.cacheRead.usd])),
     diem: maxAtto(...tiers.flatMap((t) => [t.input.diem, t.cacheRead.diem])),
   };
-  const worstOut: AttoPrice = { usd: maxAtto(...tiers.map((t) => t.output.usd)), diem: maxAtto(...tiers.map((t) => t.output.diem)) };
+  const worstOut: AttoPrice = {
+    usd: maxAtto(...tiers.map((t) => t.output.usd)),
+    diem: maxAtto(...tiers.map((t) => t.output.diem)),
+  };
   return addPrices(
     tokensCost(reservedPromptTokens(input.promptEstimate) * input.choices, worstIn),
     tokensCost(input.maxOutputTokens * input.choices, worstOut),
@@ -88,8 +95,20 @@ export interface BilledTokens {
 /** USD per token as an exact decimal (the price is per 1M tokens, so six more decimal places). */
 const perTokenUsd = (price: AttoPrice): string => formatScaled(price.usd, ATTO_DIGITS + 6);
 
-function tokenLine(model: CatalogModel, kind: 'input' | 'cache-read' | 'output', lineType: string, tokens: number, price: AttoPrice): UsageLine {
-  return { sku: `${model.id}-llm-${kind}-mtoken`, lineType, units: String(tokens), pricePerUnitUsd: perTokenUsd(price), cost: tokensCost(tokens, price) };
+function tokenLine(
+  model: CatalogModel,
+  kind: 'input' | 'cache-read' | 'output',
+  lineType: string,
+  tokens: number,
+  price: AttoPrice,
+): UsageLine {
+  return {
+    sku: `${model.id}-llm-${kind}-mtoken`,
+    lineType,
+    units: String(tokens),
+    pricePerUnitUsd: perTokenUsd(price),
+    cost: tokensCost(tokens, price),
+  };
 }
 
 /**
@@ -106,7 +125,14 @@ export function chatUsage(
   const lines: UsageLine[] = [tokenLine(model, 'input', 'Input', tokens.promptTokens - cached, tier.input)];
   if (cached > 0) lines.push(tokenLine(model, 'cache-read', 'Cache Read', cached, tier.cacheRead));
   lines.push(tokenLine(model, 'output', 'Output', tokens.completionTokens, tier.output));
-  if (details.webSearch) lines.push({ sku: 'augment-web-search', lineType: 'Web Search', units: '1', pricePerUnitUsd: AUGMENT_PRICE_USD, cost: AUGMENT_PRICE });
+  if (details.webSearch)
+    lines.push({
+      sku: 'augment-web-search',
+      lineType: 'Web Search',
+      units: '1',
+      pricePerUnitUsd: AUGMENT_PRICE_USD,
+      cost: AUGMENT_PRICE,
+    });
   return {
     modelId: model.id,
     modelType: 'LLM',

@@ -13,13 +13,18 @@ import type { EffectiveServiceParameters } from './chat.types.ts';
 /** Text models without a configured context length (operator-config default). */
 const DEFAULT_CONTEXT_LENGTH = 32_768;
 
-const invalid = (path: (string | number)[], message: string) => new ValidationError(`Invalid request: ${path.join('.')}: ${message}`, [{ path, message }]);
+const invalid = (path: (string | number)[], message: string) =>
+  new ValidationError(`Invalid request: ${path.join('.')}: ${message}`, [{ path, message }]);
 
 export type EffectiveSettings = Omit<EffectiveServiceParameters, 'web_search_citations'>;
 
 /** Defaults filled in; features this server does not offer (X search, web scraping when the operator turned it off) are echoed as off. */
-export function effectiveSettings(requested: ServiceParametersInput, offers: { readonly webScraping: boolean }): EffectiveSettings {
-  if (requested.enable_e2ee === true) throw invalid(['service_parameters', 'enable_e2ee'], 'End-to-end encryption is not available on this server');
+export function effectiveSettings(
+  requested: ServiceParametersInput,
+  offers: { readonly webScraping: boolean },
+): EffectiveSettings {
+  if (requested.enable_e2ee === true)
+    throw invalid(['service_parameters', 'enable_e2ee'], 'End-to-end encryption is not available on this server');
   return {
     ...(requested.character_slug !== undefined && { character_slug: requested.character_slug }),
     strip_thinking_response: requested.strip_thinking_response ?? false,
@@ -54,10 +59,15 @@ const numberDefault = (constraints: Record<string, unknown> | undefined, key: st
 };
 
 /** Checks the request against the model's capabilities and builds the upstream body. */
-export function planUpstream(input: ChatCompletionInput, model: CatalogModel, settings: EffectiveSettings): UpstreamPlan {
+export function planUpstream(
+  input: ChatCompletionInput,
+  model: CatalogModel,
+  settings: EffectiveSettings,
+): UpstreamPlan {
   const capabilities: ModelCapabilities = model.spec.capabilities ?? {};
   const tools = input.tools && input.tools.length > 0 ? input.tools : undefined;
-  if (tools && !capabilities.supportsFunctionCalling) throw invalid(['tools'], `Model ${model.id} does not support function calling`);
+  if (tools && !capabilities.supportsFunctionCalling)
+    throw invalid(['tools'], `Model ${model.id} does not support function calling`);
   if (input.response_format?.type === 'json_schema' && !capabilities.supportsResponseSchema) {
     throw invalid(['response_format'], `Model ${model.id} does not support json_schema structured output`);
   }
@@ -116,4 +126,5 @@ export function planUpstream(input: ChatCompletionInput, model: CatalogModel, se
 const THINK_BLOCK = /<think>[\s\S]*?<\/think>\s*/g;
 
 /** strip_thinking_response: removes inline `<think>` blocks a model left in its answer. */
-export const stripThinking = (content: string | null): string | null => (content === null ? null : content.replace(THINK_BLOCK, ''));
+export const stripThinking = (content: string | null): string | null =>
+  content === null ? null : content.replace(THINK_BLOCK, '');

@@ -4,7 +4,12 @@ import type { Reservation } from '../billing/billing.types.ts';
 import type { CatalogModel } from '../catalog/model.ts';
 import { AppError, UpstreamError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
-import type { UpstreamChatChunk, UpstreamChatStream, UpstreamToolCallDelta, UpstreamUsage } from '../providers/chat/chat-provider.ts';
+import type {
+  UpstreamChatChunk,
+  UpstreamChatStream,
+  UpstreamToolCallDelta,
+  UpstreamUsage,
+} from '../providers/chat/chat-provider.ts';
 import type { UpstreamBody } from './chat-upstream.ts';
 import { chatUsage, exceedsHold, type BilledTokens } from './chat-pricing.ts';
 import type { EffectiveSettings } from './chat-request.ts';
@@ -13,7 +18,9 @@ import type { StreamOutputLimit } from './output-limit.ts';
 import { countOutputTokens, countPromptTokens } from './token-count.ts';
 
 /** What a stream yields: chunks (the citations chunk and the final usage chunk included), or a last error. */
-export type ChatStreamEvent = { readonly type: 'chunk'; readonly chunk: ChatCompletionChunk } | { readonly type: 'error'; readonly error: AppError };
+export type ChatStreamEvent =
+  | { readonly type: 'chunk'; readonly chunk: ChatCompletionChunk }
+  | { readonly type: 'error'; readonly error: AppError };
 
 export interface ChatStreamContext {
   readonly auth: AccountAuthContext;
@@ -59,7 +66,8 @@ export const toUsage = (tokens: BilledTokens): ChatUsage => ({
 export const DOCUMENTS_TOOL = 'web_search_documents';
 
 /** Whether a call has sources to show (citations chunk, documents tool call): it searched, or it read linked pages. */
-export const hasSources = (call: { readonly searched: boolean; readonly citations: readonly WebCitation[] }): boolean => call.searched || call.citations.length > 0;
+export const hasSources = (call: { readonly searched: boolean; readonly citations: readonly WebCitation[] }): boolean =>
+  call.searched || call.citations.length > 0;
 
 /**
  * One streaming completion, from the started upstream stream to its settlement. Chunks are forwarded as they
@@ -131,7 +139,10 @@ export class ChatStreamSession implements AsyncIterable<ChatStreamEvent> {
         if (phase === 'intro') {
           phase = 'upstream';
           if (hasSources(this.ctx) && this.ctx.settings.include_search_results_in_stream) {
-            return event({ type: 'chunk', chunk: this.chunk([], { service_parameters: { web_search_citations: this.ctx.citations } }) });
+            return event({
+              type: 'chunk',
+              chunk: this.chunk([], { service_parameters: { web_search_citations: this.ctx.citations } }),
+            });
           }
         }
         if (phase === 'upstream') {
@@ -159,7 +170,10 @@ export class ChatStreamSession implements AsyncIterable<ChatStreamEvent> {
    * The next chunk to forward; undefined once the upstream's part is over, with what follows it (documents, usage,
    * or the error) put in `tail` and the call settled.
    */
-  private async nextForwarded(upstream: AsyncIterator<UpstreamChatChunk>, tail: ChatStreamEvent[]): Promise<ChatCompletionChunk | undefined> {
+  private async nextForwarded(
+    upstream: AsyncIterator<UpstreamChatChunk>,
+    tail: ChatStreamEvent[],
+  ): Promise<ChatCompletionChunk | undefined> {
     let ending: Ending;
     let failure: AppError | undefined;
     for (;;) {
@@ -180,7 +194,11 @@ export class ChatStreamSession implements AsyncIterable<ChatStreamEvent> {
       } catch (error) {
         ending = this.cancelled ? 'client-gone' : this.timedOut ? 'max-duration' : 'upstream-failed';
         failure = asAppError(error);
-        if (ending === 'upstream-failed') this.ctx.logger.warn({ reqId: this.ctx.auth.requestId, model: this.ctx.model.id, err: error }, 'chat stream failed mid-stream');
+        if (ending === 'upstream-failed')
+          this.ctx.logger.warn(
+            { reqId: this.ctx.auth.requestId, model: this.ctx.model.id, err: error },
+            'chat stream failed mid-stream',
+          );
         break;
       }
       if (read.done || this.timedOut) {
@@ -193,7 +211,13 @@ export class ChatStreamSession implements AsyncIterable<ChatStreamEvent> {
       if (chunk) return chunk;
     }
     if (ending === 'complete' || ending === 'limit' || ending === 'max-duration') {
-      if (ending === 'max-duration') tail.push({ type: 'chunk', chunk: this.chunk(this.choiceIndexes().map((index) => ({ index, delta: {}, finish_reason: 'length', logprobs: null }))) });
+      if (ending === 'max-duration')
+        tail.push({
+          type: 'chunk',
+          chunk: this.chunk(
+            this.choiceIndexes().map((index) => ({ index, delta: {}, finish_reason: 'length', logprobs: null })),
+          ),
+        });
       tail.push(...this.documentChunks());
       const usage = await this.finish(ending);
       if (usage) tail.push({ type: 'chunk', chunk: this.chunk([], { usage }) });
@@ -205,7 +229,14 @@ export class ChatStreamSession implements AsyncIterable<ChatStreamEvent> {
   }
 
   private chunk(choices: readonly ChatChunkChoice[], extra: Partial<ChatCompletionChunk> = {}): ChatCompletionChunk {
-    return { id: this.ctx.id, object: 'chat.completion.chunk', created: this.ctx.created, model: this.ctx.model.id, choices, ...extra };
+    return {
+      id: this.ctx.id,
+      object: 'chat.completion.chunk',
+      created: this.ctx.created,
+      model: this.ctx.model.id,
+      choices,
+      ...extra,
+    };
   }
 
   private forward(upstreamChunk: UpstreamChatChunk): ChatCompletionChunk | undefined {
@@ -234,7 +265,12 @@ export class ChatStreamSession implements AsyncIterable<ChatStreamEvent> {
     return choices.length > 0 ? this.chunk(choices) : undefined;
   }
 
-  private record(index: number, content: string | undefined, reasoning: string | undefined, calls: readonly UpstreamToolCallDelta[] | undefined): void {
+  private record(
+    index: number,
+    content: string | undefined,
+    reasoning: string | undefined,
+    calls: readonly UpstreamToolCallDelta[] | undefined,
+  ): void {
     let pieces = this.received.get(index);
     if (!pieces) this.received.set(index, (pieces = []));
     if (content) pieces.push(content);
@@ -250,13 +286,20 @@ export class ChatStreamSession implements AsyncIterable<ChatStreamEvent> {
   private *documentChunks(): Generator<ChatStreamEvent> {
     if (!hasSources(this.ctx) || !this.ctx.settings.return_search_results_as_documents) return;
     const args = JSON.stringify({ documents: this.ctx.citations });
-    const choices = [...this.received.keys()].map(
-      (index): ChatChunkChoice => ({
-        index,
-        delta: { tool_calls: [{ index: (this.toolCalls.get(index) ?? -1) + 1, id: DOCUMENTS_TOOL, type: 'function', function: { name: DOCUMENTS_TOOL, arguments: args } }] },
-        finish_reason: null,
-      }),
-    );
+    const choices = [...this.received.keys()].map((index): ChatChunkChoice => ({
+      index,
+      delta: {
+        tool_calls: [
+          {
+            index: (this.toolCalls.get(index) ?? -1) + 1,
+            id: DOCUMENTS_TOOL,
+            type: 'function',
+            function: { name: DOCUMENTS_TOOL, arguments: args },
+          },
+        ],
+      },
+      finish_reason: null,
+    }));
     if (choices.length > 0) yield { type: 'chunk', chunk: this.chunk(choices) };
   }
 
@@ -275,12 +318,20 @@ export class ChatStreamSession implements AsyncIterable<ChatStreamEvent> {
     const received = [...this.received.values()].map((pieces) => pieces.join(''));
     // Upstream error before output, or a client gone before any: nothing was delivered, nothing is charged.
     if (ending !== 'complete' && received.every((text) => text === '')) {
-      await ctx.billing.release(ctx.reservation).catch((error: unknown) => ctx.logger.error({ err: error, reservationId: ctx.reservation.id }, 'release failed; the sweeper will retry'));
+      await ctx.billing
+        .release(ctx.reservation)
+        .catch((error: unknown) =>
+          ctx.logger.error({ err: error, reservationId: ctx.reservation.id }, 'release failed; the sweeper will retry'),
+        );
       return undefined;
     }
     const reported = ending === 'complete' ? this.upstreamUsage : undefined;
     const tokens: BilledTokens = reported
-      ? { promptTokens: reported.prompt_tokens, cachedTokens: reported.cached_tokens, completionTokens: ctx.outputLimit.billable(reported.completion_tokens) }
+      ? {
+          promptTokens: reported.prompt_tokens,
+          cachedTokens: reported.cached_tokens,
+          completionTokens: ctx.outputLimit.billable(reported.completion_tokens),
+        }
       : {
           promptTokens: this.upstreamUsage?.prompt_tokens ?? (await countPromptTokens(ctx.body)),
           cachedTokens: this.upstreamUsage?.cached_tokens ?? 0,
@@ -292,11 +343,18 @@ export class ChatStreamSession implements AsyncIterable<ChatStreamEvent> {
       webSearch: ctx.searched,
       notes: NOTES[ending],
     });
-    if (exceedsHold(usage, ctx.reservation)) ctx.logger.warn({ reqId: ctx.auth.requestId, model: ctx.model.id }, 'chat usage exceeds its hold; the charge is capped at the hold');
+    if (exceedsHold(usage, ctx.reservation))
+      ctx.logger.warn(
+        { reqId: ctx.auth.requestId, model: ctx.model.id },
+        'chat usage exceeds its hold; the charge is capped at the hold',
+      );
     try {
       await ctx.billing.settle(ctx.reservation, usage);
     } catch (error) {
-      ctx.logger.error({ err: error, reservationId: ctx.reservation.id }, 'settling a chat stream failed; the sweeper will release the hold');
+      ctx.logger.error(
+        { err: error, reservationId: ctx.reservation.id },
+        'settling a chat stream failed; the sweeper will release the hold',
+      );
     }
     return toUsage(tokens);
   }

@@ -1,5 +1,11 @@
 import type { ProviderBinding } from '../catalog/model.ts';
-import type { ChatCallOptions, JsonObject, UpstreamChatCompletion, UpstreamChatRequest, UpstreamChatStream } from '../providers/chat/chat-provider.ts';
+import type {
+  ChatCallOptions,
+  JsonObject,
+  UpstreamChatCompletion,
+  UpstreamChatRequest,
+  UpstreamChatStream,
+} from '../providers/chat/chat-provider.ts';
 
 /** The upstream request body before the gateway sets `model` (the upstream's name of the model). */
 export type UpstreamBody = JsonObject & { messages: JsonObject[] };

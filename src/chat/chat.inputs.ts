@@ -35,26 +35,43 @@ const nullableFields = <T extends z.ZodType>(schema: T) => z.preprocess(withoutN
 /** Optional (inside `nullableFields`, where `null` has already become absent). */
 const opt = <T extends z.ZodType>(schema: T) => schema.optional();
 
-const between = (min: number, max: number) => z.number().min(min, `Must be between ${min} and ${max}`).max(max, `Must be between ${min} and ${max}`);
+const between = (min: number, max: number) =>
+  z.number().min(min, `Must be between ${min} and ${max}`).max(max, `Must be between ${min} and ${max}`);
 const wholeNumber = () => z.number().int('Must be a whole number');
 
 const TextPart = z.object({ type: z.literal('text'), text: z.string() });
 const ImagePart = z.object({
   type: z.literal('image_url'),
   image_url: z.union([
-    z.string().min(1).transform((url) => ({ url })),
-    nullableFields(z.object({ url: z.string().min(1, 'Required: an http(s) or data: URL'), detail: opt(z.enum(['auto', 'low', 'high'])) })),
+    z
+      .string()
+      .min(1)
+      .transform((url) => ({ url })),
+    nullableFields(
+      z.object({
+        url: z.string().min(1, 'Required: an http(s) or data: URL'),
+        detail: opt(z.enum(['auto', 'low', 'high'])),
+      }),
+    ),
   ]),
 });
 export type ChatTextPart = z.output<typeof TextPart>;
 export type ChatImagePart = z.output<typeof ImagePart>;
 
-const contentPartError = { error: 'Each content part must be {"type": "text", "text"} or {"type": "image_url", "image_url": {"url"}}' };
+const contentPartError = {
+  error: 'Each content part must be {"type": "text", "text"} or {"type": "image_url", "image_url": {"url"}}',
+};
 const UserPart = z.discriminatedUnion('type', [TextPart, ImagePart], contentPartError);
-const TextOnlyPart = z.discriminatedUnion('type', [TextPart], { error: 'Only {"type": "text", "text"} parts are allowed in this message' });
+const TextOnlyPart = z.discriminatedUnion('type', [TextPart], {
+  error: 'Only {"type": "text", "text"} parts are allowed in this message',
+});
 
-const TextContent = z.union([z.string(), z.array(TextOnlyPart)], { error: 'Must be a string or an array of text parts' });
-const UserContent = z.union([z.string(), z.array(UserPart).min(1, 'At least one content part')], { error: 'Must be a string or an array of content parts' });
+const TextContent = z.union([z.string(), z.array(TextOnlyPart)], {
+  error: 'Must be a string or an array of text parts',
+});
+const UserContent = z.union([z.string(), z.array(UserPart).min(1, 'At least one content part')], {
+  error: 'Must be a string or an array of content parts',
+});
 
 const ToolCall = z.object({
   id: z.string().min(1),
@@ -74,8 +91,16 @@ const AssistantMessage = z
     tool_calls: opt(z.array(ToolCall)),
     reasoning_content: opt(z.string()),
   })
-  .refine((message) => message.content !== undefined || (message.tool_calls?.length ?? 0) > 0, { message: 'An assistant message needs content or tool_calls', path: ['content'] });
-const ToolMessage = z.object({ role: z.literal('tool'), content: TextContent, tool_call_id: z.string().min(1, 'Required: the id of the tool call this answers'), name });
+  .refine((message) => message.content !== undefined || (message.tool_calls?.length ?? 0) > 0, {
+    message: 'An assistant message needs content or tool_calls',
+    path: ['content'],
+  });
+const ToolMessage = z.object({
+  role: z.literal('tool'),
+  content: TextContent,
+  tool_call_id: z.string().min(1, 'Required: the id of the tool call this answers'),
+  name,
+});
 
 export const ChatMessageInput = nullableFields(
   z.discriminatedUnion('role', [SystemMessage, UserMessage, AssistantMessage, ToolMessage], {
@@ -129,7 +154,11 @@ const JsonSchemaFormat = nullableFields(
 
 const ResponseFormat = z.discriminatedUnion(
   'type',
-  [z.object({ type: z.literal('text') }), z.object({ type: z.literal('json_object') }), z.object({ type: z.literal('json_schema'), json_schema: JsonSchemaFormat })],
+  [
+    z.object({ type: z.literal('text') }),
+    z.object({ type: z.literal('json_object') }),
+    z.object({ type: z.literal('json_schema'), json_schema: JsonSchemaFormat }),
+  ],
   { error: 'type must be one of: text, json_object, json_schema' },
 );
 export type ChatResponseFormat = z.output<typeof ResponseFormat>;
@@ -168,9 +197,15 @@ const ChatCompletionBody = z
     seed: opt(wholeNumber().positive('Must be greater than 0').max(Number.MAX_SAFE_INTEGER)),
     n: opt(wholeNumber().min(1, 'Must be at least 1').max(MAX_CHOICES, `At most ${MAX_CHOICES}`)),
     stop: opt(
-      z.union([z.string().min(1), z.array(z.string().min(1)).max(MAX_STOP_SEQUENCES, `At most ${MAX_STOP_SEQUENCES} stop sequences`)], {
-        error: `Must be a string or an array of up to ${MAX_STOP_SEQUENCES} strings`,
-      }),
+      z.union(
+        [
+          z.string().min(1),
+          z.array(z.string().min(1)).max(MAX_STOP_SEQUENCES, `At most ${MAX_STOP_SEQUENCES} stop sequences`),
+        ],
+        {
+          error: `Must be a string or an array of up to ${MAX_STOP_SEQUENCES} strings`,
+        },
+      ),
     ),
     stop_token_ids: opt(z.array(wholeNumber().min(0))),
     logprobs: opt(z.boolean()),
@@ -178,7 +213,14 @@ const ChatCompletionBody = z
     max_completion_tokens: opt(wholeNumber().min(1, 'Must be at least 1')),
     // Deprecated; values of 0 or less are ignored (contract).
     max_tokens: opt(wholeNumber()).transform((value) => (value !== undefined && value > 0 ? value : undefined)),
-    reasoning: opt(nullableFields(z.object({ effort: opt(z.enum(REASONING_EFFORTS, { error: `Must be one of: ${REASONING_EFFORTS.join(', ')}` })), summary: opt(z.string()) }))),
+    reasoning: opt(
+      nullableFields(
+        z.object({
+          effort: opt(z.enum(REASONING_EFFORTS, { error: `Must be one of: ${REASONING_EFFORTS.join(', ')}` })),
+          summary: opt(z.string()),
+        }),
+      ),
+    ),
     reasoning_effort: opt(z.enum(REASONING_EFFORTS, { error: `Must be one of: ${REASONING_EFFORTS.join(', ')}` })),
     stream: opt(z.boolean()).transform((value) => value ?? false),
     stream_options: opt(nullableFields(z.object({ include_usage: opt(z.boolean()) }))),
@@ -195,7 +237,9 @@ const ChatCompletionBody = z
     include: opt(z.array(z.string())),
     metadata: opt(z.record(z.string(), z.unknown())),
     prompt_cache_key: opt(z.string()),
-    prompt_cache_retention: opt(z.enum(['default', 'extended', '24h'], { error: 'Must be one of: default, extended, 24h' })),
+    prompt_cache_retention: opt(
+      z.enum(['default', 'extended', '24h'], { error: 'Must be one of: default, extended, 24h' }),
+    ),
   })
   .transform(({ venice_parameters, service_parameters, reasoning, reasoning_effort, ...rest }) => ({
     ...rest,

@@ -14,9 +14,22 @@ import { UpstreamError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { ChatCallOptions, UpstreamChatCompletion } from '../providers/chat/chat-provider.ts';
 import { parseInput } from '../validation.ts';
-import { applyImageRules, lastUserText, pageCitations, sourcesContext, toUpstreamMessages, withSystemPreamble } from './chat-messages.ts';
+import {
+  applyImageRules,
+  lastUserText,
+  pageCitations,
+  sourcesContext,
+  toUpstreamMessages,
+  withSystemPreamble,
+} from './chat-messages.ts';
 import { chatPrices, chatUsage, exceedsHold, maxChatCost, type BilledTokens } from './chat-pricing.ts';
-import { effectiveSettings, planUpstream, stripThinking, type EffectiveSettings, type UpstreamPlan } from './chat-request.ts';
+import {
+  effectiveSettings,
+  planUpstream,
+  stripThinking,
+  type EffectiveSettings,
+  type UpstreamPlan,
+} from './chat-request.ts';
 import { ChatStreamSession, DOCUMENTS_TOOL, hasSources, toUsage } from './chat-stream.ts';
 import { limitCompletion, StreamOutputLimit } from './output-limit.ts';
 import type { ChatUpstreams, UpstreamBody } from './chat-upstream.ts';
@@ -75,7 +88,11 @@ export class ChatService {
   ) {}
 
   /** POST /chat/completions: a finished completion, or with `stream: true` a started stream. */
-  async create(auth: AuthContext, input: unknown, options: ChatCallerOptions = {}): Promise<{ stream: false; result: ChatCompletionResult } | { stream: true; session: ChatStreamSession }> {
+  async create(
+    auth: AuthContext,
+    input: unknown,
+    options: ChatCallerOptions = {},
+  ): Promise<{ stream: false; result: ChatCompletionResult } | { stream: true; session: ChatStreamSession }> {
     const request = parseInput(ChatCompletionInput, input);
     if (request.stream) return { stream: true, session: await this.startStream(auth, request, options) };
     return { stream: false, result: await this.runCompletion(auth, request, options) };
@@ -91,7 +108,11 @@ export class ChatService {
     return this.startStream(auth, { ...parseInput(ChatCompletionInput, input), stream: true }, options);
   }
 
-  private async runCompletion(auth: AuthContext, input: ChatCompletionInput, options: ChatCallerOptions): Promise<ChatCompletionResult> {
+  private async runCompletion(
+    auth: AuthContext,
+    input: ChatCompletionInput,
+    options: ChatCallerOptions,
+  ): Promise<ChatCompletionResult> {
     const prepared = await this.prepare(auth, input, options.signal);
     const { model, body, reservation } = prepared;
     const startedAt = performance.now();
@@ -114,12 +135,20 @@ export class ChatService {
       webSearch: prepared.searched,
       notes: 'Chat completion',
     });
-    if (exceedsHold(usage, reservation)) this.deps.logger.warn({ reqId: prepared.auth.requestId, model: model.id }, 'chat usage exceeds its hold; the charge is capped at the hold');
+    if (exceedsHold(usage, reservation))
+      this.deps.logger.warn(
+        { reqId: prepared.auth.requestId, model: model.id },
+        'chat usage exceeds its hold; the charge is capped at the hold',
+      );
     const charge = await this.deps.billing.settle(reservation, usage);
     return { completion: this.toCompletion(prepared, completion, tokens), charge };
   }
 
-  private async startStream(auth: AuthContext, input: ChatCompletionInput, options: ChatCallerOptions): Promise<ChatStreamSession> {
+  private async startStream(
+    auth: AuthContext,
+    input: ChatCompletionInput,
+    options: ChatCallerOptions,
+  ): Promise<ChatStreamSession> {
     // One controller for the search, the upstream call and the session (which cancels itself when it aborts).
     const controller = new AbortController();
     const detach = followAbort(options.signal, controller);
@@ -152,7 +181,11 @@ export class ChatService {
   }
 
   /** Everything before the upstream call; ends with the worst case held (402 here, before any upstream call). */
-  private async prepare(auth: AuthContext, input: ChatCompletionInput, signal: AbortSignal | undefined): Promise<Prepared> {
+  private async prepare(
+    auth: AuthContext,
+    input: ChatCompletionInput,
+    signal: AbortSignal | undefined,
+  ): Promise<Prepared> {
     const account = requireAccount(auth);
     const { name, suffix } = parseModelName(input.model);
     const requested = { ...input.service_parameters, ...suffix };
@@ -174,7 +207,10 @@ export class ChatService {
     const promptMessages = toUpstreamMessages(withSystemPreamble(messages, preamble));
     const estimate = await countPromptTokens({ ...plan.body, messages: promptMessages });
     const maxCost = maxChatCost(chatPrices(model), {
-      promptEstimate: estimate + (query === undefined ? 0 : SEARCH_CONTEXT_TOKENS) + pageUrls.length * (pageTokens + PAGE_HEADER_TOKENS),
+      promptEstimate:
+        estimate +
+        (query === undefined ? 0 : SEARCH_CONTEXT_TOKENS) +
+        pageUrls.length * (pageTokens + PAGE_HEADER_TOKENS),
       maxOutputTokens: plan.maxOutputTokens,
       choices: plan.choices,
       webSearch: query !== undefined,
@@ -184,7 +220,9 @@ export class ChatService {
       // The search and the pages are fetched side by side; either may come back empty.
       const [found, pages] = await Promise.all([
         query === undefined ? undefined : this.webSearch(account, query, signal),
-        pageUrls.length === 0 ? ([] as ScrapedPage[]) : this.deps.scraper.scrape(account.requestId, pageUrls, pageTokens, signal),
+        pageUrls.length === 0
+          ? ([] as ScrapedPage[])
+          : this.deps.scraper.scrape(account.requestId, pageUrls, pageTokens, signal),
       ]);
       const searched = found !== undefined;
       const results = found ?? [];
@@ -192,9 +230,19 @@ export class ChatService {
       const upstreamMessages =
         citations.length === 0
           ? promptMessages
-          : toUpstreamMessages(withSystemPreamble(messages, [...preamble, sourcesContext({ query, results, pages, cite: settings.enable_web_citations })]));
+          : toUpstreamMessages(
+              withSystemPreamble(messages, [
+                ...preamble,
+                sourcesContext({ query, results, pages, cite: settings.enable_web_citations }),
+              ]),
+            );
       const body = { ...plan.body, messages: upstreamMessages };
-      const callOptions: ChatCallOptions = { signal, requestId: account.requestId, splitThinkTags: plan.splitThinkTags, reasoning: plan.reasoning };
+      const callOptions: ChatCallOptions = {
+        signal,
+        requestId: account.requestId,
+        splitThinkTags: plan.splitThinkTags,
+        reasoning: plan.reasoning,
+      };
       return { auth: account, model, settings, plan, body, reservation, citations, searched, callOptions };
     } catch (error) {
       await this.release(reservation);
@@ -203,21 +251,38 @@ export class ChatService {
   }
 
   /** `on` always searches (503 when no search upstream is configured); `auto` searches for web-search models. */
-  private searchQuery(settings: EffectiveSettings, model: CatalogModel, messages: readonly ChatMessageInput[]): string | undefined {
+  private searchQuery(
+    settings: EffectiveSettings,
+    model: CatalogModel,
+    messages: readonly ChatMessageInput[],
+  ): string | undefined {
     const mode = settings.enable_web_search;
     if (mode === 'off') return undefined;
     const configured = this.deps.search.serves();
     if (mode === 'on' && !configured) throw new UpstreamError(SEARCH_NOT_CONFIGURED, 'SERVICE_UNAVAILABLE', 503);
     if (mode === 'auto' && (!configured || !model.spec.capabilities?.supportsWebSearch)) return undefined;
-    const query = [...lastUserText(messages).trim().replace(/\s+/g, ' ')].slice(0, SEARCH_QUERY_MAX_CHARS).join('').trim();
+    const query = [...lastUserText(messages).trim().replace(/\s+/g, ' ')]
+      .slice(0, SEARCH_QUERY_MAX_CHARS)
+      .join('')
+      .trim();
     return query === '' ? undefined : query;
   }
 
   /** The search results numbered for citation, or undefined when the search failed (the answer goes on without). */
-  private async webSearch(auth: AccountAuthContext, query: string, signal: AbortSignal | undefined): Promise<WebCitation[] | undefined> {
+  private async webSearch(
+    auth: AccountAuthContext,
+    query: string,
+    signal: AbortSignal | undefined,
+  ): Promise<WebCitation[] | undefined> {
     try {
       const { results } = await this.deps.search.searchUnmetered(auth, { query }, { signal });
-      return results.map((result, index) => ({ index: index + 1, title: result.title, url: result.url, content: result.content, date: result.date }));
+      return results.map((result, index) => ({
+        index: index + 1,
+        title: result.title,
+        url: result.url,
+        content: result.content,
+        date: result.date,
+      }));
     } catch (error) {
       if (signal?.aborted) throw error;
       this.deps.logger.warn({ reqId: auth.requestId, err: error }, 'chat web search failed; answering without it');
@@ -230,22 +295,26 @@ export class ChatService {
     const strip = settings.strip_thinking_response;
     const documents =
       hasSources(prepared) && settings.return_search_results_as_documents
-        ? [{ id: DOCUMENTS_TOOL, type: 'function' as const, function: { name: DOCUMENTS_TOOL, arguments: JSON.stringify({ documents: citations }) } }]
+        ? [
+            {
+              id: DOCUMENTS_TOOL,
+              type: 'function' as const,
+              function: { name: DOCUMENTS_TOOL, arguments: JSON.stringify({ documents: citations }) },
+            },
+          ]
         : [];
-    const choices = completion.choices.map(
-      (choice): ChatChoice => ({
-        index: choice.index,
-        message: {
-          role: 'assistant',
-          content: strip ? stripThinking(choice.message.content) : choice.message.content,
-          reasoning_content: strip ? null : choice.message.reasoning_content,
-          tool_calls: [...choice.message.tool_calls, ...documents],
-        },
-        finish_reason: choice.finish_reason,
-        stop_reason: choice.stop_reason,
-        logprobs: prepared.plan.includeLogprobs ? choice.logprobs : null,
-      }),
-    );
+    const choices = completion.choices.map((choice): ChatChoice => ({
+      index: choice.index,
+      message: {
+        role: 'assistant',
+        content: strip ? stripThinking(choice.message.content) : choice.message.content,
+        reasoning_content: strip ? null : choice.message.reasoning_content,
+        tool_calls: [...choice.message.tool_calls, ...documents],
+      },
+      finish_reason: choice.finish_reason,
+      stop_reason: choice.stop_reason,
+      logprobs: prepared.plan.includeLogprobs ? choice.logprobs : null,
+    }));
     return {
       id: completionId(),
       object: 'chat.completion',
@@ -264,7 +333,11 @@ export class ChatService {
   }
 
   private async release(reservation: Reservation): Promise<void> {
-    await this.deps.billing.release(reservation).catch((error: unknown) => this.deps.logger.error({ err: error, reservationId: reservation.id }, 'release failed; the sweeper will retry'));
+    await this.deps.billing
+      .release(reservation)
+      .catch((error: unknown) =>
+        this.deps.logger.error({ err: error, reservationId: reservation.id }, 'release failed; the sweeper will retry'),
+      );
   }
 }
 
@@ -279,11 +352,19 @@ const completionId = () => `chatcmpl-${randomBytes(16).toString('hex')}`;
 /** The upstream's usage, or a tokenizer count of the prompt and of every choice's output when it reported none. */
 async function billedTokens(completion: UpstreamChatCompletion, body: UpstreamBody): Promise<BilledTokens> {
   if (completion.usage) {
-    return { promptTokens: completion.usage.prompt_tokens, cachedTokens: completion.usage.cached_tokens, completionTokens: completion.usage.completion_tokens };
+    return {
+      promptTokens: completion.usage.prompt_tokens,
+      cachedTokens: completion.usage.cached_tokens,
+      completionTokens: completion.usage.completion_tokens,
+    };
   }
   const outputs = completion.choices.map(({ message }) => {
     const calls = message.tool_calls.map((call) => call.function.name + call.function.arguments).join('');
     return (message.reasoning_content ?? '') + (message.content ?? '') + calls;
   });
-  return { promptTokens: await countPromptTokens(body), cachedTokens: 0, completionTokens: await countOutputTokens(outputs) };
+  return {
+    promptTokens: await countPromptTokens(body),
+    cachedTokens: 0,
+    completionTokens: await countOutputTokens(outputs),
+  };
 }

@@ -12,7 +12,9 @@ import { SERVICE_PARAMETER_KEYS, ServiceParametersInput } from './chat.inputs.ts
  * booleans are `true`/`false`, unknown keys are ignored, and the suffix overrides the body.
  */
 
-const BOOLEAN_KEYS = new Set<string>(SERVICE_PARAMETER_KEYS.filter((key) => key !== 'character_slug' && key !== 'enable_web_search'));
+const BOOLEAN_KEYS = new Set<string>(
+  SERVICE_PARAMETER_KEYS.filter((key) => key !== 'character_slug' && key !== 'enable_web_search'),
+);
 const KNOWN_KEYS = new Set<string>(SERVICE_PARAMETER_KEYS);
 
 export interface ParsedModelName {
@@ -22,7 +24,8 @@ export interface ParsedModelName {
   readonly suffix: ServiceParametersInput;
 }
 
-const suffixError = (message: string) => new ValidationError(`Invalid request: model: ${message}`, [{ path: ['model'], message }]);
+const suffixError = (message: string) =>
+  new ValidationError(`Invalid request: model: ${message}`, [{ path: ['model'], message }]);
 
 export function parseModelName(raw: string): ParsedModelName {
   const colon = raw.indexOf(':');
@@ -37,14 +40,17 @@ export function parseModelName(raw: string): ParsedModelName {
     if (!KNOWN_KEYS.has(key)) continue;
     const value = equals < 0 ? '' : decode(pair.slice(equals + 1));
     if (BOOLEAN_KEYS.has(key)) {
-      if (value !== 'true' && value !== 'false') throw suffixError(`${clip(key)} in the model suffix must be true or false`);
+      if (value !== 'true' && value !== 'false')
+        throw suffixError(`${clip(key)} in the model suffix must be true or false`);
       values[key] = value === 'true';
     } else values[key] = value;
   }
   const parsed = ServiceParametersInput.safeParse(values);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw suffixError(`${String(issue?.path[0] ?? 'suffix')} in the model suffix: ${issue?.message ?? 'invalid value'}`);
+    throw suffixError(
+      `${String(issue?.path[0] ?? 'suffix')} in the model suffix: ${issue?.message ?? 'invalid value'}`,
+    );
   }
   return { name, suffix: parsed.data };
 }
@@ -80,8 +86,13 @@ export async function resolveChatModel(
     characterSlug === undefined ? undefined : deps.characters.getBySlug(auth, characterSlug),
   ]);
   if (lookup.model === undefined) {
-    if (lookup.otherType) throw new InvalidModelError(`Model ${clip(name)} is a ${lookup.otherType} model; chat completions need a text model`);
-    throw new InvalidModelError(`Unknown model ${clip(name)}: use a text model id, a trait or a compatibility name from GET /api/v1/models`);
+    if (lookup.otherType)
+      throw new InvalidModelError(
+        `Model ${clip(name)} is a ${lookup.otherType} model; chat completions need a text model`,
+      );
+    throw new InvalidModelError(
+      `Unknown model ${clip(name)}: use a text model id, a trait or a compatibility name from GET /api/v1/models`,
+    );
   }
   let model = lookup.model;
   if (character && lookup.via === 'trait') {

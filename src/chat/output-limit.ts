@@ -1,4 +1,9 @@
-import type { UpstreamChatCompletion, UpstreamChoice, UpstreamChunkChoice, UpstreamToolCallDelta } from '../providers/chat/chat-provider.ts';
+import type {
+  UpstreamChatCompletion,
+  UpstreamChoice,
+  UpstreamChunkChoice,
+  UpstreamToolCallDelta,
+} from '../providers/chat/chat-provider.ts';
 import { countTextTokens, takeTokens } from '../tokenizer.ts';
 
 /*
@@ -84,7 +89,12 @@ export class StreamOutputLimit {
       if (budget.cut) break;
       const name = budget.take(call.function?.name);
       const args = budget.take(call.function?.arguments);
-      calls.push({ ...call, ...(call.function && { function: { ...(name !== undefined && { name }), ...(args !== undefined && { arguments: args }) } }) });
+      calls.push({
+        ...call,
+        ...(call.function && {
+          function: { ...(name !== undefined && { name }), ...(args !== undefined && { arguments: args }) },
+        }),
+      });
     }
     state.tokens += budget.used;
     if (!budget.cut) return choice;
@@ -110,7 +120,8 @@ export class StreamOutputLimit {
   billable(reported: number): number {
     if (this.endedChoices === 0) return Math.min(reported, this.maxTokens * this.choices);
     let tokens = 0;
-    for (const state of this.states.values()) tokens += Math.min(this.maxTokens, state.tokens ?? countTextTokens(state.texts.join('')));
+    for (const state of this.states.values())
+      tokens += Math.min(this.maxTokens, state.tokens ?? countTextTokens(state.texts.join('')));
     return tokens;
   }
 
@@ -125,7 +136,11 @@ export class StreamOutputLimit {
  * The limit on a finished completion: each choice cut to `maxTokens` (reasoning first, then content; a tool call
  * cut short is dropped, as it could not be used), and the completion tokens to bill.
  */
-export function limitCompletion(completion: UpstreamChatCompletion, maxTokens: number, reported: number): { completion: UpstreamChatCompletion; completionTokens: number } {
+export function limitCompletion(
+  completion: UpstreamChatCompletion,
+  maxTokens: number,
+  reported: number,
+): { completion: UpstreamChatCompletion; completionTokens: number } {
   let anyCut = false;
   /** Per choice: its tokens as counted here, or its texts when they were too short to need counting. */
   const counted: (number | string)[] = [];
@@ -146,12 +161,20 @@ export function limitCompletion(completion: UpstreamChatCompletion, maxTokens: n
     anyCut = true;
     return {
       ...choice,
-      message: { ...message, reasoning_content: message.reasoning_content === null ? null : (reasoning ?? ''), content: message.content === null ? null : (content ?? ''), tool_calls: [] },
+      message: {
+        ...message,
+        reasoning_content: message.reasoning_content === null ? null : (reasoning ?? ''),
+        content: message.content === null ? null : (content ?? ''),
+        tool_calls: [],
+      },
       finish_reason: 'length',
       stop_reason: null,
     };
   });
   if (!anyCut) return { completion, completionTokens: Math.min(reported, maxTokens * completion.choices.length) };
-  const completionTokens = counted.reduce<number>((sum, entry) => sum + (typeof entry === 'number' ? entry : countTextTokens(entry)), 0);
+  const completionTokens = counted.reduce<number>(
+    (sum, entry) => sum + (typeof entry === 'number' ? entry : countTextTokens(entry)),
+    0,
+  );
   return { completion: { ...completion, choices: limited }, completionTokens };
 }

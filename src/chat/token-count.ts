@@ -14,7 +14,11 @@ const TOKENS_PER_MESSAGE = 4;
 export const IMAGE_TOKEN_ESTIMATE = 1_500;
 
 /** Prompt tokens of an upstream request body: messages (text parts and images), tools and the response schema. */
-export async function countPromptTokens(body: { messages: readonly JsonObject[]; tools?: unknown; response_format?: unknown }): Promise<number> {
+export async function countPromptTokens(body: {
+  messages: readonly JsonObject[];
+  tools?: unknown;
+  response_format?: unknown;
+}): Promise<number> {
   let tokens = 3; // the assistant reply's priming
   const texts: string[] = [];
   for (const message of body.messages) {

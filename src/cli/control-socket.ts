@@ -18,11 +18,17 @@ export function controlSocketPath(dataDir: string): string {
   const absolute = resolve(dataDir);
   const inDir = join(absolute, 'control.sock');
   // Unix socket paths are limited to ~107 bytes; long data-dir paths use a stable name in the temp dir.
-  return inDir.length < 100 ? inDir : join(tmpdir(), `lagoon-${createHash('sha256').update(absolute).digest('hex').slice(0, 16)}.sock`);
+  return inDir.length < 100
+    ? inDir
+    : join(tmpdir(), `lagoon-${createHash('sha256').update(absolute).digest('hex').slice(0, 16)}.sock`);
 }
 
 /** Lets `npm run lagoon` work while the server holds the embedded database (one process may open it). */
-export async function startControlSocket(path: string, services: Services, logger: Logger): Promise<() => Promise<void>> {
+export async function startControlSocket(
+  path: string,
+  services: Services,
+  logger: Logger,
+): Promise<() => Promise<void>> {
   rmSync(path, { force: true });
   const server: Server = createServer((req, res) => {
     if (req.method !== 'POST' || req.url !== '/cli') {
@@ -36,7 +42,10 @@ export async function startControlSocket(path: string, services: Services, logge
         const result: CliResult = { exitCode: 1, stdout: '', stderr: '' };
         try {
           const { argv } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { argv: string[] };
-          result.exitCode = await runCli(argv, services, { out: (s) => (result.stdout += s), err: (s) => (result.stderr += s) });
+          result.exitCode = await runCli(argv, services, {
+            out: (s) => (result.stdout += s),
+            err: (s) => (result.stderr += s),
+          });
         } catch (error) {
           result.stderr += `lagoon: ${error instanceof Error ? error.message : String(error)}\n`;
         }
@@ -60,17 +69,20 @@ export async function startControlSocket(path: string, services: Services, logge
 /** Runs a CLI command in the server listening on `path`; undefined when no server is there. */
 export function runViaControlSocket(path: string, argv: readonly string[]): Promise<CliResult | undefined> {
   return new Promise((done) => {
-    const req = httpRequest({ socketPath: path, method: 'POST', path: '/cli', headers: { 'content-type': 'application/json' } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => {
-        try {
-          done(JSON.parse(Buffer.concat(chunks).toString('utf8')) as CliResult);
-        } catch {
-          done(undefined);
-        }
-      });
-    });
+    const req = httpRequest(
+      { socketPath: path, method: 'POST', path: '/cli', headers: { 'content-type': 'application/json' } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          try {
+            done(JSON.parse(Buffer.concat(chunks).toString('utf8')) as CliResult);
+          } catch {
+            done(undefined);
+          }
+        });
+      },
+    );
     req.on('error', () => done(undefined));
     req.end(JSON.stringify({ argv }));
   });

@@ -33,6 +33,8 @@ async function main(argv: string[]): Promise<number> {
 try {
   process.exitCode = await main(process.argv.slice(2));
 } catch (error) {
-  process.stderr.write(`lagoon: ${error instanceof ConfigError || error instanceof Error ? error.message : String(error)}\n`);
+  process.stderr.write(
+    `lagoon: ${error instanceof ConfigError || error instanceof Error ? error.message : String(error)}\n`,
+  );
   process.exitCode = 1;
 }

@@ -27,7 +27,8 @@ export async function runCli(argv: readonly string[], services: Services, io: Cl
 
 function buildProgram(services: Services, io: CliIo): Command {
   const op = operator('cli');
-  const print = (asJson: boolean | undefined, data: unknown, text: string) => io.out(asJson ? `${JSON.stringify(data, null, 2)}\n` : `${text}\n`);
+  const print = (asJson: boolean | undefined, data: unknown, text: string) =>
+    io.out(asJson ? `${JSON.stringify(data, null, 2)}\n` : `${text}\n`);
   const program = new Command('lagoon')
     .description('Lagoon operator commands')
     .exitOverride()
@@ -43,7 +44,10 @@ function buildProgram(services: Services, io: CliIo): Command {
       const { account, adminKey } = await services.accounts.create(op, { name: opts.name });
       print(
         opts.json,
-        { account: { id: account.id, name: account.name, createdAt: account.createdAt.toISOString() }, adminKey: { id: adminKey.key.id, apiKey: adminKey.secret, apiKeyType: 'ADMIN' } },
+        {
+          account: { id: account.id, name: account.name, createdAt: account.createdAt.toISOString() },
+          adminKey: { id: adminKey.key.id, apiKey: adminKey.secret, apiKeyType: 'ADMIN' },
+        },
         `Account ${account.id} (${account.name})\nADMIN key (shown once): ${adminKey.secret}`,
       );
     });
@@ -62,7 +66,15 @@ function buildProgram(services: Services, io: CliIo): Command {
         balances: Object.fromEntries(a.balances.map((b) => [b.currency, nanoToNumber(b.amount)])),
         balancesDecimal: Object.fromEntries(a.balances.map((b) => [b.currency, formatNano(b.amount)])),
       }));
-      const text = list.length === 0 ? 'No accounts.' : list.map((a) => `${a.id}  ${a.name.padEnd(20)}  ${a.balances.map((b) => `${b.currency}=${formatNano(b.amount)}`).join('  ')}`).join('\n');
+      const text =
+        list.length === 0
+          ? 'No accounts.'
+          : list
+              .map(
+                (a) =>
+                  `${a.id}  ${a.name.padEnd(20)}  ${a.balances.map((b) => `${b.currency}=${formatNano(b.amount)}`).join('  ')}`,
+              )
+              .join('\n');
       print(opts.json, data, text);
     });
 
@@ -75,24 +87,38 @@ function buildProgram(services: Services, io: CliIo): Command {
     .requiredOption('--amount <amount>', 'decimal amount, e.g. 12.5')
     .option('--note <text>', 'note kept in the ledger')
     .option('--json', 'print JSON only')
-    .action(async (opts: { account?: string; key?: string; currency: string; amount: string; note?: string; json?: boolean }) => {
-      if (!opts.account && !opts.key) throw new Error('Give --account <id> or --key <apiKey>');
-      const accountId = opts.account ?? (await services.accounts.accountIdForKey(op, opts.key ?? ''));
-      const result = await services.accounts.credit(op, { accountId, currency: opts.currency, amount: opts.amount, ...(opts.note ? { note: opts.note } : {}) });
-      print(
-        opts.json,
-        {
+    .action(
+      async (opts: {
+        account?: string;
+        key?: string;
+        currency: string;
+        amount: string;
+        note?: string;
+        json?: boolean;
+      }) => {
+        if (!opts.account && !opts.key) throw new Error('Give --account <id> or --key <apiKey>');
+        const accountId = opts.account ?? (await services.accounts.accountIdForKey(op, opts.key ?? ''));
+        const result = await services.accounts.credit(op, {
           accountId,
-          currency: result.currency,
-          amount: nanoToNumber(result.amount),
-          amountDecimal: formatNano(result.amount),
-          balance: nanoToNumber(result.balanceAfter),
-          balanceDecimal: formatNano(result.balanceAfter),
-          ledgerEntryId: result.ledgerEntryId,
-        },
-        `Credited ${formatNano(result.amount)} ${result.currency} to ${accountId}; balance ${formatNano(result.balanceAfter)} ${result.currency}`,
-      );
-    });
+          currency: opts.currency,
+          amount: opts.amount,
+          ...(opts.note ? { note: opts.note } : {}),
+        });
+        print(
+          opts.json,
+          {
+            accountId,
+            currency: result.currency,
+            amount: nanoToNumber(result.amount),
+            amountDecimal: formatNano(result.amount),
+            balance: nanoToNumber(result.balanceAfter),
+            balanceDecimal: formatNano(result.balanceAfter),
+            ledgerEntryId: result.ledgerEntryId,
+          },
+          `Credited ${formatNano(result.amount)} ${result.currency} to ${accountId}; balance ${formatNano(result.balanceAfter)} ${result.currency}`,
+        );
+      },
+    );
 
   const keys = program.command('keys').description('API keys');
   keys
@@ -103,17 +129,28 @@ function buildProgram(services: Services, io: CliIo): Command {
     .option('--description <text>', 'description (at most 64 characters)')
     .option('--json', 'print JSON only')
     .action(async (opts: { account: string; type: 'ADMIN' | 'INFERENCE'; description?: string; json?: boolean }) => {
-      const created = await services.accounts.createKey(op, opts.account, { apiKeyType: opts.type, description: opts.description ?? `${opts.type.toLowerCase()} key` });
+      const created = await services.accounts.createKey(op, opts.account, {
+        apiKeyType: opts.type,
+        description: opts.description ?? `${opts.type.toLowerCase()} key`,
+      });
       print(
         opts.json,
-        { id: created.key.id, accountId: created.key.accountId, apiKey: created.secret, apiKeyType: created.key.apiKeyType, description: created.key.description },
+        {
+          id: created.key.id,
+          accountId: created.key.accountId,
+          apiKey: created.secret,
+          apiKeyType: created.key.apiKeyType,
+          description: created.key.description,
+        },
         `${created.key.apiKeyType} key ${created.key.id} for account ${created.key.accountId} (shown once): ${created.secret}`,
       );
     });
 
   program
     .command('rpc-tier')
-    .description('Set the crypto RPC caps tier of an account: standard (100 requests/min, 10M credits/24 h) or staff (1000, 100M)')
+    .description(
+      'Set the crypto RPC caps tier of an account: standard (100 requests/min, 10M credits/24 h) or staff (1000, 100M)',
+    )
     .addOption(new Option('--account <id>', 'account id').conflicts('key'))
     .addOption(new Option('--key <apiKey>', 'an API key secret of the account'))
     .addOption(new Option('--tier <tier>', 'caps tier').choices(['standard', 'staff']).makeOptionMandatory())

@@ -14,7 +14,11 @@ export class AccountTiers {
     const now = this.deps.now?.() ?? Date.now();
     const cached = this.cache.get(accountId);
     if (cached && cached.until > now) return cached.tier;
-    const row = await this.deps.db.selectFrom('accounts').select('rpc_tier').where('id', '=', accountId).executeTakeFirst();
+    const row = await this.deps.db
+      .selectFrom('accounts')
+      .select('rpc_tier')
+      .where('id', '=', accountId)
+      .executeTakeFirst();
     const tier: RpcTier = row?.rpc_tier === 'staff' ? 'staff' : 'standard';
     if (this.cache.size > 50_000) this.cache.clear();
     this.cache.set(accountId, { tier, until: now + this.deps.ttlMs });
@@ -23,7 +27,11 @@ export class AccountTiers {
 
   /** Stores a tier; false when the account does not exist. */
   async set(accountId: string, tier: RpcTier): Promise<boolean> {
-    const result = await this.deps.db.updateTable('accounts').set({ rpc_tier: tier }).where('id', '=', accountId).executeTakeFirst();
+    const result = await this.deps.db
+      .updateTable('accounts')
+      .set({ rpc_tier: tier })
+      .where('id', '=', accountId)
+      .executeTakeFirst();
     this.cache.delete(accountId);
     return result.numUpdatedRows > 0n;
   }

@@ -30,7 +30,12 @@ export class RpcCapExceededError extends RateLimitedError {
     readonly resetAt: Date,
     readonly customMessage: string,
   ) {
-    super(cap === 'requests-per-minute' ? `Rate limit exceeded: ${limit} crypto RPC requests per minute` : `Rate limit exceeded: ${limit} crypto RPC credits per rolling 24 hours`, Math.max(1, Math.ceil((resetAt.getTime() - Date.now()) / 1000)));
+    super(
+      cap === 'requests-per-minute'
+        ? `Rate limit exceeded: ${limit} crypto RPC requests per minute`
+        : `Rate limit exceeded: ${limit} crypto RPC credits per rolling 24 hours`,
+      Math.max(1, Math.ceil((resetAt.getTime() - Date.now()) / 1000)),
+    );
   }
 
   override extra(): Record<string, unknown> {
@@ -67,12 +72,25 @@ export class RpcCaps {
   private redisFailureLogged = false;
 
   constructor(
-    private readonly deps: { limits: Readonly<Record<RpcTier, CapLimits>>; redis?: Redis | undefined; logger: Logger; now?: () => number },
+    private readonly deps: {
+      limits: Readonly<Record<RpcTier, CapLimits>>;
+      redis?: Redis | undefined;
+      logger: Logger;
+      now?: () => number;
+    },
   ) {
     const limiter = (tier: RpcTier): RateLimiterAbstract => {
-      const options = { points: deps.limits[tier].requestsPerMinute, duration: 60, keyPrefix: `lagoon:rpc:rpm:${tier}` };
+      const options = {
+        points: deps.limits[tier].requestsPerMinute,
+        duration: 60,
+        keyPrefix: `lagoon:rpc:rpm:${tier}`,
+      };
       if (!deps.redis) return new RateLimiterMemory(options);
-      return new RateLimiterRedis({ ...options, storeClient: deps.redis, insuranceLimiter: new RateLimiterMemory(options) });
+      return new RateLimiterRedis({
+        ...options,
+        storeClient: deps.redis,
+        insuranceLimiter: new RateLimiterMemory(options),
+      });
     };
     this.perMinute = { standard: limiter('standard'), staff: limiter('staff') };
     this.credits = deps.redis ? new RedisCreditWindow(deps.redis) : this.localCredits;
@@ -127,7 +145,11 @@ export class RpcCaps {
     try {
       return await operation(this.credits);
     } catch (error) {
-      if (!this.redisFailureLogged) this.deps.logger.warn({ err: error }, 'Redis unavailable for the crypto RPC credit cap; counting in this process');
+      if (!this.redisFailureLogged)
+        this.deps.logger.warn(
+          { err: error },
+          'Redis unavailable for the crypto RPC credit cap; counting in this process',
+        );
       this.redisFailureLogged = true;
       return operation(this.localCredits);
     }

@@ -2,7 +2,19 @@
  * Chain families of the crypto RPC proxy (contract rule 10): a network slug is `<family>-mainnet` or
  * `<family>-<testnet>`. The family decides which extension namespaces are allowlisted and the base credits.
  */
-export const CHAIN_FAMILIES = ['ethereum', 'polygon', 'arbitrum', 'optimism', 'base', 'linea', 'avalanche', 'bsc', 'blast', 'zksync', 'starknet'] as const;
+export const CHAIN_FAMILIES = [
+  'ethereum',
+  'polygon',
+  'arbitrum',
+  'optimism',
+  'base',
+  'linea',
+  'avalanche',
+  'bsc',
+  'blast',
+  'zksync',
+  'starknet',
+] as const;
 export type ChainFamily = (typeof CHAIN_FAMILIES)[number];
 
 /** How a family speaks JSON-RPC: the Ethereum API (plus extensions), or Starknet's own API. */
@@ -57,4 +69,5 @@ export function familyOfSlug(slug: string): ChainFamily | undefined {
 }
 
 /** `RPC_UPSTREAM_ETHEREUM_SEPOLIA` → `ethereum-sepolia`. */
-export const slugOfEnvName = (name: string): string => name.slice('RPC_UPSTREAM_'.length).toLowerCase().replaceAll('_', '-');
+export const slugOfEnvName = (name: string): string =>
+  name.slice('RPC_UPSTREAM_'.length).toLowerCase().replaceAll('_', '-');

@@ -20,12 +20,29 @@ export function createCryptoRpc(deps: {
   env: RpcEnvShortcuts | undefined;
   redisUrl: string | undefined;
 }): CryptoRpcService {
-  const setup = buildRpcSetup({ providers: deps.operatorConfig?.providers ?? [], rpc: deps.operatorConfig?.rpc, env: deps.env });
-  const redis = deps.redisUrl ? createRedisClient(deps.redisUrl, deps.logger, 'rpc-caps', { commandTimeoutMs: 500 }) : undefined;
+  const setup = buildRpcSetup({
+    providers: deps.operatorConfig?.providers ?? [],
+    rpc: deps.operatorConfig?.rpc,
+    env: deps.env,
+  });
+  const redis = deps.redisUrl
+    ? createRedisClient(deps.redisUrl, deps.logger, 'rpc-caps', { commandTimeoutMs: 500 })
+    : undefined;
   const caps = new RpcCaps({ limits: setup.caps, redis, logger: deps.logger });
   const tiers = new AccountTiers({ db: deps.db, ttlMs: 30_000 });
   // The lease outlasts every node being tried once at its timeout; a claim older than that was left by a crash.
   const slowest = Math.max(0, ...[...setup.networks.values()].map((network) => network.worstCaseMs));
-  const idempotency = new IdempotencyStore({ db: deps.db, options: { retentionMs: DAY_MS, leaseMs: Math.max(60_000, slowest + 10_000) } });
-  return new CryptoRpcService({ db: deps.db, billing: deps.billing, logger: deps.logger, setup, caps, tiers, idempotency });
+  const idempotency = new IdempotencyStore({
+    db: deps.db,
+    options: { retentionMs: DAY_MS, leaseMs: Math.max(60_000, slowest + 10_000) },
+  });
+  return new CryptoRpcService({
+    db: deps.db,
+    billing: deps.billing,
+    logger: deps.logger,
+    setup,
+    caps,
+    tiers,
+    idempotency,
+  });
 }

@@ -121,7 +121,14 @@ export class RedisCreditWindow implements CreditWindow {
   }
 
   async tryAdd(key: string, credits: number, limit: number, nowMs: number): Promise<CreditWindowResult> {
-    const [admitted, used, bucket] = await this.redis.rpcCreditsTryAdd(this.prefix + key, nowMs, BUCKET_MS, BUCKETS, credits, limit);
+    const [admitted, used, bucket] = await this.redis.rpcCreditsTryAdd(
+      this.prefix + key,
+      nowMs,
+      BUCKET_MS,
+      BUCKETS,
+      credits,
+      limit,
+    );
     return { admitted: admitted === 1, used, bucket, nextShiftMs: (bucket + 1) * BUCKET_MS };
   }
 

@@ -10,7 +10,8 @@ export interface StoredRpcResponse {
   readonly costNano: bigint;
 }
 
-export type IdempotencyClaim = { readonly kind: 'owner' } | { readonly kind: 'replay'; readonly response: StoredRpcResponse };
+export type IdempotencyClaim =
+  { readonly kind: 'owner' } | { readonly kind: 'replay'; readonly response: StoredRpcResponse };
 
 export interface IdempotencyOptions {
   /** How long a finished response is replayed (contract: 24 hours). */
@@ -34,14 +35,27 @@ export class IdempotencyStore {
 
   constructor(private readonly deps: { db: Database; options: IdempotencyOptions }) {}
 
-  async claim(accountId: string, key: string, requestHash: string, network: string, signal?: AbortSignal): Promise<IdempotencyClaim> {
+  async claim(
+    accountId: string,
+    key: string,
+    requestHash: string,
+    network: string,
+    signal?: AbortSignal,
+  ): Promise<IdempotencyClaim> {
     const { db, options } = this.deps;
     const giveUpAt = Date.now() + options.leaseMs + 5_000;
     let pollMs = options.pollMs ?? 20;
     for (;;) {
       const inserted = await db
         .insertInto('rpc_idempotency')
-        .values({ account_id: accountId, idempotency_key: key, request_hash: requestHash, network, state: 'pending', expires_at: sql<Date>`now() + make_interval(secs => ${seconds(options.leaseMs)})` })
+        .values({
+          account_id: accountId,
+          idempotency_key: key,
+          request_hash: requestHash,
+          network,
+          state: 'pending',
+          expires_at: sql<Date>`now() + make_interval(secs => ${seconds(options.leaseMs)})`,
+        })
         .onConflict((conflict) => conflict.columns(['account_id', 'idempotency_key']).doNothing())
         .returning('account_id')
         .executeTakeFirst();
@@ -49,7 +63,15 @@ export class IdempotencyStore {
 
       const row = await db
         .selectFrom('rpc_idempotency')
-        .select(['request_hash', 'state', 'status', 'response_body', 'credits', 'cost_nano', sql<boolean>`expires_at <= now()`.as('expired')])
+        .select([
+          'request_hash',
+          'state',
+          'status',
+          'response_body',
+          'credits',
+          'cost_nano',
+          sql<boolean>`expires_at <= now()`.as('expired'),
+        ])
         .where('account_id', '=', accountId)
         .where('idempotency_key', '=', key)
         .executeTakeFirst();
@@ -57,7 +79,17 @@ export class IdempotencyStore {
       if (row.expired) {
         const taken = await db
           .updateTable('rpc_idempotency')
-          .set({ request_hash: requestHash, network, state: 'pending', status: null, response_body: null, credits: null, cost_nano: null, created_at: sql<Date>`now()`, expires_at: sql<Date>`now() + make_interval(secs => ${seconds(options.leaseMs)})` })
+          .set({
+            request_hash: requestHash,
+            network,
+            state: 'pending',
+            status: null,
+            response_body: null,
+            credits: null,
+            cost_nano: null,
+            created_at: sql<Date>`now()`,
+            expires_at: sql<Date>`now() + make_interval(secs => ${seconds(options.leaseMs)})`,
+          })
           .where('account_id', '=', accountId)
           .where('idempotency_key', '=', key)
           .where(sql<boolean>`expires_at <= now()`)
@@ -67,14 +99,24 @@ export class IdempotencyStore {
         continue;
       }
       if (row.request_hash !== requestHash) {
-        throw new ValidationError('This Idempotency-Key was already used with a different request (body or network); use a new key for a new request', [
-          { path: ['Idempotency-Key'], message: 'Reused with a different request' },
-        ]);
+        throw new ValidationError(
+          'This Idempotency-Key was already used with a different request (body or network); use a new key for a new request',
+          [{ path: ['Idempotency-Key'], message: 'Reused with a different request' }],
+        );
       }
       if (row.state === 'done') {
-        return { kind: 'replay', response: { status: row.status ?? 200, body: row.response_body ?? '', credits: row.credits ?? 0, costNano: row.cost_nano ?? 0n } };
+        return {
+          kind: 'replay',
+          response: {
+            status: row.status ?? 200,
+            body: row.response_body ?? '',
+            credits: row.credits ?? 0,
+            costNano: row.cost_nano ?? 0n,
+          },
+        };
       }
-      if (Date.now() > giveUpAt || signal?.aborted) throw new ConflictError('A request with this Idempotency-Key is still in progress; retry shortly');
+      if (Date.now() > giveUpAt || signal?.aborted)
+        throw new ConflictError('A request with this Idempotency-Key is still in progress; retry shortly');
       const local = this.inFlight.get(`${accountId}\n${key}`);
       if (local) await local.done;
       else {
@@ -89,7 +131,14 @@ export class IdempotencyStore {
     try {
       await this.deps.db
         .updateTable('rpc_idempotency')
-        .set({ state: 'done', status: response.status, response_body: response.body, credits: response.credits, cost_nano: response.costNano, expires_at: sql<Date>`now() + make_interval(secs => ${seconds(this.deps.options.retentionMs)})` })
+        .set({
+          state: 'done',
+          status: response.status,
+          response_body: response.body,
+          credits: response.credits,
+          cost_nano: response.costNano,
+          expires_at: sql<Date>`now() + make_interval(secs => ${seconds(this.deps.options.retentionMs)})`,
+        })
         .where('account_id', '=', accountId)
         .where('idempotency_key', '=', key)
         .execute();
@@ -101,7 +150,12 @@ export class IdempotencyStore {
   /** Drops the owner's claim (its request failed before an answer worth replaying), so a retry can proceed. */
   async abandon(accountId: string, key: string): Promise<void> {
     try {
-      await this.deps.db.deleteFrom('rpc_idempotency').where('account_id', '=', accountId).where('idempotency_key', '=', key).where('state', '=', 'pending').execute();
+      await this.deps.db
+        .deleteFrom('rpc_idempotency')
+        .where('account_id', '=', accountId)
+        .where('idempotency_key', '=', key)
+        .where('state', '=', 'pending')
+        .execute();
     } finally {
       this.release(accountId, key);
     }
@@ -109,7 +163,10 @@ export class IdempotencyStore {
 
   /** Deletes expired rows; returns how many. */
   async sweep(): Promise<number> {
-    const result = await this.deps.db.deleteFrom('rpc_idempotency').where(sql<boolean>`expires_at < now()`).executeTakeFirst();
+    const result = await this.deps.db
+      .deleteFrom('rpc_idempotency')
+      .where(sql<boolean>`expires_at < now()`)
+      .executeTakeFirst();
     return Number(result.numDeletedRows);
   }
 

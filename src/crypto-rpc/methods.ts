@@ -4,7 +4,8 @@ import { protocolOf, type ChainFamily } from './chains.ts';
 export const TIER_MULTIPLIER = { standard: 1, advanced: 2, large: 4 } as const;
 export type MethodTier = keyof typeof TIER_MULTIPLIER;
 
-export type MethodVerdict = { readonly allowed: true; readonly tier: MethodTier } | { readonly allowed: false; readonly reason: string };
+export type MethodVerdict =
+  { readonly allowed: true; readonly tier: MethodTier } | { readonly allowed: false; readonly reason: string };
 
 /** Standard tier on every Ethereum-API network: reads, raw transaction submission, ERC-4337 bundler calls. */
 const EVM_STANDARD = new Set([
@@ -72,9 +73,18 @@ const EVM_LARGE = new Set(['trace_replayBlockTransactions', 'trace_replayTransac
  * Chain-family extension namespaces: Standard unless listed under `advanced`/`large`. Arbitrum's `arbtrace_` is
  * the chain-specific trace namespace (Advanced, its replay methods Large); Starknet's whole API is `starknet_`.
  */
-const EXTENSIONS: Partial<Record<ChainFamily, { namespace: string; advanced?: ReadonlySet<string>; large?: ReadonlySet<string>; advancedByDefault?: boolean }>> = {
+const EXTENSIONS: Partial<
+  Record<
+    ChainFamily,
+    { namespace: string; advanced?: ReadonlySet<string>; large?: ReadonlySet<string>; advancedByDefault?: boolean }
+  >
+> = {
   polygon: { namespace: 'bor' },
-  arbitrum: { namespace: 'arbtrace', advancedByDefault: true, large: new Set(['arbtrace_replayBlockTransactions', 'arbtrace_replayTransaction']) },
+  arbitrum: {
+    namespace: 'arbtrace',
+    advancedByDefault: true,
+    large: new Set(['arbtrace_replayBlockTransactions', 'arbtrace_replayTransaction']),
+  },
   optimism: { namespace: 'optimism' },
   base: { namespace: 'optimism' },
   linea: { namespace: 'linea' },
@@ -86,9 +96,12 @@ const EXTENSIONS: Partial<Record<ChainFamily, { namespace: string; advanced?: Re
   },
 };
 
-const SUBSCRIPTION_REASON = 'this proxy is HTTP-only and subscriptions need a WebSocket; poll eth_blockNumber or eth_getLogs instead';
-const FILTER_REASON = 'stateful filters live on one node and requests may reach another; use eth_getLogs with a block range instead';
-const KEY_REASON = 'the nodes behind this proxy hold no keys and do not mine; sign locally and send with eth_sendRawTransaction';
+const SUBSCRIPTION_REASON =
+  'this proxy is HTTP-only and subscriptions need a WebSocket; poll eth_blockNumber or eth_getLogs instead';
+const FILTER_REASON =
+  'stateful filters live on one node and requests may reach another; use eth_getLogs with a block range instead';
+const KEY_REASON =
+  'the nodes behind this proxy hold no keys and do not mine; sign locally and send with eth_sendRawTransaction';
 
 const REJECTED: ReadonlyMap<string, string> = new Map([
   ['eth_subscribe', SUBSCRIPTION_REASON],
@@ -99,8 +112,19 @@ const REJECTED: ReadonlyMap<string, string> = new Map([
   ['eth_getFilterChanges', FILTER_REASON],
   ['eth_getFilterLogs', FILTER_REASON],
   ['eth_uninstallFilter', FILTER_REASON],
-  ...['eth_sign', 'eth_signTransaction', 'eth_sendTransaction', 'eth_signTypedData', 'eth_signTypedData_v3', 'eth_signTypedData_v4', 'eth_accounts', 'eth_coinbase'].map((m) => [m, KEY_REASON] as const),
-  ...['eth_mining', 'eth_hashrate', 'eth_getWork', 'eth_submitWork', 'eth_submitHashrate'].map((m) => [m, KEY_REASON] as const),
+  ...[
+    'eth_sign',
+    'eth_signTransaction',
+    'eth_sendTransaction',
+    'eth_signTypedData',
+    'eth_signTypedData_v3',
+    'eth_signTypedData_v4',
+    'eth_accounts',
+    'eth_coinbase',
+  ].map((m) => [m, KEY_REASON] as const),
+  ...['eth_mining', 'eth_hashrate', 'eth_getWork', 'eth_submitWork', 'eth_submitHashrate'].map(
+    (m) => [m, KEY_REASON] as const,
+  ),
 ]);
 
 const METHOD_NAME = /^[A-Za-z][A-Za-z0-9_]{0,127}$/;
@@ -112,12 +136,20 @@ export function classifyMethod(family: ChainFamily, method: string): MethodVerdi
   const namespace = underscore > 0 ? method.slice(0, underscore) : '';
   const extension = EXTENSIONS[family];
   if (extension && namespace === extension.namespace) {
-    if (/^starknet_(subscribe|unsubscribe)/.test(method)) return { allowed: false, reason: SUBSCRIPTION_REASON.replace('eth_blockNumber or eth_getLogs', 'starknet_blockNumber or starknet_getEvents') };
+    if (/^starknet_(subscribe|unsubscribe)/.test(method))
+      return {
+        allowed: false,
+        reason: SUBSCRIPTION_REASON.replace(
+          'eth_blockNumber or eth_getLogs',
+          'starknet_blockNumber or starknet_getEvents',
+        ),
+      };
     if (extension.large?.has(method)) return { allowed: true, tier: 'large' };
     if (extension.advancedByDefault || extension.advanced?.has(method)) return { allowed: true, tier: 'advanced' };
     return { allowed: true, tier: 'standard' };
   }
-  if (protocolOf(family) === 'starknet') return { allowed: false, reason: 'Starknet networks serve the Starknet JSON-RPC API (starknet_* methods)' };
+  if (protocolOf(family) === 'starknet')
+    return { allowed: false, reason: 'Starknet networks serve the Starknet JSON-RPC API (starknet_* methods)' };
   const rejected = REJECTED.get(method);
   if (rejected) return { allowed: false, reason: rejected };
   if (namespace === 'personal') return { allowed: false, reason: KEY_REASON };

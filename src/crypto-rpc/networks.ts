@@ -32,20 +32,35 @@ export interface RpcSetup {
   readonly caps: Readonly<Record<RpcTier, CapLimits>>;
 }
 
-export const RPC_DEFAULTS = { timeoutMs: 30_000, cooldownMs: 15_000, maxResponseBytes: 64 * 1024 * 1024, connections: 64 } as const;
+export const RPC_DEFAULTS = {
+  timeoutMs: 30_000,
+  cooldownMs: 15_000,
+  maxResponseBytes: 64 * 1024 * 1024,
+  connections: 64,
+} as const;
 
 /**
  * The served networks: the operator file's `rpc.networks` (URLs or json-rpc providers), then the
  * `RPC_UPSTREAM_<SLUG>` env shortcuts for slugs the file does not set. The price per credit comes from the file,
  * else LAGOON_RPC_PRICE_PER_CREDIT_USD, else the contract's 0.000000625 USD.
  */
-export function buildRpcSetup(input: { providers: readonly ProviderConfig[]; rpc: RpcConfig | undefined; env: RpcEnvShortcuts | undefined }): RpcSetup {
+export function buildRpcSetup(input: {
+  providers: readonly ProviderConfig[];
+  rpc: RpcConfig | undefined;
+  env: RpcEnvShortcuts | undefined;
+}): RpcSetup {
   const providers = new Map(input.providers.filter((p) => p.type === 'json-rpc').map((p) => [p.id, p]));
   const shared = new Map<string, JsonRpcUpstream>();
   const networks = new Map<string, RpcNetwork>();
 
   const fromUrl = (id: string, url: string, timeoutMs: number): JsonRpcUpstream =>
-    new HttpJsonRpcUpstream(id, { url, timeoutMs, headers: {}, maxResponseBytes: RPC_DEFAULTS.maxResponseBytes, connections: RPC_DEFAULTS.connections });
+    new HttpJsonRpcUpstream(id, {
+      url,
+      timeoutMs,
+      headers: {},
+      maxResponseBytes: RPC_DEFAULTS.maxResponseBytes,
+      connections: RPC_DEFAULTS.connections,
+    });
   const fromProvider = (config: ProviderConfig): JsonRpcUpstream => {
     let upstream = shared.get(config.id);
     if (!upstream) {
@@ -66,32 +81,60 @@ export function buildRpcSetup(input: { providers: readonly ProviderConfig[]; rpc
       return provider ? fromProvider(provider) : fromUrl(`${slug}#${index + 1}`, ref, timeoutMs);
     });
     const set = new JsonRpcUpstreamSet(slug, upstreams, network.cooldownMs ?? RPC_DEFAULTS.cooldownMs);
-    networks.set(slug, { slug, family, baseCredits: network.baseCredits ?? defaultBaseCredits(family), upstreams: set, worstCaseMs });
+    networks.set(slug, {
+      slug,
+      family,
+      baseCredits: network.baseCredits ?? defaultBaseCredits(family),
+      upstreams: set,
+      worstCaseMs,
+    });
   }
   for (const [slug, urls] of Object.entries(input.env?.upstreams ?? {})) {
     const family = familyOfSlug(slug);
     if (networks.has(slug) || !family || urls.length === 0) continue;
     const upstreams = urls.map((url, index) => fromUrl(`env:${slug}#${index + 1}`, url, RPC_DEFAULTS.timeoutMs));
     const set = new JsonRpcUpstreamSet(slug, upstreams, RPC_DEFAULTS.cooldownMs);
-    networks.set(slug, { slug, family, baseCredits: defaultBaseCredits(family), upstreams: set, worstCaseMs: urls.length * RPC_DEFAULTS.timeoutMs });
+    networks.set(slug, {
+      slug,
+      family,
+      baseCredits: defaultBaseCredits(family),
+      upstreams: set,
+      worstCaseMs: urls.length * RPC_DEFAULTS.timeoutMs,
+    });
   }
 
   const price = input.rpc?.pricePerCreditUsd ?? input.env?.pricePerCreditUsd ?? DEFAULT_PRICE_PER_CREDIT_USD;
   const pricePerCreditAtto = parseAtto(price);
-  const caps = Object.fromEntries(RPC_TIERS.map((tier) => [tier, { ...DEFAULT_CAPS[tier], ...definedOnly(input.rpc?.caps?.[tier]) }])) as Record<RpcTier, CapLimits>;
+  const caps = Object.fromEntries(
+    RPC_TIERS.map((tier) => [tier, { ...DEFAULT_CAPS[tier], ...definedOnly(input.rpc?.caps?.[tier]) }]),
+  ) as Record<RpcTier, CapLimits>;
   return { networks, pricePerCreditAtto, pricePerCreditUsd: formatAtto(pricePerCreditAtto), caps };
 }
 
 /** A json-rpc provider: its baseUrl, timeout and headers; an apiKey is sent as a Bearer token unless headers set Authorization. */
 function providerSettings(config: ProviderConfig): JsonRpcUpstreamSettings {
-  const headers: Record<string, string> = { ...(config.apiKey ? { authorization: `Bearer ${config.apiKey}` } : {}), ...config.headers };
+  const headers: Record<string, string> = {
+    ...(config.apiKey ? { authorization: `Bearer ${config.apiKey}` } : {}),
+    ...config.headers,
+  };
   const options = config.options ?? {};
-  const connections = typeof options.connections === 'number' && options.connections > 0 ? Math.floor(options.connections) : RPC_DEFAULTS.connections;
-  const maxResponseBytes = typeof options.maxResponseBytes === 'number' && options.maxResponseBytes > 0 ? Math.floor(options.maxResponseBytes) : RPC_DEFAULTS.maxResponseBytes;
-  return { url: config.baseUrl ?? '', timeoutMs: config.timeoutMs ?? RPC_DEFAULTS.timeoutMs, headers, maxResponseBytes, connections };
+  const connections =
+    typeof options.connections === 'number' && options.connections > 0
+      ? Math.floor(options.connections)
+      : RPC_DEFAULTS.connections;
+  const maxResponseBytes =
+    typeof options.maxResponseBytes === 'number' && options.maxResponseBytes > 0
+      ? Math.floor(options.maxResponseBytes)
+      : RPC_DEFAULTS.maxResponseBytes;
+  return {
+    url: config.baseUrl ?? '',
+    timeoutMs: config.timeoutMs ?? RPC_DEFAULTS.timeoutMs,
+    headers,
+    maxResponseBytes,
+    connections,
+  };
 }
 
 function definedOnly<T extends object>(value: T | undefined): Partial<T> {
   return Object.fromEntries(Object.entries(value ?? {}).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
-

@@ -16,6 +16,15 @@ export async function insertRawTransactions(db: Database, entries: readonly RawT
   if (entries.length === 0) return;
   await db
     .insertInto('rpc_raw_transactions')
-    .values(entries.map((e) => ({ account_id: e.accountId, api_key_id: e.apiKeyId, network: e.network, request_id: e.requestId, tx_hash: e.txHash, outcome: e.outcome })))
+    .values(
+      entries.map((e) => ({
+        account_id: e.accountId,
+        api_key_id: e.apiKeyId,
+        network: e.network,
+        request_id: e.requestId,
+        tx_hash: e.txHash,
+        outcome: e.outcome,
+      })),
+    )
     .execute();
 }

@@ -59,24 +59,40 @@ export class CryptoRpcService {
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(
-    private readonly deps: { db: Database; billing: BillingService; logger: Logger; setup: RpcSetup; caps: RpcCaps; tiers: AccountTiers; idempotency: IdempotencyStore },
+    private readonly deps: {
+      db: Database;
+      billing: BillingService;
+      logger: Logger;
+      setup: RpcSetup;
+      caps: RpcCaps;
+      tiers: AccountTiers;
+      idempotency: IdempotencyStore;
+    },
   ) {
     this.sweeper = setInterval(() => {
-      this.deps.idempotency.sweep().catch((error: unknown) => this.deps.logger.error({ err: error }, 'idempotency sweep failed'));
+      this.deps.idempotency
+        .sweep()
+        .catch((error: unknown) => this.deps.logger.error({ err: error }, 'idempotency sweep failed'));
     }, IDEMPOTENCY_SWEEP_MS);
     this.sweeper.unref();
   }
 
   /** The served networks, sorted by slug (public). */
   networks(): RpcNetworkInfo[] {
-    return [...this.deps.setup.networks.values()].map(({ slug, family, baseCredits }) => ({ slug, family, baseCredits })).sort((a, b) => (a.slug < b.slug ? -1 : 1));
+    return [...this.deps.setup.networks.values()]
+      .map(({ slug, family, baseCredits }) => ({ slug, family, baseCredits }))
+      .sort((a, b) => (a.slug < b.slug ? -1 : 1));
   }
 
   get pricePerCreditUsd(): string {
     return this.deps.setup.pricePerCreditUsd;
   }
 
-  async call(auth: AuthContext, request: RpcCallRequest, options: { signal?: AbortSignal | undefined } = {}): Promise<RpcCallOutcome> {
+  async call(
+    auth: AuthContext,
+    request: RpcCallRequest,
+    options: { signal?: AbortSignal | undefined } = {},
+  ): Promise<RpcCallOutcome> {
     const caller = requireRpcCaller(auth);
     const network = this.network(request.network);
     const idempotencyKey = parseIdempotencyKey(request.idempotencyKey);
@@ -85,17 +101,42 @@ export class CryptoRpcService {
     if (!idempotencyKey) return this.forward(caller, network, parsed, options.signal);
 
     const requestHash = createHash('sha256').update(network.slug).update('\n').update(bytes).digest('hex');
-    const claim = await this.deps.idempotency.claim(caller.accountId, idempotencyKey, requestHash, network.slug, options.signal);
+    const claim = await this.deps.idempotency.claim(
+      caller.accountId,
+      idempotencyKey,
+      requestHash,
+      network.slug,
+      options.signal,
+    );
     if (claim.kind === 'replay') {
       const { status, body, credits, costNano } = claim.response;
-      return { status, body: encoder.encode(body), credits, costNano, replayed: true, settlement: Promise.resolve(undefined) };
+      return {
+        status,
+        body: encoder.encode(body),
+        credits,
+        costNano,
+        replayed: true,
+        settlement: Promise.resolve(undefined),
+      };
     }
     try {
       const outcome = await this.forward(caller, network, parsed, options.signal);
-      await this.deps.idempotency.complete(caller.accountId, idempotencyKey, { status: outcome.status, body: decoder.decode(outcome.body), credits: outcome.credits, costNano: outcome.costNano });
+      await this.deps.idempotency.complete(caller.accountId, idempotencyKey, {
+        status: outcome.status,
+        body: decoder.decode(outcome.body),
+        credits: outcome.credits,
+        costNano: outcome.costNano,
+      });
       return outcome;
     } catch (error) {
-      await this.deps.idempotency.abandon(caller.accountId, idempotencyKey).catch((abandonError: unknown) => this.deps.logger.error({ err: abandonError, reqId: caller.requestId }, 'dropping an idempotency claim failed'));
+      await this.deps.idempotency
+        .abandon(caller.accountId, idempotencyKey)
+        .catch((abandonError: unknown) =>
+          this.deps.logger.error(
+            { err: abandonError, reqId: caller.requestId },
+            'dropping an idempotency claim failed',
+          ),
+        );
       throw error;
     }
   }
@@ -103,7 +144,8 @@ export class CryptoRpcService {
   /** Sets an account's caps tier (operator CLI). */
   async setTier(auth: AuthContext, accountId: string, tier: string): Promise<RpcTier> {
     requireOperator(auth);
-    if (!(RPC_TIERS as readonly string[]).includes(tier)) throw new ValidationError(`The tier is one of ${RPC_TIERS.join(', ')}`);
+    if (!(RPC_TIERS as readonly string[]).includes(tier))
+      throw new ValidationError(`The tier is one of ${RPC_TIERS.join(', ')}`);
     const ok = /^[0-9a-f-]{36}$/i.test(accountId) && (await this.deps.tiers.set(accountId, tier as RpcTier));
     if (!ok) throw new NotFoundError(`Account ${accountId} not found`);
     return tier as RpcTier;
@@ -117,19 +159,28 @@ export class CryptoRpcService {
   async close(): Promise<void> {
     clearInterval(this.sweeper);
     await this.flush();
-    await Promise.all([this.deps.caps.close(), ...[...this.deps.setup.networks.values()].map((network) => network.upstreams.close())]);
+    await Promise.all([
+      this.deps.caps.close(),
+      ...[...this.deps.setup.networks.values()].map((network) => network.upstreams.close()),
+    ]);
   }
 
   private network(slug: string): RpcNetwork {
     const network = this.deps.setup.networks.get(slug);
     if (network) return network;
     const served = [...this.deps.setup.networks.keys()].sort();
-    throw new ValidationError(`Unknown network "${clip(slug)}"; served networks: ${served.join(', ') || 'none (the operator configured no RPC upstream)'}`, [
-      { path: ['network'], message: 'Unknown network' },
-    ]);
+    throw new ValidationError(
+      `Unknown network "${clip(slug)}"; served networks: ${served.join(', ') || 'none (the operator configured no RPC upstream)'}`,
+      [{ path: ['network'], message: 'Unknown network' }],
+    );
   }
 
-  private async forward(caller: AccountAuthContext, network: RpcNetwork, parsed: ParsedRpcRequest, signal: AbortSignal | undefined): Promise<RpcCallOutcome> {
+  private async forward(
+    caller: AccountAuthContext,
+    network: RpcNetwork,
+    parsed: ParsedRpcRequest,
+    signal: AbortSignal | undefined,
+  ): Promise<RpcCallOutcome> {
     const { billing, caps, logger, setup } = this.deps;
     const tier = await this.deps.tiers.get(caller.accountId);
     const heldCredits = maxCredits(network.baseCredits, parsed.items);
@@ -151,10 +202,15 @@ export class CryptoRpcService {
           const analysis = analyzeResponse(parsed.items, parsed.batch, body);
           return analysis.ok ? { ok: true, value: analysis } : { ok: false, reason: analysis.reason };
         },
-        onFailure: (upstream, reason) => logger.warn({ reqId: caller.requestId, network: network.slug, upstream, reason }, 'rpc upstream failed'),
+        onFailure: (upstream, reason) =>
+          logger.warn({ reqId: caller.requestId, network: network.slug, upstream, reason }, 'rpc upstream failed'),
       });
     } catch (error) {
-      await billing.release(reservation).catch((releaseError: unknown) => logger.error({ err: releaseError, reservationId: reservation.id }, 'release failed; the sweeper will retry'));
+      await billing
+        .release(reservation)
+        .catch((releaseError: unknown) =>
+          logger.error({ err: releaseError, reservationId: reservation.id }, 'release failed; the sweeper will retry'),
+        );
       await this.giveBack(hold, caller);
       throw error;
     }
@@ -162,24 +218,55 @@ export class CryptoRpcService {
     const { errored, answered, body } = answer.value;
     const credits = chargedCredits(network.baseCredits, parsed.items, errored);
     const costNano = costOfCredits(credits, setup.pricePerCreditAtto);
-    const usage = rpcUsage(network.slug, setup.pricePerCreditUsd, credits, costNano, parsed.items.length, errored.filter(Boolean).length, caller.requestId, ms);
+    const usage = rpcUsage(
+      network.slug,
+      setup.pricePerCreditUsd,
+      credits,
+      costNano,
+      parsed.items.length,
+      errored.filter(Boolean).length,
+      caller.requestId,
+      ms,
+    );
     const settlement = this.track(this.settle(reservation, usage, hold, credits, caller));
     const rawTransactions = parsed.items.flatMap((item, index): RawTransactionLogEntry[] =>
       item.rawTransaction
-        ? [{ accountId: caller.accountId, apiKeyId: caller.apiKey.id, network: network.slug, requestId: caller.requestId, txHash: transactionHash(item.rawTransaction), outcome: !answered[index] ? 'unanswered' : errored[index] ? 'rejected' : 'accepted' }]
+        ? [
+            {
+              accountId: caller.accountId,
+              apiKeyId: caller.apiKey.id,
+              network: network.slug,
+              requestId: caller.requestId,
+              txHash: transactionHash(item.rawTransaction),
+              outcome: !answered[index] ? 'unanswered' : errored[index] ? 'rejected' : 'accepted',
+            },
+          ]
         : [],
     );
     if (rawTransactions.length > 0) this.logRawTransactions(rawTransactions);
     return { status: 200, body, credits, costNano, replayed: false, settlement };
   }
 
-  private async settle(reservation: Reservation, usage: Usage, hold: CreditHold, credits: number, caller: AccountAuthContext): Promise<SettledCharge | undefined> {
+  private async settle(
+    reservation: Reservation,
+    usage: Usage,
+    hold: CreditHold,
+    credits: number,
+    caller: AccountAuthContext,
+  ): Promise<SettledCharge | undefined> {
     const [charge] = await Promise.all([
       this.deps.billing.settle(reservation, usage).catch((error: unknown) => {
-        this.deps.logger.error({ err: error, reqId: caller.requestId, reservationId: reservation.id }, 'settling an rpc charge failed; the sweeper releases the hold');
+        this.deps.logger.error(
+          { err: error, reqId: caller.requestId, reservationId: reservation.id },
+          'settling an rpc charge failed; the sweeper releases the hold',
+        );
         return undefined;
       }),
-      this.deps.caps.settle(hold, credits).catch((error: unknown) => this.deps.logger.warn({ err: error, reqId: caller.requestId }, 'adjusting the rpc credit cap failed')),
+      this.deps.caps
+        .settle(hold, credits)
+        .catch((error: unknown) =>
+          this.deps.logger.warn({ err: error, reqId: caller.requestId }, 'adjusting the rpc credit cap failed'),
+        ),
     ]);
     return charge;
   }
@@ -187,13 +274,34 @@ export class CryptoRpcService {
   /** Contract rule 9: hash, network, request id and account in the log and the table; never the signed payload. */
   private logRawTransactions(entries: RawTransactionLogEntry[]): void {
     for (const entry of entries) {
-      this.deps.logger.info({ reqId: entry.requestId, network: entry.network, accountId: entry.accountId, apiKeyId: entry.apiKeyId, txHash: entry.txHash, outcome: entry.outcome }, 'eth_sendRawTransaction');
+      this.deps.logger.info(
+        {
+          reqId: entry.requestId,
+          network: entry.network,
+          accountId: entry.accountId,
+          apiKeyId: entry.apiKeyId,
+          txHash: entry.txHash,
+          outcome: entry.outcome,
+        },
+        'eth_sendRawTransaction',
+      );
     }
-    this.track(insertRawTransactions(this.deps.db, entries).catch((error: unknown) => this.deps.logger.error({ err: error, txHashes: entries.map((e) => e.txHash) }, 'writing the raw transaction log failed')));
+    this.track(
+      insertRawTransactions(this.deps.db, entries).catch((error: unknown) =>
+        this.deps.logger.error(
+          { err: error, txHashes: entries.map((e) => e.txHash) },
+          'writing the raw transaction log failed',
+        ),
+      ),
+    );
   }
 
   private async giveBack(hold: CreditHold, caller: AccountAuthContext): Promise<void> {
-    await this.deps.caps.settle(hold, 0).catch((error: unknown) => this.deps.logger.warn({ err: error, reqId: caller.requestId }, 'returning rpc cap credits failed'));
+    await this.deps.caps
+      .settle(hold, 0)
+      .catch((error: unknown) =>
+        this.deps.logger.warn({ err: error, reqId: caller.requestId }, 'returning rpc cap credits failed'),
+      );
   }
 
   private track<T>(work: Promise<T>): Promise<T> {
@@ -226,14 +334,31 @@ function readJson(bytes: Uint8Array): unknown {
 }
 
 /** One usage entry per request or batch: credits at the price per credit, the sku naming the network. */
-function rpcUsage(slug: string, pricePerCreditUsd: string, credits: number, cost: Nano, calls: number, errors: number, requestId: string, ms: number): Usage {
+function rpcUsage(
+  slug: string,
+  pricePerCreditUsd: string,
+  credits: number,
+  cost: Nano,
+  calls: number,
+  errors: number,
+  requestId: string,
+  ms: number,
+): Usage {
   const sku = `crypto-rpc-${slug}`;
   return {
     modelId: sku,
     modelType: 'RPC',
     unitType: 'credits',
     notes: `JSON-RPC on ${slug}: ${calls} call${calls === 1 ? '' : 's'}${errors > 0 ? `, ${errors} answered with an error` : ''}`,
-    lines: [{ sku, lineType: 'Credits', units: String(credits), pricePerUnitUsd: pricePerCreditUsd, cost: { usd: cost, diem: cost } }],
+    lines: [
+      {
+        sku,
+        lineType: 'Credits',
+        units: String(credits),
+        pricePerUnitUsd: pricePerCreditUsd,
+        cost: { usd: cost, diem: cost },
+      },
+    ],
     inferenceDetails: { requestId, inferenceExecutionTime: ms },
   };
 }

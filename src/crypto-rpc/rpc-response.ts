@@ -17,7 +17,8 @@ type JsonObject = Record<string, unknown>;
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
 const encoder = new TextEncoder();
-const isObject = (value: unknown): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is JsonObject =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 const isResponse = (value: unknown): value is JsonObject => isObject(value) && ('result' in value || 'error' in value);
 const hasError = (value: JsonObject): boolean => value.error !== undefined && value.error !== null;
 const idKey = (id: unknown): string => JSON.stringify(id ?? null);
@@ -28,7 +29,11 @@ const idKey = (id: unknown): string => JSON.stringify(id ?? null);
  * otherwise its items are put back in request order, and an item the node left out is answered with an
  * internal error. A body that is not JSON-RPC is a failure of that node (the caller tries the next one).
  */
-export function analyzeResponse(items: readonly RpcRequestItem[], batch: boolean, body: Uint8Array<ArrayBuffer>): ResponseAnalysis {
+export function analyzeResponse(
+  items: readonly RpcRequestItem[],
+  batch: boolean,
+  body: Uint8Array<ArrayBuffer>,
+): ResponseAnalysis {
   let parsed: unknown;
   try {
     parsed = JSON.parse(decoder.decode(body));
@@ -43,9 +48,11 @@ export function analyzeResponse(items: readonly RpcRequestItem[], batch: boolean
     // A node that refuses a whole batch (too large, rate limited) answers one error object: every item failed.
     return { ok: true, errored: items.map(() => true), answered: items.map(() => false), body };
   }
-  if (!Array.isArray(parsed) || !parsed.every(isResponse)) return { ok: false, reason: 'the node answered a batch without an array of JSON-RPC responses' };
+  if (!Array.isArray(parsed) || !parsed.every(isResponse))
+    return { ok: false, reason: 'the node answered a batch without an array of JSON-RPC responses' };
   const responses = parsed as JsonObject[];
-  const inOrder = responses.length === items.length && items.every((item, index) => idKey(responses[index]?.id) === idKey(item.id));
+  const inOrder =
+    responses.length === items.length && items.every((item, index) => idKey(responses[index]?.id) === idKey(item.id));
   if (inOrder) return { ok: true, errored: responses.map(hasError), answered: items.map(() => true), body };
 
   const byId = new Map<string, JsonObject>();

@@ -45,7 +45,9 @@ const HEX_BYTES = /^0x(?:[0-9a-fA-F]{2})+$/;
 export function parseRpcRequest(family: ChainFamily, body: unknown): ParsedRpcRequest {
   const batch = Array.isArray(body);
   if (!batch && (typeof body !== 'object' || body === null)) {
-    throw new ValidationError(`The body must be a JSON-RPC 2.0 request object or a batch (array) of 1 to ${MAX_BATCH_ITEMS} requests`);
+    throw new ValidationError(
+      `The body must be a JSON-RPC 2.0 request object or a batch (array) of 1 to ${MAX_BATCH_ITEMS} requests`,
+    );
   }
   const rawItems: unknown[] = batch ? body : [body];
   if (rawItems.length === 0 || rawItems.length > MAX_BATCH_ITEMS) {
@@ -66,14 +68,22 @@ export function parseRpcRequest(family: ChainFamily, body: unknown): ParsedRpcRe
     const before = issues.length;
     if (item.jsonrpc !== '2.0') issues.push({ path: at('jsonrpc'), message: 'Must be "2.0"' });
     const { id, method, params } = item;
-    if (!('id' in item) || !(typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) || id === null)) {
-      issues.push({ path: at('id'), message: 'Required: a string, number or null (notifications without an id are not served)' });
+    if (
+      !('id' in item) ||
+      !(typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) || id === null)
+    ) {
+      issues.push({
+        path: at('id'),
+        message: 'Required: a string, number or null (notifications without an id are not served)',
+      });
     } else if (batch) {
       const idKey = JSON.stringify(id);
-      if (seenIds.has(idKey)) issues.push({ path: at('id'), message: `Duplicate id ${idKey}: ids correlate the responses of a batch` });
+      if (seenIds.has(idKey))
+        issues.push({ path: at('id'), message: `Duplicate id ${idKey}: ids correlate the responses of a batch` });
       seenIds.add(idKey);
     }
-    if (params !== undefined && (typeof params !== 'object' || params === null)) issues.push({ path: at('params'), message: 'Must be an array or an object' });
+    if (params !== undefined && (typeof params !== 'object' || params === null))
+      issues.push({ path: at('params'), message: 'Must be an array or an object' });
     if (typeof method !== 'string' || method === '') {
       issues.push({ path: at('method'), message: 'Required: the method name' });
       return;
@@ -88,7 +98,11 @@ export function parseRpcRequest(family: ChainFamily, body: unknown): ParsedRpcRe
     if (method === 'eth_sendRawTransaction') {
       const first = Array.isArray(params) ? (params[0] as unknown) : undefined;
       if (typeof first === 'string' && HEX_BYTES.test(first)) rawTransaction = first as `0x${string}`;
-      else issues.push({ path: at('params'), message: 'eth_sendRawTransaction takes [signedTransaction] as 0x-prefixed hex' });
+      else
+        issues.push({
+          path: at('params'),
+          message: 'eth_sendRawTransaction takes [signedTransaction] as 0x-prefixed hex',
+        });
     }
     if (issues.length > before) return;
     items.push({ id: id as JsonRpcId, method, tier: verdict.tier, ...(rawTransaction ? { rawTransaction } : {}) });
@@ -105,7 +119,10 @@ function rejection(issues: ValidationIssue[], unsupported: Map<string, string>):
     return new ValidationError(message, issues);
   }
   const first = issues[0];
-  const where = first && first.path.length > 0 ? `${first.path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i > 0 ? `.${p}` : p)).join('')}: ` : '';
+  const where =
+    first && first.path.length > 0
+      ? `${first.path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i > 0 ? `.${p}` : p)).join('')}: `
+      : '';
   return new ValidationError(`Invalid JSON-RPC request: ${where}${first?.message ?? 'invalid input'}`, issues);
 }
 
@@ -113,7 +130,9 @@ function rejection(issues: ValidationIssue[], unsupported: Map<string, string>):
 export function parseIdempotencyKey(value: string | null | undefined): string | undefined {
   if (value === null || value === undefined) return undefined;
   if (!IDEMPOTENCY_KEY.test(value)) {
-    throw new ValidationError('Idempotency-Key must be 1 to 255 characters of letters, digits, "_" and "-"', [{ path: ['Idempotency-Key'], message: 'Must match ^[A-Za-z0-9_-]{1,255}$' }]);
+    throw new ValidationError('Idempotency-Key must be 1 to 255 characters of letters, digits, "_" and "-"', [
+      { path: ['Idempotency-Key'], message: 'Must match ^[A-Za-z0-9_-]{1,255}$' },
+    ]);
   }
   return value;
 }

@@ -15,7 +15,11 @@ const ATTEMPTS = 20;
  * is gone).
  */
 export async function transactionCommitted(db: Database, xid: string): Promise<boolean | undefined> {
-  for (let attempt = 1, wait = FIRST_WAIT_MS; attempt <= ATTEMPTS; attempt += 1, wait = Math.min(wait * 2, MAX_WAIT_MS)) {
+  for (
+    let attempt = 1, wait = FIRST_WAIT_MS;
+    attempt <= ATTEMPTS;
+    attempt += 1, wait = Math.min(wait * 2, MAX_WAIT_MS)
+  ) {
     try {
       const { rows } = await sql<{ status: string | null }>`select pg_xact_status(${xid}::xid8) as status`.execute(db);
       const status = rows[0]?.status ?? null;

@@ -2,7 +2,15 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { Kysely, PostgresDialect, sql, type PostgresCursor, type PostgresPool, type PostgresPoolClient, type PostgresQueryResult } from 'kysely';
+import {
+  Kysely,
+  PostgresDialect,
+  sql,
+  type PostgresCursor,
+  type PostgresPool,
+  type PostgresPoolClient,
+  type PostgresQueryResult,
+} from 'kysely';
 import type pg from 'pg';
 import { lockDataDir } from './data-dir-lock.ts';
 import { asDatabaseUnavailable, isConnectionLost } from './errors.ts';
@@ -113,12 +121,16 @@ class LagoonClient implements PostgresPoolClient {
 
   query<R>(sql: string, parameters: readonly unknown[]): Promise<PostgresQueryResult<R>>;
   query<R>(cursor: PostgresCursor<R>): PostgresCursor<R>;
-  query<R>(statement: string | PostgresCursor<R>, parameters: readonly unknown[] = []): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
+  query<R>(
+    statement: string | PostgresCursor<R>,
+    parameters: readonly unknown[] = [],
+  ): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
     // Kysely passes a cursor only when the dialect is given a cursor class, which Lagoon's is not.
     if (typeof statement !== 'string') throw new Error('Cursors are not configured');
     const name = this.preparedStatements ? PREPARED_TAG.exec(statement)?.[1] : undefined;
     const values = parameters as unknown[]; // Kysely's own copy, and pg only reads it
-    const config = name === undefined ? { text: statement, values } : { name: `lagoon_${name}`, text: statement, values };
+    const config =
+      name === undefined ? { text: statement, values } : { name: `lagoon_${name}`, text: statement, values };
     return this.run<R>(config);
   }
 
@@ -162,7 +174,10 @@ function resultOf<R>({ command, rowCount, rows }: pg.QueryResult<R & pg.QueryRes
 }
 
 async function openPglite(dataDir: string): Promise<DatabaseHandle> {
-  const [{ PGlite, types: pgliteTypes }, { PGliteDialect }] = await Promise.all([import('@electric-sql/pglite'), import('kysely-pglite-dialect')]);
+  const [{ PGlite, types: pgliteTypes }, { PGliteDialect }] = await Promise.all([
+    import('@electric-sql/pglite'),
+    import('kysely-pglite-dialect'),
+  ]);
   const inMemory = dataDir.startsWith('memory://');
   if (!inMemory) mkdirSync(dataDir, { recursive: true });
   const unlock = inMemory ? () => undefined : lockDataDir(dataDir);
@@ -215,7 +230,12 @@ async function createPgliteDataDir(dataDir: string): Promise<void> {
     child.once('error', reject);
     child.once('exit', (code, signal) => {
       if (code === 0) resolve();
-      else reject(new Error(`Could not create the embedded database in ${dataDir} (${signal ?? `exit code ${code}`}): ${stderr.trim().split('\n').slice(-3).join(' ')}`));
+      else
+        reject(
+          new Error(
+            `Could not create the embedded database in ${dataDir} (${signal ?? `exit code ${code}`}): ${stderr.trim().split('\n').slice(-3).join(' ')}`,
+          ),
+        );
     });
   });
 }

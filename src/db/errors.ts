@@ -31,11 +31,24 @@ export function isConnectionLost(error: unknown): boolean {
 }
 
 /** Shutdown by an administrator, a crash, a server not accepting connections yet; sockets reset or refused. */
-const LOST_CODES = new Set(['57P01', '57P02', '57P03', 'ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
+const LOST_CODES = new Set([
+  '57P01',
+  '57P02',
+  '57P03',
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+]);
 /** What pg throws without a code when the socket closes under a query, or when a client already broke. */
-const LOST_MESSAGES = /^(Connection terminated|Client has encountered a connection error|Client was closed and is not queryable)/;
+const LOST_MESSAGES =
+  /^(Connection terminated|Client has encountered a connection error|Client was closed and is not queryable)/;
 
 /** The error to answer with when the connection was lost, else the error itself. */
 export function asDatabaseUnavailable(error: unknown): unknown {
-  return !(error instanceof DatabaseUnavailableError) && isConnectionLost(error) ? new DatabaseUnavailableError({ cause: error }) : error;
+  return !(error instanceof DatabaseUnavailableError) && isConnectionLost(error)
+    ? new DatabaseUnavailableError({ cause: error })
+    : error;
 }

@@ -61,7 +61,14 @@ export async function renderTypes(): Promise<string> {
         if (!base) throw new Error(`No TypeScript type for ${table}.${column.column_name} (${column.udt_name})`);
         const withNull = column.is_nullable === 'YES' ? `${base} | null` : base;
         const hasDefault = column.column_default !== null;
-        const type = base === 'Json' && hasDefault ? (column.is_nullable === 'YES' ? 'JsonWithDefault | null' : 'JsonWithDefault') : hasDefault ? `Generated<${withNull}>` : withNull;
+        const type =
+          base === 'Json' && hasDefault
+            ? column.is_nullable === 'YES'
+              ? 'JsonWithDefault | null'
+              : 'JsonWithDefault'
+            : hasDefault
+              ? `Generated<${withNull}>`
+              : withNull;
         lines.push(`  ${column.column_name}: ${type};`);
       }
       lines.push('}', '');

@@ -33,11 +33,22 @@ export async function migrateToLatest<T>(db: Kysely<T>): Promise<MigrationResult
   return result;
 }
 
-const migrationFiles = async (): Promise<string[]> => (await readdir(MIGRATIONS_DIR)).filter((file) => /\.(ts|js)$/.test(file) && !file.endsWith('.d.ts')).sort();
+const migrationFiles = async (): Promise<string[]> =>
+  (await readdir(MIGRATIONS_DIR)).filter((file) => /\.(ts|js)$/.test(file) && !file.endsWith('.d.ts')).sort();
 
 let latestMigration: Promise<string | undefined> | undefined;
 /** Tables every request path needs. */
-const CORE_TABLES = ['accounts', 'balances', 'account_ledger', 'api_keys', 'api_key_spend', 'reservations', 'usage_entries', 'usage_daily', 'models'];
+const CORE_TABLES = [
+  'accounts',
+  'balances',
+  'account_ledger',
+  'api_keys',
+  'api_key_spend',
+  'reservations',
+  'usage_entries',
+  'usage_daily',
+  'models',
+];
 
 /**
  * Whether the database carries this build's schema: its newest migration recorded as applied and the core tables
@@ -48,8 +59,15 @@ export async function schemaReady<T>(db: Kysely<T>): Promise<boolean> {
   latestMigration ??= migrationFiles().then((files) => files.at(-1)?.replace(/\.(ts|js)$/, ''));
   const latest = await latestMigration;
   try {
-    const tables = sql.join(CORE_TABLES.map((table) => sql`to_regclass(${table}) is not null`), sql` and `);
-    const { rows } = await sql<{ ready: boolean }>`select (${tables}) and exists (select 1 from kysely_migration where name = ${latest ?? ''}) as ready`.execute(db);
+    const tables = sql.join(
+      CORE_TABLES.map((table) => sql`to_regclass(${table}) is not null`),
+      sql` and `,
+    );
+    const { rows } = await sql<{
+      ready: boolean;
+    }>`select (${tables}) and exists (select 1 from kysely_migration where name = ${latest ?? ''}) as ready`.execute(
+      db,
+    );
     return rows[0]?.ready === true;
   } catch {
     return false; // no migrations table, or no database

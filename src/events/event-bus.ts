@@ -14,7 +14,10 @@ export type EventTopics = {
    * A revoked or edited API key, for every process's key cache, or a process's probe of the channel, which only
    * it listens for (id: always `all`).
    */
-  'lagoon:key-cache': [scope: 'all', message: (KeyInvalidation | { readonly probe: string }) & { readonly origin: string }];
+  'lagoon:key-cache': [
+    scope: 'all',
+    message: (KeyInvalidation | { readonly probe: string }) & { readonly origin: string },
+  ];
   /** A process asks the others to give back the unused part of their balance leases on an account (id: always `all`). */
   'lagoon:lease-reclaim': [scope: 'all', request: { readonly accountId: string; readonly origin: string }];
 };
@@ -42,7 +45,13 @@ export interface EventBus {
 const SUBSCRIBER_BUFFER = 1000;
 
 export function createEventBus(options: { redisUrl?: string | undefined; logger: Logger }): EventBus {
-  if (!options.redisUrl) return wrap('memory', new EventTarget() as PubSubEventTarget<EventTopics>, async () => undefined, () => undefined);
+  if (!options.redisUrl)
+    return wrap(
+      'memory',
+      new EventTarget() as PubSubEventTarget<EventTopics>,
+      async () => undefined,
+      () => undefined,
+    );
   const publishClient = createRedisClient(options.redisUrl, options.logger, 'publish');
   const subscribeClient = createRedisClient(options.redisUrl, options.logger, 'subscribe', { subscriber: true });
   const eventTarget = createRedisEventTarget<PubSubEvent<EventTopics, Topic>>({ publishClient, subscribeClient });
@@ -62,7 +71,12 @@ export function createEventBus(options: { redisUrl?: string | undefined; logger:
   );
 }
 
-function wrap(kind: EventBus['kind'], eventTarget: PubSubEventTarget<EventTopics>, close: () => Promise<void>, onConnection: EventBus['onConnection']): EventBus {
+function wrap(
+  kind: EventBus['kind'],
+  eventTarget: PubSubEventTarget<EventTopics>,
+  close: () => Promise<void>,
+  onConnection: EventBus['onConnection'],
+): EventBus {
   const publisher = createPubSub<EventTopics>({ eventTarget });
   let closed = false;
   return {

@@ -9,7 +9,12 @@ const FIRE_AND_FORGET = new Set<PropertyKey>(['publish', 'subscribe', 'unsubscri
  * while Redis is away, and the fire-and-forget commands log their failure instead of leaving an unhandled
  * rejection that would stop the process.
  */
-export function createRedisClient(url: string, logger: Logger, role: string, options: { commandTimeoutMs?: number; subscriber?: boolean } = {}): Redis {
+export function createRedisClient(
+  url: string,
+  logger: Logger,
+  role: string,
+  options: { commandTimeoutMs?: number; subscriber?: boolean } = {},
+): Redis {
   const client = new Redis(url, {
     connectionName: `lagoon-${role}`,
     // Connect on first use: a process that never publishes, subscribes or caches holds no connection.
@@ -36,7 +41,12 @@ export function createRedisClient(url: string, logger: Logger, role: string, opt
       return (...args: unknown[]) => {
         const result: unknown = Reflect.apply(value, target, args);
         // A command cut short because this client was closed on purpose (shutdown) is not a failure.
-        if (result instanceof Promise) result.catch((error: unknown) => client.status !== 'end' && logger.error({ err: error, redis: role, command: String(property) }, 'Redis command failed'));
+        if (result instanceof Promise)
+          result.catch(
+            (error: unknown) =>
+              client.status !== 'end' &&
+              logger.error({ err: error, redis: role, command: String(property) }, 'Redis command failed'),
+          );
         return result;
       };
     },
@@ -51,7 +61,10 @@ export async function closeRedisClient(client: Redis): Promise<void> {
     return;
   }
   try {
-    await Promise.race([client.quit(), new Promise((_, reject) => setTimeout(() => reject(new Error('quit timed out')), 1000).unref())]);
+    await Promise.race([
+      client.quit(),
+      new Promise((_, reject) => setTimeout(() => reject(new Error('quit timed out')), 1000).unref()),
+    ]);
   } catch {
     client.disconnect();
   }

@@ -201,7 +201,12 @@ export const defaultOperatorConfig = {
     },
   ],
   compatibilityMappings: {
-    text: { 'gpt-4o': 'lagoon-sim-chat', 'gpt-4o-mini': 'lagoon-sim-chat', 'gpt-4.1': 'lagoon-sim-chat', 'o3-mini': 'lagoon-sim-reasoner' },
+    text: {
+      'gpt-4o': 'lagoon-sim-chat',
+      'gpt-4o-mini': 'lagoon-sim-chat',
+      'gpt-4.1': 'lagoon-sim-chat',
+      'o3-mini': 'lagoon-sim-reasoner',
+    },
     embedding: { 'text-embedding-3-small': 'lagoon-sim-embedding', 'text-embedding-ada-002': 'lagoon-sim-embedding' },
     image: { 'dall-e-3': 'lagoon-sim-image', 'dall-e-2': 'lagoon-sim-image' },
     tts: { 'tts-1': 'lagoon-sim-speech', 'tts-1-hd': 'lagoon-sim-speech' },

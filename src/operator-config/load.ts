@@ -45,7 +45,9 @@ const NON_MODEL_PROVIDERS: readonly ProviderType[] = ['searxng', 'brave', 'json-
 export async function loadOperatorConfig(path?: string): Promise<OperatorConfig> {
   if (path === undefined) return parseOperatorConfig({}, BUILT_IN);
   if (!EXTENSIONS.includes(extname(path).toLowerCase())) {
-    throw new OperatorConfigError(path, [{ path: '', message: `unsupported file extension; use ${EXTENSIONS.join(', ')}` }]);
+    throw new OperatorConfigError(path, [
+      { path: '', message: `unsupported file extension; use ${EXTENSIONS.join(', ')}` },
+    ]);
   }
   let text: string;
   try {
@@ -81,7 +83,10 @@ export function parseOperatorConfig(raw: unknown, source: string): OperatorConfi
     providers: merged.providers.map((entry) => entry.value),
     models: merged.models.map(({ value: model }) => withOwner(model, providers)),
     compatibilityMappings: Object.fromEntries(
-      Object.entries(merged.mappings).map(([type, names]) => [type, Object.fromEntries(names.map((m) => [m.name, m.modelId]))]),
+      Object.entries(merged.mappings).map(([type, names]) => [
+        type,
+        Object.fromEntries(names.map((m) => [m.name, m.modelId])),
+      ]),
     ),
     characters: merged.characters.map((entry) => entry.value),
     search: file.data.search ?? {},
@@ -139,12 +144,28 @@ function duplicateKeys(file: OperatorConfigFile): OperatorConfigIssue[] {
     keys.forEach((value, index) => {
       const earlier = first.get(value);
       if (earlier === undefined) first.set(value, index);
-      else issues.push({ path: `${section}[${index}].${key}`, message: `duplicate ${key} "${value}" (also ${section}[${earlier}])` });
+      else
+        issues.push({
+          path: `${section}[${index}].${key}`,
+          message: `duplicate ${key} "${value}" (also ${section}[${earlier}])`,
+        });
     });
   };
-  check('providers', 'id', file.providers.map((p) => p.id));
-  check('models', 'id', file.models.map((m) => m.id));
-  check('characters', 'slug', file.characters.map((c) => c.slug));
+  check(
+    'providers',
+    'id',
+    file.providers.map((p) => p.id),
+  );
+  check(
+    'models',
+    'id',
+    file.models.map((m) => m.id),
+  );
+  check(
+    'characters',
+    'slug',
+    file.characters.map((c) => c.slug),
+  );
   return issues;
 }
 
@@ -187,14 +208,21 @@ function mergeEntries<T extends { disabled?: boolean | undefined }, K extends ke
   type Entry = Exclude<T, { disabled: true }>;
   const out = new Map<T[K], Tracked<Entry>>();
   for (const entry of keepBuiltIns ? builtIns : []) {
-    out.set(entry[key], { value: entry as Entry, origin: `${section}[${key}=${String(entry[key])}] (${BUILT_IN})`, builtIn: true });
+    out.set(entry[key], {
+      value: entry as Entry,
+      origin: `${section}[${key}=${String(entry[key])}] (${BUILT_IN})`,
+      builtIn: true,
+    });
   }
   const builtInKeys = new Set(builtIns.map((entry) => entry[key]));
   entries.forEach((entry, index) => {
     const id = entry[key];
     if (entry.disabled !== true) out.set(id, { value: entry as Entry, origin: `${section}[${index}]`, builtIn: false });
     else if (!out.delete(id) && !builtInKeys.has(id)) {
-      issues.push({ path: `${section}[${index}].${key}`, message: `nothing to disable: no built-in ${section.slice(0, -1)} "${String(id)}"` });
+      issues.push({
+        path: `${section}[${index}].${key}`,
+        message: `nothing to disable: no built-in ${section.slice(0, -1)} "${String(id)}"`,
+      });
     }
   });
   return [...out.values()];
@@ -211,8 +239,13 @@ function crossCheck(merged: Merged, issues: OperatorConfigIssue[]): void {
     providerBindings(model).forEach(({ providerId }, index) => {
       const path = model.providers ? `${origin}.providers[${index}]` : `${origin}.provider`;
       const provider = providers.get(providerId);
-      if (!provider) issues.push({ path, message: `unknown provider "${providerId}" (configured: ${[...providers.keys()].join(', ') || 'none'})` });
-      else if (NON_MODEL_PROVIDERS.includes(provider.type)) issues.push({ path, message: `a ${provider.type} provider cannot serve ${model.type} models` });
+      if (!provider)
+        issues.push({
+          path,
+          message: `unknown provider "${providerId}" (configured: ${[...providers.keys()].join(', ') || 'none'})`,
+        });
+      else if (NON_MODEL_PROVIDERS.includes(provider.type))
+        issues.push({ path, message: `a ${provider.type} provider cannot serve ${model.type} models` });
       if (seen.has(providerId)) issues.push({ path, message: `provider "${providerId}" is listed twice` });
       seen.add(providerId);
     });
@@ -224,7 +257,11 @@ function crossCheck(merged: Merged, issues: OperatorConfigIssue[]): void {
       const owner = owners.get(`${entry.value.type}/${trait}`);
       if (!owner) owners.set(`${entry.value.type}/${trait}`, entry);
       else if (entry.builtIn) entry.value = { ...entry.value, traits: entry.value.traits.filter((t) => t !== trait) };
-      else issues.push({ path: `${entry.origin}.traits`, message: `trait "${trait}" already names ${entry.value.type} model "${owner.value.id}"; a trait names one model per type` });
+      else
+        issues.push({
+          path: `${entry.origin}.traits`,
+          message: `trait "${trait}" already names ${entry.value.type} model "${owner.value.id}"; a trait names one model per type`,
+        });
     }
   }
 

@@ -75,7 +75,18 @@ const VoiceCloning = z.strictObject({
   retention_days: z.number().int().nonnegative(),
 });
 
-const RESERVED_SPEC_KEYS = ['name', 'description', 'modelSource', 'offline', 'privacy', 'traits', 'availableContextTokens', 'capabilities', 'constraints', 'pricing'];
+const RESERVED_SPEC_KEYS = [
+  'name',
+  'description',
+  'modelSource',
+  'offline',
+  'privacy',
+  'traits',
+  'availableContextTokens',
+  'capabilities',
+  'constraints',
+  'pricing',
+];
 
 /** Extra `model_spec` fields: shared flags, then text, embedding, image, speech and music fields. */
 export const SpecExtrasSchema = z
@@ -124,12 +135,29 @@ export const SpecExtrasSchema = z
   })
   .superRefine((spec, ctx) => {
     for (const key of Object.keys(spec)) {
-      if (RESERVED_SPEC_KEYS.includes(key)) ctx.addIssue({ code: 'custom', path: [key], message: `"${key}" is a model field; set it on the model, not in spec` });
+      if (RESERVED_SPEC_KEYS.includes(key))
+        ctx.addIssue({
+          code: 'custom',
+          path: [key],
+          message: `"${key}" is a model field; set it on the model, not in spec`,
+        });
     }
     if (spec.default_voice !== undefined && spec.voices && !spec.voices.includes(spec.default_voice)) {
-      ctx.addIssue({ code: 'custom', path: ['default_voice'], message: `default_voice "${spec.default_voice}" is not in voices` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['default_voice'],
+        message: `default_voice "${spec.default_voice}" is not in voices`,
+      });
     }
-    if (spec.default_format !== undefined && spec.supported_formats && !spec.supported_formats.includes(spec.default_format)) {
-      ctx.addIssue({ code: 'custom', path: ['default_format'], message: `default_format "${spec.default_format}" is not in supported_formats` });
+    if (
+      spec.default_format !== undefined &&
+      spec.supported_formats &&
+      !spec.supported_formats.includes(spec.default_format)
+    ) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['default_format'],
+        message: `default_format "${spec.default_format}" is not in supported_formats`,
+      });
     }
   });

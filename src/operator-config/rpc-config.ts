@@ -24,10 +24,15 @@ const isHttpUrl = (value: string): boolean => httpUrl(value) !== undefined;
 
 const UpstreamRef = z
   .string()
-  .refine((value) => isHttpUrl(value) || PROVIDER_ID_PATTERN.test(value), 'an http(s) node URL, or the id of a json-rpc provider');
+  .refine(
+    (value) => isHttpUrl(value) || PROVIDER_ID_PATTERN.test(value),
+    'an http(s) node URL, or the id of a json-rpc provider',
+  );
 
 export const RpcNetworkConfigSchema = z.strictObject({
-  upstreams: z.union([UpstreamRef, z.array(UpstreamRef).min(1)]).transform((refs) => (typeof refs === 'string' ? [refs] : refs)),
+  upstreams: z
+    .union([UpstreamRef, z.array(UpstreamRef).min(1)])
+    .transform((refs) => (typeof refs === 'string' ? [refs] : refs)),
   family: z.enum(CHAIN_FAMILIES).optional(),
   baseCredits: z.number().int().positive().max(1_000_000).optional(),
   timeoutMs: z.number().int().positive().max(600_000).optional(),
@@ -50,7 +55,11 @@ export const RpcConfigSchema = z.strictObject({
 export type RpcConfig = z.output<typeof RpcConfigSchema>;
 
 /** Cross-checks: each network has a family, and provider ids in `upstreams` name json-rpc providers. */
-export function checkRpcConfig(providers: readonly { value: ProviderConfig }[], rpc: RpcConfig | undefined, issues: OperatorConfigIssue[]): void {
+export function checkRpcConfig(
+  providers: readonly { value: ProviderConfig }[],
+  rpc: RpcConfig | undefined,
+  issues: OperatorConfigIssue[],
+): void {
   const byId = new Map(providers.map((entry) => [entry.value.id, entry.value]));
   const rpcIds = providers.filter((entry) => entry.value.type === 'json-rpc').map((entry) => entry.value.id);
   for (const [slug, network] of Object.entries(rpc?.networks ?? {})) {
@@ -60,13 +69,24 @@ export function checkRpcConfig(providers: readonly { value: ProviderConfig }[], 
       continue;
     }
     if (!network.family && !familyOfSlug(slug)) {
-      issues.push({ path: `${path}.family`, message: `"${slug}" does not start with a chain family; set family (one of ${CHAIN_FAMILIES.join(', ')})` });
+      issues.push({
+        path: `${path}.family`,
+        message: `"${slug}" does not start with a chain family; set family (one of ${CHAIN_FAMILIES.join(', ')})`,
+      });
     }
     network.upstreams.forEach((ref, index) => {
       if (isHttpUrl(ref)) return;
       const provider = byId.get(ref);
-      if (!provider) issues.push({ path: `${path}.upstreams[${index}]`, message: `unknown provider "${ref}" (json-rpc providers: ${rpcIds.join(', ') || 'none'})` });
-      else if (provider.type !== 'json-rpc') issues.push({ path: `${path}.upstreams[${index}]`, message: `provider "${ref}" has type ${provider.type}; a network needs a json-rpc provider or a URL` });
+      if (!provider)
+        issues.push({
+          path: `${path}.upstreams[${index}]`,
+          message: `unknown provider "${ref}" (json-rpc providers: ${rpcIds.join(', ') || 'none'})`,
+        });
+      else if (provider.type !== 'json-rpc')
+        issues.push({
+          path: `${path}.upstreams[${index}]`,
+          message: `provider "${ref}" has type ${provider.type}; a network needs a json-rpc provider or a URL`,
+        });
     });
   }
 }

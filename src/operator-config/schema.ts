@@ -2,7 +2,15 @@ import { z } from 'zod';
 import { parseNetwork } from '../augment/scrape/address-policy.ts';
 import { MODEL_PRIVACY, MODEL_TYPES } from '../catalog/model.ts';
 import { EXACT_DECIMAL_MESSAGE, exactDecimal, ProviderId } from './primitives.ts';
-import { ImageConstraints, InpaintConstraints, OtherConstraints, PositiveInt, SpecExtrasSchema, TextConstraints, VideoConstraints } from './model-spec-schema.ts';
+import {
+  ImageConstraints,
+  InpaintConstraints,
+  OtherConstraints,
+  PositiveInt,
+  SpecExtrasSchema,
+  TextConstraints,
+  VideoConstraints,
+} from './model-spec-schema.ts';
 import { RpcConfigSchema, type RpcConfig } from './rpc-config.ts';
 
 /*
@@ -10,13 +18,23 @@ import { RpcConfigSchema, type RpcConfig } from './rpc-config.ts';
  * names are camelCase; pricing and spec keys are written exactly as the wire `model_spec` shows them.
  */
 
-export const PROVIDER_TYPES = ['simulator', 'openai-compatible', 'automatic1111', 'queue', 'searxng', 'brave', 'json-rpc'] as const;
+export const PROVIDER_TYPES = [
+  'simulator',
+  'openai-compatible',
+  'automatic1111',
+  'queue',
+  'searxng',
+  'brave',
+  'json-rpc',
+] as const;
 export type ProviderType = (typeof PROVIDER_TYPES)[number];
 /** Provider types that need no base URL (built in, or a well-known public endpoint). */
 const BASE_URL_OPTIONAL: readonly ProviderType[] = ['simulator', 'brave'];
 
 // No ':' in names: chat accepts `<model>:<key>=<value>` suffixes.
-const ModelId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$/, 'Use letters, digits, ".", "_", "/" and "-" (no ":" or spaces)');
+const ModelId = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$/, 'Use letters, digits, ".", "_", "/" and "-" (no ":" or spaces)');
 const Trait = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, 'Use letters, digits, "_" and "-"');
 const Slug = z.string().regex(/^[a-z0-9][a-z0-9-]{0,99}$/, 'Use lowercase letters, digits and "-"');
 const ModelTypeSchema = z.enum(MODEL_TYPES);
@@ -25,7 +43,10 @@ const ModelTypeSchema = z.enum(MODEL_TYPES);
 const Decimal = z.number().nonnegative().refine(exactDecimal, EXACT_DECIMAL_MESSAGE);
 
 const pricePairShape = { usd: Decimal, diem: Decimal.optional() };
-const withDiem = <T extends { usd: number; diem?: number | undefined }>(pair: T) => ({ ...pair, diem: pair.diem ?? pair.usd });
+const withDiem = <T extends { usd: number; diem?: number | undefined }>(pair: T) => ({
+  ...pair,
+  diem: pair.diem ?? pair.usd,
+});
 /** `{ usd, diem }`; `diem` defaults to `usd`. */
 export const PricePairSchema = z.strictObject(pricePairShape).transform(withDiem);
 export type PricePair = z.output<typeof PricePairSchema>;
@@ -66,7 +87,11 @@ export const TtsPricingSchema = z.strictObject({ input: PricePairSchema });
 export const AsrPricingSchema = z.strictObject({ per_audio_second: PricePairSchema });
 
 const DurationTier = z
-  .strictObject({ ...pricePairShape, min_seconds: z.number().int().nonnegative(), max_seconds: z.number().int().positive() })
+  .strictObject({
+    ...pricePairShape,
+    min_seconds: z.number().int().nonnegative(),
+    max_seconds: z.number().int().positive(),
+  })
   .transform(withDiem)
   .refine((t) => t.min_seconds <= t.max_seconds, 'min_seconds must not exceed max_seconds');
 
@@ -74,7 +99,8 @@ const exactlyOne =
   (keys: readonly string[]) =>
   (value: Record<string, unknown>, ctx: z.RefinementCtx): void => {
     const present = keys.filter((key) => value[key] !== undefined);
-    if (present.length !== 1) ctx.addIssue({ code: 'custom', message: `set exactly one of ${keys.join(', ')} (found ${present.length})` });
+    if (present.length !== 1)
+      ctx.addIssue({ code: 'custom', message: `set exactly one of ${keys.join(', ')} (found ${present.length})` });
   };
 
 /** Music: one of `durations` (tiers keyed by seconds), `generation`, `per_second`, `per_thousand_characters`. */
@@ -125,7 +151,10 @@ const Created = z
   .union([z.number().int().nonnegative(), z.iso.date(), z.iso.datetime({ offset: true })])
   .transform((value) => (typeof value === 'number' ? new Date(value * 1000) : new Date(value)));
 
-const ProviderRef = z.union([ProviderId, z.strictObject({ id: ProviderId, upstreamModel: z.string().min(1).optional() })]);
+const ProviderRef = z.union([
+  ProviderId,
+  z.strictObject({ id: ProviderId, upstreamModel: z.string().min(1).optional() }),
+]);
 
 const modelBase = {
   id: ModelId,
@@ -151,9 +180,16 @@ const modelBase = {
   disabled: z.literal(false).optional(),
 };
 
-const oneProvider = (model: { provider?: string | undefined; providers?: unknown[] | undefined }, ctx: z.RefinementCtx): void => {
+const oneProvider = (
+  model: { provider?: string | undefined; providers?: unknown[] | undefined },
+  ctx: z.RefinementCtx,
+): void => {
   if ((model.provider === undefined) === (model.providers === undefined)) {
-    ctx.addIssue({ code: 'custom', path: ['provider'], message: 'set either provider (one id) or providers (ids in fallback order)' });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['provider'],
+      message: 'set either provider (one id) or providers (ids in fallback order)',
+    });
   }
 };
 
@@ -171,14 +207,42 @@ export const ModelConfigSchema = z.discriminatedUnion('type', [
       pricing: TextPricingSchema,
     }),
   ),
-  model(z.strictObject({ ...modelBase, type: z.literal('embedding'), contextLength: ContextLength, pricing: TextPricingSchema })),
-  model(z.strictObject({ ...modelBase, type: z.literal('image'), constraints: ImageConstraints.optional(), pricing: ImagePricingSchema })),
+  model(
+    z.strictObject({
+      ...modelBase,
+      type: z.literal('embedding'),
+      contextLength: ContextLength,
+      pricing: TextPricingSchema,
+    }),
+  ),
+  model(
+    z.strictObject({
+      ...modelBase,
+      type: z.literal('image'),
+      constraints: ImageConstraints.optional(),
+      pricing: ImagePricingSchema,
+    }),
+  ),
   model(z.strictObject({ ...modelBase, type: z.literal('upscale'), pricing: UpscalePricingSchema })),
-  model(z.strictObject({ ...modelBase, type: z.literal('inpaint'), constraints: InpaintConstraints.optional(), pricing: InpaintPricingSchema })),
+  model(
+    z.strictObject({
+      ...modelBase,
+      type: z.literal('inpaint'),
+      constraints: InpaintConstraints.optional(),
+      pricing: InpaintPricingSchema,
+    }),
+  ),
   model(z.strictObject({ ...modelBase, type: z.literal('tts'), pricing: TtsPricingSchema })),
   model(z.strictObject({ ...modelBase, type: z.literal('asr'), pricing: AsrPricingSchema })),
   model(z.strictObject({ ...modelBase, type: z.literal('music'), pricing: MusicPricingSchema })),
-  model(z.strictObject({ ...modelBase, type: z.literal('video'), constraints: VideoConstraints.optional(), pricing: VideoPricingSchema })),
+  model(
+    z.strictObject({
+      ...modelBase,
+      type: z.literal('video'),
+      constraints: VideoConstraints.optional(),
+      pricing: VideoPricingSchema,
+    }),
+  ),
 ]);
 export type ModelConfig = z.output<typeof ModelConfigSchema>;
 export type ModelConfigInput = z.input<typeof ModelConfigSchema>;
@@ -228,7 +292,9 @@ export const CompatibilityMappingsSchema = z.partialRecord(ModelTypeSchema, z.re
 
 /** `{ id | slug, disabled: true }` removes the built-in entry with that id (other fields are ignored). */
 const disabledEntry = <K extends string>(key: K, value: z.ZodType<string>) =>
-  z.looseObject({ [key]: value, disabled: z.literal(true) } as { [P in K]: z.ZodType<string> } & { disabled: z.ZodLiteral<true> });
+  z.looseObject({ [key]: value, disabled: z.literal(true) } as { [P in K]: z.ZodType<string> } & {
+    disabled: z.ZodLiteral<true>;
+  });
 
 /**
  * Zero-config discovery (OPENAI_COMPATIBLE_BASE_URL): every model the upstream lists becomes a text model with
@@ -245,8 +311,13 @@ export const DiscoveryConfigSchema = z.strictObject({
 export type DiscoveryConfig = z.output<typeof DiscoveryConfigSchema>;
 
 /** `search_provider` identifier → one provider id, or ids in fallback order (decisions.md §8). */
-const SearchTargets = z.union([ProviderId, z.array(ProviderId).min(1)]).transform((ids) => (typeof ids === 'string' ? [ids] : ids));
-export const SearchMappingSchema = z.strictObject({ brave: SearchTargets.optional(), google: SearchTargets.optional() });
+const SearchTargets = z
+  .union([ProviderId, z.array(ProviderId).min(1)])
+  .transform((ids) => (typeof ids === 'string' ? [ids] : ids));
+export const SearchMappingSchema = z.strictObject({
+  brave: SearchTargets.optional(),
+  google: SearchTargets.optional(),
+});
 export type SearchMapping = z.output<typeof SearchMappingSchema>;
 
 /** Chat web scraping (`enable_web_scraping`): the pages linked in the last user message, read into the prompt. */
@@ -285,10 +356,14 @@ export type ChatConfig = z.output<typeof ChatConfigSchema>;
 export const OperatorConfigFileSchema = z.strictObject({
   /** Drop the built-in models, characters and mappings (the simulator provider stays available). */
   replaceDefaults: z.boolean().default(false),
-  providers: z.array(z.discriminatedUnion('disabled', [disabledEntry('id', ProviderId), ProviderConfigSchema])).default([]),
+  providers: z
+    .array(z.discriminatedUnion('disabled', [disabledEntry('id', ProviderId), ProviderConfigSchema]))
+    .default([]),
   models: z.array(z.discriminatedUnion('disabled', [disabledEntry('id', ModelId), ModelConfigSchema])).default([]),
   compatibilityMappings: CompatibilityMappingsSchema.default({}),
-  characters: z.array(z.discriminatedUnion('disabled', [disabledEntry('slug', Slug), CharacterConfigSchema])).default([]),
+  characters: z
+    .array(z.discriminatedUnion('disabled', [disabledEntry('slug', Slug), CharacterConfigSchema]))
+    .default([]),
   /** Which `searxng`/`brave` providers serve each web search identifier; unmapped identifiers use every one. */
   search: SearchMappingSchema.optional(),
   /** The crypto JSON-RPC proxy: networks and their node URLs, price per credit, caps (see rpc-config.ts). */

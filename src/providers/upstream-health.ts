@@ -23,7 +23,10 @@ export class UpstreamHealth {
   healthyFirst<T>(items: readonly T[], idOf: (item: T) => string): T[] {
     if (this.entries.size === 0) return [...items];
     const now = this.now();
-    return [...items.filter((item) => !this.cooling(idOf(item), now)), ...items.filter((item) => this.cooling(idOf(item), now))];
+    return [
+      ...items.filter((item) => !this.cooling(idOf(item), now)),
+      ...items.filter((item) => this.cooling(idOf(item), now)),
+    ];
   }
 
   succeeded(id: string): void {

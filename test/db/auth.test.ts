@@ -1,4 +1,11 @@
-import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
+import type {
+  KyselyPlugin,
+  PluginTransformQueryArgs,
+  PluginTransformResultArgs,
+  QueryResult,
+  RootOperationNode,
+  UnknownRow,
+} from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuthService } from '../../src/auth/auth.service.ts';
 import { operator } from '../../src/auth/auth-context.ts';
@@ -41,13 +48,20 @@ describe(`${AuthService.name} (${testDatabaseKind})`, () => {
     expect(counter.count).toBeLessThanOrEqual(1);
     await services.lastUsed.flush();
     expect(counter.count).toBeLessThanOrEqual(2);
-    const row = await handle.db.selectFrom('api_keys').select('last_used_at').where('id', '=', adminKey.key.id).executeTakeFirstOrThrow();
+    const row = await handle.db
+      .selectFrom('api_keys')
+      .select('last_used_at')
+      .where('id', '=', adminKey.key.id)
+      .executeTakeFirstOrThrow();
     expect(row.last_used_at).toBeInstanceOf(Date);
   });
 
   it('should remember unknown keys briefly and forget revoked keys at once', async () => {
     counter.count = 0;
-    for (let i = 0; i < 20; i += 1) await expect(services.auth.authenticate({ authorization: 'Bearer nope' }, 'x')).rejects.toMatchObject({ code: 'AUTHENTICATION_FAILED' });
+    for (let i = 0; i < 20; i += 1)
+      await expect(services.auth.authenticate({ authorization: 'Bearer nope' }, 'x')).rejects.toMatchObject({
+        code: 'AUTHENTICATION_FAILED',
+      });
     expect(counter.count).toBe(1);
 
     const { adminKey } = await services.accounts.create(operator(), { name: 'revoke' });
@@ -55,13 +69,17 @@ describe(`${AuthService.name} (${testDatabaseKind})`, () => {
     const { key, secret } = await services.apiKeys.create(adminAuth, { apiKeyType: 'INFERENCE', description: 'short' });
     await services.auth.authenticate({ authorization: `Bearer ${secret}` }, 'x');
     await services.apiKeys.revoke(adminAuth, key.id);
-    await expect(services.auth.authenticate({ authorization: `Bearer ${secret}` }, 'x')).rejects.toMatchObject({ code: 'AUTHENTICATION_FAILED' });
+    await expect(services.auth.authenticate({ authorization: `Bearer ${secret}` }, 'x')).rejects.toMatchObject({
+      code: 'AUTHENTICATION_FAILED',
+    });
   });
 
   it('should store only a SHA-256 hash of the secret', async () => {
     const { adminKey } = await services.accounts.create(operator(), { name: 'hash' });
     const rows = await handle.db.selectFrom('api_keys').selectAll().where('id', '=', adminKey.key.id).execute();
-    expect(JSON.stringify(rows, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))).not.toContain(adminKey.secret);
+    expect(JSON.stringify(rows, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))).not.toContain(
+      adminKey.secret,
+    );
     expect(rows[0]?.key_hash).toMatch(/^[0-9a-f]{64}$/);
     expect(rows[0]?.last6).toBe(adminKey.secret.slice(-6));
   });
@@ -73,6 +91,8 @@ describe(`${AuthService.name} (${testDatabaseKind})`, () => {
     const adminAuth = await services.auth.authenticate({ authorization: `Bearer ${adminKey.secret}` }, 'x');
     await services.billing.reserve(adminAuth, { usd: 1_000_000_000n, diem: 1_000_000_000n });
     await services.apiKeys.update(adminAuth, { id: adminKey.key.id, consumptionLimit: { usd: 1 } });
-    await expect(services.billing.reserve(adminAuth, { usd: 1n, diem: 1n })).rejects.toMatchObject({ code: 'API_KEY_USD_SPEND_LIMIT_EXCEEDED' });
+    await expect(services.billing.reserve(adminAuth, { usd: 1n, diem: 1n })).rejects.toMatchObject({
+      code: 'API_KEY_USD_SPEND_LIMIT_EXCEEDED',
+    });
   });
 });

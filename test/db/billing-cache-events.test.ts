@@ -32,7 +32,14 @@ describe(`Analytics cache and event bus (${testDatabaseKind}, ${mode})`, () => {
     services.billing.runMetered(auth, {
       maxCost: { usd: parseNano(usd), diem: parseNano(usd) },
       run: async () => undefined,
-      usage: () => ({ modelId: 'cache-model', modelType: 'LLM', unitType: 'tokens', lines: [{ sku: 'cache-sku', units: '1', pricePerUnitUsd: usd, cost: { usd: parseNano(usd), diem: parseNano(usd) } }] }),
+      usage: () => ({
+        modelId: 'cache-model',
+        modelType: 'LLM',
+        unitType: 'tokens',
+        lines: [
+          { sku: 'cache-sku', units: '1', pricePerUnitUsd: usd, cost: { usd: parseNano(usd), diem: parseNano(usd) } },
+        ],
+      }),
     });
 
   it(`should cache analytics for 10 minutes and then recompute (${mode})`, async () => {
@@ -56,7 +63,8 @@ describe(`Analytics cache and event bus (${testDatabaseKind}, ${mode})`, () => {
       expect((await analytics.analytics(auth, { lookback: '1d' })).byModel[0]?.usd).toBe(parseNano('0.25'));
       if (REDIS_URL) await new Promise((resolve) => setTimeout(resolve, ttlMs + 50));
       else now += ANALYTICS_CACHE_TTL_MS - 1;
-      if (!REDIS_URL) expect((await analytics.analytics(auth, { lookback: '1d' })).byModel[0]?.usd).toBe(parseNano('0.25'));
+      if (!REDIS_URL)
+        expect((await analytics.analytics(auth, { lookback: '1d' })).byModel[0]?.usd).toBe(parseNano('0.25'));
       now += 1;
       expect((await analytics.analytics(auth, { lookback: '1d' })).byModel[0]?.usd).toBe(parseNano('0.75'));
     } finally {
@@ -66,8 +74,16 @@ describe(`Analytics cache and event bus (${testDatabaseKind}, ${mode})`, () => {
 
   it(`should share cached analytics between processes only through Redis (${mode})`, async () => {
     const { auth } = await createAccountWithKey(services, { credit: { USD: '10' } });
-    const one = new AnalyticsService({ db: handle.db, cache: createAnalyticsCache({ redisUrl: REDIS_URL, logger }), settled: services.billing });
-    const two = new AnalyticsService({ db: handle.db, cache: createAnalyticsCache({ redisUrl: REDIS_URL, logger }), settled: services.billing });
+    const one = new AnalyticsService({
+      db: handle.db,
+      cache: createAnalyticsCache({ redisUrl: REDIS_URL, logger }),
+      settled: services.billing,
+    });
+    const two = new AnalyticsService({
+      db: handle.db,
+      cache: createAnalyticsCache({ redisUrl: REDIS_URL, logger }),
+      settled: services.billing,
+    });
     try {
       await charge(auth, '1');
       await one.analytics(auth, { lookback: '2d' });
@@ -90,7 +106,13 @@ describe(`Analytics cache and event bus (${testDatabaseKind}, ${mode})`, () => {
     const { charge: settled } = await charge(auth, '0.02');
     const received = await next;
     expect(received.done).toBe(false);
-    expect(received.value).toMatchObject({ id: settled.usageEntryIds[0], accountId, amount: -parseNano('0.02'), currency: 'USD', sku: 'cache-sku' });
+    expect(received.value).toMatchObject({
+      id: settled.usageEntryIds[0],
+      accountId,
+      amount: -parseNano('0.02'),
+      currency: 'USD',
+      sku: 'cache-sku',
+    });
     await events.return?.();
   });
 

@@ -18,8 +18,20 @@ const usageOf = (cost: Price, model = 'hot-model', units = '10'): Usage => ({
   modelType: 'LLM',
   unitType: 'tokens',
   lines: [
-    { sku: `${model}-in`, lineType: 'Input', units, pricePerUnitUsd: '0.000001', cost: { usd: cost.usd / 2n, diem: cost.diem / 2n } },
-    { sku: `${model}-out`, lineType: 'Output', units, pricePerUnitUsd: '0.000002', cost: { usd: cost.usd - cost.usd / 2n, diem: cost.diem - cost.diem / 2n } },
+    {
+      sku: `${model}-in`,
+      lineType: 'Input',
+      units,
+      pricePerUnitUsd: '0.000001',
+      cost: { usd: cost.usd / 2n, diem: cost.diem / 2n },
+    },
+    {
+      sku: `${model}-out`,
+      lineType: 'Output',
+      units,
+      pricePerUnitUsd: '0.000002',
+      cost: { usd: cost.usd - cost.usd / 2n, diem: cost.diem - cost.diem / 2n },
+    },
   ],
 });
 
@@ -41,12 +53,26 @@ describe.each([
   };
   afterAll(async () => handle.drop());
 
-  const balanceOf = async (accountId: string, currency = 'USD') => (await services.billing.balancesOf(accountId)).find((b) => b.currency === currency)!;
+  const balanceOf = async (accountId: string, currency = 'USD') =>
+    (await services.billing.balancesOf(accountId)).find((b) => b.currency === currency)!;
   const totals = async (accountId: string) => {
     await settledRows(accountId);
-    const entries = await handle.db.selectFrom('usage_entries').select(['amount', 'reservation_id']).where('account_id', '=', accountId).execute();
-    const ledger = await handle.db.selectFrom('account_ledger').select('amount').where('account_id', '=', accountId).where('type', '=', 'CHARGE').execute();
-    const rollups = await handle.db.selectFrom('usage_daily').select(['amount', 'entries', 'units']).where('account_id', '=', accountId).execute();
+    const entries = await handle.db
+      .selectFrom('usage_entries')
+      .select(['amount', 'reservation_id'])
+      .where('account_id', '=', accountId)
+      .execute();
+    const ledger = await handle.db
+      .selectFrom('account_ledger')
+      .select('amount')
+      .where('account_id', '=', accountId)
+      .where('type', '=', 'CHARGE')
+      .execute();
+    const rollups = await handle.db
+      .selectFrom('usage_daily')
+      .select(['amount', 'entries', 'units'])
+      .where('account_id', '=', accountId)
+      .execute();
     return {
       entries: entries.length,
       entrySum: entries.reduce((sum, row) => sum + row.amount, 0n),
@@ -67,7 +93,11 @@ describe.each([
     // 60 calls of up to 0.02 each: DIEM pays the first 15, then USD until the key's 0.5 USD limit stops it.
     const results = await Promise.allSettled(
       Array.from({ length: 60 }, (_, index) =>
-        services.billing.runMetered(auth, { maxCost: both('0.02'), run: async () => index, usage: () => usageOf(both(index % 2 === 0 ? '0.02' : '0.01'), index % 3 === 0 ? 'model-a' : 'model-b') }),
+        services.billing.runMetered(auth, {
+          maxCost: both('0.02'),
+          run: async () => index,
+          usage: () => usageOf(both(index % 2 === 0 ? '0.02' : '0.01'), index % 3 === 0 ? 'model-a' : 'model-b'),
+        }),
       ),
     );
     const charges = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value.charge] : []));
@@ -87,16 +117,33 @@ describe.each([
 
     expect(await balanceOf(accountId)).toMatchObject({ amount: parseNano('1') - chargedUsd, reserved: 0n });
     expect(await balanceOf(accountId, 'DIEM')).toMatchObject({ amount: parseNano('0.3') - chargedDiem, reserved: 0n });
-    const spend = await handle.db.selectFrom('api_key_spend').selectAll().where('api_key_id', '=', keyId).executeTakeFirstOrThrow();
-    expect(spend).toMatchObject({ spent_usd: chargedUsd, reserved_usd: 0n, spent_diem: chargedDiem, reserved_diem: 0n });
+    const spend = await handle.db
+      .selectFrom('api_key_spend')
+      .selectAll()
+      .where('api_key_id', '=', keyId)
+      .executeTakeFirstOrThrow();
+    expect(spend).toMatchObject({
+      spent_usd: chargedUsd,
+      reserved_usd: 0n,
+      spent_diem: chargedDiem,
+      reserved_diem: 0n,
+    });
     const sums = await totals(accountId);
-    expect(sums).toMatchObject({ entries: charges.length * 2, ledgerCount: charges.length, rollupEntries: charges.length * 2 });
+    expect(sums).toMatchObject({
+      entries: charges.length * 2,
+      ledgerCount: charges.length,
+      rollupEntries: charges.length * 2,
+    });
     if (!balanceLeases) expect(sums.reservationsWithEntries).toBe(charges.length); // with leases, entries name their lease
     expect(sums.entrySum).toBe(-(chargedUsd + chargedDiem));
     expect(sums.ledgerSum).toBe(sums.entrySum);
     expect(sums.rollupSum).toBe(chargedUsd + chargedDiem);
     // Every settled reservation is settled once; none is left held.
-    const statuses = await handle.db.selectFrom('reservations').select(['status', 'lease_holder']).where('account_id', '=', accountId).execute();
+    const statuses = await handle.db
+      .selectFrom('reservations')
+      .select(['status', 'lease_holder'])
+      .where('account_id', '=', accountId)
+      .execute();
     expect(statuses.filter((s) => s.status === 'held')).toEqual([]);
     if (!balanceLeases) expect(statuses.filter((s) => s.status === 'settled')).toHaveLength(charges.length);
   });
@@ -108,36 +155,64 @@ describe.each([
       keyInput: { consumptionLimit: { diem: 0.1, usd: 0.3 } },
     });
     // DIEM has the money but its key limit (0.1) stops the second call: BUNDLED_CREDITS, then USD take over.
-    const [first, second, third] = await Promise.all([services.billing.reserve(auth, both('0.08')), services.billing.reserve(auth, both('0.05')), services.billing.reserve(auth, both('0.05'))]);
+    const [first, second, third] = await Promise.all([
+      services.billing.reserve(auth, both('0.08')),
+      services.billing.reserve(auth, both('0.05')),
+      services.billing.reserve(auth, both('0.05')),
+    ]);
     expect([first.currency, second.currency, third.currency]).toEqual(['DIEM', 'BUNDLED_CREDITS', 'USD']);
     // USD limit 0.3 with 0.05 held: 0.3 more does not fit; the DIEM limit refused first, so it is the one named.
-    await expect(services.billing.reserve(auth, both('0.3'))).rejects.toMatchObject({ code: 'API_KEY_DIEM_SPEND_LIMIT_EXCEEDED', status: 402 });
+    await expect(services.billing.reserve(auth, both('0.3'))).rejects.toMatchObject({
+      code: 'API_KEY_DIEM_SPEND_LIMIT_EXCEEDED',
+      status: 402,
+    });
     await services.billing.settle(first, usageOf(both('0.02')));
     // Settling below the hold gives room back under the DIEM limit: 0.02 spent of 0.1.
     await expect(services.billing.reserve(auth, both('0.08'))).resolves.toMatchObject({ currency: 'DIEM' });
-    expect(await balanceOf(accountId, 'DIEM')).toMatchObject({ amount: parseNano('4.98'), reserved: parseNano('0.08') });
+    expect(await balanceOf(accountId, 'DIEM')).toMatchObject({
+      amount: parseNano('4.98'),
+      reserved: parseNano('0.08'),
+    });
   });
 
   it('should refuse with INSUFFICIENT_BALANCE when no balance covers the cost, even with a key limit set', async () => {
-    const { auth } = await createAccountWithKey(services, { credit: { USD: '0.01' }, type: 'INFERENCE', keyInput: { consumptionLimit: { usd: 1 } } });
+    const { auth } = await createAccountWithKey(services, {
+      credit: { USD: '0.01' },
+      type: 'INFERENCE',
+      keyInput: { consumptionLimit: { usd: 1 } },
+    });
     await expect(services.billing.reserve(auth, both('0.02'))).rejects.toMatchObject({ code: 'INSUFFICIENT_BALANCE' });
-    await expect(services.billing.reserve(auth, both('0.01'))).resolves.toMatchObject({ currency: 'USD', amount: parseNano('0.01') });
+    await expect(services.billing.reserve(auth, both('0.01'))).resolves.toMatchObject({
+      currency: 'USD',
+      amount: parseNano('0.01'),
+    });
   });
 
-  it.skipIf(balanceLeases)('should charge a late settlement once after the sweeper released its reservation, however often it is settled', async () => {
-    const { auth, accountId } = await createAccountWithKey(services, { credit: { USD: '1' } });
-    const reservation = await services.billing.reserve(auth, both('0.2'), { ttlMs: 1 });
-    expect(await services.billing.sweepExpired(new Date(Date.now() + 1000))).toBeGreaterThanOrEqual(1);
-    expect(await balanceOf(accountId)).toMatchObject({ amount: parseNano('1'), reserved: 0n });
-    const [a, b] = await Promise.all([services.billing.settle(reservation, usageOf(both('0.1'))), services.billing.settle(reservation, usageOf(both('0.1')))]);
-    const again = await services.billing.settle(reservation, usageOf(both('0.1')));
-    expect([a.alreadySettled, b.alreadySettled, again.alreadySettled].sort()).toEqual([false, true, true]);
-    expect([a, b, again].reduce((sum, c) => sum + c.charged, 0n)).toBe(parseNano('0.1'));
-    expect(await balanceOf(accountId)).toMatchObject({ amount: parseNano('0.9'), reserved: 0n });
-    const sums = await totals(accountId);
-    expect(sums).toMatchObject({ entries: 2, ledgerCount: 1, entrySum: -parseNano('0.1'), rollupSum: parseNano('0.1') });
-    expect(await services.billing.release(reservation)).toBe(false);
-  });
+  it.skipIf(balanceLeases)(
+    'should charge a late settlement once after the sweeper released its reservation, however often it is settled',
+    async () => {
+      const { auth, accountId } = await createAccountWithKey(services, { credit: { USD: '1' } });
+      const reservation = await services.billing.reserve(auth, both('0.2'), { ttlMs: 1 });
+      expect(await services.billing.sweepExpired(new Date(Date.now() + 1000))).toBeGreaterThanOrEqual(1);
+      expect(await balanceOf(accountId)).toMatchObject({ amount: parseNano('1'), reserved: 0n });
+      const [a, b] = await Promise.all([
+        services.billing.settle(reservation, usageOf(both('0.1'))),
+        services.billing.settle(reservation, usageOf(both('0.1'))),
+      ]);
+      const again = await services.billing.settle(reservation, usageOf(both('0.1')));
+      expect([a.alreadySettled, b.alreadySettled, again.alreadySettled].sort()).toEqual([false, true, true]);
+      expect([a, b, again].reduce((sum, c) => sum + c.charged, 0n)).toBe(parseNano('0.1'));
+      expect(await balanceOf(accountId)).toMatchObject({ amount: parseNano('0.9'), reserved: 0n });
+      const sums = await totals(accountId);
+      expect(sums).toMatchObject({
+        entries: 2,
+        ledgerCount: 1,
+        entrySum: -parseNano('0.1'),
+        rollupSum: parseNano('0.1'),
+      });
+      expect(await services.billing.release(reservation)).toBe(false);
+    },
+  );
 
   it.skipIf(balanceLeases)('should charge a late settlement the balance cannot cover as debt, once', async () => {
     const { auth, accountId } = await createAccountWithKey(services, { credit: { USD: '0.3' } });
@@ -149,33 +224,71 @@ describe.each([
     expect(late.usageEntryIds).toHaveLength(2);
     expect(await balanceOf(accountId)).toMatchObject({ amount: parseNano('0.2'), reserved: parseNano('0.25') });
     await services.billing.release(other);
-    expect(await services.billing.settle(reservation, usageOf(both('0.1')))).toMatchObject({ charged: 0n, alreadySettled: true });
+    expect(await services.billing.settle(reservation, usageOf(both('0.1')))).toMatchObject({
+      charged: 0n,
+      alreadySettled: true,
+    });
     expect(await balanceOf(accountId)).toMatchObject({ amount: parseNano('0.2'), reserved: 0n });
-    expect(await totals(accountId)).toMatchObject({ entries: 2, ledgerCount: 1, entrySum: -parseNano('0.1'), rollupSum: parseNano('0.1') });
+    expect(await totals(accountId)).toMatchObject({
+      entries: 2,
+      ledgerCount: 1,
+      entrySum: -parseNano('0.1'),
+      rollupSum: parseNano('0.1'),
+    });
   });
 
   it('should keep one call’s failure its own when it shares a batch with others', async () => {
     const { auth, accountId } = await createAccountWithKey(services, { credit: { USD: '1' } });
-    const [good, bad] = await Promise.all([services.billing.reserve(auth, both('0.1')), services.billing.reserve(auth, both('0.1'))]);
+    const [good, bad] = await Promise.all([
+      services.billing.reserve(auth, both('0.1')),
+      services.billing.reserve(auth, both('0.1')),
+    ]);
     // Units that PostgreSQL cannot read as a number fail the statement, and with it the batch they were in.
-    const outcomes = await Promise.allSettled([services.billing.settle(good, usageOf(both('0.1'))), services.billing.settle(bad, usageOf(both('0.1'), 'hot-model', 'not-a-number')), services.billing.reserve(auth, both('0.2'))]);
+    const outcomes = await Promise.allSettled([
+      services.billing.settle(good, usageOf(both('0.1'))),
+      services.billing.settle(bad, usageOf(both('0.1'), 'hot-model', 'not-a-number')),
+      services.billing.reserve(auth, both('0.2')),
+    ]);
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect(await balanceOf(accountId)).toMatchObject({ amount: parseNano('0.9'), reserved: parseNano('0.3') });
     // The failed settlement left its hold in place: it can be settled properly or released later.
-    await expect(services.billing.settle(bad, usageOf(both('0.05')))).resolves.toMatchObject({ charged: parseNano('0.05'), alreadySettled: false });
+    await expect(services.billing.settle(bad, usageOf(both('0.05')))).resolves.toMatchObject({
+      charged: parseNano('0.05'),
+      alreadySettled: false,
+    });
   });
 
   it('should hold and settle on several accounts and keys at once without mixing them up', async () => {
-    const accounts = await Promise.all(Array.from({ length: 4 }, () => createAccountWithKey(services, { credit: { USD: '1' } })));
-    const second = await services.apiKeys.create(await services.auth.authenticate({ authorization: `Bearer ${accounts[0]!.adminSecret}` }, 'setup'), { apiKeyType: 'INFERENCE', description: 'second key' });
+    const accounts = await Promise.all(
+      Array.from({ length: 4 }, () => createAccountWithKey(services, { credit: { USD: '1' } })),
+    );
+    const second = await services.apiKeys.create(
+      await services.auth.authenticate({ authorization: `Bearer ${accounts[0]!.adminSecret}` }, 'setup'),
+      { apiKeyType: 'INFERENCE', description: 'second key' },
+    );
     const secondAuth = await services.auth.authenticate({ authorization: `Bearer ${second.secret}` }, 'req');
     if (secondAuth.kind !== 'apiKey') throw new Error('expected an API key context');
-    const calls = [...accounts.map((a) => a.auth), secondAuth].flatMap((auth) => Array.from({ length: 10 }, () => auth));
-    await Promise.all(calls.map((auth) => services.billing.runMetered(auth, { maxCost: both('0.05'), run: async () => undefined, usage: () => usageOf(both('0.03')) })));
+    const calls = [...accounts.map((a) => a.auth), secondAuth].flatMap((auth) =>
+      Array.from({ length: 10 }, () => auth),
+    );
+    await Promise.all(
+      calls.map((auth) =>
+        services.billing.runMetered(auth, {
+          maxCost: both('0.05'),
+          run: async () => undefined,
+          usage: () => usageOf(both('0.03')),
+        }),
+      ),
+    );
     expect(await balanceOf(accounts[0]!.accountId)).toMatchObject({ amount: parseNano('0.4'), reserved: 0n });
-    for (const account of accounts.slice(1)) expect(await balanceOf(account.accountId)).toMatchObject({ amount: parseNano('0.7'), reserved: 0n });
+    for (const account of accounts.slice(1))
+      expect(await balanceOf(account.accountId)).toMatchObject({ amount: parseNano('0.7'), reserved: 0n });
     await settledRows(accounts[0]!.accountId);
-    const spends = await handle.db.selectFrom('api_key_spend').select(['api_key_id', 'spent_usd', 'reserved_usd']).where('api_key_id', 'in', [accounts[0]!.keyId, secondAuth.apiKey.id]).execute();
+    const spends = await handle.db
+      .selectFrom('api_key_spend')
+      .select(['api_key_id', 'spent_usd', 'reserved_usd'])
+      .where('api_key_id', 'in', [accounts[0]!.keyId, secondAuth.apiKey.id])
+      .execute();
     expect(spends.map((s) => [s.spent_usd, s.reserved_usd])).toEqual([
       [parseNano('0.3'), 0n],
       [parseNano('0.3'), 0n],
@@ -183,21 +296,37 @@ describe.each([
   });
 
   it('should fail a reservation for a key that no longer exists without failing the account’s other calls', async () => {
-    const { auth, accountId, keyId, adminSecret } = await createAccountWithKey(services, { credit: { USD: '1' }, type: 'INFERENCE' });
+    const { auth, accountId, keyId, adminSecret } = await createAccountWithKey(services, {
+      credit: { USD: '1' },
+      type: 'INFERENCE',
+    });
     const admin = await services.auth.authenticate({ authorization: `Bearer ${adminSecret}` }, 'req');
     await handle.db.deleteFrom('api_keys').where('id', '=', keyId).execute(); // behind the auth cache's back
-    const results = await Promise.allSettled([services.billing.reserve(auth, both('0.1')), services.billing.reserve(admin, both('0.1'))]);
+    const results = await Promise.allSettled([
+      services.billing.reserve(auth, both('0.1')),
+      services.billing.reserve(admin, both('0.1')),
+    ]);
     expect(results.map((r) => r.status)).toEqual(['rejected', 'fulfilled']);
     expect(await balanceOf(accountId)).toMatchObject({ amount: parseNano('1'), reserved: parseNano('0.1') });
   });
 
   it('should log a failed batch before running its calls one by one', async () => {
     const lines: string[] = [];
-    const billing = new BillingService({ db: handle.db, logger: createLogger('warn', { write: (line: string) => void lines.push(line) }), options: { reservationTimeoutMs: 60_000 } });
-    const { auth, keyId, adminSecret } = await createAccountWithKey(services, { credit: { USD: '1' }, type: 'INFERENCE' });
+    const billing = new BillingService({
+      db: handle.db,
+      logger: createLogger('warn', { write: (line: string) => void lines.push(line) }),
+      options: { reservationTimeoutMs: 60_000 },
+    });
+    const { auth, keyId, adminSecret } = await createAccountWithKey(services, {
+      credit: { USD: '1' },
+      type: 'INFERENCE',
+    });
     const admin = await services.auth.authenticate({ authorization: `Bearer ${adminSecret}` }, 'req');
     await handle.db.deleteFrom('api_keys').where('id', '=', keyId).execute(); // its key spend row cannot be created any more
-    const outcomes = await Promise.allSettled([billing.reserve(auth, both('0.1')), billing.reserve(admin, both('0.1'))]);
+    const outcomes = await Promise.allSettled([
+      billing.reserve(auth, both('0.1')),
+      billing.reserve(admin, both('0.1')),
+    ]);
     expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'fulfilled']);
     expect(lines.filter((line) => line.includes('billing batch failed'))).toHaveLength(1);
   });

@@ -15,7 +15,12 @@ import { createAccountWithKey, useTestServices } from '../helpers/services.ts';
  */
 
 const usd = (amount: string): Price => ({ usd: parseNano(amount), diem: parseNano(amount) });
-const usageOf = (cost: Price): Usage => ({ modelId: 'review-model', modelType: 'LLM', unitType: 'tokens', lines: [{ sku: 'review-sku', lineType: 'Output', units: '7', pricePerUnitUsd: '0.000001', cost }] });
+const usageOf = (cost: Price): Usage => ({
+  modelId: 'review-model',
+  modelType: 'LLM',
+  unitType: 'tokens',
+  lines: [{ sku: 'review-sku', lineType: 'Output', units: '7', pricePerUnitUsd: '0.000001', cost }],
+});
 
 describe(`Balance leases under faults (${testDatabaseKind})`, () => {
   const env = useTestServices();
@@ -23,12 +28,35 @@ describe(`Balance leases under faults (${testDatabaseKind})`, () => {
   type Leases = Partial<LeaseOptions> & { reclaimElsewhere?: (accountId: string) => Promise<boolean> };
   /** Another "process" on the same database. */
   const billingWith = (leases: Leases = {}, db: Database = env.handle.db) =>
-    new BillingService({ db, logger: createLogger('silent'), options: { reservationTimeoutMs: 60_000, leases: { ...DEFAULT_LEASE_OPTIONS, tickMs: 60_000, ...leases } } });
+    new BillingService({
+      db,
+      logger: createLogger('silent'),
+      options: { reservationTimeoutMs: 60_000, leases: { ...DEFAULT_LEASE_OPTIONS, tickMs: 60_000, ...leases } },
+    });
   const rows = async (accountId: string) => {
-    const balance = await env.handle.db.selectFrom('balances').select(['amount', 'reserved']).where('account_id', '=', accountId).where('currency', '=', 'USD').executeTakeFirstOrThrow();
-    const entries = await env.handle.db.selectFrom('usage_entries').select('amount').where('account_id', '=', accountId).execute();
-    const ledger = await env.handle.db.selectFrom('account_ledger').select('amount').where('account_id', '=', accountId).where('type', '=', 'CHARGE').execute();
-    return { ...balance, entries: entries.length, charged: -entries.reduce((sum, row) => sum + row.amount, 0n), ledger: -ledger.reduce((sum, row) => sum + row.amount, 0n) };
+    const balance = await env.handle.db
+      .selectFrom('balances')
+      .select(['amount', 'reserved'])
+      .where('account_id', '=', accountId)
+      .where('currency', '=', 'USD')
+      .executeTakeFirstOrThrow();
+    const entries = await env.handle.db
+      .selectFrom('usage_entries')
+      .select('amount')
+      .where('account_id', '=', accountId)
+      .execute();
+    const ledger = await env.handle.db
+      .selectFrom('account_ledger')
+      .select('amount')
+      .where('account_id', '=', accountId)
+      .where('type', '=', 'CHARGE')
+      .execute();
+    return {
+      ...balance,
+      entries: entries.length,
+      charged: -entries.reduce((sum, row) => sum + row.amount, 0n),
+      ledger: -ledger.reduce((sum, row) => sum + row.amount, 0n),
+    };
   };
   /** The database, with every transaction failing while `down.now` is set (a lost connection, a failover). */
   const flakyDatabase = () => {
@@ -53,7 +81,19 @@ describe(`Balance leases under faults (${testDatabaseKind})`, () => {
   /** The database, with transactions waiting for `gate.open()` while `gate.closed` is set (a slow commit). */
   const gatedDatabase = () => {
     let release: () => void = () => undefined;
-    const gate = { closed: false, waiting: 0, wait: Promise.resolve(), shut() { this.closed = true; this.wait = new Promise<void>((resolve) => (release = resolve)); }, open() { this.closed = false; release(); } };
+    const gate = {
+      closed: false,
+      waiting: 0,
+      wait: Promise.resolve(),
+      shut() {
+        this.closed = true;
+        this.wait = new Promise<void>((resolve) => (release = resolve));
+      },
+      open() {
+        this.closed = false;
+        release();
+      },
+    };
     const db = new Proxy(env.handle.db, {
       get(target, prop) {
         if (prop === 'transaction' && gate.closed) {
@@ -84,42 +124,63 @@ describe(`Balance leases under faults (${testDatabaseKind})`, () => {
     expect(await rows(accountId)).toMatchObject({ amount: parseNano('0.97'), entries: 1, charged: parseNano('0.03') });
   });
 
-  it('should not give up a settled charge because the database was unreachable for a few seconds', { timeout: 20_000 }, async () => {
-    const { db, down } = flakyDatabase();
-    const billing = billingWith({}, db);
-    try {
-      const { auth, accountId } = await createAccountWithKey(env.services, { credit: { USD: '1' } });
-      const call = () => billing.runMetered(auth, { maxCost: usd('0.01'), run: async () => 'ok', usage: () => usageOf(usd('0.005')) });
-      await call(); // opens the lease
-      await billing.flush(accountId);
-      expect(await rows(accountId)).toMatchObject({ entries: 1, amount: parseNano('0.995') });
-      // The database goes away for ~7 s; the next call draws from the lease in memory and is answered.
-      down.now = true;
-      const answered = await call();
-      expect(answered.charge.charged).toBe(parseNano('0.005'));
-      await new Promise((resolve) => setTimeout(resolve, 7_000));
-      expect(down.failed).toBeGreaterThanOrEqual(5);
-      down.now = false;
-      await billing.flush(accountId);
-      // The customer got an answer and was told it cost 0.005: the charge must be written once the database is back.
-      expect(await rows(accountId)).toMatchObject({ entries: 2, amount: parseNano('0.99'), ledger: parseNano('0.01') });
-    } finally {
-      down.now = false;
-      await billing.close();
-    }
-  });
+  it(
+    'should not give up a settled charge because the database was unreachable for a few seconds',
+    { timeout: 20_000 },
+    async () => {
+      const { db, down } = flakyDatabase();
+      const billing = billingWith({}, db);
+      try {
+        const { auth, accountId } = await createAccountWithKey(env.services, { credit: { USD: '1' } });
+        const call = () =>
+          billing.runMetered(auth, { maxCost: usd('0.01'), run: async () => 'ok', usage: () => usageOf(usd('0.005')) });
+        await call(); // opens the lease
+        await billing.flush(accountId);
+        expect(await rows(accountId)).toMatchObject({ entries: 1, amount: parseNano('0.995') });
+        // The database goes away for ~7 s; the next call draws from the lease in memory and is answered.
+        down.now = true;
+        const answered = await call();
+        expect(answered.charge.charged).toBe(parseNano('0.005'));
+        await new Promise((resolve) => setTimeout(resolve, 7_000));
+        expect(down.failed).toBeGreaterThanOrEqual(5);
+        down.now = false;
+        await billing.flush(accountId);
+        // The customer got an answer and was told it cost 0.005: the charge must be written once the database is back.
+        expect(await rows(accountId)).toMatchObject({
+          entries: 2,
+          amount: parseNano('0.99'),
+          ledger: parseNano('0.01'),
+        });
+      } finally {
+        down.now = false;
+        await billing.close();
+      }
+    },
+  );
 
   it('should ask other processes for their unused leases even when it gave back one of its own first', async () => {
     const other = billingWith();
     // Stands for Redis: asking "elsewhere" makes the other process give back its unused leases on the account.
     const billing = billingWith({ reclaimElsewhere: async (accountId) => other.leases!.reclaim(accountId) });
     try {
-      const { auth: inferenceKey, accountId, adminSecret } = await createAccountWithKey(env.services, { credit: { USD: '1' }, type: 'INFERENCE' });
+      const {
+        auth: inferenceKey,
+        accountId,
+        adminSecret,
+      } = await createAccountWithKey(env.services, { credit: { USD: '1' }, type: 'INFERENCE' });
       const adminKey = await env.services.auth.authenticate({ authorization: `Bearer ${adminSecret}` }, 'r');
       // The other process leases a quarter of the balance (0.25) for a small call on the admin key, and keeps it idle.
-      await other.runMetered(adminKey, { maxCost: usd('0.01'), run: async () => undefined, usage: () => usageOf(usd('0.01')) });
+      await other.runMetered(adminKey, {
+        maxCost: usd('0.01'),
+        run: async () => undefined,
+        usage: () => usageOf(usd('0.01')),
+      });
       // This process leases some of the rest for a small call on the inference key.
-      await billing.runMetered(inferenceKey, { maxCost: usd('0.01'), run: async () => undefined, usage: () => usageOf(usd('0.01')) });
+      await billing.runMetered(inferenceKey, {
+        maxCost: usd('0.01'),
+        run: async () => undefined,
+        usage: () => usageOf(usd('0.01')),
+      });
       await Promise.all([other.flush(accountId), billing.flush(accountId)]);
       expect(await rows(accountId)).toMatchObject({ amount: parseNano('0.98') });
       // 0.98 is free for calls (no call runs): a call of 0.75 fits once both idle leases are given back.
@@ -143,59 +204,87 @@ describe(`Balance leases under faults (${testDatabaseKind})`, () => {
     // That update commits; whatever the billing writes after it waits at the gate for a while.
     gate.open();
     gate.shut();
-    const first = await Promise.race([Promise.all([closing, settling]).then(() => 'done' as const), new Promise((resolve) => setTimeout(() => resolve('still writing'), 300))]);
+    const first = await Promise.race([
+      Promise.all([closing, settling]).then(() => 'done' as const),
+      new Promise((resolve) => setTimeout(() => resolve('still writing'), 300)),
+    ]);
     const atDone = await rows(accountId);
     gate.open();
     await closing;
     expect(await settling).toMatchObject({ charged: parseNano('0.03'), alreadySettled: false });
     // close() promises every pending charge written (the database is closed right after it): once it and the
     // settlement have returned, the settled call's charge must be in the database.
-    expect(first === 'done' ? atDone : { amount: parseNano('0.97'), entries: 1 }).toMatchObject({ amount: parseNano('0.97'), entries: 1 });
+    expect(first === 'done' ? atDone : { amount: parseNano('0.97'), entries: 1 }).toMatchObject({
+      amount: parseNano('0.97'),
+      entries: 1,
+    });
     expect(await rows(accountId)).toMatchObject({ amount: parseNano('0.97'), entries: 1, reserved: 0n });
   });
   // PostgreSQL only: the key edit commits while the lease's transaction is open (PGlite runs one at a time).
-  it.skipIf(testDatabaseKind !== 'postgres')('should not open a lease decided under a key limit that was lowered (and its leases closed) meanwhile', async () => {
-    let release: () => void = () => undefined;
-    const gate = { held: false, waiting: 0, wait: new Promise<void>((resolve) => (release = resolve)) };
-    // Holds a transaction open after its statements, before COMMIT (a slow commit).
-    const db = new Proxy(env.handle.db, {
-      get(target, prop) {
-        if (prop === 'transaction' && gate.held) {
-          return () => ({
-            execute: (fn: (trx: unknown) => Promise<unknown>) =>
-              target.transaction().execute(async (trx) => {
-                const result = await fn(trx);
-                gate.waiting += 1;
-                await gate.wait;
-                return result;
-              }),
-          });
-        }
-        const value: unknown = Reflect.get(target, prop, target);
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
-    });
-    const billing = billingWith({}, db);
-    try {
-      const { auth, keyId, adminSecret } = await createAccountWithKey(env.services, { credit: { USD: '10' }, type: 'INFERENCE', keyInput: { consumptionLimit: { usd: 1 } } });
-      gate.held = true;
-      const first = billing.reserve(auth, usd('0.01')); // takes a lease of 0.25 under the limit of 1
-      while (gate.waiting === 0) await new Promise((resolve) => setTimeout(resolve, 1));
-      gate.held = false;
-      // The operator lowers the limit to 0.05; the key cache tells the billing, which ends the key's leases.
-      const admin = await env.services.auth.authenticate({ authorization: `Bearer ${adminSecret}` }, 'r');
-      await env.services.apiKeys.update(admin, { id: keyId, consumptionLimit: { usd: 0.05 } });
-      billing.leases!.closeKey(keyId);
-      release();
-      await billing.settle(await first, usageOf(usd('0.01')));
-      // Every later call is decided under the new limit: at most 0.04 more.
-      const later = await Promise.allSettled(Array.from({ length: 10 }, () => billing.runMetered(auth, { maxCost: usd('0.01'), run: async () => undefined, usage: () => usageOf(usd('0.01')) })));
-      await billing.flush();
-      const spend = await env.handle.db.selectFrom('api_key_spend').select(['spent_usd']).where('api_key_id', '=', keyId).executeTakeFirstOrThrow();
-      expect({ served: later.filter((call) => call.status === 'fulfilled').length, spent: spend.spent_usd }).toEqual({ served: 4, spent: parseNano('0.05') });
-    } finally {
-      release();
-      await billing.close();
-    }
-  });
+  it.skipIf(testDatabaseKind !== 'postgres')(
+    'should not open a lease decided under a key limit that was lowered (and its leases closed) meanwhile',
+    async () => {
+      let release: () => void = () => undefined;
+      const gate = { held: false, waiting: 0, wait: new Promise<void>((resolve) => (release = resolve)) };
+      // Holds a transaction open after its statements, before COMMIT (a slow commit).
+      const db = new Proxy(env.handle.db, {
+        get(target, prop) {
+          if (prop === 'transaction' && gate.held) {
+            return () => ({
+              execute: (fn: (trx: unknown) => Promise<unknown>) =>
+                target.transaction().execute(async (trx) => {
+                  const result = await fn(trx);
+                  gate.waiting += 1;
+                  await gate.wait;
+                  return result;
+                }),
+            });
+          }
+          const value: unknown = Reflect.get(target, prop, target);
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      });
+      const billing = billingWith({}, db);
+      try {
+        const { auth, keyId, adminSecret } = await createAccountWithKey(env.services, {
+          credit: { USD: '10' },
+          type: 'INFERENCE',
+          keyInput: { consumptionLimit: { usd: 1 } },
+        });
+        gate.held = true;
+        const first = billing.reserve(auth, usd('0.01')); // takes a lease of 0.25 under the limit of 1
+        while (gate.waiting === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+        gate.held = false;
+        // The operator lowers the limit to 0.05; the key cache tells the billing, which ends the key's leases.
+        const admin = await env.services.auth.authenticate({ authorization: `Bearer ${adminSecret}` }, 'r');
+        await env.services.apiKeys.update(admin, { id: keyId, consumptionLimit: { usd: 0.05 } });
+        billing.leases!.closeKey(keyId);
+        release();
+        await billing.settle(await first, usageOf(usd('0.01')));
+        // Every later call is decided under the new limit: at most 0.04 more.
+        const later = await Promise.allSettled(
+          Array.from({ length: 10 }, () =>
+            billing.runMetered(auth, {
+              maxCost: usd('0.01'),
+              run: async () => undefined,
+              usage: () => usageOf(usd('0.01')),
+            }),
+          ),
+        );
+        await billing.flush();
+        const spend = await env.handle.db
+          .selectFrom('api_key_spend')
+          .select(['spent_usd'])
+          .where('api_key_id', '=', keyId)
+          .executeTakeFirstOrThrow();
+        expect({ served: later.filter((call) => call.status === 'fulfilled').length, spent: spend.spent_usd }).toEqual({
+          served: 4,
+          spent: parseNano('0.05'),
+        });
+      } finally {
+        release();
+        await billing.close();
+      }
+    },
+  );
 });

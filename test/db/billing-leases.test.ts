@@ -16,46 +16,91 @@ import { createAccountWithKey, useTestServices } from '../helpers/services.ts';
  */
 
 const usd = (amount: string): Price => ({ usd: parseNano(amount), diem: parseNano(amount) });
-const usageOf = (cost: Price): Usage => ({ modelId: 'lease-model', modelType: 'LLM', unitType: 'tokens', lines: [{ sku: 'lease-sku', lineType: 'Output', units: '7', pricePerUnitUsd: '0.000001', cost }] });
+const usageOf = (cost: Price): Usage => ({
+  modelId: 'lease-model',
+  modelType: 'LLM',
+  unitType: 'tokens',
+  lines: [{ sku: 'lease-sku', lineType: 'Output', units: '7', pricePerUnitUsd: '0.000001', cost }],
+});
 
 describe(`Balance leases (${testDatabaseKind})`, () => {
   const env = useTestServices();
 
   /** A billing service of its own (another "process" on the same database) with the given lease timings. */
   const billingWith = (options: Partial<LeaseOptions>) =>
-    new BillingService({ db: env.handle.db, logger: createLogger('silent'), options: { reservationTimeoutMs: 60_000, leases: { ...DEFAULT_LEASE_OPTIONS, ...options } } });
+    new BillingService({
+      db: env.handle.db,
+      logger: createLogger('silent'),
+      options: { reservationTimeoutMs: 60_000, leases: { ...DEFAULT_LEASE_OPTIONS, ...options } },
+    });
   const rows = async (accountId: string) => {
-    const balance = await env.handle.db.selectFrom('balances').select(['amount', 'reserved']).where('account_id', '=', accountId).where('currency', '=', 'USD').executeTakeFirstOrThrow();
-    const entries = await env.handle.db.selectFrom('usage_entries').select('amount').where('account_id', '=', accountId).execute();
-    const leases = await env.handle.db.selectFrom('reservations').select(['status', 'amount', 'lease_holder']).where('account_id', '=', accountId).execute();
-    return { ...balance, entries: entries.length, charged: -entries.reduce((sum, row) => sum + row.amount, 0n), leases };
+    const balance = await env.handle.db
+      .selectFrom('balances')
+      .select(['amount', 'reserved'])
+      .where('account_id', '=', accountId)
+      .where('currency', '=', 'USD')
+      .executeTakeFirstOrThrow();
+    const entries = await env.handle.db
+      .selectFrom('usage_entries')
+      .select('amount')
+      .where('account_id', '=', accountId)
+      .execute();
+    const leases = await env.handle.db
+      .selectFrom('reservations')
+      .select(['status', 'amount', 'lease_holder'])
+      .where('account_id', '=', accountId)
+      .execute();
+    return {
+      ...balance,
+      entries: entries.length,
+      charged: -entries.reduce((sum, row) => sum + row.amount, 0n),
+      leases,
+    };
   };
 
   it('should hold one lease for many calls, answer before writing, and show every settled call to the usage reads', async () => {
     const { auth, accountId, adminSecret } = await createAccountWithKey(env.services, { credit: { USD: '10' } });
-    const settled = await Promise.all(Array.from({ length: 40 }, () => env.services.billing.runMetered(auth, { maxCost: usd('0.01'), run: async () => 'ok', usage: () => usageOf(usd('0.004')) })));
+    const settled = await Promise.all(
+      Array.from({ length: 40 }, () =>
+        env.services.billing.runMetered(auth, {
+          maxCost: usd('0.01'),
+          run: async () => 'ok',
+          usage: () => usageOf(usd('0.004')),
+        }),
+      ),
+    );
     expect(settled.every((call) => call.charge.charged === parseNano('0.004'))).toBe(true);
     // The last answer's balance counts every charge before it, written or not.
     expect(settled.map((call) => call.charge.balanceAfter).sort((a, b) => (a < b ? -1 : 1))[0]).toBe(parseNano('9.84'));
-    const page = await env.services.usage.page(await env.services.auth.authenticate({ authorization: `Bearer ${adminSecret}` }, 'r'), {});
+    const page = await env.services.usage.page(
+      await env.services.auth.authenticate({ authorization: `Bearer ${adminSecret}` }, 'r'),
+      {},
+    );
     expect(page.entries).toHaveLength(40);
     const after = await rows(accountId);
     expect(after).toMatchObject({ amount: parseNano('9.84'), entries: 40, charged: parseNano('0.16') });
     // A few leases at most (one, grown as the calls came), each held for this process, never one per call.
     expect(after.leases.length).toBeLessThanOrEqual(3);
     expect(after.leases.every((lease) => lease.lease_holder !== null)).toBe(true);
-    expect(await env.services.billing.balancesOf(accountId)).toContainEqual({ currency: 'USD', amount: parseNano('9.84'), reserved: 0n });
+    expect(await env.services.billing.balancesOf(accountId)).toContainEqual({
+      currency: 'USD',
+      amount: parseNano('9.84'),
+      reserved: 0n,
+    });
   });
 
   it('should write the charges settled within the write delay together, unasked, and at once when a read needs them', async () => {
     const billing = billingWith({ writeDelayMs: 1_000 });
     try {
       const { auth, accountId } = await createAccountWithKey(env.services, { credit: { USD: '10' } });
-      const call = () => billing.runMetered(auth, { maxCost: usd('0.01'), run: async () => 'ok', usage: () => usageOf(usd('0.002')) });
+      const call = () =>
+        billing.runMetered(auth, { maxCost: usd('0.01'), run: async () => 'ok', usage: () => usageOf(usd('0.002')) });
       for (let index = 0; index < 5; index += 1) await call();
       await new Promise((resolve) => setTimeout(resolve, 100));
       expect((await rows(accountId)).entries).toBe(0); // still waiting for company
-      await eventually(async () => expect(await rows(accountId)).toMatchObject({ entries: 5, charged: parseNano('0.01') }));
+      await eventually(async () =>
+        expect(await rows(accountId)).toMatchObject({ entries: 5, charged: parseNano('0.01') }),
+      );
       await call();
       await billing.flush(accountId); // what a read does first
       expect(await rows(accountId)).toMatchObject({ entries: 6, charged: parseNano('0.012') });
@@ -68,8 +113,15 @@ describe(`Balance leases (${testDatabaseKind})`, () => {
     const billing = billingWith({ writeDelayMs: 0 });
     try {
       const { auth, accountId } = await createAccountWithKey(env.services, { credit: { USD: '10' } });
-      const call = () => billing.runMetered(auth, { maxCost: usd('0.01'), run: async () => 'ok', usage: () => usageOf(usd('0.002')) });
-      const lease = () => env.handle.db.selectFrom('reservations').select(['id', 'expires_at', 'amount']).where('account_id', '=', accountId).where('lease_holder', 'is not', null).executeTakeFirstOrThrow();
+      const call = () =>
+        billing.runMetered(auth, { maxCost: usd('0.01'), run: async () => 'ok', usage: () => usageOf(usd('0.002')) });
+      const lease = () =>
+        env.handle.db
+          .selectFrom('reservations')
+          .select(['id', 'expires_at', 'amount'])
+          .where('account_id', '=', accountId)
+          .where('lease_holder', 'is not', null)
+          .executeTakeFirstOrThrow();
       await call();
       await billing.flush(accountId);
       const first = await lease();
@@ -79,7 +131,11 @@ describe(`Balance leases (${testDatabaseKind})`, () => {
       expect(later.amount).toBeLessThan(first.amount); // written: the charges came off the lease
       expect(later.expires_at).toEqual(first.expires_at); // but the expiry stayed (under 10 s to gain)
       // As if 25 s had passed since the expiry was last moved: the next write moves it a full TTL ahead.
-      await env.handle.db.updateTable('reservations').set({ expires_at: new Date(Date.now() + 35_000) }).where('id', '=', first.id).execute();
+      await env.handle.db
+        .updateTable('reservations')
+        .set({ expires_at: new Date(Date.now() + 35_000) })
+        .where('id', '=', first.id)
+        .execute();
       await call();
       await billing.flush(accountId);
       expect((await lease()).expires_at.getTime()).toBeGreaterThan(Date.now() + 55_000);
@@ -91,11 +147,19 @@ describe(`Balance leases (${testDatabaseKind})`, () => {
 
   it('should never lend more than the balance, whatever the number of calls at once', async () => {
     const { auth, accountId } = await createAccountWithKey(env.services, { credit: { USD: '1' } });
-    const calls = await Promise.allSettled(Array.from({ length: 80 }, () => env.services.billing.reserve(auth, usd('0.03'))));
+    const calls = await Promise.allSettled(
+      Array.from({ length: 80 }, () => env.services.billing.reserve(auth, usd('0.03'))),
+    );
     const held = calls.flatMap((call) => (call.status === 'fulfilled' ? [call.value] : []));
     expect(held).toHaveLength(33); // 33 × 0.03 = 0.99 ≤ 1 < 34 × 0.03
-    expect(calls.filter((call) => call.status === 'rejected').map((call) => (call as PromiseRejectedResult).reason.code)).toEqual(Array(47).fill('INSUFFICIENT_BALANCE'));
-    expect(await env.services.billing.balancesOf(accountId)).toContainEqual({ currency: 'USD', amount: parseNano('1'), reserved: parseNano('0.99') });
+    expect(
+      calls.filter((call) => call.status === 'rejected').map((call) => (call as PromiseRejectedResult).reason.code),
+    ).toEqual(Array(47).fill('INSUFFICIENT_BALANCE'));
+    expect(await env.services.billing.balancesOf(accountId)).toContainEqual({
+      currency: 'USD',
+      amount: parseNano('1'),
+      reserved: parseNano('0.99'),
+    });
     for (const reservation of held) await env.services.billing.settle(reservation, usageOf(usd('0.03')));
     await env.services.billing.flush(accountId);
     expect(await rows(accountId)).toMatchObject({ amount: parseNano('0.01'), charged: parseNano('0.99'), entries: 33 });
@@ -108,20 +172,37 @@ describe(`Balance leases (${testDatabaseKind})`, () => {
     const { auth, accountId } = await createAccountWithKey(env.services, { credit: { USD: '1000' } });
     const calls: Promise<unknown>[] = [];
     const arrive = () => {
-      for (let index = 0; index < 2 && calls.length < 1000; index += 1) calls.push(billing.runMetered(auth, { maxCost: usd('0.01'), run: async () => 'ok', usage: () => usageOf(usd('0.004')) }));
+      for (let index = 0; index < 2 && calls.length < 1000; index += 1)
+        calls.push(
+          billing.runMetered(auth, { maxCost: usd('0.01'), run: async () => 'ok', usage: () => usageOf(usd('0.004')) }),
+        );
     };
-    const db = env.handle.db.withPlugin({ transformQuery: (args) => args.node, transformResult: async (args) => (arrive(), args.result) });
-    const billing = new BillingService({ db, logger: createLogger('silent'), options: { reservationTimeoutMs: 60_000, leases: { ...DEFAULT_LEASE_OPTIONS, callsPerLease: 2, writeDelayMs: 0 } } });
+    const db = env.handle.db.withPlugin({
+      transformQuery: (args) => args.node,
+      transformResult: async (args) => (arrive(), args.result),
+    });
+    const billing = new BillingService({
+      db,
+      logger: createLogger('silent'),
+      options: {
+        reservationTimeoutMs: 60_000,
+        leases: { ...DEFAULT_LEASE_OPTIONS, callsPerLease: 2, writeDelayMs: 0 },
+      },
+    });
     try {
       arrive();
       // Until no more arrive (every call served or refused, nothing in flight).
-      for (let settledCount = -1; settledCount !== calls.length; ) {
+      for (let settledCount = -1; settledCount !== calls.length;) {
         settledCount = calls.length;
         await Promise.allSettled(calls);
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
       const outcomes = await Promise.allSettled(calls);
-      expect(outcomes.filter((outcome) => outcome.status === 'rejected').map((outcome) => (outcome as PromiseRejectedResult).reason.code)).toEqual([]);
+      expect(
+        outcomes
+          .filter((outcome) => outcome.status === 'rejected')
+          .map((outcome) => (outcome as PromiseRejectedResult).reason.code),
+      ).toEqual([]);
       expect(outcomes).toHaveLength(1000);
       await billing.flush(accountId);
       expect(await rows(accountId)).toMatchObject({ entries: 1000, charged: parseNano('4') });
@@ -134,23 +215,44 @@ describe(`Balance leases (${testDatabaseKind})`, () => {
     const billing = billingWith({ tickMs: 20 });
     const { auth, accountId } = await createAccountWithKey(env.services, { credit: { USD: '1' } });
     const stuck = await billing.reserve(auth, usd('0.2'), { ttlMs: 1 });
-    await eventually(async () => expect(await billing.balancesOf(accountId)).toContainEqual({ currency: 'USD', amount: parseNano('1'), reserved: 0n }));
+    await eventually(async () =>
+      expect(await billing.balancesOf(accountId)).toContainEqual({
+        currency: 'USD',
+        amount: parseNano('1'),
+        reserved: 0n,
+      }),
+    );
     const late = await billing.settle(stuck, usageOf(usd('0.05')));
     expect(late).toMatchObject({ charged: parseNano('0.05'), alreadySettled: false });
     expect(await billing.settle(stuck, usageOf(usd('0.05')))).toMatchObject({ charged: 0n, alreadySettled: true });
     await billing.close();
-    expect(await rows(accountId)).toMatchObject({ amount: parseNano('0.95'), reserved: 0n, charged: parseNano('0.05'), entries: 1 });
+    expect(await rows(accountId)).toMatchObject({
+      amount: parseNano('0.95'),
+      reserved: 0n,
+      charged: parseNano('0.05'),
+      entries: 1,
+    });
   });
 
   it('should give an idle lease back, and write everything and give every lease back on close', async () => {
     const billing = billingWith({ tickMs: 20, idleMs: 50 });
     const { auth, accountId } = await createAccountWithKey(env.services, { credit: { USD: '1' } });
-    await billing.runMetered(auth, { maxCost: usd('0.01'), run: async () => undefined, usage: () => usageOf(usd('0.01')) });
+    await billing.runMetered(auth, {
+      maxCost: usd('0.01'),
+      run: async () => undefined,
+      usage: () => usageOf(usd('0.01')),
+    });
     expect((await rows(accountId)).reserved).toBeGreaterThan(0n); // the lease is held while calls may come
-    await eventually(async () => expect(await rows(accountId)).toMatchObject({ reserved: 0n, entries: 1, amount: parseNano('0.99') }));
+    await eventually(async () =>
+      expect(await rows(accountId)).toMatchObject({ reserved: 0n, entries: 1, amount: parseNano('0.99') }),
+    );
 
     const running = await billing.reserve(auth, usd('0.1'));
-    await billing.runMetered(auth, { maxCost: usd('0.1'), run: async () => undefined, usage: () => usageOf(usd('0.02')) });
+    await billing.runMetered(auth, {
+      maxCost: usd('0.1'),
+      run: async () => undefined,
+      usage: () => usageOf(usd('0.02')),
+    });
     await billing.close();
     expect(await rows(accountId)).toMatchObject({ reserved: 0n, entries: 2, amount: parseNano('0.97') });
     // A call still running at shutdown lost its hold; its settlement is charged directly if the balance allows.
@@ -168,19 +270,33 @@ describe(`Balance leases (${testDatabaseKind})`, () => {
     expect(await rows(accountId)).toMatchObject({ amount: parseNano('1'), reserved: 0n });
     // It comes back to life and settles: the lease is gone, so the charge is taken directly, once.
     expect(await dead.settle(call, usageOf(usd('0.04')))).toMatchObject({ charged: parseNano('0.04') });
-    await eventually(async () => expect(await rows(accountId)).toMatchObject({ amount: parseNano('0.96'), reserved: 0n, entries: 1 }));
+    await eventually(async () =>
+      expect(await rows(accountId)).toMatchObject({ amount: parseNano('0.96'), reserved: 0n, entries: 1 }),
+    );
     await dead.close();
     expect(await rows(accountId)).toMatchObject({ amount: parseNano('0.96'), reserved: 0n, entries: 1 });
   });
 
   it('should end a key’s leases when its limit changes, so the next call meets the new limit', async () => {
-    const { auth, accountId, keyId, adminSecret } = await createAccountWithKey(env.services, { credit: { USD: '10' }, type: 'INFERENCE' });
-    await env.services.billing.runMetered(auth, { maxCost: usd('0.5'), run: async () => undefined, usage: () => usageOf(usd('0.5')) });
+    const { auth, accountId, keyId, adminSecret } = await createAccountWithKey(env.services, {
+      credit: { USD: '10' },
+      type: 'INFERENCE',
+    });
+    await env.services.billing.runMetered(auth, {
+      maxCost: usd('0.5'),
+      run: async () => undefined,
+      usage: () => usageOf(usd('0.5')),
+    });
     const admin = await env.services.auth.authenticate({ authorization: `Bearer ${adminSecret}` }, 'r');
     await env.services.apiKeys.update(admin, { id: keyId, consumptionLimit: { usd: 0.6 } });
-    await expect(env.services.billing.reserve(auth, usd('0.2'))).rejects.toMatchObject({ code: 'API_KEY_USD_SPEND_LIMIT_EXCEEDED' });
+    await expect(env.services.billing.reserve(auth, usd('0.2'))).rejects.toMatchObject({
+      code: 'API_KEY_USD_SPEND_LIMIT_EXCEEDED',
+    });
     await expect(env.services.billing.reserve(auth, usd('0.1'))).resolves.toMatchObject({ currency: 'USD' });
-    expect((await env.services.billing.balancesOf(accountId)).find((b) => b.currency === 'USD')).toMatchObject({ amount: parseNano('9.5'), reserved: parseNano('0.1') });
+    expect((await env.services.billing.balancesOf(accountId)).find((b) => b.currency === 'USD')).toMatchObject({
+      amount: parseNano('9.5'),
+      reserved: parseNano('0.1'),
+    });
   });
 });
 
@@ -194,7 +310,11 @@ describe.skipIf(!REDIS_URL)(`Balance leases across processes (${testDatabaseKind
     const { first, second, db } = processes;
     const { auth, secret, accountId } = await createAccountWithKey(first, { credit: { USD: '1' } });
     // The first process leases a quarter of the balance and keeps most of it unused.
-    await first.billing.runMetered(auth, { maxCost: usd('0.05'), run: async () => undefined, usage: () => usageOf(usd('0.05')) });
+    await first.billing.runMetered(auth, {
+      maxCost: usd('0.05'),
+      run: async () => undefined,
+      usage: () => usageOf(usd('0.05')),
+    });
     const inSecond = await second.auth.authenticate({ authorization: `Bearer ${secret}` }, 'r');
     if (inSecond.kind !== 'apiKey') throw new Error('expected an API key context');
     // 0.95 is left in all; a call of 0.9 fits only with the first process's unused lease given back.
@@ -203,7 +323,12 @@ describe.skipIf(!REDIS_URL)(`Balance leases across processes (${testDatabaseKind
     await expect(second.billing.reserve(inSecond, usd('0.1'))).rejects.toMatchObject({ code: 'INSUFFICIENT_BALANCE' });
     await second.billing.settle(big, usageOf(usd('0.9')));
     await Promise.all([first.billing.flush(accountId), second.billing.flush(accountId)]);
-    const balance = await db.selectFrom('balances').select(['amount', 'reserved']).where('account_id', '=', accountId).where('currency', '=', 'USD').executeTakeFirstOrThrow();
+    const balance = await db
+      .selectFrom('balances')
+      .select(['amount', 'reserved'])
+      .where('account_id', '=', accountId)
+      .where('currency', '=', 'USD')
+      .executeTakeFirstOrThrow();
     expect(balance.amount).toBe(parseNano('0.05'));
   });
 });

@@ -32,7 +32,9 @@ describe(`${CatalogService.name} (${testDatabaseKind})`, () => {
     await sut.syncFromConfig(defaults());
     expect((await sut.listModels(auth)).map((model) => model.id)).toEqual(['lagoon-sim-chat', 'lagoon-sim-reasoner']);
     expect((await sut.listModels(auth, 'image')).map((model) => model.id)).toEqual(['lagoon-sim-image']);
-    expect((await sut.listModels(auth, 'all')).map((model) => model.id)).toEqual(defaults().models.map((model) => model.id));
+    expect((await sut.listModels(auth, 'all')).map((model) => model.id)).toEqual(
+      defaults().models.map((model) => model.id),
+    );
     expect(ModelListQuery.parse({})).toEqual({ type: 'text' });
     expect(ModelListQuery.safeParse({ type: 'bogus' }).success).toBe(false);
   });
@@ -43,9 +45,17 @@ describe(`${CatalogService.name} (${testDatabaseKind})`, () => {
     for (const configured of config.models) {
       const model = await sut.getModel(auth, configured.id);
       expect(model.spec).toEqual(buildModelSpec(configured));
-      expect(model).toMatchObject({ type: configured.type, ownedBy: 'lagoon', privacy: 'private', created: new Date('2026-11-22T00:00:00Z') });
+      expect(model).toMatchObject({
+        type: configured.type,
+        ownedBy: 'lagoon',
+        privacy: 'private',
+        created: new Date('2026-11-22T00:00:00Z'),
+      });
     }
-    expect(await sut.getModel(auth, 'lagoon-sim-chat')).toMatchObject({ contextLength: 32_768, providers: [{ providerId: 'simulator', upstreamModel: 'lagoon-sim-chat' }] });
+    expect(await sut.getModel(auth, 'lagoon-sim-chat')).toMatchObject({
+      contextLength: 32_768,
+      providers: [{ providerId: 'simulator', upstreamModel: 'lagoon-sim-chat' }],
+    });
     expect((await sut.getModel(auth, 'lagoon-sim-image')).contextLength).toBeNull();
   });
 
@@ -64,20 +74,31 @@ describe(`${CatalogService.name} (${testDatabaseKind})`, () => {
 
   it('should give traits and compatibility mappings per type', async () => {
     await sut.syncFromConfig(defaults());
-    expect(await sut.traits(auth, 'text')).toEqual({ default: 'lagoon-sim-chat', fastest: 'lagoon-sim-chat', default_reasoning: 'lagoon-sim-reasoner' });
+    expect(await sut.traits(auth, 'text')).toEqual({
+      default: 'lagoon-sim-chat',
+      fastest: 'lagoon-sim-chat',
+      default_reasoning: 'lagoon-sim-reasoner',
+    });
     expect(await sut.traits(auth, 'tts')).toEqual({ default: 'lagoon-sim-speech' });
-    expect(await sut.compatibilityMapping(auth, 'image')).toEqual({ 'dall-e-2': 'lagoon-sim-image', 'dall-e-3': 'lagoon-sim-image' });
+    expect(await sut.compatibilityMapping(auth, 'image')).toEqual({
+      'dall-e-2': 'lagoon-sim-image',
+      'dall-e-3': 'lagoon-sim-image',
+    });
     expect(await sut.compatibilityMapping(auth, 'video')).toEqual({});
   });
 
   it('should resolve a name as a model id first, then a trait, then a compatibility mapping', async () => {
     // "fastest" is both a model id and lagoon-sim-chat's trait; "default" is both a trait and a mapping.
     const config = parseOperatorConfig(
-      { models: [textModel('fastest')], compatibilityMappings: { text: { default: 'fastest', 'gpt-4o': 'lagoon-sim-reasoner' } } },
+      {
+        models: [textModel('fastest')],
+        compatibilityMappings: { text: { default: 'fastest', 'gpt-4o': 'lagoon-sim-reasoner' } },
+      },
       'op.yaml',
     );
     await sut.syncFromConfig(config);
-    const resolve = async (name: string, type: 'text' | 'image' = 'text') => (await sut.resolveModel(auth, name, type))?.id;
+    const resolve = async (name: string, type: 'text' | 'image' = 'text') =>
+      (await sut.resolveModel(auth, name, type))?.id;
     expect(await resolve('lagoon-sim-reasoner')).toBe('lagoon-sim-reasoner');
     expect(await resolve('fastest')).toBe('fastest');
     expect(await resolve('default')).toBe('lagoon-sim-chat');
@@ -91,12 +112,18 @@ describe(`${CatalogService.name} (${testDatabaseKind})`, () => {
 
   it('should deactivate a model dropped from the config and bring it back when it returns', async () => {
     await sut.syncFromConfig(defaults());
-    await sut.syncFromConfig(parseOperatorConfig({ models: [{ id: 'lagoon-sim-reasoner', disabled: true }] }, 'op.yaml'));
+    await sut.syncFromConfig(
+      parseOperatorConfig({ models: [{ id: 'lagoon-sim-reasoner', disabled: true }] }, 'op.yaml'),
+    );
     expect((await sut.listModels(auth)).map((model) => model.id)).toEqual(['lagoon-sim-chat']);
     await expect(sut.getModel(auth, 'lagoon-sim-reasoner')).rejects.toMatchObject({ code: 'MODEL_NOT_FOUND' });
     expect(await sut.findModelsByIds(auth, ['lagoon-sim-reasoner'])).toEqual([null]);
     expect(await sut.compatibilityMapping(auth, 'text')).not.toHaveProperty('o3-mini');
-    const row = await handle.db.selectFrom('models').select(['active']).where('id', '=', 'lagoon-sim-reasoner').executeTakeFirstOrThrow();
+    const row = await handle.db
+      .selectFrom('models')
+      .select(['active'])
+      .where('id', '=', 'lagoon-sim-reasoner')
+      .executeTakeFirstOrThrow();
     expect(row.active).toBe(false);
 
     await sut.syncFromConfig(defaults());
@@ -106,7 +133,12 @@ describe(`${CatalogService.name} (${testDatabaseKind})`, () => {
   it('should keep the first-seen creation time of a model without one, and touch updated_at only on change', async () => {
     const config = parseOperatorConfig({ models: [textModel('undated')] }, 'op.yaml');
     await sut.syncFromConfig(config);
-    const stamps = () => handle.db.selectFrom('models').select(['created_at', 'updated_at']).where('id', '=', 'undated').executeTakeFirstOrThrow();
+    const stamps = () =>
+      handle.db
+        .selectFrom('models')
+        .select(['created_at', 'updated_at'])
+        .where('id', '=', 'undated')
+        .executeTakeFirstOrThrow();
     const first = await stamps();
     await new Promise((resolve) => setTimeout(resolve, 20));
     await sut.syncFromConfig(config);
@@ -138,7 +170,10 @@ describe(`${CatalogService.name} (${testDatabaseKind})`, () => {
   });
 
   it('should list text models optimised for code with type code', async () => {
-    const config = parseOperatorConfig({ models: [textModel('coder', { capabilities: { optimizedForCode: true } }), textModel('plain')] }, 'op.yaml');
+    const config = parseOperatorConfig(
+      { models: [textModel('coder', { capabilities: { optimizedForCode: true } }), textModel('plain')] },
+      'op.yaml',
+    );
     await sut.syncFromConfig(config);
     expect(ModelListQuery.parse({ type: 'code' })).toEqual({ type: 'code' });
     expect((await sut.listModels(auth, 'code')).map((model) => model.id)).toEqual(['coder']);
@@ -162,12 +197,20 @@ describe(`${CatalogService.name} (${testDatabaseKind})`, () => {
     );
     await sut.syncFromConfig(config);
     const owners = Object.fromEntries((await sut.listModels(auth, 'text')).map((model) => [model.id, model.ownedBy]));
-    expect(owners).toMatchObject({ 'on-acme': 'acme-cloud', 'own-owner': 'someone', 'plain-first': 'lagoon', 'lagoon-sim-chat': 'lagoon' });
+    expect(owners).toMatchObject({
+      'on-acme': 'acme-cloud',
+      'own-owner': 'someone',
+      'plain-first': 'lagoon',
+      'lagoon-sim-chat': 'lagoon',
+    });
   });
 
   it('should survive concurrent syncs from several processes', async () => {
     const others = Array.from({ length: 4 }, () => new CatalogService({ db: handle.db }));
     await Promise.all(others.map((service) => service.syncFromConfig(defaults())));
-    expect(await sut.compatibilityMapping(auth, 'tts')).toEqual({ 'tts-1': 'lagoon-sim-speech', 'tts-1-hd': 'lagoon-sim-speech' });
+    expect(await sut.compatibilityMapping(auth, 'tts')).toEqual({
+      'tts-1': 'lagoon-sim-speech',
+      'tts-1-hd': 'lagoon-sim-speech',
+    });
   });
 });

@@ -10,7 +10,15 @@ const auth: AuthContext = {
   kind: 'apiKey',
   requestId: 'test-request',
   accountId: '00000000-0000-4000-8000-000000000001',
-  apiKey: { id: '00000000-0000-4000-8000-000000000002', accountId: '00000000-0000-4000-8000-000000000001', type: 'INFERENCE', limitPeriod: 'EPOCH', modelPrivacy: 'ALL', limits: { usd: null, diem: null }, expiresAt: null },
+  apiKey: {
+    id: '00000000-0000-4000-8000-000000000002',
+    accountId: '00000000-0000-4000-8000-000000000001',
+    type: 'INFERENCE',
+    limitPeriod: 'EPOCH',
+    modelPrivacy: 'ALL',
+    limits: { usd: null, diem: null },
+    expiresAt: null,
+  },
 };
 const character = (slug: string, extra: Record<string, unknown> = {}) => ({
   slug,
@@ -27,9 +35,22 @@ const config = parseOperatorConfig(
   {
     characters: [
       character('chef-remy', { description: 'A French CHEF who loves sauces', tags: ['Cooking', 'french'] }),
-      character('noir-detective', { description: 'Hard-boiled mysteries', tags: ['fiction', 'mystery'], featured: true }),
-      character('vampire-count', { description: 'Gothic romance', tags: ['Fiction', 'romance'], adult: true, modelId: 'lagoon-sim-reasoner' }),
-      character('math-tutor', { description: 'Patient algebra help', tags: ['education'], photoUrl: 'https://img.example/math.png' }),
+      character('noir-detective', {
+        description: 'Hard-boiled mysteries',
+        tags: ['fiction', 'mystery'],
+        featured: true,
+      }),
+      character('vampire-count', {
+        description: 'Gothic romance',
+        tags: ['Fiction', 'romance'],
+        adult: true,
+        modelId: 'lagoon-sim-reasoner',
+      }),
+      character('math-tutor', {
+        description: 'Patient algebra help',
+        tags: ['education'],
+        photoUrl: 'https://img.example/math.png',
+      }),
     ],
   },
   'op.yaml',
@@ -39,16 +60,33 @@ describe(`${CharacterService.name} (${testDatabaseKind})`, () => {
   let handle: Awaited<ReturnType<typeof createTestDatabase>>;
   let sut: CharacterService;
   const slugs = async (filters: unknown = {}) => (await sut.list(auth, filters)).map((c) => c.slug);
-  const setStats = async (slug: string, stats: { imports?: number; rating_count?: number; rating_sum?: number; created_at?: Date }) =>
-    handle.db.updateTable('characters').set(stats).where('slug', '=', slug).execute();
+  const setStats = async (
+    slug: string,
+    stats: { imports?: number; rating_count?: number; rating_sum?: number; created_at?: Date },
+  ) => handle.db.updateTable('characters').set(stats).where('slug', '=', slug).execute();
 
   beforeAll(async () => {
     handle = await createTestDatabase();
     sut = new CharacterService({ db: handle.db });
     await sut.syncFromConfig(config);
-    await setStats('lagoon-guide', { imports: 5, rating_count: 2, rating_sum: 8, created_at: new Date('2026-01-01T00:00:00Z') });
-    await setStats('pirate-storyteller', { imports: 50, rating_count: 1, rating_sum: 3, created_at: new Date('2026-03-01T00:00:00Z') });
-    await setStats('chef-remy', { imports: 20, rating_count: 4, rating_sum: 18, created_at: new Date('2026-02-01T00:00:00Z') });
+    await setStats('lagoon-guide', {
+      imports: 5,
+      rating_count: 2,
+      rating_sum: 8,
+      created_at: new Date('2026-01-01T00:00:00Z'),
+    });
+    await setStats('pirate-storyteller', {
+      imports: 50,
+      rating_count: 1,
+      rating_sum: 3,
+      created_at: new Date('2026-03-01T00:00:00Z'),
+    });
+    await setStats('chef-remy', {
+      imports: 20,
+      rating_count: 4,
+      rating_sum: 18,
+      created_at: new Date('2026-02-01T00:00:00Z'),
+    });
     await setStats('noir-detective', { created_at: new Date('2026-05-01T00:00:00Z') });
     await setStats('vampire-count', { imports: 1, created_at: new Date('2026-04-01T00:00:00Z') });
     await setStats('math-tutor', { imports: 0, created_at: new Date('2025-12-01T00:00:00Z') });
@@ -85,15 +123,40 @@ describe(`${CharacterService.name} (${testDatabaseKind})`, () => {
   });
 
   it('should list featured characters first by default, then in config order', async () => {
-    expect(await slugs()).toEqual(['lagoon-guide', 'noir-detective', 'pirate-storyteller', 'chef-remy', 'vampire-count', 'math-tutor']);
-    expect(await slugs({ sortOrder: 'asc' })).toEqual(['pirate-storyteller', 'chef-remy', 'vampire-count', 'math-tutor', 'lagoon-guide', 'noir-detective']);
+    expect(await slugs()).toEqual([
+      'lagoon-guide',
+      'noir-detective',
+      'pirate-storyteller',
+      'chef-remy',
+      'vampire-count',
+      'math-tutor',
+    ]);
+    expect(await slugs({ sortOrder: 'asc' })).toEqual([
+      'pirate-storyteller',
+      'chef-remy',
+      'vampire-count',
+      'math-tutor',
+      'lagoon-guide',
+      'noir-detective',
+    ]);
   });
 
   it('should sort by most recent, imports and highest rating', async () => {
-    expect(await slugs({ sortBy: 'mostRecent' })).toEqual(['noir-detective', 'vampire-count', 'pirate-storyteller', 'chef-remy', 'lagoon-guide', 'math-tutor']);
+    expect(await slugs({ sortBy: 'mostRecent' })).toEqual([
+      'noir-detective',
+      'vampire-count',
+      'pirate-storyteller',
+      'chef-remy',
+      'lagoon-guide',
+      'math-tutor',
+    ]);
     expect(await slugs({ sortBy: 'imports', limit: 3 })).toEqual(['pirate-storyteller', 'chef-remy', 'lagoon-guide']);
     expect(await slugs({ sortBy: 'imports', sortOrder: 'asc', limit: '2' })).toEqual(['noir-detective', 'math-tutor']);
-    expect(await slugs({ sortBy: 'highestRating', limit: 3 })).toEqual(['chef-remy', 'lagoon-guide', 'pirate-storyteller']);
+    expect(await slugs({ sortBy: 'highestRating', limit: 3 })).toEqual([
+      'chef-remy',
+      'lagoon-guide',
+      'pirate-storyteller',
+    ]);
   });
 
   it('should search name, description and tags case-insensitively', async () => {
@@ -141,7 +204,9 @@ describe(`${CharacterService.name} (${testDatabaseKind})`, () => {
 
   it('should deactivate a character dropped from the config and keep its id and stats when it returns', async () => {
     const before = await sut.getBySlug(auth, 'chef-remy');
-    await sut.syncFromConfig(parseOperatorConfig({ characters: [{ slug: 'pirate-storyteller', disabled: true }] }, 'op.yaml'));
+    await sut.syncFromConfig(
+      parseOperatorConfig({ characters: [{ slug: 'pirate-storyteller', disabled: true }] }, 'op.yaml'),
+    );
     expect(await slugs()).toEqual(['lagoon-guide']);
     await expect(sut.getBySlug(auth, 'chef-remy')).rejects.toMatchObject({ code: 'CHARACTER_NOT_FOUND' });
     expect(await sut.findByIds(auth, [before.id])).toEqual([null]);
@@ -153,6 +218,8 @@ describe(`${CharacterService.name} (${testDatabaseKind})`, () => {
 
   it('should refuse callers without a key', async () => {
     await expect(sut.list(anonymous('x'), {})).rejects.toMatchObject({ code: 'AUTHENTICATION_FAILED' });
-    await expect(sut.getBySlug(anonymous('x'), 'lagoon-guide')).rejects.toMatchObject({ code: 'AUTHENTICATION_FAILED' });
+    await expect(sut.getBySlug(anonymous('x'), 'lagoon-guide')).rejects.toMatchObject({
+      code: 'AUTHENTICATION_FAILED',
+    });
   });
 });

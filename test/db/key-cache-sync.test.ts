@@ -18,7 +18,9 @@ describe.skipIf(!REDIS_URL)(`Key cache invalidation across processes (${testData
     await expect(second.auth.authenticate(credentials, 'r1')).resolves.toMatchObject({ kind: 'apiKey' });
     await expect(second.auth.authenticate(credentials, 'r2')).resolves.toMatchObject({ kind: 'apiKey' });
     await first.apiKeys.revoke(auth, keyId);
-    await eventually(() => expect(second.auth.authenticate(credentials, 'r3')).rejects.toMatchObject({ code: 'AUTHENTICATION_FAILED' }));
+    await eventually(() =>
+      expect(second.auth.authenticate(credentials, 'r3')).rejects.toMatchObject({ code: 'AUTHENTICATION_FAILED' }),
+    );
   });
 
   it('should make an edited key (a new spend limit) take effect in the other process', async () => {

@@ -17,41 +17,58 @@ describe(`Statements tagged prepared: (${testDatabaseKind})`, () => {
   it('should answer a tagged statement like any other, every time, with its own parameters', async () => {
     await database.db.connection().execute(async (connection) => {
       for (const n of [1, 2, 3]) {
-        const { rows } = await sql<{ next: number }>`/* prepared:test_probe */ select ${n}::int + 1 as next`.execute(connection);
+        const { rows } = await sql<{ next: number }>`/* prepared:test_probe */ select ${n}::int + 1 as next`.execute(
+          connection,
+        );
         expect(rows).toEqual([{ next: n + 1 }]);
       }
     });
   });
 
-  it.skipIf(testDatabaseKind !== 'postgres')('should prepare a tagged statement once per connection under its name, and leave other statements unnamed', async () => {
-    await database.db.connection().execute(async (connection) => {
-      await sql`/* prepared:test_once */ select ${1}::int as one`.execute(connection);
-      await sql`/* prepared:test_once */ select ${2}::int as one`.execute(connection);
-      await sql`select ${3}::int as untagged`.execute(connection);
-      const { rows } = await sql<{ name: string; statement: string }>`select name, statement from pg_prepared_statements order by name`.execute(connection);
-      expect(rows.filter((row) => row.name === 'lagoon_test_once')).toHaveLength(1);
-      expect(rows.some((row) => row.statement.includes('untagged'))).toBe(false);
-    });
-  });
-
-  it.skipIf(testDatabaseKind !== 'postgres')('should send tagged statements unnamed when prepared statements are off (LAGOON_PG_PREPARED_STATEMENTS=false)', async () => {
-    const plain = await openDatabase({ url: database.url, poolSize: 1, preparedStatements: false });
-    try {
-      await plain.db.connection().execute(async (connection) => {
-        const { rows } = await sql<{ one: number }>`/* prepared:test_off */ select ${1}::int as one`.execute(connection);
-        expect(rows).toEqual([{ one: 1 }]);
-        const prepared = await sql<{ name: string }>`select name from pg_prepared_statements`.execute(connection);
-        expect(prepared.rows).toEqual([]);
+  it.skipIf(testDatabaseKind !== 'postgres')(
+    'should prepare a tagged statement once per connection under its name, and leave other statements unnamed',
+    async () => {
+      await database.db.connection().execute(async (connection) => {
+        await sql`/* prepared:test_once */ select ${1}::int as one`.execute(connection);
+        await sql`/* prepared:test_once */ select ${2}::int as one`.execute(connection);
+        await sql`select ${3}::int as untagged`.execute(connection);
+        const { rows } = await sql<{
+          name: string;
+          statement: string;
+        }>`select name, statement from pg_prepared_statements order by name`.execute(connection);
+        expect(rows.filter((row) => row.name === 'lagoon_test_once')).toHaveLength(1);
+        expect(rows.some((row) => row.statement.includes('untagged'))).toBe(false);
       });
-    } finally {
-      await plain.close();
-    }
-  });
+    },
+  );
+
+  it.skipIf(testDatabaseKind !== 'postgres')(
+    'should send tagged statements unnamed when prepared statements are off (LAGOON_PG_PREPARED_STATEMENTS=false)',
+    async () => {
+      const plain = await openDatabase({ url: database.url, poolSize: 1, preparedStatements: false });
+      try {
+        await plain.db.connection().execute(async (connection) => {
+          const { rows } = await sql<{ one: number }>`/* prepared:test_off */ select ${1}::int as one`.execute(
+            connection,
+          );
+          expect(rows).toEqual([{ one: 1 }]);
+          const prepared = await sql<{ name: string }>`select name from pg_prepared_statements`.execute(connection);
+          expect(prepared.rows).toEqual([]);
+        });
+      } finally {
+        await plain.close();
+      }
+    },
+  );
 
   it('should fail a tagged statement with the database error and keep the connection usable', async () => {
     await database.db.connection().execute(async (connection) => {
-      await expect(sql`/* prepared:test_fails */ select 1 / ${0}::int`.execute(connection)).rejects.toThrow(/division by zero/);
-      await expect(sql`/* prepared:test_fails */ select 1 / ${0}::int`.execute(connection)).rejects.toThrow(/division by zero/);
+      await expect(sql`/* prepared:test_fails */ select 1 / ${0}::int`.execute(connection)).rejects.toThrow(
+        /division by zero/,
+      );
+      await expect(sql`/* prepared:test_fails */ select 1 / ${0}::int`.execute(connection)).rejects.toThrow(
+        /division by zero/,
+      );
       const { rows } = await sql<{ ok: number }>`/* prepared:test_after */ select ${5}::int as ok`.execute(connection);
       expect(rows).toEqual([{ ok: 5 }]);
     });

@@ -42,9 +42,15 @@ describe(`Requests refused by the HTTP parser (${testDatabaseKind})`, () => {
     const response = await fetch(`${server.url}/api/v1/models`, { headers: { 'x-padding': 'p'.repeat(20_000) } });
     expect(response.status).toBe(431);
     expect(response.headers.get('content-type')).toMatch(/^application\/json/);
-    expect(await response.json()).toEqual({ error: expect.stringContaining('16384'), code: 'REQUEST_HEADER_FIELDS_TOO_LARGE' });
+    expect(await response.json()).toEqual({
+      error: expect.stringContaining('16384'),
+      code: 'REQUEST_HEADER_FIELDS_TOO_LARGE',
+    });
 
-    const many = await raw(server.url, `GET /healthz HTTP/1.1\r\nHost: x\r\n${Array.from({ length: 400 }, (_, i) => `x-h${i}: ${'v'.repeat(60)}\r\n`).join('')}\r\n`);
+    const many = await raw(
+      server.url,
+      `GET /healthz HTTP/1.1\r\nHost: x\r\n${Array.from({ length: 400 }, (_, i) => `x-h${i}: ${'v'.repeat(60)}\r\n`).join('')}\r\n`,
+    );
     expect(many.status).toBe(431);
     expect(JSON.parse(many.body)).toMatchObject({ code: 'REQUEST_HEADER_FIELDS_TOO_LARGE' });
   });

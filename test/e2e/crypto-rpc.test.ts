@@ -19,7 +19,10 @@ describe(`crypto RPC proxy end to end: server process, operator CLI and viem (${
     removeStorage = storage.remove;
     env = { ...storage.env, LAGOON_BOOTSTRAP_ADMIN_KEY: ADMIN, RPC_UPSTREAM_ETHEREUM_SEPOLIA: node.url };
     server = await startServer(env);
-    const credit = await runCliProcess(['accounts', 'credit', '--key', ADMIN, '--currency', 'USD', '--amount', '1'], env);
+    const credit = await runCliProcess(
+      ['accounts', 'credit', '--key', ADMIN, '--currency', 'USD', '--amount', '1'],
+      env,
+    );
     expect(credit.code, credit.stderr).toBe(0);
   });
 
@@ -30,14 +33,19 @@ describe(`crypto RPC proxy end to end: server process, operator CLI and viem (${
   });
 
   const lagoonUrl = () => `${server.url}/api/v1/crypto/rpc/ethereum-sepolia`;
-  const transport = (options: { batch?: boolean } = {}) => http(lagoonUrl(), { fetchOptions: { headers: { Authorization: `Bearer ${ADMIN}` } }, ...options });
+  const transport = (options: { batch?: boolean } = {}) =>
+    http(lagoonUrl(), { fetchOptions: { headers: { Authorization: `Bearer ${ADMIN}` } }, ...options });
   const usdBalance = async () => {
-    const response = await fetch(`${server.url}/api/v1/billing/balance`, { headers: { authorization: `Bearer ${ADMIN}` } });
+    const response = await fetch(`${server.url}/api/v1/billing/balance`, {
+      headers: { authorization: `Bearer ${ADMIN}` },
+    });
     return ((await response.json()) as { balances: { usd: number } }).balances.usd;
   };
 
   it('should list the network of the env shortcut', async () => {
-    expect(await (await fetch(`${server.url}/api/v1/crypto/rpc/networks`)).json()).toEqual({ networks: ['ethereum-sepolia'] });
+    expect(await (await fetch(`${server.url}/api/v1/crypto/rpc/networks`)).json()).toEqual({
+      networks: ['ethereum-sepolia'],
+    });
   });
 
   it("should let viem's public client read the chain through Lagoon, single calls and a JSON-RPC batch", async () => {
@@ -45,7 +53,11 @@ describe(`crypto RPC proxy end to end: server process, operator CLI and viem (${
     expect(await client.getChainId()).toBe(localChain.id);
     expect(await client.getBalance({ address: funded.address })).toBeGreaterThan(parseEther('100'));
     const batched = createPublicClient({ chain: localChain, transport: transport({ batch: true }) });
-    const [block, chainId, balance] = await Promise.all([batched.getBlockNumber(), batched.getChainId(), batched.getBalance({ address: funded.address })]);
+    const [block, chainId, balance] = await Promise.all([
+      batched.getBlockNumber(),
+      batched.getChainId(),
+      batched.getBalance({ address: funded.address }),
+    ]);
     expect(block).toBeGreaterThanOrEqual(0n);
     expect(chainId).toBe(localChain.id);
     expect(balance).toBeGreaterThan(0n);
@@ -73,7 +85,11 @@ describe(`crypto RPC proxy end to end: server process, operator CLI and viem (${
     expect(response.status).toBe(200);
     expect(response.headers.get('x-service-rpc-credits')).toBe('20');
     expect(response.headers.get('x-service-rpc-cost-usd')).toBe('0.00001250');
-    const refused = await fetch(lagoonUrl(), { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["newHeads"]}' });
+    const refused = await fetch(lagoonUrl(), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+      body: '{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["newHeads"]}',
+    });
     expect(refused.status).toBe(400);
     expect(((await refused.json()) as { error: string }).error).toContain('HTTP-only');
   });

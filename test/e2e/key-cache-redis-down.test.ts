@@ -14,7 +14,11 @@ const SKIP_REASON = !TEST_DATABASE_URL
 
 /** A Redis of this test's own on a free port (the shared one is never stopped); resolves once it accepts connections. */
 async function startPrivateRedis(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    { stdio: 'ignore' },
+  );
   const deadline = Date.now() + 10_000;
   for (;;) {
     const open = await new Promise<boolean>((resolve) => {
@@ -42,57 +46,71 @@ if (SKIP_REASON) console.warn(`Skipping the key cache test with Redis down: ${SK
 // Two real server processes on one PostgreSQL database and a private Redis: revocations travel over Redis pub/sub
 // and each process caches key lookups for 30 s. With Redis gone, a revocation made on one process must still stop
 // the key on the other within about a second.
-describe.skipIf(SKIP_REASON !== undefined)('key revocation across processes while Redis is down (postgres, private redis-server)', () => {
-  let redis: ChildProcess | undefined;
-  let first: ServerProcess;
-  let second: ServerProcess;
-  let removeStorage: () => Promise<void> = async () => undefined;
+describe.skipIf(SKIP_REASON !== undefined)(
+  'key revocation across processes while Redis is down (postgres, private redis-server)',
+  () => {
+    let redis: ChildProcess | undefined;
+    let first: ServerProcess;
+    let second: ServerProcess;
+    let removeStorage: () => Promise<void> = async () => undefined;
 
-  beforeAll(async () => {
-    const port = await freePort();
-    redis = await startPrivateRedis(port);
-    const storage = await serverStorage('lagoon-e2e-key-cache-');
-    removeStorage = storage.remove;
-    const env = { ...storage.env, REDIS_URL: `redis://127.0.0.1:${port}`, LAGOON_BOOTSTRAP_ADMIN_KEY: ADMIN, LAGOON_KEY_CACHE_TTL_SECONDS: '30', LOG_LEVEL: 'error' };
-    // One after the other: the first creates the schema.
-    first = await startServer(env);
-    second = await startServer(env);
-  }, 120_000);
+    beforeAll(async () => {
+      const port = await freePort();
+      redis = await startPrivateRedis(port);
+      const storage = await serverStorage('lagoon-e2e-key-cache-');
+      removeStorage = storage.remove;
+      const env = {
+        ...storage.env,
+        REDIS_URL: `redis://127.0.0.1:${port}`,
+        LAGOON_BOOTSTRAP_ADMIN_KEY: ADMIN,
+        LAGOON_KEY_CACHE_TTL_SECONDS: '30',
+        LOG_LEVEL: 'error',
+      };
+      // One after the other: the first creates the schema.
+      first = await startServer(env);
+      second = await startServer(env);
+    }, 120_000);
 
-  afterAll(async () => {
-    await Promise.all([first?.stop(), second?.stop()]);
-    await stopProcess(redis);
-    await removeStorage();
-  });
-
-  it('should refuse a key revoked on one process within about a second on the other, with Redis stopped', async () => {
-    const created = await fetch(`${first.url}/api/v1/api_keys`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ apiKeyType: 'INFERENCE', description: 'revoked while Redis is down' }),
+    afterAll(async () => {
+      await Promise.all([first?.stop(), second?.stop()]);
+      await stopProcess(redis);
+      await removeStorage();
     });
-    const { data } = (await created.json()) as { data: { id: string; apiKey: string } };
-    expect(created.status).toBe(200);
-    const useOnSecond = async () => (await fetch(`${second.url}/api/v1/characters`, { headers: { authorization: `Bearer ${data.apiKey}` } })).status;
-    // The second process caches the key (a lookup is kept 30 s while invalidations flow).
-    expect(await useOnSecond()).toBe(200);
-    expect(await useOnSecond()).toBe(200);
 
-    await stopProcess(redis);
-    const revoked = await fetch(`${first.url}/api/v1/api_keys?id=${data.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${ADMIN}` } });
-    expect(revoked.status).toBe(200);
-    const started = performance.now();
-    let status = await useOnSecond();
-    while (status === 200 && performance.now() - started < 40_000) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      status = await useOnSecond();
-    }
-    const refusedAfterMs = performance.now() - started;
-    expect(status).toBe(401);
-    // About a second (the cache's limit while Redis is down), with room for a loaded machine; the old code took 30 s.
-    expect(refusedAfterMs).toBeLessThan(5_000);
-    // Both processes still serve without Redis.
-    expect((await fetch(`${first.url}/healthz`)).status).toBe(200);
-    expect((await fetch(`${second.url}/healthz`)).status).toBe(200);
-  }, 90_000);
-});
+    it('should refuse a key revoked on one process within about a second on the other, with Redis stopped', async () => {
+      const created = await fetch(`${first.url}/api/v1/api_keys`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ apiKeyType: 'INFERENCE', description: 'revoked while Redis is down' }),
+      });
+      const { data } = (await created.json()) as { data: { id: string; apiKey: string } };
+      expect(created.status).toBe(200);
+      const useOnSecond = async () =>
+        (await fetch(`${second.url}/api/v1/characters`, { headers: { authorization: `Bearer ${data.apiKey}` } }))
+          .status;
+      // The second process caches the key (a lookup is kept 30 s while invalidations flow).
+      expect(await useOnSecond()).toBe(200);
+      expect(await useOnSecond()).toBe(200);
+
+      await stopProcess(redis);
+      const revoked = await fetch(`${first.url}/api/v1/api_keys?id=${data.id}`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${ADMIN}` },
+      });
+      expect(revoked.status).toBe(200);
+      const started = performance.now();
+      let status = await useOnSecond();
+      while (status === 200 && performance.now() - started < 40_000) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        status = await useOnSecond();
+      }
+      const refusedAfterMs = performance.now() - started;
+      expect(status).toBe(401);
+      // About a second (the cache's limit while Redis is down), with room for a loaded machine; the old code took 30 s.
+      expect(refusedAfterMs).toBeLessThan(5_000);
+      // Both processes still serve without Redis.
+      expect((await fetch(`${first.url}/healthz`)).status).toBe(200);
+      expect((await fetch(`${second.url}/healthz`)).status).toBe(200);
+    }, 90_000);
+  },
+);

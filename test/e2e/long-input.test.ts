@@ -24,7 +24,10 @@ const HEALTHZ_MS = 50;
 function expectResponsive(latencies: readonly number[]): void {
   expect(latencies.length).toBeGreaterThan(5);
   const late = latencies.filter((ms) => ms >= HEALTHZ_MS);
-  expect(late.length, `late checks: ${late.map((ms) => ms.toFixed(0)).join(', ')} of ${latencies.length}`).toBeLessThanOrEqual(Math.floor(latencies.length / 20));
+  expect(
+    late.length,
+    `late checks: ${late.map((ms) => ms.toFixed(0)).join(', ')} of ${latencies.length}`,
+  ).toBeLessThanOrEqual(Math.floor(latencies.length / 20));
   expect(Math.max(...latencies)).toBeLessThan(1_000);
 }
 
@@ -52,7 +55,12 @@ describe(`a 900 KB single-word chat message (${testDatabaseKind})`, () => {
     upstream = await startOpenAIUpstream();
     config = await writeOperatorConfig(upstreamOperatorConfig(upstream.url, { timeoutMs: 60_000 }));
     storage = await serverStorage('lagoon-long-input-');
-    env = { ...storage.env, LAGOON_CONFIG: config.path, LAGOON_BOOTSTRAP_ADMIN_KEY: ADMIN, LAGOON_SHUTDOWN_TIMEOUT_SECONDS: String(SHUTDOWN_TIMEOUT_SECONDS) };
+    env = {
+      ...storage.env,
+      LAGOON_CONFIG: config.path,
+      LAGOON_BOOTSTRAP_ADMIN_KEY: ADMIN,
+      LAGOON_SHUTDOWN_TIMEOUT_SECONDS: String(SHUTDOWN_TIMEOUT_SECONDS),
+    };
     server = await startServer(env);
   });
 
@@ -73,7 +81,12 @@ describe(`a 900 KB single-word chat message (${testDatabaseKind})`, () => {
     fetch(`${server.url}/api/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'up-chat', messages: [{ role: 'user', content: word }], max_completion_tokens: 50, ...extra }),
+      body: JSON.stringify({
+        model: 'up-chat',
+        messages: [{ role: 'user', content: word }],
+        max_completion_tokens: 50,
+        ...extra,
+      }),
       signal: AbortSignal.timeout(60_000),
     });
 
@@ -120,7 +133,10 @@ describe(`a 900 KB single-word chat message (${testDatabaseKind})`, () => {
   }, 60_000);
 
   it('should answer a funded key while /healthz answers within 50 ms', async () => {
-    const credit = await runCliProcess(['accounts', 'credit', '--key', ADMIN, '--currency', 'USD', '--amount', '5'], env);
+    const credit = await runCliProcess(
+      ['accounts', 'credit', '--key', ADMIN, '--currency', 'USD', '--amount', '5'],
+      env,
+    );
     expect(credit.code, credit.stderr).toBe(0);
     const key = await createInferenceKey();
     const word = longWord(900_000, 2);
@@ -140,7 +156,10 @@ describe(`a 900 KB single-word chat message (${testDatabaseKind})`, () => {
     await sleep(300); // the server is counting the two messages now
     const signalled = performance.now();
     const exited = server.stop();
-    const outcome = await Promise.race([exited.then(() => 'exited' as const), sleep((SHUTDOWN_TIMEOUT_SECONDS + 6) * 1000).then(() => 'still running' as const)]);
+    const outcome = await Promise.race([
+      exited.then(() => 'exited' as const),
+      sleep((SHUTDOWN_TIMEOUT_SECONDS + 6) * 1000).then(() => 'still running' as const),
+    ]);
     expect(outcome).toBe('exited');
     expect(performance.now() - signalled).toBeLessThan((SHUTDOWN_TIMEOUT_SECONDS + 6) * 1000);
     await Promise.all(pending);

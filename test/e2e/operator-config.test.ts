@@ -25,7 +25,18 @@ describe('lagoon start with an operator config file', () => {
 
   it('should refuse to start on an invalid file and name every bad path', async () => {
     const path = join(dir, 'bad.yaml');
-    writeFileSync(path, ['models:', '  - id: broken', '    type: text', '    name: Broken', '    provider: nowhere', '    pricing: { input: { usd: "cheap" }, output: { usd: 1 } }', ''].join('\n'));
+    writeFileSync(
+      path,
+      [
+        'models:',
+        '  - id: broken',
+        '    type: text',
+        '    name: Broken',
+        '    provider: nowhere',
+        '    pricing: { input: { usd: "cheap" }, output: { usd: 1 } }',
+        '',
+      ].join('\n'),
+    );
     const { code, output } = await start(path);
     expect(code).toBe(1);
     expect(output).toContain(path);

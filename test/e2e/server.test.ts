@@ -25,7 +25,8 @@ describe(`lagoon server process (${testDatabaseKind})`, () => {
     await removeStorage();
   });
 
-  const get = (path: string, key: string | null = ADMIN) => fetch(`${server.url}${path}`, { headers: key ? { authorization: `Bearer ${key}` } : {} });
+  const get = (path: string, key: string | null = ADMIN) =>
+    fetch(`${server.url}${path}`, { headers: key ? { authorization: `Bearer ${key}` } : {} });
 
   it('should serve REST and GraphQL over HTTP with the bootstrap key', async () => {
     const keys = await get('/api/v1/api_keys');
@@ -50,12 +51,18 @@ describe(`lagoon server process (${testDatabaseKind})`, () => {
       return accounts.find((a) => a.name === 'bootstrap')!.balancesDecimal.USD!;
     };
     const before = await balance();
-    const credit = await runCliProcess(['accounts', 'credit', '--key', ADMIN, '--currency', 'USD', '--amount', '5', '--json'], env);
+    const credit = await runCliProcess(
+      ['accounts', 'credit', '--key', ADMIN, '--currency', 'USD', '--amount', '5', '--json'],
+      env,
+    );
     expect(credit.code, credit.stderr).toBe(0);
     expect(JSON.parse(credit.stdout)).toMatchObject({ currency: 'USD', amount: 5, amountDecimal: '5' });
     const after = await balance();
     expect(Number(after) - Number(before)).toBe(5);
-    const bad = await runCliProcess(['accounts', 'credit', '--key', 'no-such-key', '--currency', 'USD', '--amount', '5'], env);
+    const bad = await runCliProcess(
+      ['accounts', 'credit', '--key', 'no-such-key', '--currency', 'USD', '--amount', '5'],
+      env,
+    );
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('No active API key matches');
   }, 90_000); // three CLI processes and a server start: slow on a loaded machine
@@ -64,11 +71,15 @@ describe(`lagoon server process (${testDatabaseKind})`, () => {
     // A request whose body trickles in keeps the server busy while SIGTERM arrives.
     const url = new URL(`${server.url}/api/v1/api_keys`);
     const inFlight = new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = request(url, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' } }, (res) => {
-        let body = '';
-        res.on('data', (chunk: Buffer) => (body += chunk.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      });
+      const req = request(
+        url,
+        { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' } },
+        (res) => {
+          let body = '';
+          res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        },
+      );
       req.on('error', reject);
       req.write('{"apiKeyType": "INFERENCE", ');
       setTimeout(() => req.end('"description": "drained"}'), 700);

@@ -10,7 +10,10 @@ const MB = 1024 * 1024;
 
 /** Resident memory of a process in MB (Linux /proc). */
 function rssMb(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:')) ?? '0';
+  const line =
+    readFileSync(`/proc/${pid}/status`, 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('VmRSS:')) ?? '0';
   return Number(/(\d+)/.exec(line)?.[1] ?? 0) / 1024;
 }
 
@@ -18,23 +21,36 @@ function rssMb(pid: number): number {
  * Sends `totalBytes` of multipart upload in chunked encoding (no Content-Length), as fast as the socket takes
  * it, and stops writing as soon as the response arrives. Resolves with the status and how much was sent.
  */
-function chunkedUpload(url: string, path: string, totalBytes: number): Promise<{ status: number; body: string; sent: number; ms: number }> {
+function chunkedUpload(
+  url: string,
+  path: string,
+  totalBytes: number,
+): Promise<{ status: number; body: string; sent: number; ms: number }> {
   const boundary = 'lagoon-e2e-boundary';
   const started = performance.now();
   return new Promise((resolve, reject) => {
     let sent = 0;
     let answered = false;
-    const req = request(new URL(path, url), { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': `multipart/form-data; boundary=${boundary}` } }, (res) => {
-      answered = true;
-      let body = '';
-      res.on('data', (chunk: Buffer) => (body += chunk.toString()));
-      res.on('end', () => {
-        req.destroy();
-        resolve({ status: res.statusCode ?? 0, body, sent, ms: performance.now() - started });
-      });
-    });
+    const req = request(
+      new URL(path, url),
+      {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN}`, 'content-type': `multipart/form-data; boundary=${boundary}` },
+      },
+      (res) => {
+        answered = true;
+        let body = '';
+        res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        res.on('end', () => {
+          req.destroy();
+          resolve({ status: res.statusCode ?? 0, body, sent, ms: performance.now() - started });
+        });
+      },
+    );
     req.on('error', (error) => (answered ? undefined : reject(error)));
-    req.write(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`);
+    req.write(
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+    );
     const chunk = Buffer.alloc(256 * 1024, 0x42);
     const writeMore = () => {
       while (!answered && sent < totalBytes) {
@@ -56,7 +72,10 @@ describe(`text parser over HTTP on a real server process (${testDatabaseKind})`,
     removeStorage = storage.remove;
     const env = { ...storage.env, LAGOON_BOOTSTRAP_ADMIN_KEY: ADMIN };
     server = await startServer(env);
-    const credit = await runCliProcess(['accounts', 'credit', '--key', ADMIN, '--currency', 'USD', '--amount', '1', '--json'], env);
+    const credit = await runCliProcess(
+      ['accounts', 'credit', '--key', ADMIN, '--currency', 'USD', '--amount', '1', '--json'],
+      env,
+    );
     expect(credit.code, credit.stderr).toBe(0);
   }, 90_000);
 
@@ -72,7 +91,11 @@ describe(`text parser over HTTP on a real server process (${testDatabaseKind})`,
     ] as const) {
       const form = new FormData();
       form.append('file', new Blob([file.slice()]), name);
-      const response = await fetch(`${server.url}/api/v1/augment/text-parser`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}` }, body: form });
+      const response = await fetch(`${server.url}/api/v1/augment/text-parser`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN}` },
+        body: form,
+      });
       const body = (await response.json()) as { text: string; tokens: number };
       expect(response.status, JSON.stringify(body)).toBe(200);
       expect(firstOutOfOrder(body.text, expected)).toBeUndefined();

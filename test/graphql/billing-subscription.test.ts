@@ -12,7 +12,14 @@ import { testDatabaseKind } from '../helpers/db.ts';
 const REDIS_URL = process.env.REDIS_URL || undefined;
 
 interface UsageEvent {
-  usageUpdated: { id: string; sku: string; amount: string; currency: string; apiKeyId: string | null; inferenceDetails: { requestId: string } | null };
+  usageUpdated: {
+    id: string;
+    sku: string;
+    amount: string;
+    currency: string;
+    apiKeyId: string | null;
+    inferenceDetails: { requestId: string } | null;
+  };
 }
 
 const SUBSCRIPTION = 'subscription { usageUpdated { id sku amount currency apiKeyId inferenceDetails { requestId } } }';
@@ -22,7 +29,11 @@ async function charge(services: Services, auth: Awaited<ReturnType<typeof scenar
   const { charge: settled } = await services.billing.runMetered(auth, {
     maxCost: cost,
     run: async () => undefined,
-    usage: () => ({ modelId: 'live-model', lines: [{ sku, units: '1', pricePerUnitUsd: '0.001', cost }], inferenceDetails: { requestId: `req-${sku}`, inferenceExecutionTime: 5 } }),
+    usage: () => ({
+      modelId: 'live-model',
+      lines: [{ sku, units: '1', pricePerUnitUsd: '0.001', cost }],
+      inferenceDetails: { requestId: `req-${sku}`, inferenceExecutionTime: 5 },
+    }),
   });
   return settled;
 }
@@ -33,7 +44,12 @@ describe(`GraphQL usageUpdated over SSE on a real server (${testDatabaseKind}, $
   let url: string;
   const clients: Client[] = [];
   const client = (secret: string) => {
-    const created = createClient({ url: `${url}/graphql/stream`, headers: { authorization: `Bearer ${secret}` }, fetchFn: fetch, retryAttempts: 0 });
+    const created = createClient({
+      url: `${url}/graphql/stream`,
+      headers: { authorization: `Bearer ${secret}` },
+      fetchFn: fetch,
+      retryAttempts: 0,
+    });
     clients.push(created);
     return created;
   };
@@ -59,7 +75,9 @@ describe(`GraphQL usageUpdated over SSE on a real server (${testDatabaseKind}, $
     const services = t.app.services;
     const alpha = await scenarioAccount(services, 'live-alpha');
     const beta = await scenarioAccount(services, 'live-beta');
-    const events = client(alpha.adminSecret).iterate<UsageEvent['usageUpdated'] extends never ? never : UsageEvent>({ query: SUBSCRIPTION });
+    const events = client(alpha.adminSecret).iterate<UsageEvent['usageUpdated'] extends never ? never : UsageEvent>({
+      query: SUBSCRIPTION,
+    });
     const first = events.next();
     // The subscription is registered asynchronously: settle until the first entry arrives.
     let received: IteratorResult<{ data?: UsageEvent | null }> | undefined;
@@ -75,11 +93,19 @@ describe(`GraphQL usageUpdated over SSE on a real server (${testDatabaseKind}, $
     expect(sent).toContain(firstEntry.id);
     expect(firstEntry).toMatchObject({ amount: '-0.001', currency: 'DIEM', apiKeyId: alpha.adminKeyId });
     // Drain what the warm-up sent, then another account settles and alpha settles once more.
-    for (let i = sent.indexOf(firstEntry.id) + 1; i < sent.length; i += 1) expect((await events.next()).value.data.usageUpdated.id).toBe(sent[i]);
+    for (let i = sent.indexOf(firstEntry.id) + 1; i < sent.length; i += 1)
+      expect((await events.next()).value.data.usageUpdated.id).toBe(sent[i]);
     await charge(services, beta.admin, 'beta-only');
     const mine = await charge(services, alpha.inference, 'alpha-inference');
     const next = (await events.next()).value.data.usageUpdated;
-    expect(next).toEqual({ id: mine.usageEntryIds[0], sku: 'alpha-inference', amount: '-0.001', currency: 'DIEM', apiKeyId: alpha.inferenceKeyId, inferenceDetails: { requestId: 'req-alpha-inference' } });
+    expect(next).toEqual({
+      id: mine.usageEntryIds[0],
+      sku: 'alpha-inference',
+      amount: '-0.001',
+      currency: 'DIEM',
+      apiKeyId: alpha.inferenceKeyId,
+      inferenceDetails: { requestId: 'req-alpha-inference' },
+    });
     await events.return?.();
   });
 
@@ -87,7 +113,10 @@ describe(`GraphQL usageUpdated over SSE on a real server (${testDatabaseKind}, $
     const gamma = await scenarioAccount(t.app.services, 'live-gamma');
     const events = client(gamma.inferenceSecret).iterate({ query: SUBSCRIPTION });
     const refused = await events.next();
-    expect(refused.value).toMatchObject({ data: null, errors: [{ message: 'Admin API key required', extensions: { code: 'ADMIN_KEY_REQUIRED' } }] });
+    expect(refused.value).toMatchObject({
+      data: null,
+      errors: [{ message: 'Admin API key required', extensions: { code: 'ADMIN_KEY_REQUIRED' } }],
+    });
     expect((await events.next()).done).toBe(true);
 
     const response = await fetch(`${url}/graphql/stream`, {
@@ -96,6 +125,8 @@ describe(`GraphQL usageUpdated over SSE on a real server (${testDatabaseKind}, $
       body: JSON.stringify({ query: SUBSCRIPTION }),
     });
     expect(response.status).toBe(401);
-    expect(await response.json()).toEqual({ errors: [{ message: expect.any(String), extensions: { code: 'AUTHENTICATION_FAILED' } }] });
+    expect(await response.json()).toEqual({
+      errors: [{ message: expect.any(String), extensions: { code: 'AUTHENTICATION_FAILED' } }],
+    });
   });
 });

@@ -1,4 +1,11 @@
-import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
+import type {
+  KyselyPlugin,
+  PluginTransformQueryArgs,
+  PluginTransformResultArgs,
+  QueryResult,
+  RootOperationNode,
+  UnknownRow,
+} from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../../src/app.ts';
 import { operator } from '../../src/auth/auth-context.ts';
@@ -6,7 +13,14 @@ import { formatNano, parseNano } from '../../src/billing/money.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
-import { chargeMixedUnits, chargeScenario, scenarioAccount, seedEntries, sumBy, type ExpectedLine } from '../helpers/billing.ts';
+import {
+  chargeMixedUnits,
+  chargeScenario,
+  scenarioAccount,
+  seedEntries,
+  sumBy,
+  type ExpectedLine,
+} from '../helpers/billing.ts';
 import { createTestDatabase, testDatabaseKind } from '../helpers/db.ts';
 
 type Scenario = Awaited<ReturnType<typeof scenarioAccount>>;
@@ -42,10 +56,13 @@ describe(`GraphQL billing read side (${testDatabaseKind})`, () => {
   });
   afterAll(async () => t.close());
 
-  const usage = async (variables: Record<string, unknown>, key = a.adminSecret) => t.graphql<{ usage: Connection }>(USAGE, variables, key);
+  const usage = async (variables: Record<string, unknown>, key = a.adminSecret) =>
+    t.graphql<{ usage: Connection }>(USAGE, variables, key);
 
   it('should page through usage entries with cursors, forwards and backwards, matching the REST export', async () => {
-    const rest = (await (await t.call('/api/v1/billing/usage?limit=500', { key: a.adminSecret })).json()) as { data: { sku: string; amount: number }[] };
+    const rest = (await (await t.call('/api/v1/billing/usage?limit=500', { key: a.adminSecret })).json()) as {
+      data: { sku: string; amount: number }[];
+    };
     const forward: Edge[] = [];
     let after: string | null = null;
     for (let page = 0; page < 10; page += 1) {
@@ -61,7 +78,19 @@ describe(`GraphQL billing read side (${testDatabaseKind})`, () => {
     expect(forward.map((e) => e.node.sku)).toEqual(rest.data.map((e) => e.sku));
     expect(forward.map((e) => parseNano(e.node.amount))).toEqual(rest.data.map((e) => parseNano(String(e.amount))));
     expect(new Set(forward.map((e) => e.node.id))).toEqual(new Set(expected.map((e) => e.entryId)));
-    expect(sumBy(forward, (e) => e.node.currency, (e) => parseNano(e.node.amount))).toEqual(sumBy(expected, (e) => e.currency, (e) => e.amount));
+    expect(
+      sumBy(
+        forward,
+        (e) => e.node.currency,
+        (e) => parseNano(e.node.amount),
+      ),
+    ).toEqual(
+      sumBy(
+        expected,
+        (e) => e.currency,
+        (e) => e.amount,
+      ),
+    );
 
     const backward: Edge[] = [];
     let before: string | null = null;
@@ -74,20 +103,35 @@ describe(`GraphQL billing read side (${testDatabaseKind})`, () => {
     expect(backward.map((e) => e.node.id)).toEqual(forward.map((e) => e.node.id));
 
     const oldestFirst = (await usage({ first: 500, filter: { sortOrder: 'ASC', currency: 'USD' } })).data!.usage;
-    expect(oldestFirst.edges.map((e) => e.node.id)).toEqual(forward.filter((e) => e.node.currency === 'USD').map((e) => e.node.id).reverse());
+    expect(oldestFirst.edges.map((e) => e.node.id)).toEqual(
+      forward
+        .filter((e) => e.node.currency === 'USD')
+        .map((e) => e.node.id)
+        .reverse(),
+    );
     expect(oldestFirst.totalCount).toBe(expected.filter((e) => e.currency === 'USD').length);
-    const none = (await usage({ first: 5, filter: { startDate: new Date(Date.now() + 3_600_000).toISOString() } })).data!.usage;
-    expect(none).toEqual({ totalCount: 0, pageInfo: { hasNextPage: false, hasPreviousPage: false, startCursor: null, endCursor: null }, edges: [] });
+    const none = (await usage({ first: 5, filter: { startDate: new Date(Date.now() + 3_600_000).toISOString() } }))
+      .data!.usage;
+    expect(none).toEqual({
+      totalCount: 0,
+      pageInfo: { hasNextPage: false, hasPreviousPage: false, startCursor: null, endCursor: null },
+      edges: [],
+    });
   });
 
   it('should refuse bad arguments and non-ADMIN keys with coded errors', async () => {
-    const codeOf = (result: { errors?: { extensions?: Record<string, unknown> }[] }) => result.errors?.[0]?.extensions?.code;
+    const codeOf = (result: { errors?: { extensions?: Record<string, unknown> }[] }) =>
+      result.errors?.[0]?.extensions?.code;
     expect(codeOf(await usage({ first: 501 }))).toBe('INVALID_REQUEST');
     expect(codeOf(await usage({ first: 2, after: 'not-a-cursor' }))).toBe('INVALID_REQUEST');
     expect(codeOf(await usage({ first: 2, last: 2 }))).toBe('INVALID_REQUEST');
     expect(codeOf(await usage({ first: 2 }, a.inferenceSecret))).toBe('ADMIN_KEY_REQUIRED');
-    expect(codeOf(await t.graphql('{ usageAnalytics(lookback: "91d") { lookback } }', {}, a.adminSecret))).toBe('INVALID_REQUEST');
-    expect(codeOf(await t.graphql('{ usageAnalytics(startDate: "2026-01-01") { lookback } }', {}, a.adminSecret))).toBe('INVALID_REQUEST');
+    expect(codeOf(await t.graphql('{ usageAnalytics(lookback: "91d") { lookback } }', {}, a.adminSecret))).toBe(
+      'INVALID_REQUEST',
+    );
+    expect(codeOf(await t.graphql('{ usageAnalytics(startDate: "2026-01-01") { lookback } }', {}, a.adminSecret))).toBe(
+      'INVALID_REQUEST',
+    );
     expect(codeOf(await t.graphql('{ balance { canConsume } }', {}, a.inferenceSecret))).toBe('ADMIN_KEY_REQUIRED');
   });
 
@@ -98,7 +142,14 @@ describe(`GraphQL billing read side (${testDatabaseKind})`, () => {
         startDate: string;
         endDate: string;
         byDate: { date: string; usd: string; diem: string }[];
-        byModel: { modelName: string; modelType: string | null; totalUsd: string; totalDiem: string; totalUnits: number; breakdown: { type: string; usd: string; diem: string }[] | null }[];
+        byModel: {
+          modelName: string;
+          modelType: string | null;
+          totalUsd: string;
+          totalDiem: string;
+          totalUnits: number;
+          breakdown: { type: string; usd: string; diem: string }[] | null;
+        }[];
         byKey: { apiKeyId: string | null; description: string; totalUsd: string; totalDiem: string }[];
         byModelDaily: { date: string; values: { name: string; diem: string }[] }[];
         byKeyDaily: { date: string; values: { name: string; diem: string }[] }[];
@@ -115,16 +166,31 @@ describe(`GraphQL billing read side (${testDatabaseKind})`, () => {
     );
     expect(result.errors).toBeUndefined();
     const analytics = result.data!.usageAnalytics;
-    const spent = (lines: ExpectedLine[], diem: boolean) => formatNano(-lines.filter((e) => (e.currency === 'DIEM') === diem).reduce((s, e) => s + e.amount, 0n));
+    const spent = (lines: ExpectedLine[], diem: boolean) =>
+      formatNano(-lines.filter((e) => (e.currency === 'DIEM') === diem).reduce((s, e) => s + e.amount, 0n));
     expect(analytics.lookback).toBe('3d');
     expect(analytics.byDate).toHaveLength(3);
     expect(analytics.byDate.at(-1)).toMatchObject({ usd: spent(expected, false), diem: spent(expected, true) });
     for (const model of analytics.byModel) {
       const lines = expected.filter((e) => e.model === model.modelName);
       expect([model.totalUsd, model.totalDiem]).toEqual([spent(lines, false), spent(lines, true)]);
-      if (model.breakdown) for (const line of model.breakdown) expect([line.usd, line.diem]).toEqual([spent(lines.filter((e) => e.lineType === line.type), false), spent(lines.filter((e) => e.lineType === line.type), true)]);
+      if (model.breakdown)
+        for (const line of model.breakdown)
+          expect([line.usd, line.diem]).toEqual([
+            spent(
+              lines.filter((e) => e.lineType === line.type),
+              false,
+            ),
+            spent(
+              lines.filter((e) => e.lineType === line.type),
+              true,
+            ),
+          ]);
     }
-    expect(analytics.byModel.find((m) => m.modelName === 'lagoon-llm')?.breakdown?.map((l) => l.type)).toEqual(['Input', 'Output']);
+    expect(analytics.byModel.find((m) => m.modelName === 'lagoon-llm')?.breakdown?.map((l) => l.type)).toEqual([
+      'Input',
+      'Output',
+    ]);
     for (const key of analytics.byKey) {
       const lines = expected.filter((e) => e.keyId === key.apiKeyId);
       expect([key.totalUsd, key.totalDiem]).toEqual([spent(lines, false), spent(lines, true)]);
@@ -132,7 +198,14 @@ describe(`GraphQL billing read side (${testDatabaseKind})`, () => {
     const today = analytics.byModelDaily.at(-1)!;
     expect(today.date).toBe(`${analytics.endDate}T00:00:00.000Z`);
     expect(today.values.map((v) => v.name)).toEqual(analytics.topModels);
-    expect(today.values.map((v) => v.diem)).toEqual(analytics.topModels.map((name) => spent(expected.filter((e) => e.model === name), true)));
+    expect(today.values.map((v) => v.diem)).toEqual(
+      analytics.topModels.map((name) =>
+        spent(
+          expected.filter((e) => e.model === name),
+          true,
+        ),
+      ),
+    );
     expect(analytics.byKeyDaily.at(-1)!.values.map((v) => v.name)).toEqual(analytics.topKeyNames);
   });
 
@@ -154,7 +227,9 @@ describe(`GraphQL billing read side (${testDatabaseKind})`, () => {
       of(expected.filter((e) => e.keyId === a.adminKeyId && e.model === 'lagoon-llm' && e.currency === 'USD')),
     );
     // The count of a window that starts today is exact from the entries; one without a start is from the rollups.
-    expect(await ids({ apiKeyId: a.inferenceKeyId, startDate: new Date(Date.now() - 60_000).toISOString() })).toEqual(of(byKey));
+    expect(await ids({ apiKeyId: a.inferenceKeyId, startDate: new Date(Date.now() - 60_000).toISOString() })).toEqual(
+      of(byKey),
+    );
     // Another account's key or an unknown model matches nothing of this account.
     expect(await ids({ apiKeyId: other.inferenceKeyId })).toEqual({ count: 0, ids: [] });
     expect(await ids({ modelId: 'no-such-model' })).toEqual({ count: 0, ids: [] });
@@ -162,10 +237,13 @@ describe(`GraphQL billing read side (${testDatabaseKind})`, () => {
     const rest = await t.call(`/api/v1/billing/usage?apiKeyId=${a.inferenceKeyId}&limit=500`, { key: a.adminSecret });
     const page = (await rest.json()) as { data: unknown[]; pagination: { total: number } };
     expect([rest.status, page.pagination.total, page.data.length]).toEqual([200, byKey.length, byKey.length]);
-    const restModel = (await (await t.call('/api/v1/billing/usage?modelId=lagoon-llm', { key: a.adminSecret })).json()) as { pagination: { total: number } };
+    const restModel = (await (
+      await t.call('/api/v1/billing/usage?modelId=lagoon-llm', { key: a.adminSecret })
+    ).json()) as { pagination: { total: number } };
     expect(restModel.pagination.total).toBe(byModel.length);
 
-    const codeOf = (result: { errors?: { extensions?: Record<string, unknown> }[] }) => result.errors?.[0]?.extensions?.code;
+    const codeOf = (result: { errors?: { extensions?: Record<string, unknown> }[] }) =>
+      result.errors?.[0]?.extensions?.code;
     expect(codeOf(await usage({ first: 1, filter: { apiKeyId: 'not-a-key' } }))).toBe('INVALID_REQUEST');
     expect(codeOf(await usage({ first: 1, filter: { modelId: 'bad\u0000id' } }))).toBe('INVALID_REQUEST');
     expect((await t.call('/api/v1/billing/usage?apiKeyId=nope', { key: a.adminSecret })).status).toBe(400);
@@ -180,7 +258,13 @@ describe(`GraphQL billing read side (${testDatabaseKind})`, () => {
       return original(auth, ids);
     };
     try {
-      const result = await t.graphql<{ usage: { edges: { node: { apiKeyId: string | null; apiKey: { id: string; description: string; apiKeyType: string } | null } }[] } }>(
+      const result = await t.graphql<{
+        usage: {
+          edges: {
+            node: { apiKeyId: string | null; apiKey: { id: string; description: string; apiKeyType: string } | null };
+          }[];
+        };
+      }>(
         '{ usage(first: 50) { edges { node { apiKeyId apiKey { id description apiKeyType } } } } }',
         {},
         a.adminSecret,
@@ -189,7 +273,11 @@ describe(`GraphQL billing read side (${testDatabaseKind})`, () => {
       const nodes = result.data!.usage.edges.map((e) => e.node);
       expect(nodes).toHaveLength(expected.length);
       for (const node of nodes) expect(node.apiKey?.id).toBe(node.apiKeyId);
-      expect(nodes.find((n) => n.apiKeyId === a.inferenceKeyId)?.apiKey).toEqual({ id: a.inferenceKeyId, description: 'delta inference', apiKeyType: 'INFERENCE' });
+      expect(nodes.find((n) => n.apiKeyId === a.inferenceKeyId)?.apiKey).toEqual({
+        id: a.inferenceKeyId,
+        description: 'delta inference',
+        apiKeyType: 'INFERENCE',
+      });
       expect(loads).toHaveLength(1);
       expect(new Set(loads[0])).toEqual(new Set([a.adminKeyId, a.inferenceKeyId]));
     } finally {
@@ -198,7 +286,15 @@ describe(`GraphQL billing read side (${testDatabaseKind})`, () => {
   });
 
   it('should never link an entry to a key of another account', async () => {
-    await seedEntries(t.app.database.db, a.accountId, [{ at: new Date().toISOString(), currency: 'USD', amount: '0.001', apiKeyId: other.inferenceKeyId, model: 'foreign-key-model' }]);
+    await seedEntries(t.app.database.db, a.accountId, [
+      {
+        at: new Date().toISOString(),
+        currency: 'USD',
+        amount: '0.001',
+        apiKeyId: other.inferenceKeyId,
+        model: 'foreign-key-model',
+      },
+    ]);
     const result = await t.graphql<{ usage: { edges: { node: { apiKeyId: string; apiKey: unknown } }[] } }>(
       '{ usage(first: 5, filter: { modelId: "foreign-key-model" }) { edges { node { apiKeyId apiKey { id description } } } } }',
       {},
@@ -211,13 +307,20 @@ describe(`GraphQL billing read side (${testDatabaseKind})`, () => {
   it('should type unitType and modelType from the contract lists and count only the units of unitType', async () => {
     const g = await scenarioAccount(t.app.services, 'zeta');
     await chargeMixedUnits(t.app.services, g.inference);
-    const result = await t.graphql<{ usageAnalytics: { byModel: { modelName: string; unitType: string; modelType: string; totalUnits: number }[]; byKey: { totalUnits: number }[] } }>(
+    const result = await t.graphql<{
+      usageAnalytics: {
+        byModel: { modelName: string; unitType: string; modelType: string; totalUnits: number }[];
+        byKey: { totalUnits: number }[];
+      };
+    }>(
       '{ usageAnalytics { byModel { modelName unitType modelType totalUnits } byKey { totalUnits } } }',
       {},
       g.adminSecret,
     );
     expect(result.errors).toBeUndefined();
-    const byModel = Object.fromEntries(result.data!.usageAnalytics.byModel.map(({ modelName, ...rest }) => [modelName, rest]));
+    const byModel = Object.fromEntries(
+      result.data!.usageAnalytics.byModel.map(({ modelName, ...rest }) => [modelName, rest]),
+    );
     expect(byModel).toEqual({
       'mixed-llm': { unitType: 'tokens', modelType: 'LLM', totalUnits: 1200 },
       'augment-web-search': { unitType: 'tokens', modelType: 'LLM', totalUnits: 0 },
@@ -227,9 +330,18 @@ describe(`GraphQL billing read side (${testDatabaseKind})`, () => {
   });
 
   it('should return the balance summary', async () => {
-    const result = await t.graphql<{ balance: Record<string, unknown> }>('{ balance { canConsume consumptionCurrency balances { diem usd } diemEpochAllocation } }', {}, a.adminSecret);
+    const result = await t.graphql<{ balance: Record<string, unknown> }>(
+      '{ balance { canConsume consumptionCurrency balances { diem usd } diemEpochAllocation } }',
+      {},
+      a.adminSecret,
+    );
     const spentUsd = -expected.filter((e) => e.currency === 'USD').reduce((s, e) => s + e.amount, 0n);
-    expect(result.data?.balance).toEqual({ canConsume: true, consumptionCurrency: 'DIEM', balances: { diem: '0.0006', usd: formatNano(parseNano('5') - spentUsd) }, diemEpochAllocation: '0.012' });
+    expect(result.data?.balance).toEqual({
+      canConsume: true,
+      consumptionCurrency: 'DIEM',
+      balances: { diem: '0.0006', usd: formatNano(parseNano('5') - spentUsd) },
+      diemEpochAllocation: '0.012',
+    });
   });
 });
 
@@ -253,8 +365,16 @@ describe(`GraphQL apiKeys usage batching (${testDatabaseKind})`, () => {
 
   beforeAll(async () => {
     handle = await createTestDatabase();
-    const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', LAGOON_BOOTSTRAP_ADMIN_KEY: ADMIN, LAGOON_LAST_USED_FLUSH_SECONDS: '3600' });
-    app = await createApp(config, { database: { ...handle, db: handle.db.withPlugin(counter) }, logger: createLogger('silent') });
+    const config = loadConfig({
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'silent',
+      LAGOON_BOOTSTRAP_ADMIN_KEY: ADMIN,
+      LAGOON_LAST_USED_FLUSH_SECONDS: '3600',
+    });
+    app = await createApp(config, {
+      database: { ...handle, db: handle.db.withPlugin(counter) },
+      logger: createLogger('silent'),
+    });
   });
   afterAll(async () => {
     await app.close();
@@ -262,10 +382,22 @@ describe(`GraphQL apiKeys usage batching (${testDatabaseKind})`, () => {
   });
 
   const gql = async (query: string) => {
-    const response = await app.fetch(new Request('http://lagoon.test/graphql', { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ query }) }));
-    return (await response.json()) as { data?: { apiKeys: { id: string; usage: { trailingSevenDays: { usd: string }; currentPeriod: { usd: string } } }[] }; errors?: unknown[] };
+    const response = await app.fetch(
+      new Request('http://lagoon.test/graphql', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ query }),
+      }),
+    );
+    return (await response.json()) as {
+      data?: {
+        apiKeys: { id: string; usage: { trailingSevenDays: { usd: string }; currentPeriod: { usd: string } } }[];
+      };
+      errors?: unknown[];
+    };
   };
-  const KEYS_WITH_USAGE = '{ apiKeys { id description usage { trailingSevenDays { usd diem vcu } currentPeriod { usd diem } } } }';
+  const KEYS_WITH_USAGE =
+    '{ apiKeys { id description usage { trailingSevenDays { usd diem vcu } currentPeriod { usd diem } } } }';
 
   async function countedRequest() {
     counter.count = 0;
@@ -282,13 +414,19 @@ describe(`GraphQL apiKeys usage batching (${testDatabaseKind})`, () => {
     await services.billing.runMetered(admin, {
       maxCost: { usd: parseNano('0.3'), diem: parseNano('0.3') },
       run: async () => undefined,
-      usage: () => ({ modelId: 'm', lines: [{ sku: 's', units: '1', pricePerUnitUsd: '0.3', cost: { usd: parseNano('0.3'), diem: parseNano('0.3') } }] }),
+      usage: () => ({
+        modelId: 'm',
+        lines: [
+          { sku: 's', units: '1', pricePerUnitUsd: '0.3', cost: { usd: parseNano('0.3'), diem: parseNano('0.3') } },
+        ],
+      }),
     });
     await gql(KEYS_WITH_USAGE); // warms the key cache: authentication then costs no query
     const few = await countedRequest();
     expect(few.keys).toHaveLength(1);
     expect(few.keys[0]?.usage.trailingSevenDays.usd).toBe('0.3');
-    for (let i = 0; i < 12; i += 1) await services.apiKeys.create(admin, { apiKeyType: 'INFERENCE', description: `key ${i}` });
+    for (let i = 0; i < 12; i += 1)
+      await services.apiKeys.create(admin, { apiKeyType: 'INFERENCE', description: `key ${i}` });
     const many = await countedRequest();
     expect(many.keys).toHaveLength(13);
     expect(many.queries).toBe(few.queries);
@@ -305,13 +443,32 @@ describe(`GraphQL apiKeys usage batching (${testDatabaseKind})`, () => {
       await services.billing.runMetered(payer, {
         maxCost: { usd: parseNano('0.01'), diem: parseNano('0.01') },
         run: async () => undefined,
-        usage: () => ({ modelId: 'm', lines: [{ sku: 's', units: '1', pricePerUnitUsd: '0.01', cost: { usd: parseNano('0.01'), diem: parseNano('0.01') } }] }),
+        usage: () => ({
+          modelId: 'm',
+          lines: [
+            {
+              sku: 's',
+              units: '1',
+              pricePerUnitUsd: '0.01',
+              cost: { usd: parseNano('0.01'), diem: parseNano('0.01') },
+            },
+          ],
+        }),
       });
     }
     const counted = async (query: string) => {
       counter.count = 0;
-      const response = await app.fetch(new Request('http://lagoon.test/graphql', { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ query }) }));
-      const result = (await response.json()) as { data?: { usage: { edges: { node: { apiKeyId: string; apiKey?: { id: string; description: string } } }[] } }; errors?: unknown[] };
+      const response = await app.fetch(
+        new Request('http://lagoon.test/graphql', {
+          method: 'POST',
+          headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ query }),
+        }),
+      );
+      const result = (await response.json()) as {
+        data?: { usage: { edges: { node: { apiKeyId: string; apiKey?: { id: string; description: string } } }[] } };
+        errors?: unknown[];
+      };
       expect(result.errors).toBeUndefined();
       return { queries: counter.count, nodes: result.data!.usage.edges.map((e) => e.node) };
     };

@@ -22,7 +22,14 @@ const RPC_CALL = `
 interface RpcCallData {
   rpcCall: {
     __typename: string;
-    data?: { response: unknown; credits: number; costUsd: string; costUsdHeader: string; replayed: boolean; requestId: string };
+    data?: {
+      response: unknown;
+      credits: number;
+      costUsd: string;
+      costUsdHeader: string;
+      replayed: boolean;
+      requestId: string;
+    };
     message?: string;
     code?: string;
     cap?: string;
@@ -42,7 +49,15 @@ describe(`GraphQL rpcNetworks / rpcCall (${testDatabaseKind})`, () => {
   beforeAll(async () => {
     node = await startChainNode();
     proxy = await startCountingProxy(node.url);
-    t = await startRpcTestApp(['rpc:', '  caps: { standard: { requestsPerMinute: 5 } }', '  networks:', `    ethereum-sepolia: { upstreams: ["${proxy.url}"] }`, `    zksync-mainnet: { upstreams: ["${proxy.url}"] }`].join('\n'));
+    t = await startRpcTestApp(
+      [
+        'rpc:',
+        '  caps: { standard: { requestsPerMinute: 5 } }',
+        '  networks:',
+        `    ethereum-sepolia: { upstreams: ["${proxy.url}"] }`,
+        `    zksync-mainnet: { upstreams: ["${proxy.url}"] }`,
+      ].join('\n'),
+    );
     account = await t.account('1');
   });
 
@@ -52,8 +67,17 @@ describe(`GraphQL rpcNetworks / rpcCall (${testDatabaseKind})`, () => {
     await node.close();
   });
 
-  const graphql = async <T>(query: string, variables: Record<string, unknown> = {}, key: string | null = account.secret) => {
-    const response = await t.fetch('/graphql', { method: 'POST', key, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query, variables }) });
+  const graphql = async <T>(
+    query: string,
+    variables: Record<string, unknown> = {},
+    key: string | null = account.secret,
+  ) => {
+    const response = await t.fetch('/graphql', {
+      method: 'POST',
+      key,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query, variables }),
+    });
     return (await response.json()) as GraphQLBody<T>;
   };
 
@@ -71,11 +95,20 @@ describe(`GraphQL rpcNetworks / rpcCall (${testDatabaseKind})`, () => {
 
   it('should call the node and report credits and cost, charging the account once', async () => {
     const before = await account.usd();
-    const result = await graphql<RpcCallData>(RPC_CALL, { network: 'ethereum-sepolia', request: rpcRequest('eth_chainId', [], 'gql') });
+    const result = await graphql<RpcCallData>(RPC_CALL, {
+      network: 'ethereum-sepolia',
+      request: rpcRequest('eth_chainId', [], 'gql'),
+    });
     expect(result.errors).toBeUndefined();
     expect(result.data?.rpcCall).toMatchObject({
       __typename: 'MutationRpcCallSuccess',
-      data: { response: { jsonrpc: '2.0', id: 'gql', result: '0x539' }, credits: 20, costUsd: '0.0000125', costUsdHeader: '0.00001250', replayed: false },
+      data: {
+        response: { jsonrpc: '2.0', id: 'gql', result: '0x539' },
+        credits: 20,
+        costUsd: '0.0000125',
+        costUsdHeader: '0.00001250',
+        replayed: false,
+      },
     });
     expect(result.data?.rpcCall.data?.requestId).toMatch(/^[0-9a-f]{32}$/);
     expect(before.amount - (await account.usd()).amount).toBe(12_500n);
@@ -84,7 +117,12 @@ describe(`GraphQL rpcNetworks / rpcCall (${testDatabaseKind})`, () => {
   it('should answer a batch and replay it by idempotency key without reaching the node', async () => {
     const request = [rpcRequest('eth_blockNumber', [], 1), rpcRequest('eth_getBalance', ['bad'], 2)];
     const first = await graphql<RpcCallData>(RPC_CALL, { network: 'zksync-mainnet', request, key: 'gql-batch' });
-    expect(first.data?.rpcCall.data).toMatchObject({ credits: 35, costUsd: '0.000021875', costUsdHeader: '0.00002188', replayed: false });
+    expect(first.data?.rpcCall.data).toMatchObject({
+      credits: 35,
+      costUsd: '0.000021875',
+      costUsdHeader: '0.00002188',
+      replayed: false,
+    });
     const response = first.data?.rpcCall.data?.response as { id: number; error?: unknown }[];
     expect(response.map((item) => [item.id, item.error !== undefined])).toEqual([
       [1, false],
@@ -97,16 +135,45 @@ describe(`GraphQL rpcNetworks / rpcCall (${testDatabaseKind})`, () => {
   });
 
   it('should return typed errors: unsupported methods, unknown network, caps; and require a key', async () => {
-    const unsupported = await graphql<RpcCallData>(RPC_CALL, { network: 'ethereum-sepolia', request: [rpcRequest('eth_subscribe', ['newHeads'], 1), rpcRequest('eth_newFilter', [{}], 2)] });
-    expect(unsupported.data?.rpcCall).toMatchObject({ __typename: 'ValidationError', code: 'INVALID_REQUEST', message: expect.stringMatching(/eth_subscribe.*eth_newFilter/) });
-    const unknown = await graphql<RpcCallData>(RPC_CALL, { network: 'nope-mainnet', request: rpcRequest('eth_chainId') });
-    expect(unknown.data?.rpcCall).toMatchObject({ __typename: 'ValidationError', message: expect.stringContaining('Unknown network') });
-    const anonymous = await graphql<RpcCallData>(RPC_CALL, { network: 'ethereum-sepolia', request: rpcRequest('eth_chainId') }, null);
+    const unsupported = await graphql<RpcCallData>(RPC_CALL, {
+      network: 'ethereum-sepolia',
+      request: [rpcRequest('eth_subscribe', ['newHeads'], 1), rpcRequest('eth_newFilter', [{}], 2)],
+    });
+    expect(unsupported.data?.rpcCall).toMatchObject({
+      __typename: 'ValidationError',
+      code: 'INVALID_REQUEST',
+      message: expect.stringMatching(/eth_subscribe.*eth_newFilter/),
+    });
+    const unknown = await graphql<RpcCallData>(RPC_CALL, {
+      network: 'nope-mainnet',
+      request: rpcRequest('eth_chainId'),
+    });
+    expect(unknown.data?.rpcCall).toMatchObject({
+      __typename: 'ValidationError',
+      message: expect.stringContaining('Unknown network'),
+    });
+    const anonymous = await graphql<RpcCallData>(
+      RPC_CALL,
+      { network: 'ethereum-sepolia', request: rpcRequest('eth_chainId') },
+      null,
+    );
     expect(anonymous.errors?.[0]?.extensions?.code).toBe('AUTHENTICATION_FAILED');
 
     const capped = await t.account('1');
     let last: GraphQLBody<RpcCallData> | undefined;
-    for (let i = 0; i < 6; i += 1) last = await graphql<RpcCallData>(RPC_CALL, { network: 'ethereum-sepolia', request: rpcRequest('eth_chainId') }, capped.secret);
-    expect(last?.data?.rpcCall).toMatchObject({ __typename: 'RpcCapExceededError', code: 'RATE_LIMIT_EXCEEDED', cap: 'requests-per-minute', limit: 5, remaining: 0, customMessage: expect.stringContaining('5 crypto RPC requests per minute') });
+    for (let i = 0; i < 6; i += 1)
+      last = await graphql<RpcCallData>(
+        RPC_CALL,
+        { network: 'ethereum-sepolia', request: rpcRequest('eth_chainId') },
+        capped.secret,
+      );
+    expect(last?.data?.rpcCall).toMatchObject({
+      __typename: 'RpcCapExceededError',
+      code: 'RATE_LIMIT_EXCEEDED',
+      cap: 'requests-per-minute',
+      limit: 5,
+      remaining: 0,
+      customMessage: expect.stringContaining('5 crypto RPC requests per minute'),
+    });
   });
 });

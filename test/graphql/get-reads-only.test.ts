@@ -12,7 +12,8 @@ describe(`GraphQL over GET serves queries only (${testDatabaseKind})`, () => {
   let t: TestApp;
   let secret: string;
   let accountId: string;
-  const usd = async () => (await t.app.services.billing.balancesOf(accountId)).find((b) => b.currency === 'USD')!.amount;
+  const usd = async () =>
+    (await t.app.services.billing.balancesOf(accountId)).find((b) => b.currency === 'USD')!.amount;
   const get = (path: string, query: string, accept = 'application/graphql-response+json, application/json') =>
     t.call(`${path}?query=${encodeURIComponent(query)}`, { key: secret, headers: { accept } });
 
@@ -30,7 +31,11 @@ describe(`GraphQL over GET serves queries only (${testDatabaseKind})`, () => {
     const before = await usd();
     const asQuery = await get('/graphql', '{ search(input: { query: "by link" }) { __typename } }');
     expect(asQuery.status).toBe(400);
-    expect(await asQuery.json()).toMatchObject({ errors: [{ message: 'Cannot query field "search" on type "Query".', extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }] });
+    expect(await asQuery.json()).toMatchObject({
+      errors: [
+        { message: 'Cannot query field "search" on type "Query".', extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } },
+      ],
+    });
     const asMutation = await get('/graphql', 'mutation { search(input: { query: "by link" }) { __typename } }');
     expect(asMutation.status).toBe(405);
     expect(asMutation.headers.get('allow')).toBe('POST');
@@ -41,7 +46,11 @@ describe(`GraphQL over GET serves queries only (${testDatabaseKind})`, () => {
 
   it('should run and charge the search mutation sent by POST', async () => {
     const before = await usd();
-    const result = await t.graphql<{ search: { data: { charged: string } } }>('mutation { search(input: { query: "by post", limit: 1 }) { ... on MutationSearchSuccess { data { charged } } } }', {}, secret);
+    const result = await t.graphql<{ search: { data: { charged: string } } }>(
+      'mutation { search(input: { query: "by post", limit: 1 }) { ... on MutationSearchSuccess { data { charged } } } }',
+      {},
+      secret,
+    );
     expect(result.data?.search.data.charged).toBe('0.01');
     expect(before - (await usd())).toBe(10_000_000n);
   });
@@ -54,12 +63,23 @@ describe(`GraphQL over GET serves queries only (${testDatabaseKind})`, () => {
     const response = await get(path, `subscription { chatCompletionStream(input: ${CHAT_INPUT}) { id } }`, accept);
     expect(response.status).toBe(405);
     expect(response.headers.get('allow')).toBe('POST');
-    expect(await response.json()).toMatchObject({ errors: [{ message: 'Can only perform a subscription operation from a POST request.', extensions: { code: 'BAD_REQUEST' } }] });
+    expect(await response.json()).toMatchObject({
+      errors: [
+        {
+          message: 'Can only perform a subscription operation from a POST request.',
+          extensions: { code: 'BAD_REQUEST' },
+        },
+      ],
+    });
     expect(await usd()).toBe(before);
   });
 
   it('should refuse a mutation sent by GET to the SSE endpoint', async () => {
-    const response = await get('/graphql/stream', `mutation { chatCompletion(input: ${CHAT_INPUT}) { __typename } }`, 'text/event-stream');
+    const response = await get(
+      '/graphql/stream',
+      `mutation { chatCompletion(input: ${CHAT_INPUT}) { __typename } }`,
+      'text/event-stream',
+    );
     expect(response.status).toBe(405);
   });
 
@@ -82,7 +102,11 @@ describe(`GraphQL over GET serves queries only (${testDatabaseKind})`, () => {
 
   it('should still stream a subscription sent by POST to the SSE endpoint, and charge it', async () => {
     const before = await usd();
-    const response = await t.call('/graphql/stream', { key: secret, headers: { accept: 'text/event-stream' }, body: { query: `subscription { chatCompletionStream(input: ${CHAT_INPUT}) { id } }` } });
+    const response = await t.call('/graphql/stream', {
+      key: secret,
+      headers: { accept: 'text/event-stream' },
+      body: { query: `subscription { chatCompletionStream(input: ${CHAT_INPUT}) { id } }` },
+    });
     expect(response.status).toBe(200);
     expect(await response.text()).toContain('event: complete');
     expect(await usd()).toBeLessThan(before);

@@ -30,13 +30,19 @@ describe(`GraphQL search (${testDatabaseKind})`, () => {
   let t: TestApp;
   let secret: string;
   let accountId: string;
-  const usd = async () => (await t.app.services.billing.balancesOf(accountId)).find((b) => b.currency === 'USD')!.amount;
-  const search = async (input: Record<string, unknown>, key: string | null = secret) => t.graphql<SearchPayload>(SEARCH, { input }, key);
+  const usd = async () =>
+    (await t.app.services.billing.balancesOf(accountId)).find((b) => b.currency === 'USD')!.amount;
+  const search = async (input: Record<string, unknown>, key: string | null = secret) =>
+    t.graphql<SearchPayload>(SEARCH, { input }, key);
 
   beforeAll(async () => {
     [searxng, brave] = await Promise.all([startSearxng(), startBrave(BRAVE_TOKEN)]);
     // Both env shortcuts: brave → the Brave API, google → SearXNG with the engine hint.
-    t = await createTestApp({ SEARXNG_URL: searxng.url, BRAVE_SEARCH_API_KEY: BRAVE_TOKEN, BRAVE_SEARCH_URL: brave.url });
+    t = await createTestApp({
+      SEARXNG_URL: searxng.url,
+      BRAVE_SEARCH_API_KEY: BRAVE_TOKEN,
+      BRAVE_SEARCH_URL: brave.url,
+    });
     ({ secret, accountId } = await createAccountWithKey(t.app.services, { credit: { USD: '1' }, type: 'INFERENCE' }));
   });
   afterAll(async () => {
@@ -70,12 +76,22 @@ describe(`GraphQL search (${testDatabaseKind})`, () => {
 
   it('should send GOOGLE to SearXNG with engines=google and honour limit', async () => {
     const result = await search({ query: 'yoga', searchProvider: 'GOOGLE', limit: 4 });
-    expect(result.data?.search.data?.results.map((r) => r.url)).toEqual([1, 2, 3, 4].map((n) => `https://google.example.org/articles/${n}`));
-    expect(Object.fromEntries(searxng.requests.at(-1)!.params)).toEqual({ q: 'yoga', format: 'json', pageno: '1', engines: 'google' });
+    expect(result.data?.search.data?.results.map((r) => r.url)).toEqual(
+      [1, 2, 3, 4].map((n) => `https://google.example.org/articles/${n}`),
+    );
+    expect(Object.fromEntries(searxng.requests.at(-1)!.params)).toEqual({
+      q: 'yoga',
+      format: 'json',
+      pageno: '1',
+      engines: 'google',
+    });
   });
 
   it('should give the same results as REST', async () => {
-    const rest = await t.call('/api/v1/augment/search', { body: { query: 'same', limit: 3, search_provider: 'google' }, key: secret });
+    const rest = await t.call('/api/v1/augment/search', {
+      body: { query: 'same', limit: 3, search_provider: 'google' },
+      key: secret,
+    });
     const gql = await search({ query: 'same', limit: 3, searchProvider: 'GOOGLE' });
     expect(gql.data?.search.data).toEqual(await rest.json());
   });
@@ -88,7 +104,11 @@ describe(`GraphQL search (${testDatabaseKind})`, () => {
   ])('should return a ValidationError naming the field for %j', async (input, field) => {
     const result = await search(input);
     expect(result.errors).toBeUndefined();
-    expect(result.data?.search).toMatchObject({ __typename: 'ValidationError', code: 'INVALID_REQUEST', issues: [{ path: [field] }] });
+    expect(result.data?.search).toMatchObject({
+      __typename: 'ValidationError',
+      code: 'INVALID_REQUEST',
+      issues: [{ path: [field] }],
+    });
   });
 
   it('should reject an unknown provider at the GraphQL layer', async () => {
@@ -101,7 +121,10 @@ describe(`GraphQL search (${testDatabaseKind})`, () => {
     searxng.requests.length = 0;
     const before = await usd();
     const result = await search({ query: 'fallback', limit: 2 });
-    expect(result.data?.search.data?.results.map((r) => r.url)).toEqual(['https://brave.example.org/articles/1', 'https://brave.example.org/articles/2']);
+    expect(result.data?.search.data?.results.map((r) => r.url)).toEqual([
+      'https://brave.example.org/articles/1',
+      'https://brave.example.org/articles/2',
+    ]);
     expect(searxng.requests.map((r) => r.params.get('engines'))).toEqual(['brave']);
     expect(before - (await usd())).toBe(10_000_000n);
   });
@@ -111,7 +134,11 @@ describe(`GraphQL search (${testDatabaseKind})`, () => {
     searxng.queue(status(500), status(500));
     const before = await usd();
     const result = await search({ query: 'failing' });
-    expect(result.data?.search).toEqual({ __typename: 'UpstreamError', message: 'The search upstream answered HTTP 500', code: 'UPSTREAM_ERROR' });
+    expect(result.data?.search).toEqual({
+      __typename: 'UpstreamError',
+      message: 'The search upstream answered HTTP 500',
+      code: 'UPSTREAM_ERROR',
+    });
     expect(await usd()).toBe(before);
   });
 

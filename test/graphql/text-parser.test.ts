@@ -40,21 +40,58 @@ describe(`GraphQL parseDocument (${testDatabaseKind})`, () => {
   afterAll(async () => t.close());
 
   /** A GraphQL multipart request (graphql-multipart-request-spec): operations, map, then the file part. */
-  async function parse(file: Uint8Array | string, options: { key?: string | null; format?: string; filename?: string } = {}): Promise<{ status: number; body: ParseResult }> {
+  async function parse(
+    file: Uint8Array | string,
+    options: { key?: string | null; format?: string; filename?: string } = {},
+  ): Promise<{ status: number; body: ParseResult }> {
     const form = new FormData();
-    form.append('operations', JSON.stringify({ query: PARSE, variables: { file: null, ...(options.format ? { format: options.format } : {}) } }));
+    form.append(
+      'operations',
+      JSON.stringify({
+        query: PARSE,
+        variables: { file: null, ...(options.format ? { format: options.format } : {}) },
+      }),
+    );
     form.append('map', JSON.stringify({ 0: ['variables.file'] }));
-    form.append('0', new Blob([typeof file === 'string' ? new TextEncoder().encode(file) : file.slice()]), options.filename ?? 'upload.bin');
+    form.append(
+      '0',
+      new Blob([typeof file === 'string' ? new TextEncoder().encode(file) : file.slice()]),
+      options.filename ?? 'upload.bin',
+    );
     const key = options.key === undefined ? account.secret : options.key;
-    const response = await t.app.fetch(new Request(`${BASE}/graphql`, { method: 'POST', headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), accept: 'application/graphql-response+json, application/json' }, body: form }));
+    const response = await t.app.fetch(
+      new Request(`${BASE}/graphql`, {
+        method: 'POST',
+        headers: {
+          ...(key ? { authorization: `Bearer ${key}` } : {}),
+          accept: 'application/graphql-response+json, application/json',
+        },
+        body: form,
+      }),
+    );
     return { status: response.status, body: (await response.json()) as ParseResult };
   }
 
   it('should parse DOCX, PPTX and XLSX uploads, charging 0.01 USD and writing one usage entry each', async () => {
-    const docx = await makeDocx({ heading: 'gqlword1', paragraphs: ['gqlword2 gqlword3'], table: [['gqlword4', 'gqlword5']], after: 'gqlword6' });
-    const pptx = await makePptx([{ title: 'gqlword1', body: 'gqlword2', notes: 'gqlword3' }, { title: 'gqlword4', body: 'gqlword5 gqlword6' }]);
-    const xlsx = await makeXlsx([{ name: 'First', rows: [['gqlword1', 'gqlword2']] }, { name: 'Second', rows: [['gqlword3'], ['gqlword4', 'gqlword5', 'gqlword6']] }]);
-    for (const [file, kind] of [[docx, 'DOCX'], [pptx, 'PPTX'], [xlsx, 'XLSX']] as const) {
+    const docx = await makeDocx({
+      heading: 'gqlword1',
+      paragraphs: ['gqlword2 gqlword3'],
+      table: [['gqlword4', 'gqlword5']],
+      after: 'gqlword6',
+    });
+    const pptx = await makePptx([
+      { title: 'gqlword1', body: 'gqlword2', notes: 'gqlword3' },
+      { title: 'gqlword4', body: 'gqlword5 gqlword6' },
+    ]);
+    const xlsx = await makeXlsx([
+      { name: 'First', rows: [['gqlword1', 'gqlword2']] },
+      { name: 'Second', rows: [['gqlword3'], ['gqlword4', 'gqlword5', 'gqlword6']] },
+    ]);
+    for (const [file, kind] of [
+      [docx, 'DOCX'],
+      [pptx, 'PPTX'],
+      [xlsx, 'XLSX'],
+    ] as const) {
       const before = await account.balance();
       const entries = (await account.usage()).length;
       const { status, body } = await parse(file, { filename: `f.${kind.toLowerCase()}` });
@@ -83,7 +120,11 @@ describe(`GraphQL parseDocument (${testDatabaseKind})`, () => {
     for (const file of [randomBytesOf(2048), new Uint8Array(0)]) {
       const { status, body } = await parse(file);
       expect(status).toBe(200);
-      expect(body.data?.parseDocument).toMatchObject({ __typename: 'ValidationError', code: 'INVALID_REQUEST', message: expect.any(String) });
+      expect(body.data?.parseDocument).toMatchObject({
+        __typename: 'ValidationError',
+        code: 'INVALID_REQUEST',
+        message: expect.any(String),
+      });
     }
     expect((await account.balance()).amount).toBe(before.amount);
     expect(await account.usage()).toHaveLength(entries);
@@ -92,7 +133,10 @@ describe(`GraphQL parseDocument (${testDatabaseKind})`, () => {
   it('should return InsufficientBalanceError for an account without funds and record nothing', async () => {
     const broke = await fundedAccount(t, '0');
     const { body } = await parse('text', { key: broke.secret });
-    expect(body.data?.parseDocument).toMatchObject({ __typename: 'InsufficientBalanceError', code: 'INSUFFICIENT_BALANCE' });
+    expect(body.data?.parseDocument).toMatchObject({
+      __typename: 'InsufficientBalanceError',
+      code: 'INSUFFICIENT_BALANCE',
+    });
     expect(await broke.usage()).toHaveLength(0);
   });
 
@@ -107,7 +151,12 @@ describe(`GraphQL parseDocument (${testDatabaseKind})`, () => {
     const operations = JSON.stringify({ query: PARSE, variables: { file: null } });
     const upload = streamingMultipart(26 * MB, '0', { operations, map: JSON.stringify({ 0: ['variables.file'] }) });
     const started = performance.now();
-    const response = await t.app.fetch(streamingRequest(`${BASE}/graphql`, { headers: { authorization: `Bearer ${account.secret}`, 'content-type': upload.contentType }, body: upload.body }));
+    const response = await t.app.fetch(
+      streamingRequest(`${BASE}/graphql`, {
+        headers: { authorization: `Bearer ${account.secret}`, 'content-type': upload.contentType },
+        body: upload.body,
+      }),
+    );
     expect(response.status).toBe(413);
     const body = (await response.json()) as ParseResult;
     expect(body.errors?.[0]?.extensions?.code).toBe('PAYLOAD_TOO_LARGE');
@@ -116,9 +165,19 @@ describe(`GraphQL parseDocument (${testDatabaseKind})`, () => {
   });
 
   it('should refuse a declared oversized upload with 413 before reading it', async () => {
-    const upload = streamingMultipart(26 * MB, '0', { operations: JSON.stringify({ query: PARSE, variables: { file: null } }), map: JSON.stringify({ 0: ['variables.file'] }) });
+    const upload = streamingMultipart(26 * MB, '0', {
+      operations: JSON.stringify({ query: PARSE, variables: { file: null } }),
+      map: JSON.stringify({ 0: ['variables.file'] }),
+    });
     const response = await t.app.fetch(
-      streamingRequest(`${BASE}/graphql`, { headers: { authorization: `Bearer ${account.secret}`, 'content-type': upload.contentType, 'content-length': String(upload.length) }, body: upload.body }),
+      streamingRequest(`${BASE}/graphql`, {
+        headers: {
+          authorization: `Bearer ${account.secret}`,
+          'content-type': upload.contentType,
+          'content-length': String(upload.length),
+        },
+        body: upload.body,
+      }),
     );
     expect(response.status).toBe(413);
     expect(upload.stats.pulled).toBeLessThan(256 * 1024);
@@ -127,6 +186,10 @@ describe(`GraphQL parseDocument (${testDatabaseKind})`, () => {
   it('should return PayloadTooLargeError for a file just over 25 MB that fits the request limit', async () => {
     const { status, body } = await parse(new Uint8Array(25_000_001).fill(0x61), { filename: 'big.txt' });
     expect(status).toBe(200);
-    expect(body.data?.parseDocument).toMatchObject({ __typename: 'PayloadTooLargeError', code: 'PAYLOAD_TOO_LARGE', limitBytes: 25_000_000 });
+    expect(body.data?.parseDocument).toMatchObject({
+      __typename: 'PayloadTooLargeError',
+      code: 'PAYLOAD_TOO_LARGE',
+      limitBytes: 25_000_000,
+    });
   });
 });

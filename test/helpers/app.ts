@@ -9,9 +9,16 @@ export const BASE = 'http://lagoon.test';
 export interface TestApp {
   app: App;
   /** A request to the in-process fetch handler; `key` sets the Bearer header, `body` is sent as JSON. */
-  call(path: string, init?: { method?: string; key?: string | null; body?: unknown; headers?: Record<string, string> }): Promise<Response>;
+  call(
+    path: string,
+    init?: { method?: string; key?: string | null; body?: unknown; headers?: Record<string, string> },
+  ): Promise<Response>;
   /** A GraphQL operation; returns the parsed body. */
-  graphql<T = Record<string, unknown>>(query: string, variables?: Record<string, unknown>, key?: string | null): Promise<{ data?: T; errors?: { message: string; extensions?: Record<string, unknown> }[] }>;
+  graphql<T = Record<string, unknown>>(
+    query: string,
+    variables?: Record<string, unknown>,
+    key?: string | null,
+  ): Promise<{ data?: T; errors?: { message: string; extensions?: Record<string, unknown> }[] }>;
   close(): Promise<void>;
 }
 
@@ -29,7 +36,9 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
       new Request(`${BASE}${path}`, {
         method: init.method ?? (init.body === undefined ? 'GET' : 'POST'),
         headers,
-        ...(init.body !== undefined ? { body: typeof init.body === 'string' ? init.body : JSON.stringify(init.body) } : {}),
+        ...(init.body !== undefined
+          ? { body: typeof init.body === 'string' ? init.body : JSON.stringify(init.body) }
+          : {}),
       }),
     );
   };
@@ -37,8 +46,15 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
     app,
     call,
     async graphql<T>(query: string, variables?: Record<string, unknown>, key?: string | null) {
-      const response = await call('/graphql', { body: { query, variables }, key, headers: { accept: 'application/graphql-response+json, application/json' } });
-      return (await response.json()) as { data?: T; errors?: { message: string; extensions?: Record<string, unknown> }[] };
+      const response = await call('/graphql', {
+        body: { query, variables },
+        key,
+        headers: { accept: 'application/graphql-response+json, application/json' },
+      });
+      return (await response.json()) as {
+        data?: T;
+        errors?: { message: string; extensions?: Record<string, unknown> }[];
+      };
     },
     async close() {
       await app.close();

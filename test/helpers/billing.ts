@@ -16,7 +16,12 @@ export interface UsageEntryWire {
   amount: number;
   currency: string;
   notes: string;
-  inferenceDetails: { requestId: string; inferenceExecutionTime: number; promptTokens?: number; completionTokens?: number } | null;
+  inferenceDetails: {
+    requestId: string;
+    inferenceExecutionTime: number;
+    promptTokens?: number;
+    completionTokens?: number;
+  } | null;
 }
 
 /** One usage line as the acceptance checks expect to find it again everywhere. */
@@ -40,8 +45,20 @@ function llmUsage(requestId: string): Usage {
     unitType: 'tokens',
     notes: 'Chat completion',
     lines: [
-      { sku: 'lagoon-llm-input-mtoken', lineType: 'Input', units: '1200', pricePerUnitUsd: '0.000001', cost: price('0.0012', '0.0008') },
-      { sku: 'lagoon-llm-output-mtoken', lineType: 'Output', units: '300', pricePerUnitUsd: '0.000003', cost: price('0.0009', '0.0006') },
+      {
+        sku: 'lagoon-llm-input-mtoken',
+        lineType: 'Input',
+        units: '1200',
+        pricePerUnitUsd: '0.000001',
+        cost: price('0.0012', '0.0008'),
+      },
+      {
+        sku: 'lagoon-llm-output-mtoken',
+        lineType: 'Output',
+        units: '300',
+        pricePerUnitUsd: '0.000003',
+        cost: price('0.0009', '0.0006'),
+      },
     ],
     inferenceDetails: { requestId, inferenceExecutionTime: 812, promptTokens: 1200, completionTokens: 300 },
   };
@@ -56,17 +73,28 @@ const imageUsage = (requestId: string): Usage => ({
   inferenceDetails: { requestId, inferenceExecutionTime: 2300 },
 });
 
-const sumOf = (usage: Usage): Price => usage.lines.reduce((sum, line) => ({ usd: sum.usd + line.cost.usd, diem: sum.diem + line.cost.diem }), { usd: 0n, diem: 0n });
+const sumOf = (usage: Usage): Price =>
+  usage.lines.reduce((sum, line) => ({ usd: sum.usd + line.cost.usd, diem: sum.diem + line.cost.diem }), {
+    usd: 0n,
+    diem: 0n,
+  });
 
 /**
  * The acceptance scenario: web search and text parser charges (the augment price) on an INFERENCE key, chat
  * charges (Input and Output lines) on the ADMIN key and an image on the INFERENCE key, across DIEM (until it runs
  * out) and USD. Returns every line charged, so the export, CSV, analytics and balance can be checked against it.
  */
-export async function chargeScenario(services: Services, accounts: { admin: AuthContext; inference: AuthContext }): Promise<ExpectedLine[]> {
+export async function chargeScenario(
+  services: Services,
+  accounts: { admin: AuthContext; inference: AuthContext },
+): Promise<ExpectedLine[]> {
   const expected: ExpectedLine[] = [];
   const run = async (auth: AuthContext, usage: Usage) => {
-    const { charge } = await services.billing.runMetered(auth, { maxCost: sumOf(usage), run: async () => undefined, usage: () => usage });
+    const { charge } = await services.billing.runMetered(auth, {
+      maxCost: sumOf(usage),
+      run: async () => undefined,
+      usage: () => usage,
+    });
     record(expected, auth, usage, charge);
   };
   const search = augmentUsage('augment-web-search', 'Web search (brave), 10 results', 'req-search', 120);
@@ -144,12 +172,21 @@ export async function seedEntries(db: Database, accountId: string, entries: read
 export async function scenarioAccount(services: Services, name: string) {
   const op = operator();
   const { account, adminKey } = await services.accounts.create(op, { name });
-  for (const [currency, amount] of Object.entries(SCENARIO_CREDIT)) await services.accounts.credit(op, { accountId: account.id, currency, amount });
+  for (const [currency, amount] of Object.entries(SCENARIO_CREDIT))
+    await services.accounts.credit(op, { accountId: account.id, currency, amount });
   const admin = await services.auth.authenticate({ authorization: `Bearer ${adminKey.secret}` }, 'setup');
   const created = await services.apiKeys.create(admin, { apiKeyType: 'INFERENCE', description: `${name} inference` });
   const inference = await services.auth.authenticate({ authorization: `Bearer ${created.secret}` }, 'setup');
   if (admin.kind !== 'apiKey' || inference.kind !== 'apiKey') throw new Error('expected API key contexts');
-  return { accountId: account.id, adminSecret: adminKey.secret, inferenceSecret: created.secret, admin, inference, adminKeyId: admin.apiKey.id, inferenceKeyId: inference.apiKey.id };
+  return {
+    accountId: account.id,
+    adminSecret: adminKey.secret,
+    inferenceSecret: created.secret,
+    admin,
+    inference,
+    adminKeyId: admin.apiKey.id,
+    inferenceKeyId: inference.apiKey.id,
+  };
 }
 
 /** RFC 4180 CSV (quoted fields, doubled quotes, CRLF or LF) into rows of cells. */
@@ -183,7 +220,11 @@ export function parseCsv(text: string): string[][] {
 }
 
 /** Sums per group of a list, exactly. */
-export function sumBy<T>(items: readonly T[], group: (item: T) => string, amount: (item: T) => bigint): Map<string, bigint> {
+export function sumBy<T>(
+  items: readonly T[],
+  group: (item: T) => string,
+  amount: (item: T) => bigint,
+): Map<string, bigint> {
   const sums = new Map<string, bigint>();
   for (const item of items) sums.set(group(item), (sums.get(group(item)) ?? 0n) + amount(item));
   return sums;
@@ -200,21 +241,56 @@ export async function chargeMixedUnits(services: Services, auth: AuthContext): P
     unitType: 'tokens',
     notes: 'Chat completion with web search',
     lines: [
-      { sku: 'mixed-llm-llm-input-mtoken', lineType: 'Input', units: '1000', pricePerUnitUsd: '0.000001', cost: price('0.001', '0.001') },
-      { sku: 'mixed-llm-llm-output-mtoken', lineType: 'Output', units: '200', pricePerUnitUsd: '0.000002', cost: price('0.0004', '0.0004') },
-      { sku: 'augment-web-search', lineType: 'Web Search', units: '1', pricePerUnitUsd: '0.01', cost: price('0.01', '0.01') },
+      {
+        sku: 'mixed-llm-llm-input-mtoken',
+        lineType: 'Input',
+        units: '1000',
+        pricePerUnitUsd: '0.000001',
+        cost: price('0.001', '0.001'),
+      },
+      {
+        sku: 'mixed-llm-llm-output-mtoken',
+        lineType: 'Output',
+        units: '200',
+        pricePerUnitUsd: '0.000002',
+        cost: price('0.0004', '0.0004'),
+      },
+      {
+        sku: 'augment-web-search',
+        lineType: 'Web Search',
+        units: '1',
+        pricePerUnitUsd: '0.01',
+        cost: price('0.01', '0.01'),
+      },
     ],
-    inferenceDetails: { requestId: 'req-mixed-chat', inferenceExecutionTime: 300, promptTokens: 1000, completionTokens: 200 },
+    inferenceDetails: {
+      requestId: 'req-mixed-chat',
+      inferenceExecutionTime: 300,
+      promptTokens: 1000,
+      completionTokens: 200,
+    },
   };
   const rpc: Usage = {
     modelId: 'crypto-rpc-ethereum-mainnet',
     modelType: 'RPC',
     unitType: 'credits',
     notes: 'JSON-RPC on ethereum-mainnet: 2 calls',
-    lines: [{ sku: 'crypto-rpc-ethereum-mainnet', lineType: 'Credits', units: '40', pricePerUnitUsd: '0.000000625', cost: price('0.000025', '0.000025') }],
+    lines: [
+      {
+        sku: 'crypto-rpc-ethereum-mainnet',
+        lineType: 'Credits',
+        units: '40',
+        pricePerUnitUsd: '0.000000625',
+        cost: price('0.000025', '0.000025'),
+      },
+    ],
     inferenceDetails: { requestId: 'req-mixed-rpc', inferenceExecutionTime: 20 },
   };
-  for (const usage of [chat, augmentUsage('augment-web-search', 'Web search (brave), 10 results', 'req-mixed-search', 90), rpc]) {
+  for (const usage of [
+    chat,
+    augmentUsage('augment-web-search', 'Web search (brave), 10 results', 'req-mixed-search', 90),
+    rpc,
+  ]) {
     await services.billing.runMetered(auth, { maxCost: sumOf(usage), run: async () => undefined, usage: () => usage });
   }
 }

@@ -31,9 +31,19 @@ export async function startChatServer(env: Record<string, string> = {}): Promise
 
 /** A funded account seen through the `openai` client, with its balance and usage entries. */
 export async function chatAccount(server: ChatServer, usd = '5') {
-  const { secret, adminSecret, accountId } = await createAccountWithKey(server.t.app.services, { credit: usd === '0' ? {} : { USD: usd }, type: 'INFERENCE' });
-  const client = new OpenAI({ apiKey: secret, baseURL: `${server.url}/api/v1`, maxRetries: 0, timeout: 20_000, fetch: recordingFetch });
-  const usd$ = async () => (await server.t.app.services.billing.balancesOf(accountId)).find((b) => b.currency === 'USD')!;
+  const { secret, adminSecret, accountId } = await createAccountWithKey(server.t.app.services, {
+    credit: usd === '0' ? {} : { USD: usd },
+    type: 'INFERENCE',
+  });
+  const client = new OpenAI({
+    apiKey: secret,
+    baseURL: `${server.url}/api/v1`,
+    maxRetries: 0,
+    timeout: 20_000,
+    fetch: recordingFetch,
+  });
+  const usd$ = async () =>
+    (await server.t.app.services.billing.balancesOf(accountId)).find((b) => b.currency === 'USD')!;
   return {
     secret,
     adminSecret,
@@ -43,12 +53,18 @@ export async function chatAccount(server: ChatServer, usd = '5') {
     balance: usd$,
     /** The usage entries of one request (GET /api/v1/billing/usage with the account's ADMIN key), by sku. */
     async entries(requestId: string): Promise<UsageEntryWire[]> {
-      const response = await fetch(`${server.url}/api/v1/billing/usage?limit=500`, { headers: { authorization: `Bearer ${adminSecret}` } });
+      const response = await fetch(`${server.url}/api/v1/billing/usage?limit=500`, {
+        headers: { authorization: `Bearer ${adminSecret}` },
+      });
       const page = (await response.json()) as { data: UsageEntryWire[] };
-      return page.data.filter((entry) => entry.inferenceDetails?.requestId === requestId).sort((a, b) => a.sku.localeCompare(b.sku));
+      return page.data
+        .filter((entry) => entry.inferenceDetails?.requestId === requestId)
+        .sort((a, b) => a.sku.localeCompare(b.sku));
     },
     async allEntries(): Promise<UsageEntryWire[]> {
-      const response = await fetch(`${server.url}/api/v1/billing/usage?limit=500`, { headers: { authorization: `Bearer ${adminSecret}` } });
+      const response = await fetch(`${server.url}/api/v1/billing/usage?limit=500`, {
+        headers: { authorization: `Bearer ${adminSecret}` },
+      });
       return ((await response.json()) as { data: UsageEntryWire[] }).data;
     },
   };
@@ -131,13 +147,18 @@ export const SAGE_PROMPT = 'You are the Test Sage. You answer in riddles.';
  * An operator config (YAML) pointing models at a fake OpenAI-compatible upstream (`test-model`, `basic-model`,
  * …) and, when given, a fake SearXNG for web search; with a character and an operator system prompt.
  */
-export function upstreamOperatorConfig(upstreamUrl: string, options: { searxngUrl?: string; timeoutMs?: number; idleTimeoutMs?: number } = {}): string {
+export function upstreamOperatorConfig(
+  upstreamUrl: string,
+  options: { searxngUrl?: string; timeoutMs?: number; idleTimeoutMs?: number } = {},
+): string {
   const timeoutMs = options.timeoutMs ?? 5_000;
   const providerOptions = options.idleTimeoutMs ? `, options: { idleTimeoutMs: ${options.idleTimeoutMs} }` : '';
   return [
     'providers:',
     `  - { id: fake, type: openai-compatible, baseUrl: "${upstreamUrl}", timeoutMs: ${timeoutMs}, maxRetries: 0${providerOptions} }`,
-    ...(options.searxngUrl ? [`  - { id: searx, type: searxng, baseUrl: "${options.searxngUrl}", timeoutMs: 2000, maxRetries: 0 }`] : []),
+    ...(options.searxngUrl
+      ? [`  - { id: searx, type: searxng, baseUrl: "${options.searxngUrl}", timeoutMs: 2000, maxRetries: 0 }`]
+      : []),
     'models:',
     '  - id: up-chat',
     '    type: text',

@@ -17,7 +17,11 @@ export interface RpcTestApp {
   readonly app: App;
   readonly logs: Record<string, unknown>[];
   /** POST /api/v1/crypto/rpc/{network}; `body` is sent as is when a string. */
-  rpc(network: string, body: unknown, init?: { key?: string | null; headers?: Record<string, string> }): Promise<Response>;
+  rpc(
+    network: string,
+    body: unknown,
+    init?: { key?: string | null; headers?: Record<string, string> },
+  ): Promise<Response>;
   fetch(path: string, init?: RequestInit & { key?: string | null }): Promise<Response>;
   /** A funded account (INFERENCE key) with helpers to read its USD balance and usage entries. */
   account(usd?: string): Promise<RpcTestAccount>;
@@ -28,14 +32,30 @@ export interface RpcTestAccount {
   readonly accountId: string;
   readonly secret: string;
   usd(): Promise<{ amount: bigint; reserved: bigint }>;
-  usage(): Promise<{ sku: string; model_id: string | null; model_type: string | null; unit_type: string | null; units: string; amount: bigint; price_per_unit_usd: string; request_id: string | null; notes: string }[]>;
+  usage(): Promise<
+    {
+      sku: string;
+      model_id: string | null;
+      model_type: string | null;
+      unit_type: string | null;
+      units: string;
+      amount: bigint;
+      price_per_unit_usd: string;
+      request_id: string | null;
+      notes: string;
+    }[]
+  >;
 }
 
 /**
  * Writes `operatorYaml` to a temporary LAGOON_CONFIG and starts the app on a fresh test database (or on
  * `database`, to run a second "process" against the same database).
  */
-export async function startRpcTestApp(operatorYaml: string, env: Record<string, string> = {}, database?: DatabaseHandle): Promise<RpcTestApp> {
+export async function startRpcTestApp(
+  operatorYaml: string,
+  env: Record<string, string> = {},
+  database?: DatabaseHandle,
+): Promise<RpcTestApp> {
   const dir = await mkdtemp(join(tmpdir(), 'lagoon-rpc-'));
   const configPath = join(dir, 'operator.yaml');
   await writeFile(configPath, operatorYaml);
@@ -43,11 +63,18 @@ export async function startRpcTestApp(operatorYaml: string, env: Record<string, 
   const logs: Record<string, unknown>[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) logs.push(JSON.parse(line) as Record<string, unknown>);
+      for (const line of chunk.toString('utf8').split('\n'))
+        if (line.trim()) logs.push(JSON.parse(line) as Record<string, unknown>);
       done();
     },
   });
-  const config = loadConfig({ NODE_ENV: 'test', LAGOON_BOOTSTRAP_ADMIN_KEY: ADMIN_KEY, LAGOON_CONFIG: configPath, ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}), ...env });
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    LAGOON_BOOTSTRAP_ADMIN_KEY: ADMIN_KEY,
+    LAGOON_CONFIG: configPath,
+    ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
+    ...env,
+  });
   // A second "process" on a shared database must not close it when it stops.
   const shared = database ? { ...database, close: () => Promise.resolve() } : undefined;
   const app = await createApp(config, { database: shared ?? owned, logger: createLogger('info', sink) });
@@ -73,7 +100,10 @@ export async function startRpcTestApp(operatorYaml: string, env: Record<string, 
         body: typeof body === 'string' ? body : JSON.stringify(body),
       }),
     async account(usd = '1') {
-      const { accountId, secret } = await createAccountWithKey(app.services, { credit: usd === '0' ? {} : { USD: usd }, type: 'INFERENCE' });
+      const { accountId, secret } = await createAccountWithKey(app.services, {
+        credit: usd === '0' ? {} : { USD: usd },
+        type: 'INFERENCE',
+      });
       return {
         accountId,
         secret,
@@ -86,7 +116,17 @@ export async function startRpcTestApp(operatorYaml: string, env: Record<string, 
           await app.services.cryptoRpc.flush();
           return app.database.db
             .selectFrom('usage_entries')
-            .select(['sku', 'model_id', 'model_type', 'unit_type', 'units', 'amount', 'price_per_unit_usd', 'request_id', 'notes'])
+            .select([
+              'sku',
+              'model_id',
+              'model_type',
+              'unit_type',
+              'units',
+              'amount',
+              'price_per_unit_usd',
+              'request_id',
+              'notes',
+            ])
             .where('account_id', '=', accountId)
             .orderBy('created_at')
             .execute();
@@ -109,4 +149,9 @@ export interface JsonRpcResponse {
   error?: { code: number; message: string };
 }
 
-export const rpcRequest = (method: string, params: unknown[] = [], id: number | string = 1) => ({ jsonrpc: '2.0', id, method, params });
+export const rpcRequest = (method: string, params: unknown[] = [], id: number | string = 1) => ({
+  jsonrpc: '2.0',
+  id,
+  method,
+  params,
+});

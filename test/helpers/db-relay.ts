@@ -67,7 +67,8 @@ export async function startDatabaseRelay(target: string): Promise<DatabaseRelay>
     mend() {
       open = true;
     },
-    loseNextCommitAfter: (statement) => new Promise((lost) => (commitLoss = { statement: Buffer.from(statement), lost })),
+    loseNextCommitAfter: (statement) =>
+      new Promise((lost) => (commitLoss = { statement: Buffer.from(statement), lost })),
     close: () =>
       new Promise((resolve) => {
         for (const socket of sockets) socket.destroy();

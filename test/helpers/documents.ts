@@ -30,8 +30,13 @@ export function firstOutOfOrder(text: string, expected: readonly string[]): stri
 }
 
 /** A PDF with one page per entry of `pages`, each line a paragraph (PDFKit, as many report generators use). */
-export async function makePdf(pages: readonly (readonly string[])[], options: { userPassword?: string } = {}): Promise<Uint8Array> {
-  const security = options.userPassword ? { userPassword: options.userPassword, ownerPassword: `${options.userPassword}-owner`, pdfVersion: '1.7' as const } : {};
+export async function makePdf(
+  pages: readonly (readonly string[])[],
+  options: { userPassword?: string } = {},
+): Promise<Uint8Array> {
+  const security = options.userPassword
+    ? { userPassword: options.userPassword, ownerPassword: `${options.userPassword}-owner`, pdfVersion: '1.7' as const }
+    : {};
   const doc = new PDFDocument({ size: 'A4', margin: 50, info: { Title: 'Lagoon test' }, ...security });
   const chunks: Buffer[] = [];
   doc.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -46,14 +51,24 @@ export async function makePdf(pages: readonly (readonly string[])[], options: { 
 }
 
 /** A Word document with a heading, paragraphs and a 2×2 table (the docx library writes real OOXML). */
-export async function makeDocx(content: { heading: string; paragraphs: readonly string[]; table: readonly (readonly string[])[]; after: string }): Promise<Uint8Array> {
+export async function makeDocx(content: {
+  heading: string;
+  paragraphs: readonly string[];
+  table: readonly (readonly string[])[];
+  after: string;
+}): Promise<Uint8Array> {
   const doc = new Document({
     sections: [
       {
         children: [
           new Paragraph({ text: content.heading, heading: HeadingLevel.HEADING_1 }),
           ...content.paragraphs.map((text) => new Paragraph({ children: [new TextRun(text)] })),
-          new Table({ rows: content.table.map((row) => new TableRow({ children: row.map((cell) => new TableCell({ children: [new Paragraph(cell)] })) })) }),
+          new Table({
+            rows: content.table.map(
+              (row) =>
+                new TableRow({ children: row.map((cell) => new TableCell({ children: [new Paragraph(cell)] })) }),
+            ),
+          }),
           new Paragraph({ children: [new TextRun({ text: content.after, bold: true })] }),
         ],
       },
@@ -63,7 +78,9 @@ export async function makeDocx(content: { heading: string; paragraphs: readonly 
 }
 
 /** A deck: each slide has a title, a body text box and optional speaker notes (PptxGenJS). */
-export async function makePptx(slides: readonly { title: string; body: string; notes?: string }[]): Promise<Uint8Array> {
+export async function makePptx(
+  slides: readonly { title: string; body: string; notes?: string }[],
+): Promise<Uint8Array> {
   const pptx = new PptxGenJS();
   for (const content of slides) {
     const slide = pptx.addSlide();
@@ -83,13 +100,18 @@ export function reorderSlides(pptx: Uint8Array, order: readonly number[]): Uint8
   const files = unzipSync(pptx);
   const xml = strFromU8(files['ppt/presentation.xml']!);
   const ids = [...xml.matchAll(/<p:sldId [^>]*\/>/g)].map((m) => m[0]);
-  const reordered = xml.replace(/<p:sldIdLst>[\s\S]*?<\/p:sldIdLst>/, `<p:sldIdLst>${order.map((i) => ids[i]).join('')}</p:sldIdLst>`);
+  const reordered = xml.replace(
+    /<p:sldIdLst>[\s\S]*?<\/p:sldIdLst>/,
+    `<p:sldIdLst>${order.map((i) => ids[i]).join('')}</p:sldIdLst>`,
+  );
   files['ppt/presentation.xml'] = strToU8(reordered);
   return zipSync(files);
 }
 
 /** A workbook with named sheets of rows (ExcelJS, which writes what Excel reads). */
-export async function makeXlsx(sheets: readonly { name: string; rows: readonly (readonly (string | number)[])[] }[]): Promise<Uint8Array> {
+export async function makeXlsx(
+  sheets: readonly { name: string; rows: readonly (readonly (string | number)[])[] }[],
+): Promise<Uint8Array> {
   const workbook = new ExcelJS.Workbook();
   for (const sheet of sheets) {
     const worksheet = workbook.addWorksheet(sheet.name);
@@ -102,7 +124,9 @@ export async function makeXlsx(sheets: readonly { name: string; rows: readonly (
 export function makeZipBomb(inflatedBytes: number): Uint8Array {
   return zipSync(
     {
-      '[Content_Types].xml': strToU8('<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>'),
+      '[Content_Types].xml': strToU8(
+        '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>',
+      ),
       'word/document.xml': [new Uint8Array(inflatedBytes).fill(0x20), { level: 9 }],
     },
     { level: 9 },

@@ -15,8 +15,14 @@ export async function startJsonRpcStub(): Promise<{ url: string; requests: () =>
       } catch {
         parsed = {};
       }
-      const answer = (item: unknown) => ({ jsonrpc: '2.0', id: (item as { id?: unknown } | null)?.id ?? null, result: '0x10' });
-      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(Array.isArray(parsed) ? parsed.map(answer) : answer(parsed)));
+      const answer = (item: unknown) => ({
+        jsonrpc: '2.0',
+        id: (item as { id?: unknown } | null)?.id ?? null,
+        result: '0x10',
+      });
+      response
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify(Array.isArray(parsed) ? parsed.map(answer) : answer(parsed)));
     });
   });
   const listening = await listenLocally(server);

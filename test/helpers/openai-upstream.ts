@@ -1,4 +1,10 @@
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import { listenLocally } from './local-server.ts';
 
 /*
@@ -67,7 +73,10 @@ export type FakeBehavior =
   /** 200 with a body that is not JSON (non-streaming) / SSE whose data is not JSON (streaming). */
   | { readonly kind: 'malformed' }
   /** Full control: writes whatever the function wants. */
-  | { readonly kind: 'custom'; readonly handle: (request: IncomingMessage, response: ServerResponse, body: ChatRequestBody) => void };
+  | {
+      readonly kind: 'custom';
+      readonly handle: (request: IncomingMessage, response: ServerResponse, body: ChatRequestBody) => void;
+    };
 
 export type ChatRequestBody = Record<string, unknown>;
 
@@ -135,7 +144,14 @@ export async function startOpenAIUpstream(options: OpenAIUpstreamOptions = {}): 
       } catch {
         body = {};
       }
-      const record: RecordedUpstreamRequest = { method: request.method ?? '', path, headers: request.headers, body, clientAborted: false, remotePort: request.socket.remotePort };
+      const record: RecordedUpstreamRequest = {
+        method: request.method ?? '',
+        path,
+        headers: request.headers,
+        body,
+        clientAborted: false,
+        remotePort: request.socket.remotePort,
+      };
       requests.push(record);
       response.once('close', () => {
         if (response.writableFinished) return;
@@ -147,17 +163,29 @@ export async function startOpenAIUpstream(options: OpenAIUpstreamOptions = {}): 
     });
   });
 
-  async function answer(request: IncomingMessage, response: ServerResponse, path: string, body: ChatRequestBody): Promise<void> {
+  async function answer(
+    request: IncomingMessage,
+    response: ServerResponse,
+    path: string,
+    body: ChatRequestBody,
+  ): Promise<void> {
     if (options.apiKey !== undefined && request.headers.authorization !== `Bearer ${options.apiKey}`) {
-      return sendJson(response, 401, { error: { message: 'Invalid API key', type: 'invalid_request_error', code: 'invalid_api_key' } });
+      return sendJson(response, 401, {
+        error: { message: 'Invalid API key', type: 'invalid_request_error', code: 'invalid_api_key' },
+      });
     }
     if (request.method === 'GET' && path === '/v1/models') {
       if (options.latencyMs) await sleep(options.latencyMs);
-      if (!Array.isArray(models)) return sendJson(response, (models as { status: number }).status, { error: { message: 'models unavailable' } });
+      if (!Array.isArray(models))
+        return sendJson(response, (models as { status: number }).status, { error: { message: 'models unavailable' } });
       const ids = models as readonly string[];
-      return sendJson(response, 200, { object: 'list', data: ids.map((id) => ({ id, object: 'model', created: 1_700_000_000, owned_by: 'test' })) });
+      return sendJson(response, 200, {
+        object: 'list',
+        data: ids.map((id) => ({ id, object: 'model', created: 1_700_000_000, owned_by: 'test' })),
+      });
     }
-    if (request.method !== 'POST' || path !== '/v1/chat/completions') return sendJson(response, 404, { error: { message: `No route ${path}` } });
+    if (request.method !== 'POST' || path !== '/v1/chat/completions')
+      return sendJson(response, 404, { error: { message: `No route ${path}` } });
 
     const current = pending.shift() ?? behavior;
     if (options.latencyMs) await sleep(options.latencyMs);
@@ -168,7 +196,14 @@ export async function startOpenAIUpstream(options: OpenAIUpstreamOptions = {}): 
         return sendJson(
           response,
           current.status,
-          current.body ?? { error: { message: current.message ?? `upstream failure ${current.status}`, type: 'invalid_request_error', param: null, code: null } },
+          current.body ?? {
+            error: {
+              message: current.message ?? `upstream failure ${current.status}`,
+              type: 'invalid_request_error',
+              param: null,
+              code: null,
+            },
+          },
         );
       case 'delay':
         await sleep(current.ms);
@@ -267,14 +302,28 @@ async function reply(response: ServerResponse, body: ChatRequestBody, id: string
       finish_reason: finishReason,
       ...(spec.stopReason === undefined ? {} : { stop_reason: spec.stopReason }),
     }));
-    return sendJson(response, 200, { id, object: 'chat.completion', created, model, choices, ...(usage ? { usage: usageJson(usage) } : {}) });
+    return sendJson(response, 200, {
+      id,
+      object: 'chat.completion',
+      created,
+      model,
+      choices,
+      ...(usage ? { usage: usageJson(usage) } : {}),
+    });
   }
 
   const streamOptions = body.stream_options as { include_usage?: unknown } | undefined;
   const includeUsage = streamOptions?.include_usage === true;
-  response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+  response.writeHead(200, {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+  });
   const send = (choices: unknown[], extra: Record<string, unknown> = {}) => {
-    if (!response.destroyed) response.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices, ...extra })}\n\n`);
+    if (!response.destroyed)
+      response.write(
+        `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices, ...extra })}\n\n`,
+      );
   };
   const everyChoice = (delta: Record<string, unknown>, more: Record<string, unknown> = {}) =>
     Array.from({ length: choiceCount }, (_, index) => ({ index, delta, logprobs: null, finish_reason: null, ...more }));
@@ -303,7 +352,8 @@ async function reply(response: ServerResponse, body: ChatRequestBody, id: string
     send(everyChoice({ content: pieces[index] }, index === 0 && spec.logprobs ? { logprobs: spec.logprobs } : {}));
   }
   if (spec.holdAfterChunks !== undefined && spec.holdAfterChunks >= pieces.length) return;
-  if (spec.pauseAfterChunks !== undefined && spec.pauseAfterChunks >= pieces.length && spec.pauseMs) await sleep(spec.pauseMs);
+  if (spec.pauseAfterChunks !== undefined && spec.pauseAfterChunks >= pieces.length && spec.pauseMs)
+    await sleep(spec.pauseMs);
   if (spec.breakAfterChunks !== undefined && spec.breakAfterChunks >= pieces.length) {
     response.destroy();
     return;
@@ -311,14 +361,25 @@ async function reply(response: ServerResponse, body: ChatRequestBody, id: string
   for (const [callIndex, call] of toolCalls.entries()) {
     await pauseBetween();
     // The name first, the arguments in two fragments: how vLLM and OpenAI stream a tool call.
-    send(everyChoice({ tool_calls: [{ index: callIndex, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] }));
+    send(
+      everyChoice({
+        tool_calls: [
+          { index: callIndex, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } },
+        ],
+      }),
+    );
     const half = Math.ceil(call.function.arguments.length / 2);
     for (const fragment of [call.function.arguments.slice(0, half), call.function.arguments.slice(half)]) {
       if (fragment) send(everyChoice({ tool_calls: [{ index: callIndex, function: { arguments: fragment } }] }));
     }
   }
   await pauseBetween();
-  send(everyChoice({}, { finish_reason: finishReason, ...(spec.stopReason === undefined ? {} : { stop_reason: spec.stopReason }) }));
+  send(
+    everyChoice(
+      {},
+      { finish_reason: finishReason, ...(spec.stopReason === undefined ? {} : { stop_reason: spec.stopReason }) },
+    ),
+  );
   if (includeUsage && usage) send([], { usage: usageJson(usage) });
   if (!response.destroyed) response.end('data: [DONE]\n\n');
 }

@@ -1,4 +1,10 @@
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import { listenLocally } from './local-server.ts';
 
 /*
@@ -49,12 +55,19 @@ export const rawBody =
     response.writeHead(200, { 'content-type': contentType }).end(body);
   };
 
-async function startFake(handle: (url: URL, request: IncomingMessage, response: ServerResponse) => void): Promise<FakeUpstream> {
+async function startFake(
+  handle: (url: URL, request: IncomingMessage, response: ServerResponse) => void,
+): Promise<FakeUpstream> {
   const requests: RecordedRequest[] = [];
   const overrides: Override[] = [];
   const server: Server = createServer((request, response) => {
     const url = new URL(request.url ?? '/', 'http://127.0.0.1');
-    requests.push({ method: request.method ?? '', path: url.pathname, params: url.searchParams, headers: request.headers });
+    requests.push({
+      method: request.method ?? '',
+      path: url.pathname,
+      params: url.searchParams,
+      headers: request.headers,
+    });
     const override = overrides.shift();
     if (override) override(request, response);
     else handle(url, request, response);
@@ -85,7 +98,9 @@ function hits(query: string, engine: string, first: number, count: number) {
 }
 
 /** A SearXNG instance with json enabled; page sizes follow `pageSizes` (default 10 per page, 3 pages). */
-export async function startSearxng(options: { pageSizes?: number[]; jsonEnabled?: boolean } = {}): Promise<FakeUpstream> {
+export async function startSearxng(
+  options: { pageSizes?: number[]; jsonEnabled?: boolean } = {},
+): Promise<FakeUpstream> {
   const pageSizes = options.pageSizes ?? [10, 10, 10];
   return startFake((url, _request, response) => {
     if (url.pathname !== '/search') return sendJson(response, 404, { error: 'not found' });
@@ -128,11 +143,18 @@ export async function startSearxng(options: { pageSizes?: number[]; jsonEnabled?
 /** The Brave Search API, accepting only `token`. */
 export async function startBrave(token: string): Promise<FakeUpstream> {
   return startFake((url, request, response) => {
-    if (url.pathname !== '/res/v1/web/search') return sendJson(response, 404, { type: 'ErrorResponse', error: { status: 404, code: 'NOT_FOUND' } });
+    if (url.pathname !== '/res/v1/web/search')
+      return sendJson(response, 404, { type: 'ErrorResponse', error: { status: 404, code: 'NOT_FOUND' } });
     if (request.headers['x-subscription-token'] !== token) {
       return sendJson(response, 401, {
         type: 'ErrorResponse',
-        error: { id: 'b2f0c1e4', status: 401, code: 'SUBSCRIPTION_TOKEN_INVALID', detail: 'The provided subscription token is invalid.', meta: { component: 'authentication' } },
+        error: {
+          id: 'b2f0c1e4',
+          status: 401,
+          code: 'SUBSCRIPTION_TOKEN_INVALID',
+          detail: 'The provided subscription token is invalid.',
+          meta: { component: 'authentication' },
+        },
         time: 1_700_000_000,
       });
     }
@@ -144,18 +166,50 @@ export async function startBrave(token: string): Promise<FakeUpstream> {
       is_source_local: false,
       is_source_both: false,
       description: hit.snippet,
-      ...(hit.n % 3 === 0 ? { age: '2 days ago' } : { page_age: `2024-05-1${hit.n % 10}T08:30:00`, age: `May 1${hit.n % 10}, 2024` }),
-      profile: { name: 'Example', url: hit.url, long_name: 'brave.example.org', img: 'https://imgs.search.brave.com/x.png' },
+      ...(hit.n % 3 === 0
+        ? { age: '2 days ago' }
+        : { page_age: `2024-05-1${hit.n % 10}T08:30:00`, age: `May 1${hit.n % 10}, 2024` }),
+      profile: {
+        name: 'Example',
+        url: hit.url,
+        long_name: 'brave.example.org',
+        img: 'https://imgs.search.brave.com/x.png',
+      },
       language: 'en',
       family_friendly: true,
       type: 'search_result',
       subtype: 'generic',
-      meta_url: { scheme: 'https', netloc: 'brave.example.org', hostname: 'brave.example.org', favicon: 'https://imgs.search.brave.com/f.png', path: '› articles' },
+      meta_url: {
+        scheme: 'https',
+        netloc: 'brave.example.org',
+        hostname: 'brave.example.org',
+        favicon: 'https://imgs.search.brave.com/f.png',
+        path: '› articles',
+      },
     }));
     sendJson(response, 200, {
       type: 'search',
-      query: { original: query, show_strict_warning: false, is_navigational: false, is_news_breaking: false, spellcheck_off: true, country: 'us', bad_results: false, should_fallback: false, postal_code: '', city: '', header_country: '', more_results_available: true, state: '' },
-      mixed: { type: 'mixed', main: results.map((_, index) => ({ type: 'web', index, all: false })), top: [], side: [] },
+      query: {
+        original: query,
+        show_strict_warning: false,
+        is_navigational: false,
+        is_news_breaking: false,
+        spellcheck_off: true,
+        country: 'us',
+        bad_results: false,
+        should_fallback: false,
+        postal_code: '',
+        city: '',
+        header_country: '',
+        more_results_available: true,
+        state: '',
+      },
+      mixed: {
+        type: 'mixed',
+        main: results.map((_, index) => ({ type: 'web', index, all: false })),
+        top: [],
+        side: [],
+      },
       web: { type: 'search', results, family_friendly: true },
     });
   });

@@ -37,7 +37,11 @@ export interface ServerProcess {
 /** Starts the server as `npm start` runs it (the build, made by test/global-setup.ts) and waits until /healthz answers. */
 export async function startServer(env: Record<string, string>): Promise<ServerProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, [SERVER_ENTRY], { cwd: ROOT, env: childEnv({ HOST: '127.0.0.1', PORT: String(port), ...env }), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [SERVER_ENTRY], {
+    cwd: ROOT,
+    env: childEnv({ HOST: '127.0.0.1', PORT: String(port), ...env }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -70,8 +74,15 @@ export async function startServer(env: Record<string, string>): Promise<ServerPr
 }
 
 /** Runs the operator CLI as a separate process, as an operator would. */
-export async function runCliProcess(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+export async function runCliProcess(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+    cwd: ROOT,
+    env: childEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -84,7 +95,9 @@ export async function runCliProcess(args: string[], env: Record<string, string>)
  * Where a server process keeps its data: a fresh data directory (PGlite), and with TEST_DATABASE_URL a fresh
  * PostgreSQL database too. `env` goes to the server and the CLI; `remove` deletes both.
  */
-export async function serverStorage(prefix: string): Promise<{ dataDir: string; env: Record<string, string>; remove(): Promise<void> }> {
+export async function serverStorage(
+  prefix: string,
+): Promise<{ dataDir: string; env: Record<string, string>; remove(): Promise<void> }> {
   const dataDir = mkdtempSync(join(tmpdir(), prefix));
   const env: Record<string, string> = { LAGOON_DATA_DIR: dataDir };
   let dropDatabase: (() => Promise<void>) | undefined;

@@ -13,13 +13,21 @@ export const testServiceOptions = {
 
 /** Services as the server wires them; `balanceLeases: false` holds and settles every call in the database. */
 export function createTestServices(db: Database, options: { balanceLeases?: boolean } = {}): Services {
-  return createServices(db, createLogger('silent'), { ...testServiceOptions, billing: { ...testServiceOptions.billing, balanceLeases: options.balanceLeases ?? true } });
+  return createServices(db, createLogger('silent'), {
+    ...testServiceOptions,
+    billing: { ...testServiceOptions.billing, balanceLeases: options.balanceLeases ?? true },
+  });
 }
 
 /** A funded account with a key, authenticated the way a request would be. */
 export async function createAccountWithKey(
   services: Services,
-  options: { name?: string; type?: ApiKeyType; credit?: Partial<Record<'USD' | 'DIEM' | 'VCU' | 'BUNDLED_CREDITS', string>>; keyInput?: Record<string, unknown> } = {},
+  options: {
+    name?: string;
+    type?: ApiKeyType;
+    credit?: Partial<Record<'USD' | 'DIEM' | 'VCU' | 'BUNDLED_CREDITS', string>>;
+    keyInput?: Record<string, unknown>;
+  } = {},
 ): Promise<{ accountId: string; secret: string; keyId: string; auth: AuthContext; adminSecret: string }> {
   const op = operator();
   const { account, adminKey } = await services.accounts.create(op, { name: options.name ?? 'test account' });
@@ -29,7 +37,11 @@ export async function createAccountWithKey(
   let secret = adminKey.secret;
   if (options.type === 'INFERENCE' || options.keyInput) {
     const adminAuth = await services.auth.authenticate({ authorization: `Bearer ${adminKey.secret}` }, 'setup');
-    const created = await services.apiKeys.create(adminAuth, { apiKeyType: options.type ?? 'INFERENCE', description: 'test key', ...options.keyInput });
+    const created = await services.apiKeys.create(adminAuth, {
+      apiKeyType: options.type ?? 'INFERENCE',
+      description: 'test key',
+      ...options.keyInput,
+    });
     secret = created.secret;
   }
   const auth = await services.auth.authenticate({ authorization: `Bearer ${secret}` }, 'req');

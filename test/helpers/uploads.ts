@@ -3,9 +3,18 @@ import { createAccountWithKey } from './services.ts';
 
 /** A funded INFERENCE key and readers for what its account was charged. */
 export async function fundedAccount(t: TestApp, usd = '1') {
-  const { secret, accountId } = await createAccountWithKey(t.app.services, { credit: usd === '0' ? {} : { USD: usd }, type: 'INFERENCE' });
+  const { secret, accountId } = await createAccountWithKey(t.app.services, {
+    credit: usd === '0' ? {} : { USD: usd },
+    type: 'INFERENCE',
+  });
   const usd$ = async () => (await t.app.services.billing.balancesOf(accountId)).find((b) => b.currency === 'USD')!;
-  const usage = () => t.app.database.db.selectFrom('usage_entries').selectAll().where('account_id', '=', accountId).orderBy('created_at').execute();
+  const usage = () =>
+    t.app.database.db
+      .selectFrom('usage_entries')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .orderBy('created_at')
+      .execute();
   return { secret, accountId, balance: usd$, usage };
 }
 
@@ -16,8 +25,12 @@ export async function fundedAccount(t: TestApp, usd = '1') {
 export function streamingMultipart(fileBytes: number, field = 'file', extra: Record<string, string> = {}) {
   const boundary = '----lagoon-test-boundary-7d1f';
   const encoder = new TextEncoder();
-  const fields = Object.entries(extra).map(([name, value]) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`).join('');
-  const head = encoder.encode(`${fields}--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`);
+  const fields = Object.entries(extra)
+    .map(([name, value]) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`)
+    .join('');
+  const head = encoder.encode(
+    `${fields}--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+  );
   const tail = encoder.encode(`\r\n--${boundary}--\r\n`);
   const chunk = new Uint8Array(64 * 1024).fill(0x41);
   const stats = { pulled: 0, cancelled: false };
@@ -47,10 +60,20 @@ export function streamingMultipart(fileBytes: number, field = 'file', extra: Rec
       stats.cancelled = true;
     },
   });
-  return { body, contentType: `multipart/form-data; boundary=${boundary}`, length: head.length + fileBytes + tail.length, stats };
+  return {
+    body,
+    contentType: `multipart/form-data; boundary=${boundary}`,
+    length: head.length + fileBytes + tail.length,
+    stats,
+  };
 }
 
 /** A Request with a streamed body (fetch needs `duplex: 'half'` for those). */
-export function streamingRequest(url: string, init: { headers: Record<string, string>; body: ReadableStream<Uint8Array> }): Request {
-  return new Request(url, { method: 'POST', headers: init.headers, body: init.body, duplex: 'half' } as RequestInit & { duplex: 'half' });
+export function streamingRequest(
+  url: string,
+  init: { headers: Record<string, string>; body: ReadableStream<Uint8Array> },
+): Request {
+  return new Request(url, { method: 'POST', headers: init.headers, body: init.body, duplex: 'half' } as RequestInit & {
+    duplex: 'half';
+  });
 }

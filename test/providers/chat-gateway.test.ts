@@ -25,11 +25,25 @@ let b: OpenAIUpstream;
 let clock = 1_000_000;
 const gateways: ChatGateway[] = [];
 const observed: { provider: string; operation: string; outcome: string }[] = [];
-const metrics: UpstreamMetrics = { observeUpstream: (provider, operation, outcome) => void observed.push({ provider, operation, outcome }) };
+const metrics: UpstreamMetrics = {
+  observeUpstream: (provider, operation, outcome) => void observed.push({ provider, operation, outcome }),
+};
 
 function gateway(overrides: Partial<ProviderConfig> = {}, extra: ProviderConfig[] = []): ChatGateway {
-  const provider = (id: string, url: string): ProviderConfig => ({ id, type: 'openai-compatible', baseUrl: url, timeoutMs: 300, maxRetries: 1, cooldownMs: 60_000, ...overrides });
-  const created = new ChatGateway({ providers: [provider('a', a.url), provider('b', b.url), ...extra], metrics, now: () => clock });
+  const provider = (id: string, url: string): ProviderConfig => ({
+    id,
+    type: 'openai-compatible',
+    baseUrl: url,
+    timeoutMs: 300,
+    maxRetries: 1,
+    cooldownMs: 60_000,
+    ...overrides,
+  });
+  const created = new ChatGateway({
+    providers: [provider('a', a.url), provider('b', b.url), ...extra],
+    metrics,
+    now: () => clock,
+  });
   gateways.push(created);
   return created;
 }
@@ -143,7 +157,9 @@ describe('ChatGateway', () => {
     const error = await failure(chat.complete([{ providerId: 'gone', upstreamModel: 'secret-model' }], body, {}));
     expect(error).toMatchObject({ status: 503, code: 'SERVICE_UNAVAILABLE' });
     expect((error as Error).message).not.toMatch(/gone|secret/);
-    expect((await chat.complete([{ providerId: 'gone', upstreamModel: 'x' }, both[1]!], body, {})).providerId).toBe('b');
+    expect((await chat.complete([{ providerId: 'gone', upstreamModel: 'x' }, both[1]!], body, {})).providerId).toBe(
+      'b',
+    );
     expect(chat.has('a')).toBe(true);
     expect(chat.has('gone')).toBe(false);
   });
@@ -181,6 +197,8 @@ describe('ChatGateway', () => {
   });
 
   it('refuses invalid adapter options with the provider named', () => {
-    expect(() => gateway({}, [{ id: 'sim2', type: 'simulator', options: { chunkDelay: 3 } }])).toThrow(/provider "sim2".*chunkDelay/);
+    expect(() => gateway({}, [{ id: 'sim2', type: 'simulator', options: { chunkDelay: 3 } }])).toThrow(
+      /provider "sim2".*chunkDelay/,
+    );
   });
 });

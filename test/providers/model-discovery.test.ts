@@ -11,7 +11,12 @@ import { startOpenAIUpstream, type OpenAIUpstream } from '../helpers/openai-upst
 interface ModelRecord {
   id: string;
   context_length?: number;
-  model_spec: { name: string; traits: string[]; pricing: Record<string, { usd: number; diem: number }>; capabilities?: Record<string, unknown> };
+  model_spec: {
+    name: string;
+    traits: string[];
+    pricing: Record<string, { usd: number; diem: number }>;
+    capabilities?: Record<string, unknown>;
+  };
 }
 
 // A model the upstream also lists (qwen2.5:7b → qwen2.5-7b): the config's definition wins.
@@ -45,7 +50,11 @@ describe(`zero-config model discovery (${testDatabaseKind})`, () => {
     upstream = await startOpenAIUpstream({ models: UPSTREAM_MODELS, apiKey: 'sk-local' });
     dir = mkdtempSync(join(tmpdir(), 'lagoon-discovery-'));
     writeFileSync(join(dir, 'operator.yaml'), OPERATOR_CONFIG);
-    t = await createTestApp({ LAGOON_CONFIG: join(dir, 'operator.yaml'), OPENAI_COMPATIBLE_BASE_URL: upstream.url, OPENAI_COMPATIBLE_API_KEY: 'sk-local' });
+    t = await createTestApp({
+      LAGOON_CONFIG: join(dir, 'operator.yaml'),
+      OPENAI_COMPATIBLE_BASE_URL: upstream.url,
+      OPENAI_COMPATIBLE_API_KEY: 'sk-local',
+    });
   });
   afterAll(async () => {
     await t.close();
@@ -56,15 +65,26 @@ describe(`zero-config model discovery (${testDatabaseKind})`, () => {
   it('lists the upstream models in GET /models with the discovery pricing, after the configured ones', async () => {
     const models = await textModels();
     const ids = models.map((m) => m.id);
-    expect(ids).toEqual(expect.arrayContaining(['lagoon-sim-chat', 'meta-llama/Llama-3.3-70B-Instruct', 'qwen2.5-7b', 'llama3.2']));
+    expect(ids).toEqual(
+      expect.arrayContaining(['lagoon-sim-chat', 'meta-llama/Llama-3.3-70B-Instruct', 'qwen2.5-7b', 'llama3.2']),
+    );
     expect(ids.indexOf('meta-llama/Llama-3.3-70B-Instruct')).toBeGreaterThan(ids.indexOf('lagoon-sim-chat'));
     const llama = models.find((m) => m.id === 'meta-llama/Llama-3.3-70B-Instruct');
     expect(llama?.context_length).toBe(65536);
-    expect(llama?.model_spec.pricing).toEqual({ input: { usd: 0.3, diem: 0.3 }, output: { usd: 1.2, diem: 1.2 }, cache_input: { usd: 0.1, diem: 0.1 } });
+    expect(llama?.model_spec.pricing).toEqual({
+      input: { usd: 0.3, diem: 0.3 },
+      output: { usd: 1.2, diem: 1.2 },
+      cache_input: { usd: 0.1, diem: 0.1 },
+    });
     expect(llama?.model_spec.traits).toEqual(['local']);
-    expect(llama?.model_spec.capabilities).toMatchObject({ supportsFunctionCalling: true, supportsResponseSchema: true });
+    expect(llama?.model_spec.capabilities).toMatchObject({
+      supportsFunctionCalling: true,
+      supportsResponseSchema: true,
+    });
     expect(models.find((m) => m.id === 'llama3.2')?.model_spec.traits).toEqual([]);
-    const traits = (await (await t.call('/api/v1/models/traits', { key: null })).json()) as { data: Record<string, string> };
+    const traits = (await (await t.call('/api/v1/models/traits', { key: null })).json()) as {
+      data: Record<string, string>;
+    };
     expect(traits.data.local).toBe('meta-llama/Llama-3.3-70B-Instruct');
     // Discovery authenticated with the env key.
     expect(upstream.requests.find((r) => r.path === '/v1/models')?.headers.authorization).toBe('Bearer sk-local');
@@ -79,7 +99,11 @@ describe(`zero-config model discovery (${testDatabaseKind})`, () => {
   it('binds discovered models to the upstream under their own names', async () => {
     const model = await t.app.services.catalog.resolveModel(anonymous('test'), 'llama3.2', 'text');
     expect(model?.providers).toEqual([{ providerId: 'openai-compatible', upstreamModel: 'llama3.2:latest' }]);
-    const result = await t.app.services.chatGateway.complete(model?.providers ?? [], { messages: [{ role: 'user', content: 'Hi' }] }, {});
+    const result = await t.app.services.chatGateway.complete(
+      model?.providers ?? [],
+      { messages: [{ role: 'user', content: 'Hi' }] },
+      {},
+    );
     expect(result.completion.choices[0]?.message.content).toBe('Hello from the test upstream.');
     expect(upstream.chatRequests().at(-1)?.body.model).toBe('llama3.2:latest');
   });

@@ -1,11 +1,22 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { UpstreamError, ValidationError } from '../../src/errors.ts';
-import type { UpstreamChatChunk, UpstreamChatRequest, UpstreamChatStream } from '../../src/providers/chat/chat-provider.ts';
-import { OpenAICompatibleAdapter, type OpenAICompatibleSettings } from '../../src/providers/chat/openai-compatible.adapter.ts';
+import type {
+  UpstreamChatChunk,
+  UpstreamChatRequest,
+  UpstreamChatStream,
+} from '../../src/providers/chat/chat-provider.ts';
+import {
+  OpenAICompatibleAdapter,
+  type OpenAICompatibleSettings,
+} from '../../src/providers/chat/openai-compatible.adapter.ts';
 import { ChatUpstreamError } from '../../src/providers/chat/upstream-errors.ts';
 import { DEFAULT_REPLY_CONTENT, startOpenAIUpstream, type OpenAIUpstream } from '../helpers/openai-upstream.ts';
 
-const request = (extra: Record<string, unknown> = {}): UpstreamChatRequest => ({ model: 'up-model', messages: [{ role: 'user', content: 'Hi there' }], ...extra });
+const request = (extra: Record<string, unknown> = {}): UpstreamChatRequest => ({
+  model: 'up-model',
+  messages: [{ role: 'user', content: 'Hi there' }],
+  ...extra,
+});
 
 async function collect(stream: UpstreamChatStream): Promise<UpstreamChatChunk[]> {
   const chunks: UpstreamChatChunk[] = [];
@@ -13,8 +24,10 @@ async function collect(stream: UpstreamChatStream): Promise<UpstreamChatChunk[]>
   return chunks;
 }
 
-const contentOf = (chunks: UpstreamChatChunk[]) => chunks.flatMap((c) => c.choices.map((choice) => choice.delta.content ?? '')).join('');
-const reasoningOf = (chunks: UpstreamChatChunk[]) => chunks.flatMap((c) => c.choices.map((choice) => choice.delta.reasoning_content ?? '')).join('');
+const contentOf = (chunks: UpstreamChatChunk[]) =>
+  chunks.flatMap((c) => c.choices.map((choice) => choice.delta.content ?? '')).join('');
+const reasoningOf = (chunks: UpstreamChatChunk[]) =>
+  chunks.flatMap((c) => c.choices.map((choice) => choice.delta.reasoning_content ?? '')).join('');
 
 async function failure(promise: Promise<unknown>): Promise<unknown> {
   try {
@@ -28,7 +41,13 @@ async function failure(promise: Promise<unknown>): Promise<unknown> {
 let upstream: OpenAIUpstream;
 const adapters: OpenAICompatibleAdapter[] = [];
 const adapter = (settings: Partial<OpenAICompatibleSettings> = {}) => {
-  const created = new OpenAICompatibleAdapter('test-upstream', { baseUrl: upstream.url, apiKey: 'sk-upstream', timeoutMs: 2_000, headers: { 'x-operator': 'acme' }, ...settings });
+  const created = new OpenAICompatibleAdapter('test-upstream', {
+    baseUrl: upstream.url,
+    apiKey: 'sk-upstream',
+    timeoutMs: 2_000,
+    headers: { 'x-operator': 'acme' },
+    ...settings,
+  });
   adapters.push(created);
   return created;
 };
@@ -49,14 +68,25 @@ describe('OpenAICompatibleAdapter, non-streaming', () => {
   it('posts the body with the operator key and headers, and normalises the answer', async () => {
     const completion = await adapter().complete(request({ temperature: 0.2 }), { requestId: 'req-123' });
     expect(completion.choices).toEqual([
-      { index: 0, message: { role: 'assistant', content: DEFAULT_REPLY_CONTENT, reasoning_content: null, tool_calls: [] }, finish_reason: 'stop', stop_reason: null, logprobs: null },
+      {
+        index: 0,
+        message: { role: 'assistant', content: DEFAULT_REPLY_CONTENT, reasoning_content: null, tool_calls: [] },
+        finish_reason: 'stop',
+        stop_reason: null,
+        logprobs: null,
+      },
     ]);
     expect(completion.usage).toEqual({ prompt_tokens: 12, completion_tokens: 7, total_tokens: 19, cached_tokens: 0 });
     const [sent] = upstream.chatRequests();
     expect(sent?.headers.authorization).toBe('Bearer sk-upstream');
     expect(sent?.headers['x-operator']).toBe('acme');
     expect(sent?.headers['x-request-id']).toBe('req-123');
-    expect(sent?.body).toEqual({ model: 'up-model', messages: [{ role: 'user', content: 'Hi there' }], temperature: 0.2, stream: false });
+    expect(sent?.body).toEqual({
+      model: 'up-model',
+      messages: [{ role: 'user', content: 'Hi there' }],
+      temperature: 0.2,
+      stream: false,
+    });
   });
 
   it('reuses the connection (keep-alive pool)', async () => {
@@ -78,21 +108,45 @@ describe('OpenAICompatibleAdapter, non-streaming', () => {
       logprobs,
       stopReason: 'END',
     });
-    const tools = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }];
-    const responseFormat = { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'object' }, strict: true } };
-    const completion = await adapter().complete(request({ tools, tool_choice: 'auto', response_format: responseFormat, logprobs: true, top_logprobs: 2 }), {});
-    expect(upstream.chatRequests()[0]?.body).toMatchObject({ tools, tool_choice: 'auto', response_format: responseFormat, logprobs: true, top_logprobs: 2 });
+    const tools = [
+      {
+        type: 'function',
+        function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } },
+      },
+    ];
+    const responseFormat = {
+      type: 'json_schema',
+      json_schema: { name: 'x', schema: { type: 'object' }, strict: true },
+    };
+    const completion = await adapter().complete(
+      request({ tools, tool_choice: 'auto', response_format: responseFormat, logprobs: true, top_logprobs: 2 }),
+      {},
+    );
+    expect(upstream.chatRequests()[0]?.body).toMatchObject({
+      tools,
+      tool_choice: 'auto',
+      response_format: responseFormat,
+      logprobs: true,
+      top_logprobs: 2,
+    });
     const [choice] = completion.choices;
     expect(choice?.message).toEqual({
       role: 'assistant',
       content: null,
       reasoning_content: 'The user wants the weather.',
-      tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }],
+      tool_calls: [
+        { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+      ],
     });
     expect(choice?.finish_reason).toBe('tool_calls');
     expect(choice?.stop_reason).toBe('END');
     expect(choice?.logprobs).toEqual(logprobs);
-    expect(completion.usage).toEqual({ prompt_tokens: 100, completion_tokens: 20, total_tokens: 120, cached_tokens: 64 });
+    expect(completion.usage).toEqual({
+      prompt_tokens: 100,
+      completion_tokens: 20,
+      total_tokens: 120,
+      cached_tokens: 64,
+    });
   });
 
   it('reads `reasoning` as reasoning_content, and reports no usage as null', async () => {
@@ -105,7 +159,10 @@ describe('OpenAICompatibleAdapter, non-streaming', () => {
   it('splits inline <think> blocks when asked (per call or per provider)', async () => {
     upstream.setBehavior({ kind: 'reply', content: '<think>\nTwo plus two is four.\n</think>\n\nThe answer is 4.' });
     const split = await adapter().complete(request(), { splitThinkTags: true });
-    expect(split.choices[0]?.message).toMatchObject({ content: 'The answer is 4.', reasoning_content: 'Two plus two is four.' });
+    expect(split.choices[0]?.message).toMatchObject({
+      content: 'The answer is 4.',
+      reasoning_content: 'Two plus two is four.',
+    });
     const byProvider = await adapter({ options: { splitThinkTags: true } }).complete(request(), {});
     expect(byProvider.choices[0]?.message.content).toBe('The answer is 4.');
     const kept = await adapter().complete(request(), {});
@@ -120,29 +177,51 @@ describe('OpenAICompatibleAdapter, non-streaming', () => {
 describe('OpenAICompatibleAdapter, streaming', () => {
   it('asks for usage, forwards chunks as they come and ends with the usage chunk', async () => {
     upstream.setBehavior({ kind: 'reply', usage: { prompt_tokens: 5, completion_tokens: 6, cached_tokens: 2 } });
-    const chunks = await collect(await adapter().stream(request({ stream_options: { continuous_usage_stats: false } }), {}));
-    expect(upstream.chatRequests()[0]?.body).toMatchObject({ stream: true, stream_options: { include_usage: true, continuous_usage_stats: false } });
+    const chunks = await collect(
+      await adapter().stream(request({ stream_options: { continuous_usage_stats: false } }), {}),
+    );
+    expect(upstream.chatRequests()[0]?.body).toMatchObject({
+      stream: true,
+      stream_options: { include_usage: true, continuous_usage_stats: false },
+    });
     expect(contentOf(chunks)).toBe(DEFAULT_REPLY_CONTENT);
     expect(chunks.length).toBeGreaterThan(3);
     expect(chunks[0]?.choices[0]?.delta.role).toBe('assistant');
     expect(chunks.at(-2)?.choices[0]?.finish_reason).toBe('stop');
-    expect(chunks.at(-1)).toMatchObject({ choices: [], usage: { prompt_tokens: 5, completion_tokens: 6, total_tokens: 11, cached_tokens: 2 } });
+    expect(chunks.at(-1)).toMatchObject({
+      choices: [],
+      usage: { prompt_tokens: 5, completion_tokens: 6, total_tokens: 11, cached_tokens: 2 },
+    });
   });
 
   it('streams tool call fragments, reasoning and logprobs', async () => {
     const logprobs = { content: [{ token: 'Sure', logprob: -0.2, bytes: [83], top_logprobs: [] }] };
-    upstream.setBehavior({ kind: 'reply', content: 'Sure ', reasoning: 'Plan it.', logprobs, toolCalls: [{ id: 'call_9', name: 'lookup', arguments: '{"q":"tides"}' }] });
+    upstream.setBehavior({
+      kind: 'reply',
+      content: 'Sure ',
+      reasoning: 'Plan it.',
+      logprobs,
+      toolCalls: [{ id: 'call_9', name: 'lookup', arguments: '{"q":"tides"}' }],
+    });
     const chunks = await collect(await adapter().stream(request(), {}));
     expect(reasoningOf(chunks)).toBe('Plan it.');
     const toolDeltas = chunks.flatMap((c) => c.choices.flatMap((choice) => choice.delta.tool_calls ?? []));
-    expect(toolDeltas[0]).toEqual({ index: 0, id: 'call_9', type: 'function', function: { name: 'lookup', arguments: '' } });
+    expect(toolDeltas[0]).toEqual({
+      index: 0,
+      id: 'call_9',
+      type: 'function',
+      function: { name: 'lookup', arguments: '' },
+    });
     expect(toolDeltas.map((d) => d.function?.arguments ?? '').join('')).toBe('{"q":"tides"}');
     expect(chunks.find((c) => c.choices[0]?.delta.content === 'Sure ')?.choices[0]?.logprobs).toEqual(logprobs);
     expect(chunks.some((c) => c.choices[0]?.finish_reason === 'tool_calls')).toBe(true);
   });
 
   it('splits <think> tags that arrive cut across chunk boundaries', async () => {
-    upstream.setBehavior({ kind: 'reply', chunks: ['<thi', 'nk>\nI am ', 'thinking</th', 'ink>\n\nThe answer', ' is 4. a < b', ' and <', 'b>'] });
+    upstream.setBehavior({
+      kind: 'reply',
+      chunks: ['<thi', 'nk>\nI am ', 'thinking</th', 'ink>\n\nThe answer', ' is 4. a < b', ' and <', 'b>'],
+    });
     const chunks = await collect(await adapter().stream(request(), { splitThinkTags: true }));
     expect(reasoningOf(chunks)).toBe('I am thinking');
     expect(contentOf(chunks)).toBe('The answer is 4. a < b and <b>');
@@ -150,8 +229,11 @@ describe('OpenAICompatibleAdapter, streaming', () => {
   });
 
   it('reads a character whose UTF-8 bytes arrive in two reads', async () => {
-    const event = (delta: object, finish: string | null) => `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
-    const bytes = Buffer.from(event({ role: 'assistant', content: 'Olá 🌊 maré' }, null) + event({}, 'stop') + 'data: [DONE]\n\n');
+    const event = (delta: object, finish: string | null) =>
+      `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+    const bytes = Buffer.from(
+      event({ role: 'assistant', content: 'Olá 🌊 maré' }, null) + event({}, 'stop') + 'data: [DONE]\n\n',
+    );
     const cut = bytes.indexOf(Buffer.from('🌊')) + 2; // inside the 4-byte wave
     upstream.setBehavior({
       kind: 'custom',
@@ -199,21 +281,42 @@ describe('OpenAICompatibleAdapter, faults', () => {
   it('upstream 500 → 502 UPSTREAM_ERROR, retryable', async () => {
     upstream.setBehavior({ kind: 'status', status: 500 });
     const error = await failure(adapter().complete(request(), {}));
-    expect(error).toMatchObject({ status: 502, code: 'UPSTREAM_ERROR', retryable: true, message: 'The model server failed (HTTP 500)' });
-    expect(await failure(adapter().stream(request(), {}))).toMatchObject({ status: 502, code: 'UPSTREAM_ERROR', retryable: true });
+    expect(error).toMatchObject({
+      status: 502,
+      code: 'UPSTREAM_ERROR',
+      retryable: true,
+      message: 'The model server failed (HTTP 500)',
+    });
+    expect(await failure(adapter().stream(request(), {}))).toMatchObject({
+      status: 502,
+      code: 'UPSTREAM_ERROR',
+      retryable: true,
+    });
   });
 
   it('no headers in time → 504 REQUEST_TIMEOUT', async () => {
     upstream.setBehavior({ kind: 'delay', ms: 2_000 });
     const error = await failure(adapter({ timeoutMs: 150 }).complete(request(), {}));
     expect(error).toMatchObject({ status: 504, code: 'REQUEST_TIMEOUT', retryable: true });
-    expect(await failure(adapter({ timeoutMs: 150 }).stream(request(), {}))).toMatchObject({ status: 504, code: 'REQUEST_TIMEOUT' });
+    expect(await failure(adapter({ timeoutMs: 150 }).stream(request(), {}))).toMatchObject({
+      status: 504,
+      code: 'REQUEST_TIMEOUT',
+    });
   });
 
   it('connection reset before headers → 502', async () => {
     upstream.setBehavior({ kind: 'reset' });
-    expect(await failure(adapter().complete(request(), {}))).toMatchObject({ status: 502, code: 'UPSTREAM_ERROR', retryable: true });
-    expect(await failure(adapter().stream(request(), {}))).toMatchObject({ status: 502, code: 'UPSTREAM_ERROR', retryable: true, cancelled: false });
+    expect(await failure(adapter().complete(request(), {}))).toMatchObject({
+      status: 502,
+      code: 'UPSTREAM_ERROR',
+      retryable: true,
+    });
+    expect(await failure(adapter().stream(request(), {}))).toMatchObject({
+      status: 502,
+      code: 'UPSTREAM_ERROR',
+      retryable: true,
+      cancelled: false,
+    });
   });
 
   it('an unreachable upstream → 502', async () => {
@@ -227,8 +330,17 @@ describe('OpenAICompatibleAdapter, faults', () => {
 
   it('malformed JSON and malformed SSE → 502', async () => {
     upstream.setBehavior({ kind: 'malformed' });
-    expect(await failure(adapter().complete(request(), {}))).toMatchObject({ status: 502, code: 'UPSTREAM_ERROR', message: 'The model server sent a malformed completion' });
-    expect(await failure(adapter().stream(request(), {}))).toMatchObject({ status: 502, code: 'UPSTREAM_ERROR', retryable: true, cancelled: false });
+    expect(await failure(adapter().complete(request(), {}))).toMatchObject({
+      status: 502,
+      code: 'UPSTREAM_ERROR',
+      message: 'The model server sent a malformed completion',
+    });
+    expect(await failure(adapter().stream(request(), {}))).toMatchObject({
+      status: 502,
+      code: 'UPSTREAM_ERROR',
+      retryable: true,
+      cancelled: false,
+    });
   });
 
   it('a malformed event after the first chunk fails the iteration with 502', async () => {
@@ -242,7 +354,11 @@ describe('OpenAICompatibleAdapter, faults', () => {
     });
     const stream = await adapter().stream(request(), {});
     const error = await failure(collect(stream));
-    expect(error).toMatchObject({ status: 502, code: 'UPSTREAM_ERROR', message: 'The model server sent a malformed stream event' });
+    expect(error).toMatchObject({
+      status: 502,
+      code: 'UPSTREAM_ERROR',
+      message: 'The model server sent a malformed stream event',
+    });
   });
 
   it('pause then break mid-stream → the iteration fails with 502 after the delivered chunks', async () => {
@@ -254,7 +370,11 @@ describe('OpenAICompatibleAdapter, faults', () => {
         for await (const chunk of stream) seen.push(chunk.choices[0]?.delta.content ?? '');
       })(),
     );
-    expect(error).toMatchObject({ status: 502, code: 'UPSTREAM_ERROR', message: 'The model server broke off the stream' });
+    expect(error).toMatchObject({
+      status: 502,
+      code: 'UPSTREAM_ERROR',
+      message: 'The model server broke off the stream',
+    });
     expect(seen.join('')).toBe('Hello from ');
   });
 
@@ -265,12 +385,23 @@ describe('OpenAICompatibleAdapter, faults', () => {
   });
 
   it("upstream 400 / 422 → ValidationError with the upstream's message", async () => {
-    upstream.setBehavior({ kind: 'status', status: 400, message: "This model's maximum context length is 8192 tokens." });
+    upstream.setBehavior({
+      kind: 'status',
+      status: 400,
+      message: "This model's maximum context length is 8192 tokens.",
+    });
     const error = await failure(adapter().complete(request(), {}));
     expect(error).toBeInstanceOf(ValidationError);
     expect((error as ValidationError).message).toBe("This model's maximum context length is 8192 tokens.");
-    upstream.setBehavior({ kind: 'status', status: 422, body: { detail: [{ loc: ['body', 'top_k'], msg: 'Input should be a valid integer' }] } });
-    expect(await failure(adapter().stream(request(), {}))).toMatchObject({ status: 400, message: 'Input should be a valid integer' });
+    upstream.setBehavior({
+      kind: 'status',
+      status: 422,
+      body: { detail: [{ loc: ['body', 'top_k'], msg: 'Input should be a valid integer' }] },
+    });
+    expect(await failure(adapter().stream(request(), {}))).toMatchObject({
+      status: 400,
+      message: 'Input should be a valid integer',
+    });
   });
 
   it('upstream 401 / 403 → 502 (the operator key, not the caller), not retryable; 429 → 503', async () => {
@@ -279,6 +410,10 @@ describe('OpenAICompatibleAdapter, faults', () => {
     expect(error).toBeInstanceOf(UpstreamError);
     expect(error).toMatchObject({ status: 502, code: 'UPSTREAM_ERROR', retryable: false });
     upstream.setBehavior({ kind: 'status', status: 429 });
-    expect(await failure(adapter().complete(request(), {}))).toMatchObject({ status: 503, code: 'MODEL_AT_CAPACITY', retryable: true });
+    expect(await failure(adapter().complete(request(), {}))).toMatchObject({
+      status: 503,
+      code: 'MODEL_AT_CAPACITY',
+      retryable: true,
+    });
   });
 });

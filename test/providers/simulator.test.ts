@@ -8,10 +8,17 @@ import { SimulatorAdapter } from '../../src/providers/chat/simulator.adapter.ts'
 const sim = new SimulatorAdapter('simulator', { chunkDelayMs: 0 });
 /** zod's JSON Schema reader is the independent check that generated values satisfy the schema. */
 const validator = (schema: object) => z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]);
-const ask = (content: string, extra: Record<string, unknown> = {}): UpstreamChatRequest => ({ model: 'lagoon-sim-chat', messages: [{ role: 'user', content }], ...extra });
+const ask = (content: string, extra: Record<string, unknown> = {}): UpstreamChatRequest => ({
+  model: 'lagoon-sim-chat',
+  messages: [{ role: 'user', content }],
+  ...extra,
+});
 const QUESTION = 'How do I get better at growing tomatoes on a balcony garden?';
 
-async function collect(request: UpstreamChatRequest, options: { reasoning?: boolean } = {}): Promise<UpstreamChatChunk[]> {
+async function collect(
+  request: UpstreamChatRequest,
+  options: { reasoning?: boolean } = {},
+): Promise<UpstreamChatChunk[]> {
   const chunks: UpstreamChatChunk[] = [];
   for await (const chunk of await sim.stream(request, options)) chunks.push(chunk);
   return chunks;
@@ -53,7 +60,11 @@ describe('SimulatorAdapter', () => {
   });
 
   it('stops at max_completion_tokens (or max_tokens) with finish_reason length', async () => {
-    for (const limit of [{ max_completion_tokens: 5 }, { max_tokens: 5 }, { max_tokens: 50, max_completion_tokens: 5 }]) {
+    for (const limit of [
+      { max_completion_tokens: 5 },
+      { max_tokens: 5 },
+      { max_tokens: 50, max_completion_tokens: 5 },
+    ]) {
       const completion = await sim.complete(ask(QUESTION, limit), {});
       expect(completion.choices[0]?.finish_reason).toBe('length');
       expect(completion.usage?.completion_tokens).toBe(5);
@@ -82,7 +93,10 @@ describe('SimulatorAdapter', () => {
   it('calls a tool when forced, with arguments valid for its schema', async () => {
     const validate = validator(WEATHER_TOOL.function.parameters);
     for (const toolChoice of ['required', { type: 'function', function: { name: 'get_weather' } }]) {
-      const completion = await sim.complete(ask('Is it raining?', { tools: [WEATHER_TOOL], tool_choice: toolChoice }), {});
+      const completion = await sim.complete(
+        ask('Is it raining?', { tools: [WEATHER_TOOL], tool_choice: toolChoice }),
+        {},
+      );
       const [choice] = completion.choices;
       expect(choice?.finish_reason).toBe('tool_calls');
       expect(choice?.message.content).toBeNull();
@@ -95,7 +109,10 @@ describe('SimulatorAdapter', () => {
   });
 
   it('with tool_choice auto: calls a tool the user names, otherwise answers in text; a tool result gets a text reply', async () => {
-    const named = await sim.complete(ask('Please use get_weather for Lisbon', { tools: [WEATHER_TOOL], tool_choice: 'auto' }), {});
+    const named = await sim.complete(
+      ask('Please use get_weather for Lisbon', { tools: [WEATHER_TOOL], tool_choice: 'auto' }),
+      {},
+    );
     expect(named.choices[0]?.message.tool_calls).toHaveLength(1);
     const text = await sim.complete(ask('Tell me a fun fact about octopuses', { tools: [WEATHER_TOOL] }), {});
     expect(text.choices[0]?.message.tool_calls).toEqual([]);
@@ -120,7 +137,12 @@ describe('SimulatorAdapter', () => {
   });
 
   it('refuses a tool_choice naming a function that is not in tools', async () => {
-    await expect(sim.complete(ask('x', { tools: [WEATHER_TOOL], tool_choice: { type: 'function', function: { name: 'nope' } } }), {})).rejects.toBeInstanceOf(ValidationError);
+    await expect(
+      sim.complete(
+        ask('x', { tools: [WEATHER_TOOL], tool_choice: { type: 'function', function: { name: 'nope' } } }),
+        {},
+      ),
+    ).rejects.toBeInstanceOf(ValidationError);
   });
 
   it('produces JSON valid for a response_format json_schema', async () => {
@@ -133,18 +155,35 @@ describe('SimulatorAdapter', () => {
         active: { type: 'boolean' },
         role: { enum: ['admin', 'user', 'guest'] },
         tags: { type: 'array', items: { type: 'string', maxLength: 12 }, minItems: 2, maxItems: 4 },
-        address: { type: 'object', properties: { city: { type: 'string' }, zip: { type: 'string', minLength: 5, maxLength: 5 } }, required: ['city', 'zip'], additionalProperties: false },
+        address: {
+          type: 'object',
+          properties: { city: { type: 'string' }, zip: { type: 'string', minLength: 5, maxLength: 5 } },
+          required: ['city', 'zip'],
+          additionalProperties: false,
+        },
         nickname: { anyOf: [{ type: 'string' }, { type: 'null' }] },
         born: { type: 'string', format: 'date' },
         pet: { $ref: '#/$defs/pet' },
       },
       required: ['name', 'age', 'score', 'active', 'role', 'tags', 'address', 'nickname', 'born', 'pet'],
       additionalProperties: false,
-      $defs: { pet: { type: 'object', properties: { kind: { const: 'cat' }, lives: { type: 'integer', multipleOf: 3, minimum: 1, maximum: 9 } }, required: ['kind', 'lives'] } },
+      $defs: {
+        pet: {
+          type: 'object',
+          properties: { kind: { const: 'cat' }, lives: { type: 'integer', multipleOf: 3, minimum: 1, maximum: 9 } },
+          required: ['kind', 'lives'],
+        },
+      },
     };
     const validate = validator(schema);
     for (const seed of [1, 2, 3, 4, 5]) {
-      const completion = await sim.complete(ask('Describe a user profile', { seed, response_format: { type: 'json_schema', json_schema: { name: 'profile', strict: true, schema } } }), {});
+      const completion = await sim.complete(
+        ask('Describe a user profile', {
+          seed,
+          response_format: { type: 'json_schema', json_schema: { name: 'profile', strict: true, schema } },
+        }),
+        {},
+      );
       const value: unknown = JSON.parse(completion.choices[0]?.message.content ?? '');
       const checked = validate.safeParse(value);
       expect(checked.success, JSON.stringify({ value, issues: checked.error?.issues })).toBe(true);
@@ -165,7 +204,8 @@ describe('SimulatorAdapter', () => {
 
   it('returns logprobs when asked', async () => {
     const completion = await sim.complete(ask(QUESTION, { logprobs: true, top_logprobs: 2 }), {});
-    const entries = (completion.choices[0]?.logprobs as { content: { token: string; top_logprobs: unknown[] }[] }).content;
+    const entries = (completion.choices[0]?.logprobs as { content: { token: string; top_logprobs: unknown[] }[] })
+      .content;
     expect(entries.map((e) => e.token).join('')).toBe(completion.choices[0]?.message.content);
     expect(entries[0]?.top_logprobs).toHaveLength(2);
   });
@@ -180,7 +220,8 @@ describe('SimulatorAdapter', () => {
     expect(reasoning).toBe(whole.choices[0]?.message.reasoning_content);
     const contentChunks = chunks.filter((c) => c.choices[0]?.delta.content);
     expect(contentChunks.length).toBeGreaterThan(5);
-    for (const chunk of contentChunks) expect(countTokens(chunk.choices[0]?.delta.content ?? '')).toBeLessThanOrEqual(5);
+    for (const chunk of contentChunks)
+      expect(countTokens(chunk.choices[0]?.delta.content ?? '')).toBeLessThanOrEqual(5);
     expect(chunks.at(-2)?.choices[0]?.finish_reason).toBe('stop');
     expect(chunks.at(-1)).toMatchObject({ choices: [], usage: whole.usage });
   });

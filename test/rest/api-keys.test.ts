@@ -23,7 +23,13 @@ describe(`REST /api/v1/api_keys (${testDatabaseKind})`, () => {
 
   async function createKey(body: Record<string, unknown>, key = ADMIN_KEY) {
     const response = await t.call('/api/v1/api_keys', { body, key });
-    return { status: response.status, body: (await response.json()) as { success: boolean; data: { id: string; apiKey: string } & Record<string, unknown> } };
+    return {
+      status: response.status,
+      body: (await response.json()) as {
+        success: boolean;
+        data: { id: string; apiKey: string } & Record<string, unknown>;
+      },
+    };
   }
 
   it('should answer 401 with the error body when no key is sent', async () => {
@@ -56,11 +62,23 @@ describe(`REST /api/v1/api_keys (${testDatabaseKind})`, () => {
   });
 
   it('should run the lifecycle of an INFERENCE key: shown once, works, is no admin, stops after DELETE', async () => {
-    const created = await createKey({ apiKeyType: 'INFERENCE', description: 'ci key', consumptionLimit: { usd: 12.5 }, limitPeriod: 'MONTH' });
+    const created = await createKey({
+      apiKeyType: 'INFERENCE',
+      description: 'ci key',
+      consumptionLimit: { usd: 12.5 },
+      limitPeriod: 'MONTH',
+    });
     expect(created.status).toBe(200);
     expect(created.body).toMatchObject({
       success: true,
-      data: { apiKeyType: 'INFERENCE', description: 'ci key', consumptionLimit: { usd: 12.5, diem: null, vcu: null }, limitPeriod: 'MONTH', modelPrivacy: 'ALL', expiresAt: null },
+      data: {
+        apiKeyType: 'INFERENCE',
+        description: 'ci key',
+        consumptionLimit: { usd: 12.5, diem: null, vcu: null },
+        limitPeriod: 'MONTH',
+        modelPrivacy: 'ALL',
+        expiresAt: null,
+      },
     });
     const secret = created.body.data.apiKey;
 
@@ -89,26 +107,57 @@ describe(`REST /api/v1/api_keys (${testDatabaseKind})`, () => {
   it('should get one key and update it with PATCH', async () => {
     const { body } = await createKey({ apiKeyType: 'INFERENCE', description: 'to edit', expiresAt: '2099-01-31' });
     expect(body.data.expiresAt).toBe('2099-01-31T00:00:00.000Z');
-    const patched = await t.call('/api/v1/api_keys', { method: 'PATCH', body: { id: body.data.id, description: 'edited', consumptionLimit: { diem: '3.25' }, modelPrivacy: 'PRIVATE_ONLY', expiresAt: '' } });
+    const patched = await t.call('/api/v1/api_keys', {
+      method: 'PATCH',
+      body: {
+        id: body.data.id,
+        description: 'edited',
+        consumptionLimit: { diem: '3.25' },
+        modelPrivacy: 'PRIVATE_ONLY',
+        expiresAt: '',
+      },
+    });
     expect(patched.status).toBe(200);
-    expect(await patched.json()).toMatchObject({ success: true, data: { id: body.data.id, description: 'edited', consumptionLimits: { diem: 3.25, usd: null }, modelPrivacy: 'PRIVATE_ONLY', expiresAt: null } });
+    expect(await patched.json()).toMatchObject({
+      success: true,
+      data: {
+        id: body.data.id,
+        description: 'edited',
+        consumptionLimits: { diem: 3.25, usd: null },
+        modelPrivacy: 'PRIVATE_ONLY',
+        expiresAt: null,
+      },
+    });
     const got = await t.call(`/api/v1/api_keys/${body.data.id}`);
-    expect(await got.json()).toMatchObject({ data: { description: 'edited', currentPeriodUsage: { usd: '0', diem: '0' } } });
+    expect(await got.json()).toMatchObject({
+      data: { description: 'edited', currentPeriodUsage: { usd: '0', diem: '0' } },
+    });
   });
 
   it('should reject bad input with 400 and the field named', async () => {
     const long = await createKey({ apiKeyType: 'INFERENCE', description: 'x'.repeat(65) });
     expect(long.status).toBe(400);
-    expect(long.body).toMatchObject({ code: 'INVALID_REQUEST', issues: [{ path: ['description'] }], details: { description: { _errors: [expect.any(String)] } } });
+    expect(long.body).toMatchObject({
+      code: 'INVALID_REQUEST',
+      issues: [{ path: ['description'] }],
+      details: { description: { _errors: [expect.any(String)] } },
+    });
     expect((await createKey({ apiKeyType: 'SUPER', description: 'x' })).status).toBe(400);
     expect((await createKey({ description: 'missing type' })).status).toBe(400);
-    expect((await createKey({ apiKeyType: 'INFERENCE', description: 'past', expiresAt: '2001-01-01' })).status).toBe(400);
-    expect((await createKey({ apiKeyType: 'INFERENCE', description: 'neg', consumptionLimit: { usd: -1 } })).status).toBe(400);
+    expect((await createKey({ apiKeyType: 'INFERENCE', description: 'past', expiresAt: '2001-01-01' })).status).toBe(
+      400,
+    );
+    expect(
+      (await createKey({ apiKeyType: 'INFERENCE', description: 'neg', consumptionLimit: { usd: -1 } })).status,
+    ).toBe(400);
     expect((await createKey({ apiKeyType: 'INFERENCE', description: 'extra', bogus: true })).status).toBe(400);
     const malformed = await t.call('/api/v1/api_keys', { body: '{"apiKeyType": ' });
     expect(malformed.status).toBe(400);
     expect(await malformed.json()).toEqual({ error: 'Request body is not valid JSON', code: 'INVALID_REQUEST' });
-    const wrongType = await t.call('/api/v1/api_keys', { body: '{}', headers: { 'content-type': 'multipart/form-data; boundary=x' } });
+    const wrongType = await t.call('/api/v1/api_keys', {
+      body: '{}',
+      headers: { 'content-type': 'multipart/form-data; boundary=x' },
+    });
     expect(wrongType.status).toBe(415);
     expect(await wrongType.json()).toMatchObject({ code: 'INVALID_CONTENT_TYPE' });
     const badDelete = await t.call('/api/v1/api_keys?id=00000000-0000-4000-8000-000000000000', { method: 'DELETE' });
@@ -133,7 +182,12 @@ describe(`REST /api/v1/api_keys (${testDatabaseKind})`, () => {
       },
     });
     const streamed = await t.app.fetch(
-      new Request('http://lagoon.test/api/v1/api_keys', { method: 'POST', body: stream, headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' }, duplex: 'half' } as RequestInit),
+      new Request('http://lagoon.test/api/v1/api_keys', {
+        method: 'POST',
+        body: stream,
+        headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
+        duplex: 'half',
+      } as RequestInit),
     );
     expect(streamed.status).toBe(413);
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -145,7 +199,15 @@ describe(`REST /api/v1/api_keys (${testDatabaseKind})`, () => {
     const mine = (await createKey({ apiKeyType: 'INFERENCE', description: 'private' })).body.data.id;
     expect((await t.call(`/api/v1/api_keys/${mine}`, { key: adminKey.secret })).status).toBe(404);
     expect((await t.call(`/api/v1/api_keys?id=${mine}`, { method: 'DELETE', key: adminKey.secret })).status).toBe(400);
-    expect((await t.call('/api/v1/api_keys', { method: 'PATCH', body: { id: mine, description: 'hijack' }, key: adminKey.secret })).status).toBe(404);
+    expect(
+      (
+        await t.call('/api/v1/api_keys', {
+          method: 'PATCH',
+          body: { id: mine, description: 'hijack' },
+          key: adminKey.secret,
+        })
+      ).status,
+    ).toBe(404);
     const theirs = (await (await t.call('/api/v1/api_keys', { key: adminKey.secret })).json()) as { data: KeyRecord[] };
     expect(theirs.data.map((k) => k.id)).not.toContain(mine);
     expect((await t.call(`/api/v1/api_keys/${mine}`)).status).toBe(200);
@@ -153,10 +215,17 @@ describe(`REST /api/v1/api_keys (${testDatabaseKind})`, () => {
 
   it('should refuse an expired key', async () => {
     const expiresAt = Date.now() + 1000;
-    const { body } = await createKey({ apiKeyType: 'INFERENCE', description: 'short lived', expiresAt: new Date(expiresAt).toISOString() });
+    const { body } = await createKey({
+      apiKeyType: 'INFERENCE',
+      description: 'short lived',
+      expiresAt: new Date(expiresAt).toISOString(),
+    });
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, expiresAt - Date.now()) + 50));
     const expired = await t.graphql('{ account { id } }', {}, body.data.apiKey);
-    expect(expired.errors?.[0]).toMatchObject({ message: 'API key has expired', extensions: { code: 'AUTHENTICATION_FAILED' } });
+    expect(expired.errors?.[0]).toMatchObject({
+      message: 'API key has expired',
+      extensions: { code: 'AUTHENTICATION_FAILED' },
+    });
   });
 });
 
@@ -188,23 +257,53 @@ describe('REST front door', () => {
     expect((await t.call('/readyz')).status).toBe(200);
     await t.call('/api/v1/api_keys');
     const metrics = await (await t.call('/metrics')).text();
-    expect(metrics).toMatch(/lagoon_http_requests_total\{method="GET",route="GET \/api\/v1\/api_keys",status="200"\} \d+/);
+    expect(metrics).toMatch(
+      /lagoon_http_requests_total\{method="GET",route="GET \/api\/v1\/api_keys",status="200"\} \d+/,
+    );
     expect(metrics).toContain('lagoon_http_request_duration_seconds_bucket');
   });
 
   it('should allow configured CORS origins only', async () => {
-    const preflight = await t.call('/api/v1/api_keys', { method: 'OPTIONS', key: null, headers: { origin: 'https://dash.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' } });
+    const preflight = await t.call('/api/v1/api_keys', {
+      method: 'OPTIONS',
+      key: null,
+      headers: {
+        origin: 'https://dash.example',
+        'access-control-request-method': 'GET',
+        'access-control-request-headers': 'authorization',
+      },
+    });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-origin')).toBe('https://dash.example');
     expect(preflight.headers.get('access-control-allow-headers')).toBe('authorization');
-    const other = await t.call('/api/v1/api_keys', { method: 'OPTIONS', key: null, headers: { origin: 'https://evil.example', 'access-control-request-method': 'GET' } });
+    const other = await t.call('/api/v1/api_keys', {
+      method: 'OPTIONS',
+      key: null,
+      headers: { origin: 'https://evil.example', 'access-control-request-method': 'GET' },
+    });
     expect(other.status).toBe(403);
-    const simple = await t.call('/graphql', { body: { query: '{ __typename }' }, headers: { origin: 'https://dash.example' } });
+    const simple = await t.call('/graphql', {
+      body: { query: '{ __typename }' },
+      headers: { origin: 'https://dash.example' },
+    });
     expect(simple.headers.get('access-control-allow-origin')).toBe('https://dash.example');
   });
 
   it('should publish an OpenAPI 3.1 document built from the request schemas', async () => {
-    const doc = (await (await t.call('/api/v1/openapi.json', { key: null })).json()) as { openapi: string; paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: { properties: Record<string, unknown>; required: string[] } }> } }>> };
+    const doc = (await (await t.call('/api/v1/openapi.json', { key: null })).json()) as {
+      openapi: string;
+      paths: Record<
+        string,
+        Record<
+          string,
+          {
+            requestBody?: {
+              content: Record<string, { schema: { properties: Record<string, unknown>; required: string[] } }>;
+            };
+          }
+        >
+      >;
+    };
     expect(doc.openapi).toBe('3.1.0');
     const create = doc.paths['/api/v1/api_keys']?.post?.requestBody?.content['application/json']?.schema;
     expect(create?.required).toEqual(expect.arrayContaining(['apiKeyType', 'description']));

@@ -36,18 +36,34 @@ describe(`Bad input: 400s, not 500s (${testDatabaseKind})`, () => {
     expect(body.issues?.[0]?.path.join('.')).toBe(path);
     return body;
   };
-  const chat = (extra: Record<string, unknown>) => t.call('/api/v1/chat/completions', { key: inference, body: { model: 'lagoon-sim-chat', messages: [{ role: 'user', content: 'Hello' }], max_tokens: 8, ...extra } });
+  const chat = (extra: Record<string, unknown>) =>
+    t.call('/api/v1/chat/completions', {
+      key: inference,
+      body: { model: 'lagoon-sim-chat', messages: [{ role: 'user', content: 'Hello' }], max_tokens: 8, ...extra },
+    });
 
   describe('the NUL character, which PostgreSQL text cannot hold', () => {
     it('should refuse it in an API key description, on create and on update', async () => {
-      const created = await refused(await t.call('/api/v1/api_keys', { body: { apiKeyType: 'INFERENCE', description: 'ti\u0000de' } }), 'description');
+      const created = await refused(
+        await t.call('/api/v1/api_keys', { body: { apiKeyType: 'INFERENCE', description: 'ti\u0000de' } }),
+        'description',
+      );
       expect(created.error).toMatch(/NUL/);
-      await refused(await t.call('/api/v1/api_keys', { method: 'PATCH', body: { id: keyId, description: '\u0000' } }), 'description');
+      await refused(
+        await t.call('/api/v1/api_keys', { method: 'PATCH', body: { id: keyId, description: '\u0000' } }),
+        'description',
+      );
     });
 
     it('should refuse it in service_parameters.character_slug (and its alias) before anything is charged', async () => {
-      await refused(await chat({ service_parameters: { character_slug: 'lagoon-guide\u0000' } }), 'service_parameters.character_slug');
-      await refused(await chat({ venice_parameters: { character_slug: '\u0000' } }), 'venice_parameters.character_slug');
+      await refused(
+        await chat({ service_parameters: { character_slug: 'lagoon-guide\u0000' } }),
+        'service_parameters.character_slug',
+      );
+      await refused(
+        await chat({ venice_parameters: { character_slug: '\u0000' } }),
+        'venice_parameters.character_slug',
+      );
     });
 
     it('should refuse it in a character slug in the path and in the character filters', async () => {
@@ -62,41 +78,68 @@ describe(`Bad input: 400s, not 500s (${testDatabaseKind})`, () => {
 
   describe('numbers and dates past what the database holds', () => {
     it('should bound a consumption limit to what its bigint column holds', async () => {
-      const create = (usd: unknown) => t.call('/api/v1/api_keys', { body: { apiKeyType: 'INFERENCE', description: 'limit', consumptionLimit: { usd } } });
+      const create = (usd: unknown) =>
+        t.call('/api/v1/api_keys', {
+          body: { apiKeyType: 'INFERENCE', description: 'limit', consumptionLimit: { usd } },
+        });
       for (const usd of [1e10, 1e21, '9223372036.854775808', '1e30']) {
         const body = await refused(await create(usd), 'consumptionLimit.usd');
         expect(body.error).toContain('at most 9223372036.854775807');
       }
       const largest = await create('9223372036.854775807');
       expect(largest.status).toBe(200);
-      expect(((await largest.json()) as { data: { consumptionLimit: { usd: number } } }).data.consumptionLimit.usd).toBe(9_223_372_036.854_776);
+      expect(
+        ((await largest.json()) as { data: { consumptionLimit: { usd: number } } }).data.consumptionLimit.usd,
+      ).toBe(9_223_372_036.854_776);
     });
 
     it('should refuse an exponent that would build a huge integer at once, not after seconds of CPU', async () => {
       const started = performance.now();
-      const body = await refused(await t.call('/api/v1/api_keys', { body: { apiKeyType: 'INFERENCE', description: 'x', consumptionLimit: { usd: '1e999999999' } } }), 'consumptionLimit.usd');
+      const body = await refused(
+        await t.call('/api/v1/api_keys', {
+          body: { apiKeyType: 'INFERENCE', description: 'x', consumptionLimit: { usd: '1e999999999' } },
+        }),
+        'consumptionLimit.usd',
+      );
       expect(body.error).toContain('too large');
       // The old parser spent about 1.7 s on 1e9999999 alone and would run for hours on this one.
       expect(performance.now() - started).toBeLessThan(1_000);
     });
 
     it('should answer a usage export with a date at either end of the calendar, not fail in the database', async () => {
-      for (const query of ['startDate=9999-12-31', 'endDate=9999-12-31', 'startDate=0000-01-01', 'startDate=0001-01-01T00:00:00%2B14:00', 'startDate=1900-01-01&endDate=9999-12-31', 'startDate=9999-12-31T23:59:59.999Z']) {
+      for (const query of [
+        'startDate=9999-12-31',
+        'endDate=9999-12-31',
+        'startDate=0000-01-01',
+        'startDate=0001-01-01T00:00:00%2B14:00',
+        'startDate=1900-01-01&endDate=9999-12-31',
+        'startDate=9999-12-31T23:59:59.999Z',
+      ]) {
         for (const accept of ['application/json', 'text/csv']) {
           const response = await t.call(`/api/v1/billing/usage?${query}`, { headers: { accept } });
           expect(response.status, `${query} ${accept}: ${await response.clone().text()}`).toBe(200);
           await response.text();
         }
       }
-      const page = (await (await t.call('/api/v1/billing/usage?startDate=9999-12-31')).json()) as { data: unknown[]; pagination: { total: number } };
+      const page = (await (await t.call('/api/v1/billing/usage?startDate=9999-12-31')).json()) as {
+        data: unknown[];
+        pagination: { total: number };
+      };
       expect(page).toMatchObject({ data: [], pagination: { total: 0 } });
-      const graphql = await t.graphql<{ usage: { edges: unknown[] } }>('{ usage(filter: { startDate: "9999-12-31T00:00:00Z" }) { edges { cursor } } }');
+      const graphql = await t.graphql<{ usage: { edges: unknown[] } }>(
+        '{ usage(filter: { startDate: "9999-12-31T00:00:00Z" }) { edges { cursor } } }',
+      );
       expect(graphql).toEqual({ data: { usage: { edges: [] } } });
     });
 
     it('should refuse analytics days the series cannot hold', async () => {
-      await refused(await t.call('/api/v1/billing/usage-analytics?startDate=0000-01-01&endDate=0000-01-05'), 'startDate');
-      expect((await t.call('/api/v1/billing/usage-analytics?startDate=9999-12-01&endDate=9999-12-31')).status).toBe(200);
+      await refused(
+        await t.call('/api/v1/billing/usage-analytics?startDate=0000-01-01&endDate=0000-01-05'),
+        'startDate',
+      );
+      expect((await t.call('/api/v1/billing/usage-analytics?startDate=9999-12-01&endDate=9999-12-31')).status).toBe(
+        200,
+      );
     });
   });
 });

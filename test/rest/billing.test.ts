@@ -3,7 +3,15 @@ import { operator } from '../../src/auth/auth-context.ts';
 import { nanoToNumber, parseNano } from '../../src/billing/money.ts';
 import { CSV_COLUMNS } from '../../rest/routes/billing-wire.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
-import { chargeMixedUnits, chargeScenario, parseCsv, scenarioAccount, sumBy, type ExpectedLine, type UsageEntryWire } from '../helpers/billing.ts';
+import {
+  chargeMixedUnits,
+  chargeScenario,
+  parseCsv,
+  scenarioAccount,
+  sumBy,
+  type ExpectedLine,
+  type UsageEntryWire,
+} from '../helpers/billing.ts';
 import { testDatabaseKind } from '../helpers/db.ts';
 
 const REDIS_URL = process.env.REDIS_URL || undefined;
@@ -23,7 +31,8 @@ describe(`REST billing read side (${testDatabaseKind}, ${REDIS_URL ? 'redis' : '
   let t: TestApp;
   let a: Scenario;
   let expected: ExpectedLine[];
-  const get = (path: string, key: string, headers: Record<string, string> = {}) => t.call(`/api/v1${path}`, { key, headers });
+  const get = (path: string, key: string, headers: Record<string, string> = {}) =>
+    t.call(`/api/v1${path}`, { key, headers });
   const body = async <T>(response: Response | Promise<Response>) => (await response).json() as Promise<T>;
 
   beforeAll(async () => {
@@ -44,13 +53,32 @@ describe(`REST billing read side (${testDatabaseKind}, ${REDIS_URL ? 'redis' : '
     const page = await body<UsagePageBody>(get('/billing/usage?limit=500', a.adminSecret));
     expect(page.pagination).toEqual({ limit: 500, page: 1, total: expected.length, totalPages: 1 });
     const key = (sku: string, currency: string, amount: bigint) => `${sku}|${currency}|${amount}`;
-    expect(page.data.map((e) => key(e.sku, e.currency, nanoOf(e.amount))).sort()).toEqual(expected.map((e) => key(e.sku, e.currency, e.amount)).sort());
-    expect(sumBy(page.data, (e) => e.currency, (e) => nanoOf(e.amount))).toEqual(sumBy(expected, (e) => e.currency, (e) => e.amount));
+    expect(page.data.map((e) => key(e.sku, e.currency, nanoOf(e.amount))).sort()).toEqual(
+      expected.map((e) => key(e.sku, e.currency, e.amount)).sort(),
+    );
+    expect(
+      sumBy(
+        page.data,
+        (e) => e.currency,
+        (e) => nanoOf(e.amount),
+      ),
+    ).toEqual(
+      sumBy(
+        expected,
+        (e) => e.currency,
+        (e) => e.amount,
+      ),
+    );
     expect(page.data.every((e) => e.amount < 0)).toBe(true);
     const times = page.data.map((e) => Date.parse(e.timestamp));
     expect([...times].sort((x, y) => y - x)).toEqual(times); // newest first by default
     const chat = page.data.find((e) => e.sku === 'lagoon-llm-input-mtoken');
-    expect(chat).toMatchObject({ units: 1200, pricePerUnitUsd: 0.000001, notes: 'Chat completion', inferenceDetails: { inferenceExecutionTime: 812, promptTokens: 1200, completionTokens: 300 } });
+    expect(chat).toMatchObject({
+      units: 1200,
+      pricePerUnitUsd: 0.000001,
+      notes: 'Chat completion',
+      inferenceDetails: { inferenceExecutionTime: 812, promptTokens: 1200, completionTokens: 300 },
+    });
     const search = page.data.find((e) => e.sku === 'augment-web-search');
     expect(search?.inferenceDetails).toEqual({ requestId: expect.any(String), inferenceExecutionTime: 120 });
     // DIEM entries in a range that starts before the cut-over date (no startDate: the beginning of time).
@@ -82,13 +110,29 @@ describe(`REST billing read side (${testDatabaseKind}, ${REDIS_URL ? 'redis' : '
       expect(Number(cells.pricePerUnitUsd)).toBe(entry.pricePerUnitUsd);
       expect(cells.currency).toBe(entry.currency);
       expect(cells['inferenceDetails.requestId']).toBe(entry.inferenceDetails?.requestId ?? '');
-      expect(cells['inferenceDetails.promptTokens']).toBe(entry.inferenceDetails?.promptTokens === undefined ? '' : String(entry.inferenceDetails.promptTokens));
+      expect(cells['inferenceDetails.promptTokens']).toBe(
+        entry.inferenceDetails?.promptTokens === undefined ? '' : String(entry.inferenceDetails.promptTokens),
+      );
       // A note a spreadsheet would run as a formula is defused; quotes and commas survive quoting.
       expect(cells.notes).toBe(entry.notes.startsWith('=') ? `'${entry.notes}` : entry.notes);
     });
-    expect(sumBy(rows, (row) => row[5]!, (row) => parseNano(row[4]!))).toEqual(sumBy(expected, (e) => e.currency, (e) => e.amount));
+    expect(
+      sumBy(
+        rows,
+        (row) => row[5]!,
+        (row) => parseNano(row[4]!),
+      ),
+    ).toEqual(
+      sumBy(
+        expected,
+        (e) => e.currency,
+        (e) => e.amount,
+      ),
+    );
 
-    const paged = await get('/billing/usage?limit=2&page=2', a.adminSecret, { accept: 'text/csv;q=0.9, application/json;q=0.5' });
+    const paged = await get('/billing/usage?limit=2&page=2', a.adminSecret, {
+      accept: 'text/csv;q=0.9, application/json;q=0.5',
+    });
     expect(paged.headers.get('x-pagination-total')).toBe(String(expected.length));
     const pagedRows = parseCsv(await paged.text());
     expect(pagedRows.slice(1)).toEqual(rows.slice(2, 4));
@@ -100,30 +144,62 @@ describe(`REST billing read side (${testDatabaseKind}, ${REDIS_URL ? 'redis' : '
     const analytics = await body<{
       lookback: string;
       byDate: { date: string; USD: number; DIEM: number }[];
-      byModel: { modelName: string; unitType: string; modelType: string | null; totalUsd: number; totalDiem: number; totalUnits: number; breakdown?: { type: string; usd: number; diem: number; units: number }[] }[];
+      byModel: {
+        modelName: string;
+        unitType: string;
+        modelType: string | null;
+        totalUsd: number;
+        totalDiem: number;
+        totalUnits: number;
+        breakdown?: { type: string; usd: number; diem: number; units: number }[];
+      }[];
       byModelDaily: Record<string, number>[];
       topModels: string[];
-      byKey: { apiKeyId: string | null; description: string; totalUsd: number; totalDiem: number; totalUnits: number }[];
+      byKey: {
+        apiKeyId: string | null;
+        description: string;
+        totalUsd: number;
+        totalDiem: number;
+        totalUnits: number;
+      }[];
       byKeyDaily: Record<string, number>[];
       topKeyNames: string[];
     }>(get('/billing/usage-analytics', a.adminSecret));
     const side = (e: ExpectedLine) => (e.currency === 'DIEM' || e.currency === 'VCU' ? 'diem' : 'usd');
-    const total = (lines: ExpectedLine[], which: 'usd' | 'diem') => nanoToNumber(-lines.filter((e) => side(e) === which).reduce((s, e) => s + e.amount, 0n));
+    const total = (lines: ExpectedLine[], which: 'usd' | 'diem') =>
+      nanoToNumber(-lines.filter((e) => side(e) === which).reduce((s, e) => s + e.amount, 0n));
     expect(analytics.lookback).toBe('7d');
     expect(analytics.byDate).toHaveLength(7);
     const today = new Date().toISOString().slice(0, 10);
-    expect(analytics.byDate.at(-1)).toEqual({ date: `${today}T00:00:00.000Z`, USD: total(expected, 'usd'), DIEM: total(expected, 'diem') });
+    expect(analytics.byDate.at(-1)).toEqual({
+      date: `${today}T00:00:00.000Z`,
+      USD: total(expected, 'usd'),
+      DIEM: total(expected, 'diem'),
+    });
 
     const models = new Map(analytics.byModel.map((m) => [m.modelName, m]));
-    expect([...models.keys()].sort()).toEqual(['augment-text-parser', 'augment-web-search', 'lagoon-image', 'lagoon-llm']);
+    expect([...models.keys()].sort()).toEqual([
+      'augment-text-parser',
+      'augment-web-search',
+      'lagoon-image',
+      'lagoon-llm',
+    ]);
     for (const [name, model] of models) {
       const lines = expected.filter((e) => e.model === name);
-      expect({ usd: model.totalUsd, diem: model.totalDiem }).toEqual({ usd: total(lines, 'usd'), diem: total(lines, 'diem') });
+      expect({ usd: model.totalUsd, diem: model.totalDiem }).toEqual({
+        usd: total(lines, 'usd'),
+        diem: total(lines, 'diem'),
+      });
     }
     expect(models.get('lagoon-llm')).toMatchObject({ modelType: 'LLM', unitType: 'tokens', totalUnits: 4500 });
     expect(models.get('lagoon-llm')?.breakdown?.map((line) => line.type)).toEqual(['Input', 'Output']);
     const input = expected.filter((e) => e.lineType === 'Input');
-    expect(models.get('lagoon-llm')?.breakdown?.[0]).toEqual({ type: 'Input', usd: total(input, 'usd'), diem: total(input, 'diem'), units: 3600 });
+    expect(models.get('lagoon-llm')?.breakdown?.[0]).toEqual({
+      type: 'Input',
+      usd: total(input, 'usd'),
+      diem: total(input, 'diem'),
+      units: 3600,
+    });
     expect(models.get('lagoon-image')).toMatchObject({ modelType: 'IMAGE', unitType: 'images', totalUnits: 1 });
     expect(models.get('lagoon-image')?.breakdown).toBeUndefined();
     // Per-request products report from the same value lists; their requests are not tokens.
@@ -136,15 +212,34 @@ describe(`REST billing read side (${testDatabaseKind}, ${REDIS_URL ? 'redis' : '
     expect(analytics.byKey.map((k) => k.apiKeyId).sort()).toEqual([a.adminKeyId, a.inferenceKeyId].sort());
     for (const key of analytics.byKey) {
       const lines = expected.filter((e) => e.keyId === key.apiKeyId);
-      expect({ usd: key.totalUsd, diem: key.totalDiem }).toEqual({ usd: total(lines, 'usd'), diem: total(lines, 'diem') });
+      expect({ usd: key.totalUsd, diem: key.totalDiem }).toEqual({
+        usd: total(lines, 'usd'),
+        diem: total(lines, 'diem'),
+      });
       expect(key.description).toBe(key.apiKeyId === a.adminKeyId ? 'alpha admin' : 'alpha inference');
     }
     expect(analytics.topKeyNames).toEqual(analytics.byKey.map((k) => k.description));
     const todayMs = Date.parse(`${today}T00:00:00Z`);
     const modelDay = analytics.byModelDaily.find((d) => d.date === todayMs);
-    expect(modelDay).toEqual({ date: todayMs, ...Object.fromEntries([...models.keys()].map((name) => [name, total(expected.filter((e) => e.model === name), 'diem')])) });
+    expect(modelDay).toEqual({
+      date: todayMs,
+      ...Object.fromEntries(
+        [...models.keys()].map((name) => [
+          name,
+          total(
+            expected.filter((e) => e.model === name),
+            'diem',
+          ),
+        ]),
+      ),
+    });
     const keyDay = analytics.byKeyDaily.find((d) => d.date === todayMs);
-    expect(keyDay?.['alpha inference']).toBe(total(expected.filter((e) => e.keyId === a.inferenceKeyId), 'diem'));
+    expect(keyDay?.['alpha inference']).toBe(
+      total(
+        expected.filter((e) => e.keyId === a.inferenceKeyId),
+        'diem',
+      ),
+    );
     expect(analytics.byKeyDaily[0]).toEqual({ date: todayMs - 6 * 86_400_000, 'alpha admin': 0, 'alpha inference': 0 });
   });
 
@@ -152,7 +247,13 @@ describe(`REST billing read side (${testDatabaseKind}, ${REDIS_URL ? 'redis' : '
     const g = await scenarioAccount(t.app.services, 'gamma');
     await chargeMixedUnits(t.app.services, g.inference);
     const analytics = await body<{
-      byModel: { modelName: string; unitType: string; modelType: string | null; totalUnits: number; breakdown?: { type: string; units: number }[] }[];
+      byModel: {
+        modelName: string;
+        unitType: string;
+        modelType: string | null;
+        totalUnits: number;
+        breakdown?: { type: string; units: number }[];
+      }[];
       byKey: { apiKeyId: string | null; totalUnits: number }[];
     }>(get('/billing/usage-analytics', g.adminSecret));
     const models = new Map(analytics.byModel.map((m) => [m.modelName, m]));
@@ -162,26 +263,52 @@ describe(`REST billing read side (${testDatabaseKind}, ${REDIS_URL ? 'redis' : '
     }
     // 1000 input + 200 output tokens; the web search request stays in its own breakdown line.
     expect(models.get('mixed-llm')).toMatchObject({ modelType: 'LLM', unitType: 'tokens', totalUnits: 1200 });
-    expect(models.get('mixed-llm')?.breakdown).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'Web Search', units: 1 }), expect.objectContaining({ type: 'Input', units: 1000 })]));
+    expect(models.get('mixed-llm')?.breakdown).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ type: 'Web Search', units: 1 }),
+        expect.objectContaining({ type: 'Input', units: 1000 }),
+      ]),
+    );
     expect(models.get('augment-web-search')).toMatchObject({ modelType: 'LLM', unitType: 'tokens', totalUnits: 0 });
-    expect(models.get('crypto-rpc-ethereum-mainnet')).toMatchObject({ modelType: 'LLM', unitType: 'tokens', totalUnits: 0 });
+    expect(models.get('crypto-rpc-ethereum-mainnet')).toMatchObject({
+      modelType: 'LLM',
+      unitType: 'tokens',
+      totalUnits: 0,
+    });
     expect(analytics.byKey).toEqual([expect.objectContaining({ apiKeyId: g.inferenceKeyId, totalUnits: 1200 })]);
   });
 
   it('should report balances in the charging order', async () => {
     const spentUsd = -expected.filter((e) => e.currency === 'USD').reduce((s, e) => s + e.amount, 0n);
     const balance = await body<Record<string, unknown>>(get('/billing/balance', a.adminSecret));
-    expect(balance).toEqual({ canConsume: true, consumptionCurrency: 'DIEM', balances: { diem: 0.0006, usd: nanoToNumber(parseNano('5') - spentUsd) }, diemEpochAllocation: 0.012 });
+    expect(balance).toEqual({
+      canConsume: true,
+      consumptionCurrency: 'DIEM',
+      balances: { diem: 0.0006, usd: nanoToNumber(parseNano('5') - spentUsd) },
+      diemEpochAllocation: 0.012,
+    });
 
     const services = t.app.services;
     const op = operator();
     const summary = async (credit: Record<string, string>) => {
       const { account, adminKey } = await services.accounts.create(op, { name: 'order' });
-      for (const [currency, amount] of Object.entries(credit)) await services.accounts.credit(op, { accountId: account.id, currency, amount });
-      return services.balance.summary(await services.auth.authenticate({ authorization: `Bearer ${adminKey.secret}` }, 'x'));
+      for (const [currency, amount] of Object.entries(credit))
+        await services.accounts.credit(op, { accountId: account.id, currency, amount });
+      return services.balance.summary(
+        await services.auth.authenticate({ authorization: `Bearer ${adminKey.secret}` }, 'x'),
+      );
     };
-    expect(await summary({})).toEqual({ canConsume: false, consumptionCurrency: null, balances: { diem: 0n, usd: 0n }, diemEpochAllocation: 0n });
-    expect(await summary({ USD: '1', BUNDLED_CREDITS: '1', VCU: '1' })).toMatchObject({ canConsume: true, consumptionCurrency: 'VCU', balances: { diem: 0n, usd: parseNano('1') } });
+    expect(await summary({})).toEqual({
+      canConsume: false,
+      consumptionCurrency: null,
+      balances: { diem: 0n, usd: 0n },
+      diemEpochAllocation: 0n,
+    });
+    expect(await summary({ USD: '1', BUNDLED_CREDITS: '1', VCU: '1' })).toMatchObject({
+      canConsume: true,
+      consumptionCurrency: 'VCU',
+      balances: { diem: 0n, usd: parseNano('1') },
+    });
     expect(await summary({ USD: '1', BUNDLED_CREDITS: '2' })).toMatchObject({ consumptionCurrency: 'BUNDLED_CREDITS' });
   });
 
@@ -202,7 +329,9 @@ describe(`REST billing read side (${testDatabaseKind}, ${REDIS_URL ? 'redis' : '
     expect(page).toEqual({ data: [], pagination: { limit: 200, page: 1, total: 0, totalPages: 0 } });
     const csv = await (await get('/billing/usage', other.adminSecret, { accept: 'text/csv' })).text();
     expect(parseCsv(csv)).toEqual([[...CSV_COLUMNS]]);
-    const analytics = await body<{ byModel: unknown[]; byKey: unknown[]; byDate: { USD: number; DIEM: number }[] }>(get('/billing/usage-analytics?lookback=90d', other.adminSecret));
+    const analytics = await body<{ byModel: unknown[]; byKey: unknown[]; byDate: { USD: number; DIEM: number }[] }>(
+      get('/billing/usage-analytics?lookback=90d', other.adminSecret),
+    );
     expect(analytics.byModel).toEqual([]);
     expect(analytics.byKey).toEqual([]);
     expect(analytics.byDate).toHaveLength(90);
@@ -242,7 +371,9 @@ describe(`REST billing read side (${testDatabaseKind}, ${REDIS_URL ? 'redis' : '
   it('should serve analytics from the cache for the same parameters', async () => {
     const first = await body<{ byDate: { USD: number }[] }>(get('/billing/usage-analytics?lookback=2d', a.adminSecret));
     await chargeScenario(t.app.services, a);
-    const cached = await body<{ byDate: { USD: number }[] }>(get('/billing/usage-analytics?lookback=2d', a.adminSecret));
+    const cached = await body<{ byDate: { USD: number }[] }>(
+      get('/billing/usage-analytics?lookback=2d', a.adminSecret),
+    );
     expect(cached).toEqual(first);
     const fresh = await body<{ byDate: { USD: number }[] }>(get('/billing/usage-analytics?lookback=3d', a.adminSecret));
     expect(fresh.byDate.at(-1)!.USD).toBeGreaterThan(first.byDate.at(-1)!.USD);

@@ -53,7 +53,12 @@ describe(`Chat body limit (${testDatabaseKind})`, () => {
     expect(await response.json()).toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
   });
 
-  const chatBody = (bytes: number) => JSON.stringify({ model: 'lagoon-sim-chat', max_tokens: 8, messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: imageDataUrl(bytes) } }] }] });
+  const chatBody = (bytes: number) =>
+    JSON.stringify({
+      model: 'lagoon-sim-chat',
+      max_tokens: 8,
+      messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: imageDataUrl(bytes) } }] }],
+    });
 
   it('should answer 413 for a 21 MB body, declared or streamed, and charge nothing', async () => {
     const before = await account.balance();
@@ -64,15 +69,22 @@ describe(`Chat body limit (${testDatabaseKind})`, () => {
       body,
     });
     expect(declared.status).toBe(413);
-    expect(await declared.json()).toMatchObject({ code: 'PAYLOAD_TOO_LARGE', error: expect.stringContaining('20971520') });
+    expect(await declared.json()).toMatchObject({
+      code: 'PAYLOAD_TOO_LARGE',
+      error: expect.stringContaining('20971520'),
+    });
 
     // Chunked, without Content-Length: refused once the count passes the limit.
     const streamed = await new Promise<{ status: number; text: string }>((resolve, reject) => {
-      const request = httpRequest(`${server.url}/api/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${account.secret}`, 'content-type': 'application/json' } }, (response) => {
-        let text = '';
-        response.on('data', (chunk: Buffer) => (text += chunk.toString()));
-        response.on('end', () => resolve({ status: response.statusCode ?? 0, text }));
-      });
+      const request = httpRequest(
+        `${server.url}/api/v1/chat/completions`,
+        { method: 'POST', headers: { authorization: `Bearer ${account.secret}`, 'content-type': 'application/json' } },
+        (response) => {
+          let text = '';
+          response.on('data', (chunk: Buffer) => (text += chunk.toString()));
+          response.on('end', () => resolve({ status: response.statusCode ?? 0, text }));
+        },
+      );
       request.on('error', reject);
       let offset = 0;
       const writeMore = () => {
@@ -99,7 +111,11 @@ describe(`Chat body limit (${testDatabaseKind})`, () => {
       const smallAccount = await chatAccount(small, '1');
       const call = (bytes: number) =>
         small.t.app.fetch(
-          new Request('http://lagoon.test/api/v1/chat/completions', { method: 'POST', headers: { authorization: `Bearer ${smallAccount.secret}`, 'content-type': 'application/json' }, body: chatBody(bytes) }),
+          new Request('http://lagoon.test/api/v1/chat/completions', {
+            method: 'POST',
+            headers: { authorization: `Bearer ${smallAccount.secret}`, 'content-type': 'application/json' },
+            body: chatBody(bytes),
+          }),
         );
       expect((await call(1.5 * MiB)).status).toBe(200);
       expect((await call(2.5 * MiB)).status).toBe(413);

@@ -2,7 +2,17 @@ import type { ServerResponse } from 'node:http';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { chatAccount, eventually, readSse, startChatServer, tokenCostNano, UPSTREAM_PRICES, upstreamOperatorConfig, writeOperatorConfig, type ChatServer } from '../helpers/chat.ts';
+import {
+  chatAccount,
+  eventually,
+  readSse,
+  startChatServer,
+  tokenCostNano,
+  UPSTREAM_PRICES,
+  upstreamOperatorConfig,
+  writeOperatorConfig,
+  type ChatServer,
+} from '../helpers/chat.ts';
 import { testDatabaseKind } from '../helpers/db.ts';
 import { startOpenAIUpstream, type OpenAIUpstream } from '../helpers/openai-upstream.ts';
 
@@ -49,12 +59,16 @@ describe(`REST chat completions: endings and faults (${testDatabaseKind})`, () =
     expect(details.completionTokens).toBe(countTokens(receivedText));
     expect(entries[0]!.notes).toContain(note);
     const after = await account.balance();
-    expect(before.amount - after.amount).toBe(tokenCostNano(details.promptTokens!, PRICE.input) + tokenCostNano(details.completionTokens!, PRICE.output));
+    expect(before.amount - after.amount).toBe(
+      tokenCostNano(details.promptTokens!, PRICE.input) + tokenCostNano(details.completionTokens!, PRICE.output),
+    );
   }
 
   beforeAll(async () => {
     upstream = await startOpenAIUpstream();
-    config = await writeOperatorConfig(upstreamOperatorConfig(upstream.url, { timeoutMs: 2_000, idleTimeoutMs: IDLE_TIMEOUT_MS }));
+    config = await writeOperatorConfig(
+      upstreamOperatorConfig(upstream.url, { timeoutMs: 2_000, idleTimeoutMs: IDLE_TIMEOUT_MS }),
+    );
     server = await startChatServer({ LAGOON_CONFIG: config.path });
     account = await chatAccount(server, '10');
   });
@@ -68,7 +82,9 @@ describe(`REST chat completions: endings and faults (${testDatabaseKind})`, () =
     const poor = await chatAccount(server, '0.000001');
     const calls = upstream.chatRequests().length;
     for (const stream of [false, true]) {
-      const error = await poor.client.chat.completions.create({ model: 'up-chat', messages: [{ role: 'user', content: 'hi' }], stream }).catch((e: unknown) => e);
+      const error = await poor.client.chat.completions
+        .create({ model: 'up-chat', messages: [{ role: 'user', content: 'hi' }], stream })
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(OpenAI.APIError);
       expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(402);
     }
@@ -77,7 +93,10 @@ describe(`REST chat completions: endings and faults (${testDatabaseKind})`, () =
       headers: { authorization: `Bearer ${poor.secret}`, 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'up-chat', messages: [{ role: 'user', content: 'hi' }] }),
     });
-    expect(await raw.json()).toEqual({ error: 'Insufficient USD or Diem balance to complete request.', code: 'INSUFFICIENT_BALANCE' });
+    expect(await raw.json()).toEqual({
+      error: 'Insufficient USD or Diem balance to complete request.',
+      code: 'INSUFFICIENT_BALANCE',
+    });
     expect(upstream.chatRequests().length).toBe(calls);
   });
 
@@ -86,18 +105,21 @@ describe(`REST chat completions: endings and faults (${testDatabaseKind})`, () =
     ['a connection reset', { kind: 'reset' } as const, 502],
     ['a malformed body', { kind: 'malformed' } as const, 502],
     ['an upstream timeout', { kind: 'delay', ms: 10_000 } as const, 504],
-  ])('should charge nothing for %s before any output (non-streaming and streaming)', async (_what, behavior, status) => {
-    for (const stream of [false, true]) {
-      upstream.queue(behavior);
-      const before = await account.balance();
-      const entriesBefore = (await account.allEntries()).length;
-      const response = await post({ stream });
-      expect(response.status).toBe(status);
-      const body = (await response.json()) as { code: string };
-      expect(body.code).toBe(status === 504 ? 'REQUEST_TIMEOUT' : 'UPSTREAM_ERROR');
-      await expectNoCharge(before, entriesBefore);
-    }
-  });
+  ])(
+    'should charge nothing for %s before any output (non-streaming and streaming)',
+    async (_what, behavior, status) => {
+      for (const stream of [false, true]) {
+        upstream.queue(behavior);
+        const before = await account.balance();
+        const entriesBefore = (await account.allEntries()).length;
+        const response = await post({ stream });
+        expect(response.status).toBe(status);
+        const body = (await response.json()) as { code: string };
+        expect(body.code).toBe(status === 504 ? 'REQUEST_TIMEOUT' : 'UPSTREAM_ERROR');
+        await expectNoCharge(before, entriesBefore);
+      }
+    },
+  );
 
   it('should forward each chunk as it arrives: the first reaches the client while the upstream still holds the rest', async () => {
     let release!: () => void;
@@ -113,7 +135,9 @@ describe(`REST chat completions: endings and faults (${testDatabaseKind})`, () =
         void gate.then(() => {
           response.write(chunk({ content: ' second' }));
           response.write(chunk({}, 'stop'));
-          response.write(`data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: body.model, choices: [], usage: { prompt_tokens: 9, completion_tokens: 2, total_tokens: 11 } })}\n\n`);
+          response.write(
+            `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: body.model, choices: [], usage: { prompt_tokens: 9, completion_tokens: 2, total_tokens: 11 } })}\n\n`,
+          );
           response.end('data: [DONE]\n\n');
         });
       },
@@ -139,18 +163,40 @@ describe(`REST chat completions: endings and faults (${testDatabaseKind})`, () =
   });
 
   it('should send an error event then [DONE] when the upstream breaks mid-stream after a pause, and charge what was received', async () => {
-    upstream.queue({ kind: 'reply', chunks: ['Once ', 'upon ', 'a ', 'time.'], pauseAfterChunks: 2, pauseMs: 100, breakAfterChunks: 2 });
+    upstream.queue({
+      kind: 'reply',
+      chunks: ['Once ', 'upon ', 'a ', 'time.'],
+      pauseAfterChunks: 2,
+      pauseMs: 100,
+      breakAfterChunks: 2,
+    });
     const before = await account.balance();
     const events = await readSse(await post({ stream: true }));
     expect(events.at(-1)).toBe('[DONE]');
     expect(events.at(-2)).toEqual({ error: { message: expect.any(String), code: 'UPSTREAM_ERROR', status: 502 } });
-    const content = events.flatMap((e) => (typeof e === 'object' && e && 'choices' in e ? (e as { choices: { delta: { content?: string } }[] }).choices.map((c) => c.delta.content ?? '') : [])).join('');
+    const content = events
+      .flatMap((e) =>
+        typeof e === 'object' && e && 'choices' in e
+          ? (e as { choices: { delta: { content?: string } }[] }).choices.map((c) => c.delta.content ?? '')
+          : [],
+      )
+      .join('');
     expect(content).toBe('Once upon ');
     await expectChargedFor(before, 'Once upon ', 'the upstream failed mid-stream');
 
     // The openai client surfaces the error event as an exception.
-    upstream.queue({ kind: 'reply', chunks: ['Once ', 'upon ', 'a ', 'time.'], pauseAfterChunks: 1, pauseMs: 100, breakAfterChunks: 1 });
-    const stream = await account.client.chat.completions.create({ model: 'up-chat', messages: [{ role: 'user', content: 'again' }], stream: true });
+    upstream.queue({
+      kind: 'reply',
+      chunks: ['Once ', 'upon ', 'a ', 'time.'],
+      pauseAfterChunks: 1,
+      pauseMs: 100,
+      breakAfterChunks: 1,
+    });
+    const stream = await account.client.chat.completions.create({
+      model: 'up-chat',
+      messages: [{ role: 'user', content: 'again' }],
+      stream: true,
+    });
     const failure = await (async () => {
       for await (const _chunk of stream) {
         // reading until the error event

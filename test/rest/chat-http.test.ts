@@ -14,13 +14,24 @@ import { testDatabaseKind } from '../helpers/db.ts';
  */
 
 const LIMIT = 64 * 1024;
-const body = (extra: Record<string, unknown> = {}) => JSON.stringify({ model: 'lagoon-sim-chat', messages: [{ role: 'user', content: 'Tell me about otters.' }], seed: 7, max_tokens: 40, ...extra });
+const body = (extra: Record<string, unknown> = {}) =>
+  JSON.stringify({
+    model: 'lagoon-sim-chat',
+    messages: [{ role: 'user', content: 'Tell me about otters.' }],
+    seed: 7,
+    max_tokens: 40,
+    ...extra,
+  });
 
 describe(`REST chat completions over HTTP, served on Node's objects (${testDatabaseKind})`, () => {
   let server: ChatServer;
   let account: Awaited<ReturnType<typeof chatAccount>>;
   const post = (init: { body?: string | undefined; headers?: Record<string, string> }) =>
-    fetch(`${server.url}/api/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${account.secret}`, 'content-type': 'application/json', ...init.headers }, body: init.body ?? body() });
+    fetch(`${server.url}/api/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${account.secret}`, 'content-type': 'application/json', ...init.headers },
+      body: init.body ?? body(),
+    });
 
   beforeAll(async () => {
     server = await startChatServer({ LAGOON_MAX_CHAT_BODY_BYTES: String(LIMIT), CORS_ORIGINS: 'https://app.example' });
@@ -29,7 +40,11 @@ describe(`REST chat completions over HTTP, served on Node's objects (${testDatab
   afterAll(async () => server.close());
 
   it('should answer 401 without a key and with a bad key, in the contract error body', async () => {
-    const none = await fetch(`${server.url}/api/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body() });
+    const none = await fetch(`${server.url}/api/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: body(),
+    });
     expect(none.status).toBe(401);
     expect(await none.json()).toMatchObject({ error: expect.any(String), code: expect.any(String) });
     const bad = await post({ headers: { authorization: 'Bearer not-a-key' } });
@@ -62,7 +77,12 @@ describe(`REST chat completions over HTTP, served on Node's objects (${testDatab
         yield Buffer.from(big.slice(LIMIT / 2));
       };
       const headers = { authorization: `Bearer ${account.secret}`, 'content-type': 'application/json' };
-      const refused = await pool.request({ method: 'POST', path: '/api/v1/chat/completions', headers, body: Readable.from(chunks()) });
+      const refused = await pool.request({
+        method: 'POST',
+        path: '/api/v1/chat/completions',
+        headers,
+        body: Readable.from(chunks()),
+      });
       expect(refused.statusCode).toBe(413);
       await refused.body.text();
       const next = await pool.request({ method: 'POST', path: '/api/v1/chat/completions', headers, body: body() });
@@ -94,39 +114,74 @@ describe(`REST chat completions over HTTP, served on Node's objects (${testDatab
   });
 
   it('should gzip the answer when asked, with its exact length', async () => {
-    const raw = await new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; bytes: Buffer }>((resolve, reject) => {
+    const raw = await new Promise<{
+      status: number;
+      headers: Record<string, string | string[] | undefined>;
+      bytes: Buffer;
+    }>((resolve, reject) => {
       const payload = body();
-      const req = httpRequest(`${server.url}/api/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${account.secret}`, 'content-type': 'application/json', 'accept-encoding': 'gzip', 'content-length': Buffer.byteLength(payload) } }, (res) => {
-        const parts: Buffer[] = [];
-        res.on('data', (part: Buffer) => parts.push(part));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, bytes: Buffer.concat(parts) }));
-      });
+      const req = httpRequest(
+        `${server.url}/api/v1/chat/completions`,
+        {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${account.secret}`,
+            'content-type': 'application/json',
+            'accept-encoding': 'gzip',
+            'content-length': Buffer.byteLength(payload),
+          },
+        },
+        (res) => {
+          const parts: Buffer[] = [];
+          res.on('data', (part: Buffer) => parts.push(part));
+          res.on('end', () =>
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, bytes: Buffer.concat(parts) }),
+          );
+        },
+      );
       req.on('error', reject);
       req.end(payload);
     });
     expect(raw.status).toBe(200);
     expect(raw.headers['content-encoding']).toBe('gzip');
     expect(Number(raw.headers['content-length'])).toBe(raw.bytes.length);
-    expect(JSON.parse(gunzipSync(raw.bytes).toString('utf8'))).toMatchObject({ object: 'chat.completion', model: 'lagoon-sim-chat' });
+    expect(JSON.parse(gunzipSync(raw.bytes).toString('utf8'))).toMatchObject({
+      object: 'chat.completion',
+      model: 'lagoon-sim-chat',
+    });
   });
 
   it('should give the same answer and the same stream as the in-process fetch handler', async () => {
-    const strip = (value: unknown) => JSON.parse(JSON.stringify(value).replace(/chatcmpl-[0-9a-f]{32}/g, 'ID').replace(/"created":\d+/g, '"created":0')) as unknown;
+    const strip = (value: unknown) =>
+      JSON.parse(
+        JSON.stringify(value)
+          .replace(/chatcmpl-[0-9a-f]{32}/g, 'ID')
+          .replace(/"created":\d+/g, '"created":0'),
+      ) as unknown;
     const viaHttp = await post({});
-    const inProcess = await server.t.call('/api/v1/chat/completions', { key: account.secret, body: JSON.parse(body()) as unknown });
+    const inProcess = await server.t.call('/api/v1/chat/completions', {
+      key: account.secret,
+      body: JSON.parse(body()) as unknown,
+    });
     expect(inProcess.status).toBe(200);
     expect(strip(await viaHttp.json())).toEqual(strip(await inProcess.json()));
 
     const streamed = await post({ body: body({ stream: true }) });
     expect(streamed.headers.get('content-type')).toMatch(/^text\/event-stream/);
-    const streamedInProcess = await server.t.call('/api/v1/chat/completions', { key: account.secret, body: JSON.parse(body({ stream: true })) as unknown });
+    const streamedInProcess = await server.t.call('/api/v1/chat/completions', {
+      key: account.secret,
+      body: JSON.parse(body({ stream: true })) as unknown,
+    });
     const events = await readSse(streamed);
     expect(events.at(-1)).toBe('[DONE]');
     expect(strip(events)).toEqual(strip(await readSse(streamedInProcess)));
   });
 
   it('should leave the other methods on the path to the router (405 naming the allowed one)', async () => {
-    const response = await fetch(`${server.url}/api/v1/chat/completions`, { method: 'GET', headers: { authorization: `Bearer ${account.secret}` } });
+    const response = await fetch(`${server.url}/api/v1/chat/completions`, {
+      method: 'GET',
+      headers: { authorization: `Bearer ${account.secret}` },
+    });
     expect(response.status).toBe(405);
     expect(response.headers.get('allow')).toBe('POST');
     await response.body?.cancel();

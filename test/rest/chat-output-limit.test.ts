@@ -1,6 +1,15 @@
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chatAccount, requestIdOf, startChatServer, tokenCostNano, UPSTREAM_PRICES, upstreamOperatorConfig, writeOperatorConfig, type ChatServer } from '../helpers/chat.ts';
+import {
+  chatAccount,
+  requestIdOf,
+  startChatServer,
+  tokenCostNano,
+  UPSTREAM_PRICES,
+  upstreamOperatorConfig,
+  writeOperatorConfig,
+  type ChatServer,
+} from '../helpers/chat.ts';
 import type { UsageEntryWire } from '../helpers/billing.ts';
 import { testDatabaseKind } from '../helpers/db.ts';
 import { startOpenAIUpstream, type OpenAIUpstream } from '../helpers/openai-upstream.ts';
@@ -15,7 +24,13 @@ import { startOpenAIUpstream, type OpenAIUpstream } from '../helpers/openai-upst
 const PRICE = UPSTREAM_PRICES['up-chat'];
 const LIMIT = 5;
 /** 60 chunks of one o200k token each (" word"), with the usage an upstream that ignored the limit reports. */
-const RUNAWAY = { kind: 'reply' as const, content: ' word'.repeat(60), chunks: Array.from({ length: 60 }, () => ' word'), chunkDelayMs: 10, usage: { prompt_tokens: 20, completion_tokens: 61 } };
+const RUNAWAY = {
+  kind: 'reply' as const,
+  content: ' word'.repeat(60),
+  chunks: Array.from({ length: 60 }, () => ' word'),
+  chunkDelayMs: 10,
+  usage: { prompt_tokens: 20, completion_tokens: 61 },
+};
 
 /** Every usage line costs its units × its price per 1M tokens (rounded up to the nano-USD). */
 function expectUnitsTimesPrice(entries: readonly UsageEntryWire[]): void {
@@ -56,7 +71,9 @@ describe(`chat completions from an upstream that ignores max_completion_tokens (
 
     const content = chunks.flatMap((chunk) => chunk.choices.map((choice) => choice.delta.content ?? '')).join('');
     expect(content).toBe(' word'.repeat(LIMIT));
-    const finishes = chunks.flatMap((chunk) => chunk.choices.map((choice) => choice.finish_reason)).filter((reason) => reason !== null);
+    const finishes = chunks
+      .flatMap((chunk) => chunk.choices.map((choice) => choice.finish_reason))
+      .filter((reason) => reason !== null);
     expect(finishes).toEqual(['length']);
     const usage = chunks.at(-1)!.usage!;
     expect(usage.completion_tokens).toBe(LIMIT);
@@ -70,13 +87,19 @@ describe(`chat completions from an upstream that ignores max_completion_tokens (
     const input = entries.find((entry) => entry.sku === 'up-chat-llm-input-mtoken')!;
     expect(input.units).toBe(usage.prompt_tokens);
     const after = await account.balance();
-    expect(before.amount - after.amount).toBe(tokenCostNano(input.units, PRICE.input) + tokenCostNano(LIMIT, PRICE.output));
+    expect(before.amount - after.amount).toBe(
+      tokenCostNano(input.units, PRICE.input) + tokenCostNano(LIMIT, PRICE.output),
+    );
     expect(after.reserved).toBe(0n);
   });
 
   it('should cut a completion at max_tokens with finish_reason "length" and charge the limit', async () => {
     const before = await account.balance();
-    const completion = await account.client.chat.completions.create({ model: 'up-chat', messages: [{ role: 'user', content: 'Talk forever' }], max_tokens: LIMIT });
+    const completion = await account.client.chat.completions.create({
+      model: 'up-chat',
+      messages: [{ role: 'user', content: 'Talk forever' }],
+      max_tokens: LIMIT,
+    });
     expect(completion.choices[0]!.message.content).toBe(' word'.repeat(LIMIT));
     expect(completion.choices[0]!.finish_reason).toBe('length');
     expect(completion.usage).toMatchObject({ prompt_tokens: 20, completion_tokens: LIMIT, total_tokens: 20 + LIMIT });
@@ -94,13 +117,26 @@ describe(`chat completions from an upstream that ignores max_completion_tokens (
 
   it('should cut a chunk that crosses the limit inside it, and leave an answer within the limit alone', async () => {
     upstream.setBehavior({ ...RUNAWAY, chunks: Array.from({ length: 30 }, () => ' word word') });
-    const stream = await account.client.chat.completions.create({ model: 'up-chat', messages: [{ role: 'user', content: 'Talk' }], max_completion_tokens: LIMIT, stream: true });
+    const stream = await account.client.chat.completions.create({
+      model: 'up-chat',
+      messages: [{ role: 'user', content: 'Talk' }],
+      max_completion_tokens: LIMIT,
+      stream: true,
+    });
     let content = '';
     for await (const chunk of stream) content += chunk.choices.map((choice) => choice.delta.content ?? '').join('');
     expect(content).toBe(' word'.repeat(LIMIT));
 
-    upstream.setBehavior({ kind: 'reply', content: ' word'.repeat(LIMIT), usage: { prompt_tokens: 20, completion_tokens: LIMIT } });
-    const within = await account.client.chat.completions.create({ model: 'up-chat', messages: [{ role: 'user', content: 'Talk' }], max_completion_tokens: LIMIT });
+    upstream.setBehavior({
+      kind: 'reply',
+      content: ' word'.repeat(LIMIT),
+      usage: { prompt_tokens: 20, completion_tokens: LIMIT },
+    });
+    const within = await account.client.chat.completions.create({
+      model: 'up-chat',
+      messages: [{ role: 'user', content: 'Talk' }],
+      max_completion_tokens: LIMIT,
+    });
     expect(within.choices[0]!.message.content).toBe(' word'.repeat(LIMIT));
     expect(within.choices[0]!.finish_reason).toBe('stop');
     expect(within.usage?.completion_tokens).toBe(LIMIT);

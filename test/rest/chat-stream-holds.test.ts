@@ -2,7 +2,17 @@ import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operator } from '../../src/auth/auth-context.ts';
 import { formatNano } from '../../src/billing/money.ts';
-import { chatAccount, eventually, readSse, startChatServer, tokenCostNano, UPSTREAM_PRICES, upstreamOperatorConfig, writeOperatorConfig, type ChatServer } from '../helpers/chat.ts';
+import {
+  chatAccount,
+  eventually,
+  readSse,
+  startChatServer,
+  tokenCostNano,
+  UPSTREAM_PRICES,
+  upstreamOperatorConfig,
+  writeOperatorConfig,
+  type ChatServer,
+} from '../helpers/chat.ts';
 import { testDatabaseKind } from '../helpers/db.ts';
 import { startOpenAIUpstream, type OpenAIUpstream } from '../helpers/openai-upstream.ts';
 
@@ -48,7 +58,11 @@ for (const leases of ['true', 'false']) {
 
     beforeAll(async () => {
       upstream = await startOpenAIUpstream();
-      app = await chatServer(upstream.url, { LAGOON_RESERVATION_TIMEOUT_SECONDS: '2', LAGOON_SWEEP_INTERVAL_SECONDS: '1', LAGOON_BALANCE_LEASES: leases });
+      app = await chatServer(upstream.url, {
+        LAGOON_RESERVATION_TIMEOUT_SECONDS: '2',
+        LAGOON_SWEEP_INTERVAL_SECONDS: '1',
+        LAGOON_BALANCE_LEASES: leases,
+      });
     });
     afterAll(async () => {
       await app.close();
@@ -68,7 +82,10 @@ for (const leases of ['true', 'false']) {
       await debit(app.server, account.accountId, mid.amount - mid.reserved);
       const events = await body;
       expect(events.at(-1)).toBe('[DONE]');
-      const usageChunk = events.find((event): event is Chunk => typeof event === 'object' && event !== null && 'usage' in event && (event as Chunk).usage !== undefined);
+      const usageChunk = events.find(
+        (event): event is Chunk =>
+          typeof event === 'object' && event !== null && 'usage' in event && (event as Chunk).usage !== undefined,
+      );
       expect(usageChunk?.usage?.completion_tokens).toBe(USAGE.completion_tokens);
       await eventually(async () => (await account.balance()).reserved === 0n);
       const entries = await account.allEntries();
@@ -94,7 +111,8 @@ for (const leases of ['true', 'false']) {
       const entries = await account.allEntries();
       expect(entries.map((e) => e.sku).sort()).toEqual(['up-chat-llm-input-mtoken', 'up-chat-llm-output-mtoken']);
       const details = entries[0]!.inferenceDetails!;
-      const cost = tokenCostNano(details.promptTokens!, PRICE.input) + tokenCostNano(details.completionTokens!, PRICE.output);
+      const cost =
+        tokenCostNano(details.promptTokens!, PRICE.input) + tokenCostNano(details.completionTokens!, PRICE.output);
       const owed = await account.balance();
       expect(owed.amount).toBe(-cost);
       // Only a settlement takes a balance below zero: an operator debit of an account in debt is refused.
@@ -104,7 +122,11 @@ for (const leases of ['true', 'false']) {
       expect(await refused.json()).toMatchObject({ code: 'INSUFFICIENT_BALANCE' });
       const refusedStream = await post(app.server, account.secret, { stream: true });
       expect(refusedStream.status).toBe(402);
-      await app.server.t.app.services.accounts.credit(operator(), { accountId: account.accountId, currency: 'USD', amount: '1' });
+      await app.server.t.app.services.accounts.credit(operator(), {
+        accountId: account.accountId,
+        currency: 'USD',
+        amount: '1',
+      });
       const served = await post(app.server, account.secret, {});
       expect(served.status).toBe(200);
       await eventually(async () => (await account.balance()).reserved === 0n);
@@ -130,7 +152,12 @@ describe(`REST chat: LAGOON_MAX_STREAM_SECONDS (${testDatabaseKind})`, () => {
   it('should end a stream at its maximum duration with finish_reason "length", charged for what it delivered', async () => {
     const account = await chatAccount(app.server, '1');
     const chunks = Array.from({ length: 40 }, (_, index) => `word${index} `);
-    upstream.setBehavior({ kind: 'reply', chunks, chunkDelayMs: 200, usage: { prompt_tokens: 40, completion_tokens: 40 } });
+    upstream.setBehavior({
+      kind: 'reply',
+      chunks,
+      chunkDelayMs: 200,
+      usage: { prompt_tokens: 40, completion_tokens: 40 },
+    });
     const started = performance.now();
     const response = await post(app.server, account.secret, { stream: true });
     const events = await readSse(response);
@@ -141,7 +168,9 @@ describe(`REST chat: LAGOON_MAX_STREAM_SECONDS (${testDatabaseKind})`, () => {
     const delivered = data.flatMap((chunk) => chunk.choices.map((choice) => choice.delta.content ?? '')).join('');
     expect(delivered.length).toBeGreaterThan(0);
     expect(delivered.length).toBeLessThan(chunks.join('').length);
-    const finishes = data.flatMap((chunk) => chunk.choices.map((choice) => choice.finish_reason)).filter((reason) => reason !== null);
+    const finishes = data
+      .flatMap((chunk) => chunk.choices.map((choice) => choice.finish_reason))
+      .filter((reason) => reason !== null);
     expect(finishes).toEqual(['length']);
     const usage = data.at(-1)?.usage;
     expect(usage?.completion_tokens).toBe(countTokens(delivered));
@@ -150,6 +179,8 @@ describe(`REST chat: LAGOON_MAX_STREAM_SECONDS (${testDatabaseKind})`, () => {
     expect(entries[0]?.notes).toContain('maximum stream duration');
     const details = entries[0]!.inferenceDetails!;
     expect(details.completionTokens).toBe(countTokens(delivered));
-    expect(1_000_000_000n - (await account.balance()).amount).toBe(tokenCostNano(details.promptTokens!, PRICE.input) + tokenCostNano(details.completionTokens!, PRICE.output));
+    expect(1_000_000_000n - (await account.balance()).amount).toBe(
+      tokenCostNano(details.promptTokens!, PRICE.input) + tokenCostNano(details.completionTokens!, PRICE.output),
+    );
   }, 30_000);
 });

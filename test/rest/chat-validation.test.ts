@@ -28,10 +28,21 @@ const BAD_FIELDS: [Record<string, unknown>, string][] = [
   [{ messages: [{ role: 'user', content: 42 }] }, 'messages.0.content'],
   [{ messages: [{ role: 'user', content: [{ type: 'audio', data: 'x' }] }] }, 'messages.0.content'],
   [{ messages: [{ role: 'user', content: [] }] }, 'messages.0.content'],
-  [{ messages: [{ role: 'system', content: [{ type: 'image_url', image_url: { url: 'https://x.test/a.png' } }] }] }, 'messages.0.content'],
+  [
+    { messages: [{ role: 'system', content: [{ type: 'image_url', image_url: { url: 'https://x.test/a.png' } }] }] },
+    'messages.0.content',
+  ],
   [{ messages: [...user, { role: 'tool', content: 'result' }] }, 'messages.1.tool_call_id'],
   [{ messages: [...user, { role: 'assistant' }] }, 'messages.1.content'],
-  [{ messages: [...user, { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f' } }] }] }, 'messages.1.tool_calls.0.function.arguments'],
+  [
+    {
+      messages: [
+        ...user,
+        { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f' } }] },
+      ],
+    },
+    'messages.1.tool_calls.0.function.arguments',
+  ],
   [{ frequency_penalty: 2.5 }, 'frequency_penalty'],
   [{ frequency_penalty: -2.01 }, 'frequency_penalty'],
   [{ presence_penalty: 3 }, 'presence_penalty'],
@@ -122,7 +133,10 @@ describe(`REST chat completions: validation (${testDatabaseKind})`, () => {
       logit_bias: { '50256': -100 },
       stop: 'END',
       reasoning: { effort: 'medium', summary: 'auto' },
-      messages: [{ role: 'developer', content: [{ type: 'text', text: 'Be brief.' }] }, { role: 'user', content: 'hi', name: 'ann' }],
+      messages: [
+        { role: 'developer', content: [{ type: 'text', text: 'Be brief.' }] },
+        { role: 'user', content: 'hi', name: 'ann' },
+      ],
     });
     expect(status).toBe(200);
     expect(body.choices).toHaveLength(1);
@@ -130,9 +144,23 @@ describe(`REST chat completions: validation (${testDatabaseKind})`, () => {
 
   it('should take an explicit null as absent, at every level of the body', async () => {
     const nulls = Object.fromEntries(
-      ['frequency_penalty', 'presence_penalty', 'temperature', 'top_p', 'top_k', 'seed', 'n', 'stop', 'max_tokens', 'max_completion_tokens', 'tools', 'tool_choice', 'response_format', 'user', 'metadata'].map(
-        (field) => [field, null],
-      ),
+      [
+        'frequency_penalty',
+        'presence_penalty',
+        'temperature',
+        'top_p',
+        'top_k',
+        'seed',
+        'n',
+        'stop',
+        'max_tokens',
+        'max_completion_tokens',
+        'tools',
+        'tool_choice',
+        'response_format',
+        'user',
+        'metadata',
+      ].map((field) => [field, null]),
     );
     const { status, body } = await post({
       ...base,
@@ -153,17 +181,28 @@ describe(`REST chat completions: validation (${testDatabaseKind})`, () => {
     });
     expect(status).toBe(200);
     expect(body.choices).toHaveLength(1);
-    expect((body as { service_parameters?: { strip_thinking_response?: boolean } }).service_parameters?.strip_thinking_response).toBe(true);
+    expect(
+      (body as { service_parameters?: { strip_thinking_response?: boolean } }).service_parameters
+        ?.strip_thinking_response,
+    ).toBe(true);
     // A null where a value is required is still named.
     const missing = await post({ ...base, messages: [{ role: 'tool', content: 'x', tool_call_id: null }] });
     expect(missing.status).toBe(400);
-    expect((missing.body as unknown as ErrorBody).issues?.map((issue) => issue.path.join('.'))).toContain('messages.0.tool_call_id');
+    expect((missing.body as unknown as ErrorBody).issues?.map((issue) => issue.path.join('.'))).toContain(
+      'messages.0.tool_call_id',
+    );
   });
 
   it('should let reasoning_effort win over reasoning.effort', async () => {
     // minimal is not among the reasoner's efforts: the top-level field alone decides.
-    expect((await post({ ...base, model: 'lagoon-sim-reasoner', reasoning_effort: 'low', reasoning: { effort: 'minimal' } })).status).toBe(200);
-    expect((await post({ ...base, model: 'lagoon-sim-reasoner', reasoning_effort: 'minimal', reasoning: { effort: 'low' } })).status).toBe(400);
+    expect(
+      (await post({ ...base, model: 'lagoon-sim-reasoner', reasoning_effort: 'low', reasoning: { effort: 'minimal' } }))
+        .status,
+    ).toBe(200);
+    expect(
+      (await post({ ...base, model: 'lagoon-sim-reasoner', reasoning_effort: 'minimal', reasoning: { effort: 'low' } }))
+        .status,
+    ).toBe(400);
   });
 
   it('should answer 400 for a body that is not JSON', async () => {

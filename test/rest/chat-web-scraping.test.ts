@@ -3,7 +3,17 @@ import type { AddressInfo } from 'node:net';
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { countTextTokens } from '../../src/tokenizer.ts';
-import { chatAccount, OPERATOR_SYSTEM_PROMPT, requestIdOf, startChatServer, tokenCostNano, UPSTREAM_PRICES, upstreamOperatorConfig, writeOperatorConfig, type ChatServer } from '../helpers/chat.ts';
+import {
+  chatAccount,
+  OPERATOR_SYSTEM_PROMPT,
+  requestIdOf,
+  startChatServer,
+  tokenCostNano,
+  UPSTREAM_PRICES,
+  upstreamOperatorConfig,
+  writeOperatorConfig,
+  type ChatServer,
+} from '../helpers/chat.ts';
 import { testDatabaseKind } from '../helpers/db.ts';
 import { makePdf } from '../helpers/documents.ts';
 import { DEFAULT_USAGE, startOpenAIUpstream, type OpenAIUpstream } from '../helpers/openai-upstream.ts';
@@ -19,7 +29,10 @@ const ARTICLE =
   '<nav><a href="/">Home</a></nav><main><h1>Tides this week</h1><p>High water on Monday at 06:12, 3.4 metres.</p></main>' +
   '<footer>Harbour office</footer></body></html>';
 
-type Sources = { enable_web_scraping: boolean; web_search_citations: { index: number; url: string; title: string; content: string; date: string }[] };
+type Sources = {
+  enable_web_scraping: boolean;
+  web_search_citations: { index: number; url: string; title: string; content: string; date: string }[];
+};
 const sourcesOf = (completion: unknown) => (completion as { service_parameters: Sources }).service_parameters;
 
 async function listen(server: Server, host: string): Promise<string> {
@@ -38,16 +51,22 @@ describe(`REST chat completions with web scraping (${testDatabaseKind})`, () => 
   let secretSite: string;
   const pageHits: string[] = [];
   const secretHits: string[] = [];
-  const system = () => (upstream.chatRequests().at(-1)!.body as { messages: { role: string; content: string }[] }).messages[0]!;
+  const system = () =>
+    (upstream.chatRequests().at(-1)!.body as { messages: { role: string; content: string }[] }).messages[0]!;
 
   beforeAll(async () => {
     const pdf = await makePdf([['Annual report of the harbour', 'Ships served: 1,204']]);
     pages = createServer((request, response) => {
       pageHits.push(request.url ?? '');
-      if (request.url === '/article') response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(ARTICLE);
-      else if (request.url === '/long') response.writeHead(200, { 'content-type': 'text/plain' }).end('Every tide table line repeats here. '.repeat(2_000));
+      if (request.url === '/article')
+        response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(ARTICLE);
+      else if (request.url === '/long')
+        response
+          .writeHead(200, { 'content-type': 'text/plain' })
+          .end('Every tide table line repeats here. '.repeat(2_000));
       else if (request.url === '/report.pdf') response.writeHead(200, { 'content-type': 'application/pdf' }).end(pdf);
-      else if (request.url === '/photo') response.writeHead(200, { 'content-type': 'image/png' }).end(Buffer.alloc(100));
+      else if (request.url === '/photo')
+        response.writeHead(200, { 'content-type': 'image/png' }).end(Buffer.alloc(100));
       else if (request.url === '/to-secret') response.writeHead(302, { location: `${secretSite}/admin` }).end();
       else response.writeHead(404).end();
     });
@@ -93,20 +112,33 @@ describe(`REST chat completions with web scraping (${testDatabaseKind})`, () => 
 
     const sources = sourcesOf(completion);
     expect(sources.enable_web_scraping).toBe(true);
-    expect(sources.web_search_citations).toEqual([{ index: 1, title: 'Lisbon Tide Report', url: `${site}/article`, content: 'Tides this week High water on Monday at 06:12, 3.4 metres.', date: '' }]);
+    expect(sources.web_search_citations).toEqual([
+      {
+        index: 1,
+        title: 'Lisbon Tide Report',
+        url: `${site}/article`,
+        content: 'Tides this week High water on Monday at 06:12, 3.4 metres.',
+        date: '',
+      },
+    ]);
 
     const entries = await account.entries(requestIdOf(completion.id));
     expect(entries.map((e) => [e.sku, e.units])).toEqual([
       ['up-chat-llm-input-mtoken', DEFAULT_USAGE.prompt_tokens],
       ['up-chat-llm-output-mtoken', DEFAULT_USAGE.completion_tokens],
     ]);
-    const cost = tokenCostNano(DEFAULT_USAGE.prompt_tokens, UPSTREAM_PRICES['up-chat'].input) + tokenCostNano(DEFAULT_USAGE.completion_tokens, UPSTREAM_PRICES['up-chat'].output);
+    const cost =
+      tokenCostNano(DEFAULT_USAGE.prompt_tokens, UPSTREAM_PRICES['up-chat'].input) +
+      tokenCostNano(DEFAULT_USAGE.completion_tokens, UPSTREAM_PRICES['up-chat'].output);
     const after = await account.balance();
     expect(before.amount - after.amount).toBe(cost);
   });
 
   it('should fetch nothing unless asked, and echo the setting', async () => {
-    const completion = await account.client.chat.completions.create({ model: 'up-chat', messages: [{ role: 'user', content: `Look at ${site}/article` }] });
+    const completion = await account.client.chat.completions.create({
+      model: 'up-chat',
+      messages: [{ role: 'user', content: `Look at ${site}/article` }],
+    });
     expect(pageHits).toEqual([]);
     expect(system().content).toBe(OPERATOR_SYSTEM_PROMPT);
     expect(sourcesOf(completion)).toMatchObject({ enable_web_scraping: false, web_search_citations: [] });
@@ -144,14 +176,18 @@ describe(`REST chat completions with web scraping (${testDatabaseKind})`, () => 
     expect(prompt).toContain(`[1] ${site}/long (${site}/long) (shortened)`);
     expect(prompt).toContain(`[2] ${site}/report.pdf (${site}/report.pdf)`);
     expect(prompt).toContain('Ships served: 1,204');
-    const longText = prompt.slice(prompt.indexOf('(shortened)\n') + '(shortened)\n'.length, prompt.indexOf('\n[end of 1]'));
+    const longText = prompt.slice(
+      prompt.indexOf('(shortened)\n') + '(shortened)\n'.length,
+      prompt.indexOf('\n[end of 1]'),
+    );
     expect(countTextTokens(longText)).toBeGreaterThan(PAGE_TOKENS - 5);
     expect(countTextTokens(longText)).toBeLessThanOrEqual(PAGE_TOKENS + 1);
   });
 
   it('should stream the page citations first and return them as documents when asked', async () => {
     const stream = await account.client.chat.completions.create({
-      model: 'up-chat:enable_web_scraping=true&include_search_results_in_stream=true&return_search_results_as_documents=true',
+      model:
+        'up-chat:enable_web_scraping=true&include_search_results_in_stream=true&return_search_results_as_documents=true',
       messages: [{ role: 'user', content: `summarise ${site}/article` }],
       stream: true,
     });
@@ -162,12 +198,18 @@ describe(`REST chat completions with web scraping (${testDatabaseKind})`, () => 
     expect(first.service_parameters?.web_search_citations).toMatchObject([{ index: 1, url: `${site}/article` }]);
     // Echoed under the alias too, for clients written for the original service.
     expect(first.venice_parameters).toEqual(first.service_parameters);
-    const documents = chunks.flatMap((c) => c.choices.flatMap((choice) => choice.delta.tool_calls ?? [])).find((call) => call.function?.name === 'web_search_documents');
-    expect(JSON.parse(documents!.function!.arguments!)).toMatchObject({ documents: [{ index: 1, title: 'Lisbon Tide Report' }] });
+    const documents = chunks
+      .flatMap((c) => c.choices.flatMap((choice) => choice.delta.tool_calls ?? []))
+      .find((call) => call.function?.name === 'web_search_documents');
+    expect(JSON.parse(documents!.function!.arguments!)).toMatchObject({
+      documents: [{ index: 1, title: 'Lisbon Tide Report' }],
+    });
   });
 
   it('should refuse an operator config with an invalid allowed network', async () => {
-    const bad = await writeOperatorConfig(`${upstreamOperatorConfig(upstream.url)}\n  webScraping: { allowNetworks: ["10.0.0.0/40"] }`);
+    const bad = await writeOperatorConfig(
+      `${upstreamOperatorConfig(upstream.url)}\n  webScraping: { allowNetworks: ["10.0.0.0/40"] }`,
+    );
     try {
       await expect(startChatServer({ LAGOON_CONFIG: bad.path })).rejects.toThrow(/allowNetworks/);
     } finally {

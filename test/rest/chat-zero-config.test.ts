@@ -17,7 +17,10 @@ describe(`REST chat completions through OPENAI_COMPATIBLE_BASE_URL (${testDataba
 
   beforeAll(async () => {
     upstream = await startOpenAIUpstream({ models: ['llama-local'], apiKey: UPSTREAM_KEY });
-    server = await startChatServer({ OPENAI_COMPATIBLE_BASE_URL: upstream.url, OPENAI_COMPATIBLE_API_KEY: UPSTREAM_KEY });
+    server = await startChatServer({
+      OPENAI_COMPATIBLE_BASE_URL: upstream.url,
+      OPENAI_COMPATIBLE_API_KEY: UPSTREAM_KEY,
+    });
     account = await chatAccount(server, '1');
   });
   afterAll(async () => {
@@ -27,17 +30,29 @@ describe(`REST chat completions through OPENAI_COMPATIBLE_BASE_URL (${testDataba
 
   it('should serve a discovered model, non-streaming and streaming, billed at the discovery prices', async () => {
     const before = await account.balance();
-    const completion = await account.client.chat.completions.create({ model: 'llama-local', messages: [{ role: 'user', content: 'hi' }] });
+    const completion = await account.client.chat.completions.create({
+      model: 'llama-local',
+      messages: [{ role: 'user', content: 'hi' }],
+    });
     const request = upstream.chatRequests().at(-1)!;
     expect(request.headers.authorization).toBe(`Bearer ${UPSTREAM_KEY}`);
     expect(request.body.model).toBe('llama-local');
     expect(completion.model).toBe('llama-local');
     const usage = completion.usage!;
-    expect((await account.entries(requestIdOf(completion.id))).map((e) => e.units)).toEqual([usage.prompt_tokens, usage.completion_tokens]);
+    expect((await account.entries(requestIdOf(completion.id))).map((e) => e.units)).toEqual([
+      usage.prompt_tokens,
+      usage.completion_tokens,
+    ]);
     const mid = await account.balance();
-    expect(before.amount - mid.amount).toBe(tokenCostNano(usage.prompt_tokens, DISCOVERED.input) + tokenCostNano(usage.completion_tokens, DISCOVERED.output));
+    expect(before.amount - mid.amount).toBe(
+      tokenCostNano(usage.prompt_tokens, DISCOVERED.input) + tokenCostNano(usage.completion_tokens, DISCOVERED.output),
+    );
 
-    const stream = await account.client.chat.completions.create({ model: 'llama-local', messages: [{ role: 'user', content: 'hi' }], stream: true });
+    const stream = await account.client.chat.completions.create({
+      model: 'llama-local',
+      messages: [{ role: 'user', content: 'hi' }],
+      stream: true,
+    });
     let last: ChatCompletionChunk | undefined;
     let text = '';
     for await (const chunk of stream) {
@@ -45,7 +60,10 @@ describe(`REST chat completions through OPENAI_COMPATIBLE_BASE_URL (${testDataba
       text += chunk.choices[0]?.delta.content ?? '';
     }
     expect(text).toBe(completion.choices[0]!.message.content);
-    expect(last!.usage).toMatchObject({ prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens });
+    expect(last!.usage).toMatchObject({
+      prompt_tokens: usage.prompt_tokens,
+      completion_tokens: usage.completion_tokens,
+    });
     expect(mid.amount - (await account.balance()).amount).toBe(before.amount - mid.amount);
   });
 });

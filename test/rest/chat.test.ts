@@ -33,7 +33,11 @@ describe(`REST chat completions on the simulator (${testDatabaseKind})`, () => {
     expect(completion.id).toMatch(/^chatcmpl-[0-9a-f]{32}$/);
     expect(completion.choices).toHaveLength(1);
     const [choice] = completion.choices;
-    expect(choice).toMatchObject({ index: 0, finish_reason: 'stop', message: { role: 'assistant', reasoning_content: null, tool_calls: [] } });
+    expect(choice).toMatchObject({
+      index: 0,
+      finish_reason: 'stop',
+      message: { role: 'assistant', reasoning_content: null, tool_calls: [] },
+    });
     expect(choice!.message.content).toEqual(expect.any(String));
     const usage = completion.usage!;
     expect(usage.total_tokens).toBe(usage.prompt_tokens + usage.completion_tokens);
@@ -56,8 +60,13 @@ describe(`REST chat completions on the simulator (${testDatabaseKind})`, () => {
       ['lagoon-sim-chat-llm-input-mtoken', usage.prompt_tokens],
       ['lagoon-sim-chat-llm-output-mtoken', usage.completion_tokens],
     ]);
-    for (const entry of entries) expect(entry.inferenceDetails).toMatchObject({ promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens });
-    const expected = tokenCostNano(usage.prompt_tokens, SIM_CHAT.input) + tokenCostNano(usage.completion_tokens, SIM_CHAT.output);
+    for (const entry of entries)
+      expect(entry.inferenceDetails).toMatchObject({
+        promptTokens: usage.prompt_tokens,
+        completionTokens: usage.completion_tokens,
+      });
+    const expected =
+      tokenCostNano(usage.prompt_tokens, SIM_CHAT.input) + tokenCostNano(usage.completion_tokens, SIM_CHAT.output);
     const after = await account.balance();
     expect(before.amount - after.amount).toBe(expected);
     expect(after.reserved).toBe(0n);
@@ -65,10 +74,22 @@ describe(`REST chat completions on the simulator (${testDatabaseKind})`, () => {
   });
 
   it('should echo service_parameters under venice_parameters too, with a completion id of its own', async () => {
-    type Echo = { id: string; service_parameters: Record<string, unknown>; venice_parameters?: Record<string, unknown> };
+    type Echo = {
+      id: string;
+      service_parameters: Record<string, unknown>;
+      venice_parameters?: Record<string, unknown>;
+    };
     const ask = () =>
       account.client.chat.completions
-        .create({ model: 'lagoon-sim-chat', messages: [{ role: 'user', content: 'Echo?' }], max_completion_tokens: 5, ...extra({ venice_parameters: { strip_thinking_response: true } }) }, { headers: { 'x-request-id': 'feedfacefeedfacefeedfacefeedface' } })
+        .create(
+          {
+            model: 'lagoon-sim-chat',
+            messages: [{ role: 'user', content: 'Echo?' }],
+            max_completion_tokens: 5,
+            ...extra({ venice_parameters: { strip_thinking_response: true } }),
+          },
+          { headers: { 'x-request-id': 'feedfacefeedfacefeedfacefeedface' } },
+        )
         .withResponse();
     const first = await ask();
     const body = first.data as unknown as Echo;
@@ -82,7 +103,15 @@ describe(`REST chat completions on the simulator (${testDatabaseKind})`, () => {
     expect(second.response.headers.get('x-request-id')).toBe('feedfacefeedfacefeedfacefeedface');
     expect(second.data.id).not.toBe(body.id);
     // The stream's chunks share one id of their own too.
-    const stream = await account.client.chat.completions.create({ model: 'lagoon-sim-chat', messages: [{ role: 'user', content: 'Echo?' }], max_completion_tokens: 5, stream: true }, { headers: { 'x-request-id': 'feedfacefeedfacefeedfacefeedface' } });
+    const stream = await account.client.chat.completions.create(
+      {
+        model: 'lagoon-sim-chat',
+        messages: [{ role: 'user', content: 'Echo?' }],
+        max_completion_tokens: 5,
+        stream: true,
+      },
+      { headers: { 'x-request-id': 'feedfacefeedfacefeedfacefeedface' } },
+    );
     const ids = new Set<string>();
     for await (const chunk of stream) ids.add(chunk.id);
     expect([...ids]).toHaveLength(1);
@@ -104,8 +133,12 @@ describe(`REST chat completions on the simulator (${testDatabaseKind})`, () => {
     const usage = last.usage!;
     expect(usage.prompt_tokens).toBeGreaterThan(0);
     const body = chunks.slice(0, -1);
-    expect(body.every((c) => c.object === 'chat.completion.chunk' && c.model === 'lagoon-sim-reasoner' && c.id === last.id)).toBe(true);
-    const deltas = body.flatMap((c) => c.choices.map((choice) => choice.delta as { content?: string; reasoning_content?: string }));
+    expect(
+      body.every((c) => c.object === 'chat.completion.chunk' && c.model === 'lagoon-sim-reasoner' && c.id === last.id),
+    ).toBe(true);
+    const deltas = body.flatMap((c) =>
+      c.choices.map((choice) => choice.delta as { content?: string; reasoning_content?: string }),
+    );
     expect(deltas.map((d) => d.reasoning_content ?? '').join('')).not.toBe('');
     expect(deltas.map((d) => d.content ?? '').join('')).not.toBe('');
     expect(body.at(-1)!.choices[0]!.finish_reason).toBe('stop');
@@ -113,15 +146,27 @@ describe(`REST chat completions on the simulator (${testDatabaseKind})`, () => {
     const entries = await account.entries(requestIdOf(last.id));
     expect(entries.map((e) => e.units)).toEqual([usage.prompt_tokens, usage.completion_tokens]);
     const after = await account.balance();
-    expect(before.amount - after.amount).toBe(tokenCostNano(usage.prompt_tokens, SIM_REASONER.input) + tokenCostNano(usage.completion_tokens, SIM_REASONER.output));
+    expect(before.amount - after.amount).toBe(
+      tokenCostNano(usage.prompt_tokens, SIM_REASONER.input) +
+        tokenCostNano(usage.completion_tokens, SIM_REASONER.output),
+    );
     expect(after.reserved).toBe(0n);
   });
 
   it('should send SSE exactly as decisions.md §7 (raw)', async () => {
     const response = await fetch(`${server.url}/api/v1/chat/completions`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${account.secret}`, 'content-type': 'application/json', 'accept-encoding': 'gzip, br' },
-      body: JSON.stringify({ model: 'default', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: false } }),
+      headers: {
+        authorization: `Bearer ${account.secret}`,
+        'content-type': 'application/json',
+        'accept-encoding': 'gzip, br',
+      },
+      body: JSON.stringify({
+        model: 'default',
+        messages: [{ role: 'user', content: 'hi' }],
+        stream: true,
+        stream_options: { include_usage: false },
+      }),
     });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
@@ -138,7 +183,11 @@ describe(`REST chat completions on the simulator (${testDatabaseKind})`, () => {
     const tools = [
       {
         type: 'function' as const,
-        function: { name: 'get_weather', description: 'Weather for a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
+        function: {
+          name: 'get_weather',
+          description: 'Weather for a city',
+          parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+        },
       },
     ];
     const first = await account.client.chat.completions.create({
@@ -174,7 +223,12 @@ describe(`REST chat completions on the simulator (${testDatabaseKind})`, () => {
         json_schema: {
           name: 'fish',
           strict: true,
-          schema: { type: 'object', properties: { name: { type: 'string' }, legs: { type: 'integer' } }, required: ['name', 'legs'], additionalProperties: false },
+          schema: {
+            type: 'object',
+            properties: { name: { type: 'string' }, legs: { type: 'integer' } },
+            required: ['name', 'legs'],
+            additionalProperties: false,
+          },
         },
       },
     });
@@ -186,22 +240,36 @@ describe(`REST chat completions on the simulator (${testDatabaseKind})`, () => {
 
   it('should resolve traits, compatibility names and suffixes, the suffix overriding the body', async () => {
     const ask = (model: string, body: Record<string, unknown> = {}) =>
-      account.client.chat.completions.create({ model, messages: [{ role: 'user', content: 'hello' }], max_completion_tokens: 16, ...extra(body) });
+      account.client.chat.completions.create({
+        model,
+        messages: [{ role: 'user', content: 'hello' }],
+        max_completion_tokens: 16,
+        ...extra(body),
+      });
     expect((await ask('default')).model).toBe('lagoon-sim-chat');
     expect((await ask('fastest')).model).toBe('lagoon-sim-chat');
     expect((await ask('default_reasoning')).model).toBe('lagoon-sim-reasoner');
     expect((await ask('gpt-4o')).model).toBe('lagoon-sim-chat');
     expect((await ask('o3-mini')).model).toBe('lagoon-sim-reasoner');
 
-    const suffixed = await ask('o3-mini:strip_thinking_response=true&enable_web_citations=true&unknown_key=1', { venice_parameters: { strip_thinking_response: false } });
+    const suffixed = await ask('o3-mini:strip_thinking_response=true&enable_web_citations=true&unknown_key=1', {
+      venice_parameters: { strip_thinking_response: false },
+    });
     expect(suffixed.model).toBe('lagoon-sim-reasoner');
     expect((suffixed.choices[0]!.message as { reasoning_content?: unknown }).reasoning_content).toBeNull();
-    expect(suffixed as unknown).toMatchObject({ service_parameters: { strip_thinking_response: true, enable_web_citations: true } });
+    expect(suffixed as unknown).toMatchObject({
+      service_parameters: { strip_thinking_response: true, enable_web_citations: true },
+    });
 
     const plain = await ask('o3-mini', { service_parameters: { disable_thinking: false } });
-    expect((plain.choices[0]!.message as { reasoning_content?: unknown }).reasoning_content).toEqual(expect.any(String));
+    expect((plain.choices[0]!.message as { reasoning_content?: unknown }).reasoning_content).toEqual(
+      expect.any(String),
+    );
     const slug = await ask('default:character_slug=pirate-storyteller');
-    expect(slug as unknown).toMatchObject({ model: 'lagoon-sim-chat', service_parameters: { character_slug: 'pirate-storyteller' } });
+    expect(slug as unknown).toMatchObject({
+      model: 'lagoon-sim-chat',
+      service_parameters: { character_slug: 'pirate-storyteller' },
+    });
   });
 
   it('should compress non-streaming responses for Accept-Encoding br and gzip', async () => {
@@ -215,7 +283,11 @@ describe(`REST chat completions on the simulator (${testDatabaseKind})`, () => {
       const raw = await new Promise<{ headers: Record<string, unknown>; bytes: Buffer }>((resolve, reject) => {
         const req = request(`${server.url}/api/v1/chat/completions`, {
           method: 'POST',
-          headers: { authorization: `Bearer ${account.secret}`, 'content-type': 'application/json', 'accept-encoding': accept },
+          headers: {
+            authorization: `Bearer ${account.secret}`,
+            'content-type': 'application/json',
+            'accept-encoding': accept,
+          },
         });
         req.on('response', (res) => {
           const parts: Buffer[] = [];
@@ -232,7 +304,12 @@ describe(`REST chat completions on the simulator (${testDatabaseKind})`, () => {
   });
 
   it('should answer n choices and charge them all', async () => {
-    const completion = await account.client.chat.completions.create({ model: 'lagoon-sim-chat', messages: [{ role: 'user', content: 'Three ideas' }], n: 3, max_completion_tokens: 20 });
+    const completion = await account.client.chat.completions.create({
+      model: 'lagoon-sim-chat',
+      messages: [{ role: 'user', content: 'Three ideas' }],
+      n: 3,
+      max_completion_tokens: 20,
+    });
     expect(completion.choices.map((c) => c.index)).toEqual([0, 1, 2]);
     const entries = await account.entries(requestIdOf(completion.id));
     expect(entries.find((e) => e.sku.endsWith('output-mtoken'))!.units).toBe(completion.usage!.completion_tokens);
@@ -245,7 +322,13 @@ describe(`REST chat completions on the simulator (${testDatabaseKind})`, () => {
         model: 'lagoon-sim-reasoner',
         messages: [
           { role: 'user', content: 'plain' },
-          { role: 'user', content: [{ type: 'text', text: 'what is this?' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } }] },
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'what is this?' },
+              { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } },
+            ],
+          },
         ],
       })
       .catch((caught: unknown) => caught);
@@ -256,7 +339,11 @@ describe(`REST chat completions on the simulator (${testDatabaseKind})`, () => {
   it.each([
     ['an unknown model', { model: 'no-such-model' }, 'INVALID_MODEL'],
     ['an image model', { model: 'lagoon-sim-image' }, 'INVALID_MODEL'],
-    ['an unknown character', { model: 'default', service_parameters: { character_slug: 'nobody-here' } }, 'CHARACTER_NOT_FOUND'],
+    [
+      'an unknown character',
+      { model: 'default', service_parameters: { character_slug: 'nobody-here' } },
+      'CHARACTER_NOT_FOUND',
+    ],
   ])('should refuse %s with its code and charge nothing', async (_what, body, code) => {
     const before = await account.balance();
     const response = await fetch(`${server.url}/api/v1/chat/completions`, {

@@ -12,7 +12,15 @@ import { createAccountWithKey } from '../helpers/services.ts';
  * `npm start` serves with, so chat and the RPC proxy are answered on Node's own objects as in production.
  */
 
-const REFUSED_TYPES: (string | undefined)[] = ['text/plain', 'text/plain;charset=UTF-8', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/jsonx', 'application/vnd.api+json', undefined];
+const REFUSED_TYPES: (string | undefined)[] = [
+  'text/plain',
+  'text/plain;charset=UTF-8',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data; boundary=x',
+  'application/jsonx',
+  'application/vnd.api+json',
+  undefined,
+];
 const ACCEPTED_TYPES = ['application/json', 'application/json; charset=utf-8', 'Application/JSON;charset=UTF-8'];
 
 describe(`REST JSON routes need Content-Type: application/json (${testDatabaseKind})`, () => {
@@ -26,7 +34,8 @@ describe(`REST JSON routes need Content-Type: application/json (${testDatabaseKi
     [searxng, node] = await Promise.all([startSearxng(), startJsonRpcStub()]);
     server = await startChatServer({ SEARXNG_URL: searxng.url, RPC_UPSTREAM_ETHEREUM_SEPOLIA: node.url });
     admin = await createAccountWithKey(server.t.app.services, { credit: { USD: '10' } });
-    keyId = (await server.t.app.services.apiKeys.create(admin.auth, { apiKeyType: 'INFERENCE', description: 'target' })).key.id;
+    keyId = (await server.t.app.services.apiKeys.create(admin.auth, { apiKeyType: 'INFERENCE', description: 'target' }))
+      .key.id;
   });
   afterAll(async () => {
     await server?.close();
@@ -34,9 +43,17 @@ describe(`REST JSON routes need Content-Type: application/json (${testDatabaseKi
   });
 
   const routes = () => [
-    { method: 'POST', path: '/api/v1/chat/completions', body: { model: 'lagoon-sim-chat', messages: [{ role: 'user', content: 'Hello' }], max_tokens: 8 } },
+    {
+      method: 'POST',
+      path: '/api/v1/chat/completions',
+      body: { model: 'lagoon-sim-chat', messages: [{ role: 'user', content: 'Hello' }], max_tokens: 8 },
+    },
     { method: 'POST', path: '/api/v1/augment/search', body: { query: 'otters', limit: 2 } },
-    { method: 'POST', path: '/api/v1/crypto/rpc/ethereum-sepolia', body: { jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] } },
+    {
+      method: 'POST',
+      path: '/api/v1/crypto/rpc/ethereum-sepolia',
+      body: { jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] },
+    },
     { method: 'POST', path: '/api/v1/api_keys', body: { apiKeyType: 'INFERENCE', description: 'made by a form' } },
     { method: 'PATCH', path: '/api/v1/api_keys', body: { id: keyId, description: 'changed by a form' } },
   ];
@@ -49,8 +66,15 @@ describe(`REST JSON routes need Content-Type: application/json (${testDatabaseKi
       body: Buffer.from(JSON.stringify(route.body)),
     });
   const state = async () => ({
-    balance: (await server.t.app.services.billing.balancesOf(admin.accountId)).find((b) => b.currency === 'USD')?.amount,
-    entries: (await server.t.app.database.db.selectFrom('usage_entries').select('id').where('account_id', '=', admin.accountId).execute()).length,
+    balance: (await server.t.app.services.billing.balancesOf(admin.accountId)).find((b) => b.currency === 'USD')
+      ?.amount,
+    entries: (
+      await server.t.app.database.db
+        .selectFrom('usage_entries')
+        .select('id')
+        .where('account_id', '=', admin.accountId)
+        .execute()
+    ).length,
     keys: (await server.t.app.services.apiKeys.list(admin.auth)).map((key) => `${key.id} ${key.description}`).sort(),
     upstream: { search: searxng.requests.length, rpc: node.requests() },
   });
@@ -61,7 +85,12 @@ describe(`REST JSON routes need Content-Type: application/json (${testDatabaseKi
       for (const type of REFUSED_TYPES) {
         const response = await send(route, type);
         const body = (await response.json()) as { error: string; code: string };
-        expect({ route: route.path, type, status: response.status, code: body.code }).toEqual({ route: route.path, type, status: 415, code: 'INVALID_CONTENT_TYPE' });
+        expect({ route: route.path, type, status: response.status, code: body.code }).toEqual({
+          route: route.path,
+          type,
+          status: 415,
+          code: 'INVALID_CONTENT_TYPE',
+        });
         expect(body.error).toMatch(/application\/json/);
       }
     }

@@ -38,7 +38,11 @@ describe(`REST crypto RPC caps (${testDatabaseKind}, counters in ${sharedThrough
   const expect429 = async (response: Response, cap: RegExp, limit: number, remaining: number) => {
     expect(response.status).toBe(429);
     const body = (await response.json()) as { error: string; code: string; customMessage: string };
-    expect(body).toMatchObject({ code: 'RATE_LIMIT_EXCEEDED', error: expect.stringMatching(cap), customMessage: expect.stringMatching(cap) });
+    expect(body).toMatchObject({
+      code: 'RATE_LIMIT_EXCEEDED',
+      error: expect.stringMatching(cap),
+      customMessage: expect.stringMatching(cap),
+    });
     expect(response.headers.get('x-ratelimit-limit')).toBe(String(limit));
     expect(response.headers.get('x-ratelimit-remaining')).toBe(String(remaining));
     const reset = Number(response.headers.get('x-ratelimit-reset'));
@@ -49,11 +53,19 @@ describe(`REST crypto RPC caps (${testDatabaseKind}, counters in ${sharedThrough
 
   it('should answer 429 past the requests-per-minute cap, naming it, with X-RateLimit-* headers and no charge', async () => {
     const account = await t.account('1');
-    for (let i = 0; i < 3; i += 1) expect((await t.rpc('ethereum-sepolia', rpcRequest('eth_blockNumber'), { key: account.secret })).status).toBe(200);
+    for (let i = 0; i < 3; i += 1)
+      expect((await t.rpc('ethereum-sepolia', rpcRequest('eth_blockNumber'), { key: account.secret })).status).toBe(
+        200,
+      );
     const before = await account.usd();
     const usage = (await account.usage()).length;
     const calls = proxy.requests.length;
-    const { body, reset } = await expect429(await t.rpc('ethereum-sepolia', rpcRequest('eth_blockNumber'), { key: account.secret }), /3 crypto RPC requests per minute/, 3, 0);
+    const { body, reset } = await expect429(
+      await t.rpc('ethereum-sepolia', rpcRequest('eth_blockNumber'), { key: account.secret }),
+      /3 crypto RPC requests per minute/,
+      3,
+      0,
+    );
     expect(body.customMessage).toContain('standard tier');
     expect(reset).toBeLessThanOrEqual(Math.ceil(Date.now() / 1000) + 60);
     expect(proxy.requests.length).toBe(calls);
@@ -74,7 +86,12 @@ describe(`REST crypto RPC caps (${testDatabaseKind}, counters in ${sharedThrough
     expect(batch.headers.get('x-service-rpc-credits')).toBe('80');
     const before = await account.usd();
     const calls = proxy.requests.length;
-    const { body } = await expect429(await send(rpcRequest('eth_blockNumber')), /100 crypto RPC credits per rolling 24 hours/, 100, 0);
+    const { body } = await expect429(
+      await send(rpcRequest('eth_blockNumber')),
+      /100 crypto RPC credits per rolling 24 hours/,
+      100,
+      0,
+    );
     expect(body.customMessage).toContain('100 are spent and this request needs up to 20');
     expect(proxy.requests.length).toBe(calls);
     expect(await account.usd()).toEqual(before);
@@ -83,23 +100,41 @@ describe(`REST crypto RPC caps (${testDatabaseKind}, counters in ${sharedThrough
   it('should refuse a single request larger than the whole credits cap without counting it', async () => {
     const account = await t.account('1');
     const big = Array.from({ length: 6 }, (_, id) => rpcRequest('eth_blockNumber', [], id)); // 120 credits
-    await expect429(await t.rpc('ethereum-sepolia', big, { key: account.secret }), /credits per rolling 24 hours/, 100, 100);
+    await expect429(
+      await t.rpc('ethereum-sepolia', big, { key: account.secret }),
+      /credits per rolling 24 hours/,
+      100,
+      100,
+    );
     expect((await t.rpc('ethereum-sepolia', big.slice(0, 5), { key: account.secret })).status).toBe(200);
   });
 
   it('should give the staff tier its higher caps (set by the operator)', async () => {
     const account = await t.account('1');
     await t.app.services.cryptoRpc.setTier(operator(), account.accountId, 'staff');
-    for (let i = 0; i < 6; i += 1) expect((await t.rpc('ethereum-sepolia', rpcRequest('eth_blockNumber'), { key: account.secret })).status).toBe(200);
-    const { body } = await expect429(await t.rpc('ethereum-sepolia', rpcRequest('eth_blockNumber'), { key: account.secret }), /6 crypto RPC requests per minute/, 6, 0);
+    for (let i = 0; i < 6; i += 1)
+      expect((await t.rpc('ethereum-sepolia', rpcRequest('eth_blockNumber'), { key: account.secret })).status).toBe(
+        200,
+      );
+    const { body } = await expect429(
+      await t.rpc('ethereum-sepolia', rpcRequest('eth_blockNumber'), { key: account.secret }),
+      /6 crypto RPC requests per minute/,
+      6,
+      0,
+    );
     expect(body.customMessage).toContain('staff tier');
-    await expect(t.app.services.cryptoRpc.setTier(operator(), account.accountId, 'gold')).rejects.toThrow(/standard, staff/);
-    await expect(t.app.services.cryptoRpc.setTier(operator(), '00000000-0000-4000-8000-000000000000', 'staff')).rejects.toThrow(/not found/);
+    await expect(t.app.services.cryptoRpc.setTier(operator(), account.accountId, 'gold')).rejects.toThrow(
+      /standard, staff/,
+    );
+    await expect(
+      t.app.services.cryptoRpc.setTier(operator(), '00000000-0000-4000-8000-000000000000', 'staff'),
+    ).rejects.toThrow(/not found/);
   });
 
   it(`should count across processes through Redis when REDIS_URL is set, per process otherwise (now: ${sharedThrough})`, async () => {
     const account = await t.account('1');
-    const send = (app: RpcTestApp) => app.rpc('ethereum-sepolia', rpcRequest('eth_blockNumber'), { key: account.secret });
+    const send = (app: RpcTestApp) =>
+      app.rpc('ethereum-sepolia', rpcRequest('eth_blockNumber'), { key: account.secret });
     for (const app of [t, second, t]) expect((await send(app)).status).toBe(200);
     const fourth = await send(second);
     if (process.env.REDIS_URL) await expect429(fourth, /requests per minute/, 3, 0);

@@ -1,7 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRpcTestApp, rpcRequest, type RpcTestAccount, type RpcTestApp } from '../helpers/crypto-rpc.ts';
 import { testDatabaseKind } from '../helpers/db.ts';
-import { answerStatus, delayed, startChainNode, startCountingProxy, type ChainNode, type CountingProxy } from '../helpers/rpc-node.ts';
+import {
+  answerStatus,
+  delayed,
+  startChainNode,
+  startCountingProxy,
+  type ChainNode,
+  type CountingProxy,
+} from '../helpers/rpc-node.ts';
 
 describe(`REST crypto RPC Idempotency-Key (${testDatabaseKind})`, () => {
   let node: ChainNode;
@@ -14,7 +21,12 @@ describe(`REST crypto RPC Idempotency-Key (${testDatabaseKind})`, () => {
   beforeAll(async () => {
     node = await startChainNode();
     proxy = await startCountingProxy(node.url);
-    config = ['rpc:', '  networks:', `    ethereum-sepolia: { upstreams: ["${proxy.url}"] }`, `    base-sepolia: { upstreams: ["${proxy.url}"] }`].join('\n');
+    config = [
+      'rpc:',
+      '  networks:',
+      `    ethereum-sepolia: { upstreams: ["${proxy.url}"] }`,
+      `    base-sepolia: { upstreams: ["${proxy.url}"] }`,
+    ].join('\n');
     t = await startRpcTestApp(config);
     // A second API process on the same database: it shares the idempotency store, not this process's memory.
     second = await startRpcTestApp(config, {}, t.app.database);
@@ -28,11 +40,23 @@ describe(`REST crypto RPC Idempotency-Key (${testDatabaseKind})`, () => {
     await node.close();
   });
 
-  const send = (key: string, body: unknown, app: RpcTestApp = t, network = 'ethereum-sepolia', secret = account.secret) => app.rpc(network, body, { key: secret, headers: { 'idempotency-key': key } });
-  const billing = (response: Response) => [response.headers.get('x-service-rpc-credits'), response.headers.get('x-service-rpc-cost-usd')];
+  const send = (
+    key: string,
+    body: unknown,
+    app: RpcTestApp = t,
+    network = 'ethereum-sepolia',
+    secret = account.secret,
+  ) => app.rpc(network, body, { key: secret, headers: { 'idempotency-key': key } });
+  const billing = (response: Response) => [
+    response.headers.get('x-service-rpc-credits'),
+    response.headers.get('x-service-rpc-cost-usd'),
+  ];
 
   it('should replay the stored response with Idempotent-Replayed: true, without reaching the node or charging', async () => {
-    const body = [rpcRequest('eth_blockNumber', [], 1), rpcRequest('debug_traceTransaction', ['0x' + '00'.repeat(32)], 2)];
+    const body = [
+      rpcRequest('eth_blockNumber', [], 1),
+      rpcRequest('debug_traceTransaction', ['0x' + '00'.repeat(32)], 2),
+    ];
     const calls = proxy.requests.length;
     const first = await send('replay-1', body);
     const firstText = await first.text();
@@ -67,9 +91,15 @@ describe(`REST crypto RPC Idempotency-Key (${testDatabaseKind})`, () => {
     await send('reused', rpcRequest('eth_chainId'));
     const calls = proxy.requests.length;
     const before = await account.usd();
-    for (const response of [await send('reused', rpcRequest('eth_blockNumber')), await send('reused', rpcRequest('eth_chainId'), t, 'base-sepolia')]) {
+    for (const response of [
+      await send('reused', rpcRequest('eth_blockNumber')),
+      await send('reused', rpcRequest('eth_chainId'), t, 'base-sepolia'),
+    ]) {
       expect(response.status).toBe(400);
-      expect(await response.json()).toMatchObject({ code: 'INVALID_REQUEST', error: expect.stringContaining('different request') });
+      expect(await response.json()).toMatchObject({
+        code: 'INVALID_REQUEST',
+        error: expect.stringContaining('different request'),
+      });
     }
     expect(proxy.requests.length).toBe(calls);
     expect(await account.usd()).toEqual(before);
@@ -93,7 +123,10 @@ describe(`REST crypto RPC Idempotency-Key (${testDatabaseKind})`, () => {
       proxy.queue(delayed(300));
       const key = `race-${label.replace(' ', '-')}`;
       const responses = await Promise.all(apps.map((app) => send(key, rpcRequest('eth_blockNumber', [], 42), app)));
-      expect(responses.map((r) => r.status), label).toEqual([200, 200]);
+      expect(
+        responses.map((r) => r.status),
+        label,
+      ).toEqual([200, 200]);
       const texts = await Promise.all(responses.map((r) => r.text()));
       expect(texts[0], label).toBe(texts[1]);
       expect(responses.map((r) => r.headers.get('idempotent-replayed')).sort(), label).toEqual(['true', null].sort());

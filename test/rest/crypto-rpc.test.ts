@@ -1,9 +1,28 @@
 import { createPublicClient, createWalletClient, http, keccak256, parseEther, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRpcTestApp, rpcRequest, type JsonRpcResponse, type RpcTestAccount, type RpcTestApp } from '../helpers/crypto-rpc.ts';
+import {
+  startRpcTestApp,
+  rpcRequest,
+  type JsonRpcResponse,
+  type RpcTestAccount,
+  type RpcTestApp,
+} from '../helpers/crypto-rpc.ts';
 import { testDatabaseKind } from '../helpers/db.ts';
-import { answerRaw, answerStatus, deadUrl, delayed, funded, localChain, pingContractBytecode, PING_TOPIC, startChainNode, startCountingProxy, type ChainNode, type CountingProxy } from '../helpers/rpc-node.ts';
+import {
+  answerRaw,
+  answerStatus,
+  deadUrl,
+  delayed,
+  funded,
+  localChain,
+  pingContractBytecode,
+  PING_TOPIC,
+  startChainNode,
+  startCountingProxy,
+  type ChainNode,
+  type CountingProxy,
+} from '../helpers/rpc-node.ts';
 
 /** 6.25e-7 USD per credit = 625 nano-USD. */
 const NANO_PER_CREDIT = 625n;
@@ -20,7 +39,11 @@ describe(`REST POST /api/v1/crypto/rpc/{network} against a real node (${testData
 
   beforeAll(async () => {
     node = await startChainNode();
-    [proxy, flaky, slow] = await Promise.all([startCountingProxy(node.url), startCountingProxy(node.url), startCountingProxy(node.url)]);
+    [proxy, flaky, slow] = await Promise.all([
+      startCountingProxy(node.url),
+      startCountingProxy(node.url),
+      startCountingProxy(node.url),
+    ]);
     const dead = await deadUrl();
     t = await startRpcTestApp(
       [
@@ -53,20 +76,43 @@ describe(`REST POST /api/v1/crypto/rpc/{network} against a real node (${testData
     await node.close();
   });
 
-  const call = (body: unknown, network = 'ethereum-sepolia', headers: Record<string, string> = {}, key: string | null = account.secret) => t.rpc(network, body, { key, headers });
+  const call = (
+    body: unknown,
+    network = 'ethereum-sepolia',
+    headers: Record<string, string> = {},
+    key: string | null = account.secret,
+  ) => t.rpc(network, body, { key, headers });
   const json = async <T = JsonRpcResponse>(response: Response) => JSON.parse(await response.text()) as T;
-  const nodeText = async (body: unknown) => (await fetch(node.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).text();
+  const nodeText = async (body: unknown) =>
+    (
+      await fetch(node.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      })
+    ).text();
 
   it('should list the configured networks, sorted, without a key', async () => {
     const response = await t.fetch('/api/v1/crypto/rpc/networks', { key: null });
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({
-      networks: ['arbitrum-sepolia', 'base-sepolia', 'ethereum-sepolia', 'linea-sepolia', 'optimism-sepolia', 'polygon-amoy', 'starknet-sepolia', 'zksync-sepolia'],
+      networks: [
+        'arbitrum-sepolia',
+        'base-sepolia',
+        'ethereum-sepolia',
+        'linea-sepolia',
+        'optimism-sepolia',
+        'polygon-amoy',
+        'starknet-sepolia',
+        'zksync-sepolia',
+      ],
     });
   });
 
   it('should document both routes in the OpenAPI document', async () => {
-    const doc = (await (await t.fetch('/api/v1/openapi.json', { key: null })).json()) as { paths: Record<string, Record<string, { requestBody?: unknown; security?: unknown[] }>> };
+    const doc = (await (await t.fetch('/api/v1/openapi.json', { key: null })).json()) as {
+      paths: Record<string, Record<string, { requestBody?: unknown; security?: unknown[] }>>;
+    };
     expect(doc.paths['/api/v1/crypto/rpc/networks']?.get?.security).toEqual([]);
     expect(doc.paths['/api/v1/crypto/rpc/{network}']?.post?.requestBody).toBeDefined();
   });
@@ -112,7 +158,11 @@ describe(`REST POST /api/v1/crypto/rpc/{network} against a real node (${testData
       call(rpcRequest('eth_chainId')),
       call(rpcRequest('eth_getBalance', [funded.address, 'latest'])),
       call(rpcRequest('eth_call', [{ to: contract, data: '0x' }, 'latest'])),
-      call(rpcRequest('eth_estimateGas', [{ from: funded.address, to: '0x000000000000000000000000000000000000dEaD', value: '0x1' }])),
+      call(
+        rpcRequest('eth_estimateGas', [
+          { from: funded.address, to: '0x000000000000000000000000000000000000dEaD', value: '0x1' },
+        ]),
+      ),
     ]);
     const [chainId, balance, ethCall, estimate] = await Promise.all(results.map((r) => json(r)));
     expect(chainId?.result).toBe('0x539');
@@ -138,7 +188,9 @@ describe(`REST POST /api/v1/crypto/rpc/{network} against a real node (${testData
     expect(zk.headers.get('x-service-rpc-cost-usd')).toBe('0.00001875');
 
     const before = await account.usd();
-    const errors = await call([1, 2, 3, 4, 5].map((id) => rpcRequest('eth_getBalance', ['not-an-address', 'latest'], id)));
+    const errors = await call(
+      [1, 2, 3, 4, 5].map((id) => rpcRequest('eth_getBalance', ['not-an-address', 'latest'], id)),
+    );
     const body = await json<JsonRpcResponse[]>(errors);
     expect(body.every((item) => item.error !== undefined)).toBe(true);
     expect(errors.headers.get('x-service-rpc-credits')).toBe('25');
@@ -167,12 +219,23 @@ describe(`REST POST /api/v1/crypto/rpc/{network} against a real node (${testData
     expect(before.amount - (await account.usd()).amount).toBe(BigInt(credits) * NANO_PER_CREDIT);
     const usage = await account.usage();
     expect(usage).toHaveLength(usageBefore + 1);
-    expect(usage.at(-1)).toMatchObject({ units: String(credits), notes: 'JSON-RPC on ethereum-sepolia: 5 calls, 2 answered with an error' });
+    expect(usage.at(-1)).toMatchObject({
+      units: String(credits),
+      notes: 'JSON-RPC on ethereum-sepolia: 5 calls, 2 answered with an error',
+    });
   });
 
   it('should put a reordered batch back in request order and bill an item the node left out as an error', async () => {
-    proxy.queue(answerRaw('[{"jsonrpc":"2.0","id":2,"result":"0x2"},{"jsonrpc":"2.0","id":9,"result":"0x9"},{"jsonrpc":"2.0","id":1,"result":"0x1"}]'));
-    const response = await call([rpcRequest('eth_blockNumber', [], 1), rpcRequest('eth_blockNumber', [], 2), rpcRequest('eth_chainId', [], 3)]);
+    proxy.queue(
+      answerRaw(
+        '[{"jsonrpc":"2.0","id":2,"result":"0x2"},{"jsonrpc":"2.0","id":9,"result":"0x9"},{"jsonrpc":"2.0","id":1,"result":"0x1"}]',
+      ),
+    );
+    const response = await call([
+      rpcRequest('eth_blockNumber', [], 1),
+      rpcRequest('eth_blockNumber', [], 2),
+      rpcRequest('eth_chainId', [], 3),
+    ]);
     const body = await json<JsonRpcResponse[]>(response);
     expect(body.map((item) => item.id)).toEqual([1, 2, 3]);
     expect(body.slice(0, 2).map((item) => item.result)).toEqual(['0x1', '0x2']);
@@ -183,37 +246,79 @@ describe(`REST POST /api/v1/crypto/rpc/{network} against a real node (${testData
   it('should send a transaction signed with viem through eth_sendRawTransaction, log its hash (not the payload), and fetch its receipt', async () => {
     const reader = createPublicClient({ chain: localChain, transport: http(node.url) });
     const nonce = await reader.getTransactionCount({ address: funded.address });
-    const signed = await funded.signTransaction({ chainId: localChain.id, type: 'eip1559', nonce, to: contract, data: '0x01', gas: 100_000n, maxFeePerGas: 2_000_000_000n, maxPriorityFeePerGas: 1n });
+    const signed = await funded.signTransaction({
+      chainId: localChain.id,
+      type: 'eip1559',
+      nonce,
+      to: contract,
+      data: '0x01',
+      gas: 100_000n,
+      maxFeePerGas: 2_000_000_000n,
+      maxPriorityFeePerGas: 1n,
+    });
     const response = await call(rpcRequest('eth_sendRawTransaction', [signed]));
     expect(response.headers.get('x-service-rpc-credits')).toBe('20');
     const hash = (await json(response)).result as Hex;
     expect(hash).toBe(keccak256(signed));
 
-    const receipt = await json<{ result: { status: string; logs: { topics: string[] }[] } }>(await call(rpcRequest('eth_getTransactionReceipt', [hash])));
+    const receipt = await json<{ result: { status: string; logs: { topics: string[] }[] } }>(
+      await call(rpcRequest('eth_getTransactionReceipt', [hash])),
+    );
     expect(receipt.result.status).toBe('0x1');
     expect(receipt.result.logs[0]?.topics[0]).toBe(PING_TOPIC);
 
-    const logs = await json<{ result: { transactionHash: string }[] }>(await call(rpcRequest('eth_getLogs', [{ address: contract, fromBlock: '0x0', toBlock: 'latest', topics: [PING_TOPIC] }])));
+    const logs = await json<{ result: { transactionHash: string }[] }>(
+      await call(
+        rpcRequest('eth_getLogs', [{ address: contract, fromBlock: '0x0', toBlock: 'latest', topics: [PING_TOPIC] }]),
+      ),
+    );
     expect(logs.result.map((log) => log.transactionHash)).toContain(hash);
 
     await t.app.services.cryptoRpc.flush();
-    const rows = await t.app.database.db.selectFrom('rpc_raw_transactions').selectAll().where('tx_hash', '=', hash).execute();
+    const rows = await t.app.database.db
+      .selectFrom('rpc_raw_transactions')
+      .selectAll()
+      .where('tx_hash', '=', hash)
+      .execute();
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ account_id: account.accountId, network: 'ethereum-sepolia', request_id: response.headers.get('x-request-id'), outcome: 'accepted' });
+    expect(rows[0]).toMatchObject({
+      account_id: account.accountId,
+      network: 'ethereum-sepolia',
+      request_id: response.headers.get('x-request-id'),
+      outcome: 'accepted',
+    });
     const line = t.logs.find((entry) => entry.msg === 'eth_sendRawTransaction' && entry.txHash === hash);
-    expect(line).toMatchObject({ network: 'ethereum-sepolia', accountId: account.accountId, reqId: response.headers.get('x-request-id'), outcome: 'accepted' });
+    expect(line).toMatchObject({
+      network: 'ethereum-sepolia',
+      accountId: account.accountId,
+      reqId: response.headers.get('x-request-id'),
+      outcome: 'accepted',
+    });
     expect(JSON.stringify(t.logs)).not.toContain(signed.slice(2, 66));
     expect(JSON.stringify(rows)).not.toContain(signed.slice(2, 66));
   });
 
   it('should log a raw transaction the node rejects as rejected, billed 5 credits', async () => {
     const broke = privateKeyToAccount(generatePrivateKey());
-    const signed = await broke.signTransaction({ chainId: localChain.id, type: 'eip1559', nonce: 0, to: contract, value: parseEther('1'), gas: 100_000n, maxFeePerGas: 2_000_000_000n, maxPriorityFeePerGas: 1n });
+    const signed = await broke.signTransaction({
+      chainId: localChain.id,
+      type: 'eip1559',
+      nonce: 0,
+      to: contract,
+      value: parseEther('1'),
+      gas: 100_000n,
+      maxFeePerGas: 2_000_000_000n,
+      maxPriorityFeePerGas: 1n,
+    });
     const response = await call(rpcRequest('eth_sendRawTransaction', [signed]));
     expect((await json(response)).error?.message).toMatch(/insufficient funds/);
     expect(response.headers.get('x-service-rpc-credits')).toBe('5');
     await t.app.services.cryptoRpc.flush();
-    const row = await t.app.database.db.selectFrom('rpc_raw_transactions').select('outcome').where('tx_hash', '=', keccak256(signed)).executeTakeFirst();
+    const row = await t.app.database.db
+      .selectFrom('rpc_raw_transactions')
+      .select('outcome')
+      .where('tx_hash', '=', keccak256(signed))
+      .executeTakeFirst();
     expect(row?.outcome).toBe('rejected');
   });
 
@@ -237,7 +342,14 @@ describe(`REST POST /api/v1/crypto/rpc/{network} against a real node (${testData
       const second = await call(rpcRequest('eth_chainId'), 'base-sepolia');
       expect(second.status).toBe(200);
       expect([flaky.requests.length - flakyCalls, proxy.requests.length - proxyCalls]).toEqual([1, 2]);
-      expect(t.logs.some((entry) => entry.msg === 'rpc upstream failed' && entry.upstream === 'flaky-node' && entry.reason === 'the node answered HTTP 503')).toBe(true);
+      expect(
+        t.logs.some(
+          (entry) =>
+            entry.msg === 'rpc upstream failed' &&
+            entry.upstream === 'flaky-node' &&
+            entry.reason === 'the node answered HTTP 503',
+        ),
+      ).toBe(true);
     });
 
     it('should treat an answer that is not JSON-RPC as a failure of that node', async () => {
@@ -258,7 +370,10 @@ describe(`REST POST /api/v1/crypto/rpc/{network} against a real node (${testData
       const before = await account.usd();
       const down = await call(rpcRequest('eth_chainId'), 'linea-sepolia');
       expect(down.status).toBe(502);
-      expect(await down.json()).toMatchObject({ code: 'UPSTREAM_ERROR', error: expect.stringContaining('linea-sepolia') });
+      expect(await down.json()).toMatchObject({
+        code: 'UPSTREAM_ERROR',
+        error: expect.stringContaining('linea-sepolia'),
+      });
       slow.queue(delayed(3_000));
       const late = await call(rpcRequest('eth_chainId'), 'polygon-amoy');
       expect(late.status).toBe(504);
@@ -271,7 +386,11 @@ describe(`REST POST /api/v1/crypto/rpc/{network} against a real node (${testData
   describe('rejections (400 and friends): nothing forwarded, nothing charged', () => {
     const expectRejected = async (response: Response, status: number, code: string) => {
       expect(response.status).toBe(status);
-      const body = (await response.json()) as { error: string; code: string; issues?: { path: unknown[]; message: string }[] };
+      const body = (await response.json()) as {
+        error: string;
+        code: string;
+        issues?: { path: unknown[]; message: string }[];
+      };
       expect(body.code).toBe(code);
       return body;
     };
@@ -289,16 +408,30 @@ describe(`REST POST /api/v1/crypto/rpc/{network} against a real node (${testData
 
     it('should reject a batch naming every unsupported method and why', async () => {
       const body = await expectRejected(
-        await call([rpcRequest('eth_blockNumber', [], 1), rpcRequest('eth_subscribe', ['newHeads'], 2), rpcRequest('eth_newFilter', [{}], 3), rpcRequest('eth_sign', [], 4), rpcRequest('admin_peers', [], 5), rpcRequest('eth_getFilterChanges', ['0x1'], 6)]),
+        await call([
+          rpcRequest('eth_blockNumber', [], 1),
+          rpcRequest('eth_subscribe', ['newHeads'], 2),
+          rpcRequest('eth_newFilter', [{}], 3),
+          rpcRequest('eth_sign', [], 4),
+          rpcRequest('admin_peers', [], 5),
+          rpcRequest('eth_getFilterChanges', ['0x1'], 6),
+        ]),
         400,
         'INVALID_REQUEST',
       );
-      for (const method of ['eth_subscribe', 'eth_newFilter', 'eth_sign', 'admin_peers', 'eth_getFilterChanges']) expect(body.error).toContain(method);
+      for (const method of ['eth_subscribe', 'eth_newFilter', 'eth_sign', 'admin_peers', 'eth_getFilterChanges'])
+        expect(body.error).toContain(method);
       expect(body.error).not.toContain('eth_blockNumber (');
       expect(body.error).toContain('use eth_getLogs');
       expect(body.error).toContain('HTTP-only');
       expect(body.error).toContain('eth_sendRawTransaction');
-      expect(body.issues?.map((issue) => issue.path)).toEqual([[1, 'method'], [2, 'method'], [3, 'method'], [4, 'method'], [5, 'method']]);
+      expect(body.issues?.map((issue) => issue.path)).toEqual([
+        [1, 'method'],
+        [2, 'method'],
+        [3, 'method'],
+        [4, 'method'],
+        [5, 'method'],
+      ]);
     });
 
     it.each([
@@ -317,42 +450,91 @@ describe(`REST POST /api/v1/crypto/rpc/{network} against a real node (${testData
     });
 
     it('should reject EVM methods on a Starknet network', async () => {
-      const body = await expectRejected(await call(rpcRequest('eth_blockNumber'), 'starknet-sepolia'), 400, 'INVALID_REQUEST');
+      const body = await expectRejected(
+        await call(rpcRequest('eth_blockNumber'), 'starknet-sepolia'),
+        400,
+        'INVALID_REQUEST',
+      );
       expect(body.error).toContain('starknet_');
     });
 
     it.each([
-      ['an unknown network', 'solana-mainnet', rpcRequest('eth_blockNumber'), /Unknown network "solana-mainnet".*ethereum-sepolia/],
+      [
+        'an unknown network',
+        'solana-mainnet',
+        rpcRequest('eth_blockNumber'),
+        /Unknown network "solana-mainnet".*ethereum-sepolia/,
+      ],
       ['invalid JSON', 'ethereum-sepolia', '{"jsonrpc": "2.0", ', /not valid JSON/],
       ['an empty body', 'ethereum-sepolia', '', /empty/],
       ['a number', 'ethereum-sepolia', 42, /request object or a batch/],
       ['an empty batch', 'ethereum-sepolia', [], /1 to 100/],
-      ['101 items', 'ethereum-sepolia', Array.from({ length: 101 }, (_, i) => rpcRequest('eth_blockNumber', [], i)), /1 to 100 requests; got 101/],
+      [
+        '101 items',
+        'ethereum-sepolia',
+        Array.from({ length: 101 }, (_, i) => rpcRequest('eth_blockNumber', [], i)),
+        /1 to 100 requests; got 101/,
+      ],
       ['a missing jsonrpc', 'ethereum-sepolia', { id: 1, method: 'eth_blockNumber' }, /jsonrpc/],
       ['a missing id', 'ethereum-sepolia', { jsonrpc: '2.0', method: 'eth_blockNumber' }, /id: Required/],
-      ['duplicate ids', 'ethereum-sepolia', [rpcRequest('eth_blockNumber'), rpcRequest('eth_chainId')], /\[1\]\.id: Duplicate id 1/],
-      ['string params', 'ethereum-sepolia', { ...rpcRequest('eth_blockNumber'), params: 'x' }, /params: Must be an array or an object/],
+      [
+        'duplicate ids',
+        'ethereum-sepolia',
+        [rpcRequest('eth_blockNumber'), rpcRequest('eth_chainId')],
+        /\[1\]\.id: Duplicate id 1/,
+      ],
+      [
+        'string params',
+        'ethereum-sepolia',
+        { ...rpcRequest('eth_blockNumber'), params: 'x' },
+        /params: Must be an array or an object/,
+      ],
       ['a missing method', 'ethereum-sepolia', { jsonrpc: '2.0', id: 1 }, /method: Required/],
-      ['a raw transaction that is not hex', 'ethereum-sepolia', rpcRequest('eth_sendRawTransaction', ['hello']), /0x-prefixed hex/],
+      [
+        'a raw transaction that is not hex',
+        'ethereum-sepolia',
+        rpcRequest('eth_sendRawTransaction', ['hello']),
+        /0x-prefixed hex/,
+      ],
     ])('should answer 400 for %s', async (_label, network, body, message) => {
       const error = await expectRejected(await call(body, network), 400, 'INVALID_REQUEST');
       expect(error.error).toMatch(message);
     });
 
     it.each([['has space'], ['x'.repeat(256)], ['é']])('should answer 400 for the Idempotency-Key %j', async (key) => {
-      const error = await expectRejected(await call(rpcRequest('eth_blockNumber'), 'ethereum-sepolia', { 'idempotency-key': key }), 400, 'INVALID_REQUEST');
+      const error = await expectRejected(
+        await call(rpcRequest('eth_blockNumber'), 'ethereum-sepolia', { 'idempotency-key': key }),
+        400,
+        'INVALID_REQUEST',
+      );
       expect(error.error).toContain('Idempotency-Key');
     });
 
     it('should answer 415 for a non-JSON Content-Type and 401 without a valid key', async () => {
-      await expectRejected(await call(rpcRequest('eth_blockNumber'), 'ethereum-sepolia', { 'content-type': 'text/html' }), 415, 'INVALID_CONTENT_TYPE');
-      await expectRejected(await call(rpcRequest('eth_blockNumber'), 'ethereum-sepolia', {}, null), 401, 'AUTHENTICATION_FAILED');
-      await expectRejected(await call(rpcRequest('eth_blockNumber'), 'ethereum-sepolia', {}, 'lagoon_not-a-key'), 401, 'AUTHENTICATION_FAILED');
+      await expectRejected(
+        await call(rpcRequest('eth_blockNumber'), 'ethereum-sepolia', { 'content-type': 'text/html' }),
+        415,
+        'INVALID_CONTENT_TYPE',
+      );
+      await expectRejected(
+        await call(rpcRequest('eth_blockNumber'), 'ethereum-sepolia', {}, null),
+        401,
+        'AUTHENTICATION_FAILED',
+      );
+      await expectRejected(
+        await call(rpcRequest('eth_blockNumber'), 'ethereum-sepolia', {}, 'lagoon_not-a-key'),
+        401,
+        'AUTHENTICATION_FAILED',
+      );
     });
 
     it('should answer 402 for an account without funds', async () => {
       const broke = await t.account('0');
-      await expectRejected(await call(rpcRequest('eth_blockNumber'), 'ethereum-sepolia', {}, broke.secret), 402, 'INSUFFICIENT_BALANCE');
+      await expectRejected(
+        await call(rpcRequest('eth_blockNumber'), 'ethereum-sepolia', {}, broke.secret),
+        402,
+        'INSUFFICIENT_BALANCE',
+      );
     });
   });
 });

@@ -27,7 +27,12 @@ suite('a lost database connection answers 503, not 500 (on PGlite skipped: needs
     database = await createTestDatabase();
     link = await startDatabaseRelay(database.url!);
     const handle = await openDatabase({ url: link.url, poolSize: 4 });
-    const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', LAGOON_BOOTSTRAP_ADMIN_KEY: ADMIN_KEY, DATABASE_URL: link.url });
+    const config = loadConfig({
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'silent',
+      LAGOON_BOOTSTRAP_ADMIN_KEY: ADMIN_KEY,
+      DATABASE_URL: link.url,
+    });
     app = await createApp(config, { database: handle, logger: createLogger('silent') });
     admin = new pg.Client({ connectionString: database.url });
     await admin.connect();
@@ -41,8 +46,14 @@ suite('a lost database connection answers 503, not 500 (on PGlite skipped: needs
   });
 
   const call = (path: string, init: RequestInit = {}) =>
-    app.fetch(new Request(`${BASE}${path}`, { ...init, headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json', ...init.headers } }));
-  const graphqlAccount = () => call('/graphql', { method: 'POST', body: JSON.stringify({ query: '{ apiKeys { id } }' }) });
+    app.fetch(
+      new Request(`${BASE}${path}`, {
+        ...init,
+        headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json', ...init.headers },
+      }),
+    );
+  const graphqlAccount = () =>
+    call('/graphql', { method: 'POST', body: JSON.stringify({ query: '{ apiKeys { id } }' }) });
 
   it('should answer 503 SERVICE_UNAVAILABLE with Retry-After on REST and a coded error on GraphQL while the database is away', async () => {
     expect((await call('/api/v1/api_keys')).status).toBe(200);
@@ -66,7 +77,10 @@ suite('a lost database connection answers 503, not 500 (on PGlite skipped: needs
 
   it('should survive a backend ended inside a transaction, fail that transaction with 503, and send a read again', async () => {
     const db = app.database.db;
-    const end = () => admin.query(`select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`);
+    const end = () =>
+      admin.query(
+        `select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`,
+      );
     // Ended while the transaction holds its connection between two statements: pg-pool listens to no 'error' then.
     const transaction = db.transaction().execute(async (trx) => {
       await sql`select 1`.execute(trx);
@@ -94,14 +108,21 @@ suite('a lost database connection answers 503, not 500 (on PGlite skipped: needs
       const response = await call('/api/v1/chat/completions', {
         method: 'POST',
         headers: { authorization: `Bearer ${account.inferenceSecret}` },
-        body: JSON.stringify({ model: 'default', messages: [{ role: 'user', content: 'Hello' }], max_completion_tokens: 8 }),
+        body: JSON.stringify({
+          model: 'default',
+          messages: [{ role: 'user', content: 'Hello' }],
+          max_completion_tokens: 8,
+        }),
       });
       expect(response.status).toBe(200);
       return response.headers.get('x-request-id')!;
     };
     const charges = async () => {
       await app.services.billing.flush(account.accountId);
-      const { rows } = await admin.query<{ request_id: string; n: number }>(`select request_id, count(*)::int as n from account_ledger where account_id = $1 and type = 'CHARGE' group by 1`, [account.accountId]);
+      const { rows } = await admin.query<{ request_id: string; n: number }>(
+        `select request_id, count(*)::int as n from account_ledger where account_id = $1 and type = 'CHARGE' group by 1`,
+        [account.accountId],
+      );
       return new Map(rows.map((row) => [row.request_id, row.n]));
     };
     const ids = [await chat(), await chat()];

@@ -24,7 +24,11 @@ describe(`Error bodies stay small whatever was sent (${testDatabaseKind})`, () =
   });
   afterAll(async () => t.close());
 
-  const chat = (extra: Record<string, unknown>) => t.call('/api/v1/chat/completions', { key: inference, body: { model: 'lagoon-sim-chat', messages: [{ role: 'user', content: 'Hello' }], max_tokens: 8, ...extra } });
+  const chat = (extra: Record<string, unknown>) =>
+    t.call('/api/v1/chat/completions', {
+      key: inference,
+      body: { model: 'lagoon-sim-chat', messages: [{ role: 'user', content: 'Hello' }], max_tokens: 8, ...extra },
+    });
 
   const HUGE = 'x'.repeat(900_000);
   const small = async (response: Response) => {
@@ -36,13 +40,19 @@ describe(`Error bodies stay small whatever was sent (${testDatabaseKind})`, () =
   };
 
   it('should cut a 900 KB bad value short in the message, the issues and the details', async () => {
-    const body = await small(await t.call('/api/v1/api_keys', { body: { apiKeyType: 'INFERENCE', description: 'x', consumptionLimit: { usd: HUGE } } }));
+    const body = await small(
+      await t.call('/api/v1/api_keys', {
+        body: { apiKeyType: 'INFERENCE', description: 'x', consumptionLimit: { usd: HUGE } },
+      }),
+    );
     expect(body.error).toContain(`"${'x'.repeat(100)}…"`);
     expect(body.issues?.[0]?.message).toContain('…');
   });
 
   it('should cut a 900 KB unknown field name, model name, slug and path short', async () => {
-    const unknownKey = await small(await t.call('/api/v1/api_keys', { body: { apiKeyType: 'INFERENCE', description: 'x', [HUGE]: 1 } }));
+    const unknownKey = await small(
+      await t.call('/api/v1/api_keys', { body: { apiKeyType: 'INFERENCE', description: 'x', [HUGE]: 1 } }),
+    );
     expect(unknownKey.error).toContain('…');
     await small(await chat({ model: HUGE }));
     await small(await chat({ model: `lagoon-sim-chat:%zz${HUGE}` }));

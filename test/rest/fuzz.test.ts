@@ -77,7 +77,20 @@ const BAD_STRINGS = [
   'true',
   'null',
 ];
-const BAD_NUMBERS = [0, -1, -0.5, 1.5, 1e10, 1e21, 1e308, -1e308, 2 ** 53 + 1, 9_223_372_037, 0.000_000_000_1, Number.MAX_SAFE_INTEGER];
+const BAD_NUMBERS = [
+  0,
+  -1,
+  -0.5,
+  1.5,
+  1e10,
+  1e21,
+  1e308,
+  -1e308,
+  2 ** 53 + 1,
+  9_223_372_037,
+  0.000_000_000_1,
+  Number.MAX_SAFE_INTEGER,
+];
 
 function badValue(r: Rng, depth = 0): unknown {
   switch (r.int(depth > 2 ? 4 : 7)) {
@@ -92,7 +105,9 @@ function badValue(r: Rng, depth = 0): unknown {
     case 4:
       return Array.from({ length: r.int(4) }, () => badValue(r, depth + 1));
     case 5:
-      return Object.fromEntries(Array.from({ length: r.int(4) }, () => [r.pick(BAD_STRINGS).slice(0, 200), badValue(r, depth + 1)]));
+      return Object.fromEntries(
+        Array.from({ length: r.int(4) }, () => [r.pick(BAD_STRINGS).slice(0, 200), badValue(r, depth + 1)]),
+      );
     default:
       return r.chance(0.5) ? Array.from({ length: 3_000 }, (_, i) => i) : r.pick(BAD_STRINGS);
   }
@@ -132,12 +147,52 @@ interface Attempt {
 }
 
 const encode = (text: string) => encodeURIComponent(text).replace(/%25(?=[0-9A-F]{2})/g, '%');
-const PATH_VALUES = ['%00', '%FF', '%E0%A4%A', '..', '%2e%2e', 'x'.repeat(4_000), encodeURIComponent('😀'), '00000000-0000-0000-0000-000000000000', 'lagoon-sim-chat', 'a%00b', '%20', encodeURIComponent('a/b/c')];
-const CONTENT_TYPES = ['application/json', 'application/json; charset=utf-8', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data', 'multipart/form-data; boundary=x', 'application/xml', '', 'application/json; charset=latin1', '*/*'];
-const RAW_BODIES = ['', '{', '{"a":', 'null', '[]', '"text"', '42', '\u0000', '{"a":1}{"b":2}', '\ufeff{}', 'x'.repeat(2_000), '{"__proto__":{"polluted":true}}', '[' + '['.repeat(5_000) + ']'.repeat(5_001)];
+const PATH_VALUES = [
+  '%00',
+  '%FF',
+  '%E0%A4%A',
+  '..',
+  '%2e%2e',
+  'x'.repeat(4_000),
+  encodeURIComponent('😀'),
+  '00000000-0000-0000-0000-000000000000',
+  'lagoon-sim-chat',
+  'a%00b',
+  '%20',
+  encodeURIComponent('a/b/c'),
+];
+const CONTENT_TYPES = [
+  'application/json',
+  'application/json; charset=utf-8',
+  'text/plain',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data',
+  'multipart/form-data; boundary=x',
+  'application/xml',
+  '',
+  'application/json; charset=latin1',
+  '*/*',
+];
+const RAW_BODIES = [
+  '',
+  '{',
+  '{"a":',
+  'null',
+  '[]',
+  '"text"',
+  '42',
+  '\u0000',
+  '{"a":1}{"b":2}',
+  '\ufeff{}',
+  'x'.repeat(2_000),
+  '{"__proto__":{"polluted":true}}',
+  '[' + '['.repeat(5_000) + ']'.repeat(5_001),
+];
 
 function attempt(route: FuzzRoute, bases: Record<string, unknown>, r: Rng): Attempt {
-  let path = route.template.replace(/\{(\w+)\}/g, (_, name: string) => (r.chance(0.7) ? r.pick(PATH_VALUES) : encode(String(bases[`path:${name}`] ?? 'x'))));
+  let path = route.template.replace(/\{(\w+)\}/g, (_, name: string) =>
+    r.chance(0.7) ? r.pick(PATH_VALUES) : encode(String(bases[`path:${name}`] ?? 'x')),
+  );
   if (route.query.length > 0 || r.chance(0.3)) {
     const params = new URLSearchParams();
     for (let i = r.int(4); i >= 0; i -= 1) {
@@ -148,12 +203,18 @@ function attempt(route: FuzzRoute, bases: Record<string, unknown>, r: Rng): Atte
     path += `?${params.toString()}`;
   }
   const headers: Record<string, string> = {};
-  if (r.chance(0.2)) headers.accept = r.pick(['text/csv', 'text/csv;q=0.5, application/json', '*/*', 'application/xml']);
-  if (r.chance(0.1)) headers['idempotency-key'] = r.pick(BAD_STRINGS).slice(0, 300).replace(/[^\x20-\x7e]/g, '?');
+  if (r.chance(0.2))
+    headers.accept = r.pick(['text/csv', 'text/csv;q=0.5, application/json', '*/*', 'application/xml']);
+  if (r.chance(0.1))
+    headers['idempotency-key'] = r
+      .pick(BAD_STRINGS)
+      .slice(0, 300)
+      .replace(/[^\x20-\x7e]/g, '?');
   if (!route.bodyType) return { path, method: route.method, headers };
   if (route.bodyType === 'multipart/form-data' && r.chance(0.3)) {
     const form = new FormData();
-    if (r.chance(0.7)) form.set('file', new Blob([r.pick(BAD_STRINGS)]), r.pick(['a.txt', 'a.pdf', 'x'.repeat(300), '\u0000.txt']));
+    if (r.chance(0.7))
+      form.set('file', new Blob([r.pick(BAD_STRINGS)]), r.pick(['a.txt', 'a.pdf', 'x'.repeat(300), '\u0000.txt']));
     if (r.chance(0.5)) form.set('response_format', r.pick(BAD_STRINGS).slice(0, 200));
     return { path, method: route.method, headers, body: form };
   }
@@ -166,7 +227,11 @@ function attempt(route: FuzzRoute, bases: Record<string, unknown>, r: Rng): Atte
     for (let i = 1 + r.int(2); i > 0; i -= 1) value = mutate(value, r);
     body = JSON.stringify(value) ?? 'null';
   }
-  const type = r.chance(0.75) ? (route.bodyType === 'multipart/form-data' ? 'multipart/form-data; boundary=fuzz' : 'application/json') : r.pick(CONTENT_TYPES);
+  const type = r.chance(0.75)
+    ? route.bodyType === 'multipart/form-data'
+      ? 'multipart/form-data; boundary=fuzz'
+      : 'application/json'
+    : r.pick(CONTENT_TYPES);
   if (type) headers['content-type'] = type;
   return { path, method: route.method, headers, body };
 }
@@ -181,13 +246,32 @@ describe(`Fuzzing every REST route (${testDatabaseKind})`, () => {
 
   beforeAll(async () => {
     [searxng, node] = await Promise.all([startSearxng(), startJsonRpcStub()]);
-    server = await startChatServer({ SEARXNG_URL: searxng.url, RPC_UPSTREAM_ETHEREUM_SEPOLIA: node.url, LAGOON_MAX_KEYS_PER_ACCOUNT: '2000' });
+    server = await startChatServer({
+      SEARXNG_URL: searxng.url,
+      RPC_UPSTREAM_ETHEREUM_SEPOLIA: node.url,
+      LAGOON_MAX_KEYS_PER_ACCOUNT: '2000',
+    });
     const admin = await createAccountWithKey(server.t.app.services, { credit: { USD: '1000', DIEM: '10' } });
     adminSecret = admin.secret;
-    const other = await server.t.app.services.apiKeys.create(admin.auth, { apiKeyType: 'INFERENCE', description: 'fuzz target' });
+    const other = await server.t.app.services.apiKeys.create(admin.auth, {
+      apiKeyType: 'INFERENCE',
+      description: 'fuzz target',
+    });
     Object.assign(bases, {
-      'POST /api/v1/api_keys': { apiKeyType: 'INFERENCE', description: 'fuzz', consumptionLimit: { usd: 1, diem: null }, limitPeriod: 'MONTH', modelPrivacy: 'ALL', expiresAt: '2099-01-01' },
-      'PATCH /api/v1/api_keys': { id: other.key.id, description: 'fuzzed', consumptionLimit: { usd: 2 }, expiresAt: '' },
+      'POST /api/v1/api_keys': {
+        apiKeyType: 'INFERENCE',
+        description: 'fuzz',
+        consumptionLimit: { usd: 1, diem: null },
+        limitPeriod: 'MONTH',
+        modelPrivacy: 'ALL',
+        expiresAt: '2099-01-01',
+      },
+      'PATCH /api/v1/api_keys': {
+        id: other.key.id,
+        description: 'fuzzed',
+        consumptionLimit: { usd: 2 },
+        expiresAt: '',
+      },
       'POST /api/v1/chat/completions': {
         model: 'lagoon-sim-chat',
         messages: [
@@ -206,7 +290,13 @@ describe(`Fuzzing every REST route (${testDatabaseKind})`, () => {
       'path:network': 'ethereum-sepolia',
     });
     const doc = (await (await fetch(`${server.url}/api/v1/openapi.json`)).json()) as {
-      paths: Record<string, Record<string, { parameters?: { in: string; name: string }[]; requestBody?: { content: Record<string, unknown> } }>>;
+      paths: Record<
+        string,
+        Record<
+          string,
+          { parameters?: { in: string; name: string }[]; requestBody?: { content: Record<string, unknown> } }
+        >
+      >;
     };
     routes = Object.entries(doc.paths).flatMap(([template, operations]) =>
       Object.entries(operations).map(([method, operation]) => ({
@@ -216,7 +306,8 @@ describe(`Fuzzing every REST route (${testDatabaseKind})`, () => {
         bodyType: Object.keys(operation.requestBody?.content ?? {})[0],
       })),
     );
-    for (const path of ['/healthz', '/readyz', '/metrics', '/api/v1/nope']) routes.push({ method: 'GET', template: path, query: [], bodyType: undefined });
+    for (const path of ['/healthz', '/readyz', '/metrics', '/api/v1/nope'])
+      routes.push({ method: 'GET', template: path, query: [], bodyType: undefined });
     routes.push({ method: 'PUT', template: '/api/v1/api_keys', query: [], bodyType: 'application/json' });
   });
   afterAll(async () => {
@@ -226,7 +317,14 @@ describe(`Fuzzing every REST route (${testDatabaseKind})`, () => {
 
   it('should list every route of the route tables in the OpenAPI document', () => {
     const listed = new Set(routes.map((route) => `${route.method} ${route.template}`));
-    for (const route of ['GET /api/v1/models/{id}', 'POST /api/v1/chat/completions', 'POST /api/v1/crypto/rpc/{network}', 'POST /api/v1/augment/text-parser', 'DELETE /api/v1/api_keys', 'GET /api/v1/billing/usage']) {
+    for (const route of [
+      'GET /api/v1/models/{id}',
+      'POST /api/v1/chat/completions',
+      'POST /api/v1/crypto/rpc/{network}',
+      'POST /api/v1/augment/text-parser',
+      'DELETE /api/v1/api_keys',
+      'GET /api/v1/billing/usage',
+    ]) {
       expect(listed).toContain(route);
     }
     expect(routes.length).toBeGreaterThanOrEqual(20);
@@ -237,14 +335,21 @@ describe(`Fuzzing every REST route (${testDatabaseKind})`, () => {
     const failures: string[] = [];
     const counts = new Map<number, number>();
     for (const route of routes) {
-      const attempts = Array.from({ length: route.template.startsWith('/api/v1') ? REQUESTS_PER_ROUTE : REQUESTS_PER_PLAIN_ROUTE }, () => attempt(route, bases, r));
+      const attempts = Array.from(
+        { length: route.template.startsWith('/api/v1') ? REQUESTS_PER_ROUTE : REQUESTS_PER_PLAIN_ROUTE },
+        () => attempt(route, bases, r),
+      );
       // A few at a time: enough to overlap requests without measuring the machine.
       for (let i = 0; i < attempts.length; i += 8) {
         await Promise.all(
           attempts.slice(i, i + 8).flatMap((a) =>
             [adminSecret, undefined].map(async (key) => {
               const headers = { ...a.headers, ...(key && { authorization: `Bearer ${key}` }) };
-              const response = await fetch(`${server.url}${a.path}`, { method: a.method, headers, body: a.body ?? null });
+              const response = await fetch(`${server.url}${a.path}`, {
+                method: a.method,
+                headers,
+                body: a.body ?? null,
+              });
               const text = await response.text();
               counts.set(response.status, (counts.get(response.status) ?? 0) + 1);
               const what = `${a.method} ${a.path.slice(0, 150)} ${key ? 'admin' : 'no key'} ${JSON.stringify(a.headers).slice(0, 100)} ${typeof a.body === 'string' ? a.body.slice(0, 150) : a.body ? '<form>' : ''}`;
@@ -256,8 +361,13 @@ describe(`Fuzzing every REST route (${testDatabaseKind})`, () => {
                 } catch {
                   body = text;
                 }
-                const shaped = typeof body === 'object' && body !== null && typeof (body as { error?: unknown }).error === 'string' && typeof (body as { code?: unknown }).code === 'string';
-                if (!shaped) failures.push(`${response.status} not in the error shape ← ${what}: ${text.slice(0, 200)}`);
+                const shaped =
+                  typeof body === 'object' &&
+                  body !== null &&
+                  typeof (body as { error?: unknown }).error === 'string' &&
+                  typeof (body as { code?: unknown }).code === 'string';
+                if (!shaped)
+                  failures.push(`${response.status} not in the error shape ← ${what}: ${text.slice(0, 200)}`);
               }
             }),
           ),

@@ -27,7 +27,10 @@ describe(`GET /readyz reflects the database (${testDatabaseKind})`, () => {
     const db = t.app.database.db;
     await sql`alter table usage_entries rename to usage_entries_away`.execute(db);
     try {
-      expect(await readiness()).toEqual({ status: 503, body: { status: 'unavailable', database: testDatabaseKind, reason: 'schema missing' } });
+      expect(await readiness()).toEqual({
+        status: 503,
+        body: { status: 'unavailable', database: testDatabaseKind, reason: 'schema missing' },
+      });
     } finally {
       await sql`alter table usage_entries_away rename to usage_entries`.execute(db);
     }
@@ -36,11 +39,15 @@ describe(`GET /readyz reflects the database (${testDatabaseKind})`, () => {
 
   it("should answer 503 when the migrations table is missing or lacks this build's newest migration", async () => {
     const db = t.app.database.db;
-    const { rows } = await sql<{ name: string }>`select name from kysely_migration order by name desc limit 1`.execute(db);
+    const { rows } = await sql<{ name: string }>`select name from kysely_migration order by name desc limit 1`.execute(
+      db,
+    );
     const newest = rows[0]!.name;
     await sql`delete from kysely_migration where name = ${newest}`.execute(db);
     expect((await readiness()).body).toMatchObject({ reason: 'schema missing' });
-    await sql`insert into kysely_migration (name, timestamp) values (${newest}, ${new Date().toISOString()})`.execute(db);
+    await sql`insert into kysely_migration (name, timestamp) values (${newest}, ${new Date().toISOString()})`.execute(
+      db,
+    );
     await sql`alter table kysely_migration rename to kysely_migration_away`.execute(db);
     try {
       expect(await readiness()).toMatchObject({ status: 503, body: { reason: 'schema missing' } });

@@ -32,7 +32,13 @@ describe(`web search privacy: the query is neither logged nor stored (${testData
   const logLines: string[] = [];
 
   const call = (path: string, body: unknown, key: string | null) =>
-    app.fetch(new Request(`${BASE}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) }, body: JSON.stringify(body) }));
+    app.fetch(
+      new Request(`${BASE}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
+        body: JSON.stringify(body),
+      }),
+    );
 
   beforeAll(async () => {
     [searxng, brave] = await Promise.all([startSearxng(), startBrave(TOKEN)]);
@@ -49,7 +55,12 @@ describe(`web search privacy: the query is neither logged nor stored (${testData
       }),
     );
     database = await createTestDatabase();
-    const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'trace', LAGOON_BOOTSTRAP_ADMIN_KEY: ADMIN_KEY, LAGOON_CONFIG: path });
+    const config = loadConfig({
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'trace',
+      LAGOON_BOOTSTRAP_ADMIN_KEY: ADMIN_KEY,
+      LAGOON_CONFIG: path,
+    });
     const logger = createLogger('trace', { write: (line: string) => void logLines.push(line) });
     app = await createApp(config, { database, logger });
   });
@@ -63,12 +74,16 @@ describe(`web search privacy: the query is neither logged nor stored (${testData
     const { secret } = await createAccountWithKey(app.services, { credit: { USD: '1' }, type: 'INFERENCE' });
     const poor = await createAccountWithKey(app.services, { type: 'INFERENCE' });
     const statuses: number[] = [];
-    const rest = async (body: unknown, key: string | null = secret) => statuses.push((await call('/api/v1/augment/search', body, key)).status);
-    const graphql = async (query: string, variables: Record<string, unknown>) => statuses.push((await call('/graphql', { query, variables }, secret)).status);
+    const rest = async (body: unknown, key: string | null = secret) =>
+      statuses.push((await call('/api/v1/augment/search', body, key)).status);
+    const graphql = async (query: string, variables: Record<string, unknown>) =>
+      statuses.push((await call('/graphql', { query, variables }, secret)).status);
 
     await rest({ query: QUERY });
     await rest({ query: QUERY, search_provider: 'google', limit: 20 });
-    await graphql('mutation($q: String!) { search(input: { query: $q, searchProvider: GOOGLE }) { __typename } }', { q: QUERY });
+    await graphql('mutation($q: String!) { search(input: { query: $q, searchProvider: GOOGLE }) { __typename } }', {
+      q: QUERY,
+    });
     await graphql(`mutation { search(input: { query: "${QUERY}" }) { __typename } }`, {});
     searxng.queue(status(500), status(500));
     await rest({ query: QUERY, search_provider: 'google' });
@@ -84,7 +99,9 @@ describe(`web search privacy: the query is neither logged nor stored (${testData
     expect(statuses).toEqual([200, 200, 200, 200, 502, 502, 504, 400, 400, 400, 402, 401]);
 
     // The probe did travel: the upstreams saw it, and the capture saw the requests and the failures.
-    expect([...brave.requests, ...searxng.requests].filter((r) => r.params.get('q')?.includes(PROBE)).length).toBeGreaterThanOrEqual(8);
+    expect(
+      [...brave.requests, ...searxng.requests].filter((r) => r.params.get('q')?.includes(PROBE)).length,
+    ).toBeGreaterThanOrEqual(8);
     const logText = logLines.join('');
     expect(logText).toContain('"msg":"request"');
     expect(logText).toContain('search upstream failed');
@@ -93,21 +110,33 @@ describe(`web search privacy: the query is neither logged nor stored (${testData
 
     const tables = await sql<{ schema: string; name: string }>`
       select table_schema as schema, table_name as name from information_schema.tables
-      where table_type = 'BASE TABLE' and table_schema not in ('pg_catalog', 'information_schema')`.execute(app.database.db);
-    expect(tables.rows.map((t) => t.name)).toEqual(expect.arrayContaining(['usage_entries', 'reservations', 'account_ledger']));
+      where table_type = 'BASE TABLE' and table_schema not in ('pg_catalog', 'information_schema')`.execute(
+      app.database.db,
+    );
+    expect(tables.rows.map((t) => t.name)).toEqual(
+      expect.arrayContaining(['usage_entries', 'reservations', 'account_ledger']),
+    );
     const textColumns = await sql<{ schema: string; name: string; column: string }>`
       select table_schema as schema, table_name as name, column_name as column from information_schema.columns
       where table_schema not in ('pg_catalog', 'information_schema')
-        and data_type in ('text', 'character varying', 'character', 'json', 'jsonb', 'ARRAY', 'USER-DEFINED', 'bytea')`.execute(app.database.db);
+        and data_type in ('text', 'character varying', 'character', 'json', 'jsonb', 'ARRAY', 'USER-DEFINED', 'bytea')`.execute(
+      app.database.db,
+    );
     expect(textColumns.rows.length).toBeGreaterThan(10);
 
     let dumped = '';
     for (const table of tables.rows) {
       // Every column of every row, as Postgres prints a whole row (text, json, arrays, bytea in hex).
-      const rows = await sql<{ row: string }>`select t::text as row from ${sql.table(`${table.schema}.${table.name}`)} as t`.execute(app.database.db);
+      const rows = await sql<{
+        row: string;
+      }>`select t::text as row from ${sql.table(`${table.schema}.${table.name}`)} as t`.execute(app.database.db);
       dumped += rows.rows.map((r) => r.row).join('\n');
       for (const { column } of textColumns.rows.filter((c) => c.schema === table.schema && c.name === table.name)) {
-        const values = await sql<{ value: string | null }>`select ${sql.ref(column)}::text as value from ${sql.table(`${table.schema}.${table.name}`)}`.execute(app.database.db);
+        const values = await sql<{
+          value: string | null;
+        }>`select ${sql.ref(column)}::text as value from ${sql.table(`${table.schema}.${table.name}`)}`.execute(
+          app.database.db,
+        );
         for (const { value } of values.rows) expect(value ?? '', `${table.name}.${column}`).not.toContain(PROBE);
       }
     }

@@ -23,13 +23,21 @@ interface ErrorBody {
 
 /** A funded account on `t`, with helpers to search and to read what it was charged. */
 async function fundedAccount(t: TestApp, usd = '1') {
-  const { secret, accountId } = await createAccountWithKey(t.app.services, { credit: usd === '0' ? {} : { USD: usd }, type: 'INFERENCE' });
+  const { secret, accountId } = await createAccountWithKey(t.app.services, {
+    credit: usd === '0' ? {} : { USD: usd },
+    type: 'INFERENCE',
+  });
   const search = async (body: unknown) => {
     const response = await t.call('/api/v1/augment/search', { body, key: secret });
-    return { status: response.status, headers: response.headers, body: (await response.json()) as SearchBody & ErrorBody };
+    return {
+      status: response.status,
+      headers: response.headers,
+      body: (await response.json()) as SearchBody & ErrorBody,
+    };
   };
   const usd$ = async () => (await t.app.services.billing.balancesOf(accountId)).find((b) => b.currency === 'USD')!;
-  const usage = () => t.app.database.db.selectFrom('usage_entries').selectAll().where('account_id', '=', accountId).execute();
+  const usage = () =>
+    t.app.database.db.selectFrom('usage_entries').selectAll().where('account_id', '=', accountId).execute();
   return { secret, accountId, search, balance: usd$, usage };
 }
 
@@ -50,7 +58,11 @@ describe(`REST POST /api/v1/augment/search (${testDatabaseKind})`, () => {
         [
           'providers:',
           '  - { id: searx, type: searxng, baseUrl: "' + searxng.url + '", timeoutMs: 400, maxRetries: 1 }',
-          '  - { id: brave-api, type: brave, baseUrl: "' + brave.url + '", apiKey: ' + BRAVE_TOKEN + ', timeoutMs: 400 }',
+          '  - { id: brave-api, type: brave, baseUrl: "' +
+            brave.url +
+            '", apiKey: ' +
+            BRAVE_TOKEN +
+            ', timeoutMs: 400 }',
           'search:',
           '  brave: brave-api',
           '  google: searx',
@@ -91,13 +103,27 @@ describe(`REST POST /api/v1/augment/search (${testDatabaseKind})`, () => {
 
     it('should serve google through SearXNG with the engine hint, mapping publishedDate', async () => {
       searxng.requests.length = 0;
-      const { status: code, body } = await account.search({ query: 'privacy policy', search_provider: 'google', limit: 5 });
+      const { status: code, body } = await account.search({
+        query: 'privacy policy',
+        search_provider: 'google',
+        limit: 5,
+      });
       expect(code).toBe(200);
       expect(searxng.requests).toHaveLength(1);
       expect(searxng.requests[0]?.path).toBe('/search');
-      expect(Object.fromEntries(searxng.requests[0]!.params)).toEqual({ q: 'privacy policy', format: 'json', pageno: '1', engines: 'google' });
+      expect(Object.fromEntries(searxng.requests[0]!.params)).toEqual({
+        q: 'privacy policy',
+        format: 'json',
+        pageno: '1',
+        engines: 'google',
+      });
       expect(body.results).toHaveLength(5);
-      expect(body.results[0]).toEqual({ title: 'google result 1', url: 'https://google.example.org/articles/1', content: 'Snippet 1 about privacy policy from google', date: '2024-03-15T09:00:00.000Z' });
+      expect(body.results[0]).toEqual({
+        title: 'google result 1',
+        url: 'https://google.example.org/articles/1',
+        content: 'Snippet 1 about privacy policy from google',
+        date: '2024-03-15T09:00:00.000Z',
+      });
       expect(body.results[1]?.date).toBe('');
     });
 
@@ -127,8 +153,17 @@ describe(`REST POST /api/v1/augment/search (${testDatabaseKind})`, () => {
       const entries = await account.usage();
       const added = entries.filter((e) => !idsBefore.has(e.id));
       expect(added).toHaveLength(1);
-      expect(added[0]).toMatchObject({ sku: 'augment-web-search', amount: -PRICE_NANO, currency: 'USD', model_type: 'AUGMENT', units: '1', notes: 'Web search (brave), 10 results' });
-      expect(JSON.stringify(entries, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))).not.toContain('charged query text');
+      expect(added[0]).toMatchObject({
+        sku: 'augment-web-search',
+        amount: -PRICE_NANO,
+        currency: 'USD',
+        model_type: 'AUGMENT',
+        units: '1',
+        notes: 'Web search (brave), 10 results',
+      });
+      expect(JSON.stringify(entries, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))).not.toContain(
+        'charged query text',
+      );
     });
 
     it.each([
@@ -233,7 +268,9 @@ describe(`REST POST /api/v1/augment/search (${testDatabaseKind})`, () => {
     });
 
     it('should document the route in the OpenAPI document', async () => {
-      const doc = (await (await t.call('/api/v1/openapi.json')).json()) as { paths: Record<string, { post?: { requestBody?: unknown } }> };
+      const doc = (await (await t.call('/api/v1/openapi.json')).json()) as {
+        paths: Record<string, { post?: { requestBody?: unknown } }>;
+      };
       expect(doc.paths['/api/v1/augment/search']?.post?.requestBody).toBeDefined();
     });
   });

@@ -36,7 +36,11 @@ describe(`text parser pool: budget, per-account cap and queue timeout (${testDat
   /** Serves the route from a parser with these options whose workers hang on the marker. */
   async function useParser(options: Partial<TextParserOptions>): Promise<void> {
     await parser?.close();
-    parser = new TextParserService({ billing: t.app.services.billing, logger: createLogger('silent'), options: { ...options, workerUrl: HANGING_WORKER } });
+    parser = new TextParserService({
+      billing: t.app.services.billing,
+      logger: createLogger('silent'),
+      options: { ...options, workerUrl: HANGING_WORKER },
+    });
     Object.assign(t.app.services, { textParser: parser });
   }
 
@@ -44,8 +48,19 @@ describe(`text parser pool: budget, per-account cap and queue timeout (${testDat
     const started = performance.now();
     const form = new FormData();
     form.append('file', new Blob([content]), 'doc.txt');
-    const response = await t.app.fetch(new Request(`${BASE}${PATH}`, { method: 'POST', headers: { authorization: `Bearer ${account.secret}` }, body: form }));
-    return { status: response.status, body: (await response.json()) as Answer['body'], retryAfter: response.headers.get('retry-after'), ms: performance.now() - started };
+    const response = await t.app.fetch(
+      new Request(`${BASE}${PATH}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${account.secret}` },
+        body: form,
+      }),
+    );
+    return {
+      status: response.status,
+      body: (await response.json()) as Answer['body'],
+      retryAfter: response.headers.get('retry-after'),
+      ms: performance.now() - started,
+    };
   }
 
   const bad = (n: number) => `${HANG_MARKER} bad document ${n}`;
@@ -70,7 +85,10 @@ describe(`text parser pool: budget, per-account cap and queue timeout (${testDat
     // The bad ones end at their 20 s budget (generous bound: not minutes), refused with 400 and not charged.
     for (const answer of await Promise.all(badAnswers)) {
       expect(answer.status, JSON.stringify(answer.body)).toBe(400);
-      expect(answer.body).toMatchObject({ code: 'INVALID_REQUEST', error: expect.stringMatching(/took longer than 20 s/) });
+      expect(answer.body).toMatchObject({
+        code: 'INVALID_REQUEST',
+        error: expect.stringMatching(/took longer than 20 s/),
+      });
       expect(answer.ms).toBeLessThan(35_000);
     }
     await expectUncharged(flooder, 1_000_000_000n);
@@ -95,14 +113,20 @@ describe(`text parser pool: budget, per-account cap and queue timeout (${testDat
     await expectUncharged(flooder, 1_000_000_000n);
   }, 60_000);
 
-  it("should hold one account to its cap (429 with Retry-After after the queue timeout) while others are served", async () => {
+  it('should hold one account to its cap (429 with Retry-After after the queue timeout) while others are served', async () => {
     await useParser({ size: 3, perAccount: 1, timeoutMs: 30_000, queueTimeoutMs: 1_000 });
     const [flooder, other] = [await fundedAccount(t, '1'), await fundedAccount(t, '1')];
     const badAnswer = upload(flooder, bad(4));
     await settle(500);
-    const [second, others] = await Promise.all([upload(flooder, 'the same account again'), upload(other, 'another account')]);
+    const [second, others] = await Promise.all([
+      upload(flooder, 'the same account again'),
+      upload(other, 'another account'),
+    ]);
     expect(second.status, JSON.stringify(second.body)).toBe(429);
-    expect(second.body).toMatchObject({ code: 'RATE_LIMIT_EXCEEDED', error: expect.stringMatching(/1 documents? being parsed/) });
+    expect(second.body).toMatchObject({
+      code: 'RATE_LIMIT_EXCEEDED',
+      error: expect.stringMatching(/1 documents? being parsed/),
+    });
     expect(Number(second.retryAfter)).toBeGreaterThanOrEqual(1);
     expect(others.status, JSON.stringify(others.body)).toBe(200);
     await parser?.close();

@@ -3,7 +3,17 @@ import { TextParserService } from '../../src/augment/text-parser.service.ts';
 import { createLogger } from '../../src/logger.ts';
 import { BASE, createTestApp, type TestApp } from '../helpers/app.ts';
 import { testDatabaseKind } from '../helpers/db.ts';
-import { firstOutOfOrder, makeDocx, makePdf, makePptx, makeXlsx, makeZipBomb, randomBytesOf, reorderSlides, words } from '../helpers/documents.ts';
+import {
+  firstOutOfOrder,
+  makeDocx,
+  makePdf,
+  makePptx,
+  makeXlsx,
+  makeZipBomb,
+  randomBytesOf,
+  reorderSlides,
+  words,
+} from '../helpers/documents.ts';
 import { createAccountWithKey } from '../helpers/services.ts';
 import { fundedAccount, streamingMultipart, streamingRequest } from '../helpers/uploads.ts';
 
@@ -28,15 +38,29 @@ describe(`REST POST ${PATH} (${testDatabaseKind})`, () => {
   });
   afterAll(async () => t.close());
 
-  function upload(file: Uint8Array | string | undefined, options: { key?: string | null; format?: string; filename?: string; asText?: boolean } = {}) {
+  function upload(
+    file: Uint8Array | string | undefined,
+    options: { key?: string | null; format?: string; filename?: string; asText?: boolean } = {},
+  ) {
     const form = new FormData();
     if (options.format !== undefined) form.append('response_format', options.format);
     if (file !== undefined) {
       if (options.asText) form.append('file', typeof file === 'string' ? file : new TextDecoder().decode(file));
-      else form.append('file', new Blob([typeof file === 'string' ? new TextEncoder().encode(file) : file.slice()]), options.filename ?? 'upload.bin');
+      else
+        form.append(
+          'file',
+          new Blob([typeof file === 'string' ? new TextEncoder().encode(file) : file.slice()]),
+          options.filename ?? 'upload.bin',
+        );
     }
     const key = options.key === undefined ? account.secret : options.key;
-    return t.app.fetch(new Request(`${BASE}${PATH}`, { method: 'POST', headers: key ? { authorization: `Bearer ${key}` } : {}, body: form }));
+    return t.app.fetch(
+      new Request(`${BASE}${PATH}`, {
+        method: 'POST',
+        headers: key ? { authorization: `Bearer ${key}` } : {},
+        body: form,
+      }),
+    );
   }
 
   /** Uploads, expects 200, and checks the charge: exactly 0.01 USD and exactly one new usage entry. */
@@ -54,7 +78,13 @@ describe(`REST POST ${PATH} (${testDatabaseKind})`, () => {
     expect(response.headers.get('x-balance-usd')).toBe((Number(after.amount) / 1e9).toString());
     const entries = await account.usage();
     expect(entries).toHaveLength(entriesBefore + 1);
-    expect(entries.at(-1)).toMatchObject({ sku: 'augment-text-parser', amount: -PRICE_NANO, currency: 'USD', units: '1', model_type: 'AUGMENT' });
+    expect(entries.at(-1)).toMatchObject({
+      sku: 'augment-text-parser',
+      amount: -PRICE_NANO,
+      currency: 'USD',
+      units: '1',
+      model_type: 'AUGMENT',
+    });
     return body;
   }
 
@@ -69,14 +99,26 @@ describe(`REST POST ${PATH} (${testDatabaseKind})`, () => {
 
   it('should return every word of a multi-page PDF in page order', async () => {
     const w = words('pdf', 12);
-    const pdf = await makePdf([[`Quarterly report ${w[0]} ${w[1]}`, `${w[2]} and ${w[3]}.`], [`${w[4]} ${w[5]}`, `${w[6]}, ${w[7]}`], [`${w[8]} ${w[9]} ${w[10]} ${w[11]}`]]);
+    const pdf = await makePdf([
+      [`Quarterly report ${w[0]} ${w[1]}`, `${w[2]} and ${w[3]}.`],
+      [`${w[4]} ${w[5]}`, `${w[6]}, ${w[7]}`],
+      [`${w[8]} ${w[9]} ${w[10]} ${w[11]}`],
+    ]);
     const body = await parseCharged(pdf, 'report.pdf');
     expect(firstOutOfOrder(body.text, w)).toBeUndefined();
   });
 
   it('should return headings, paragraphs and table cells of a DOCX in order, table rows tab-separated', async () => {
     const w = words('doc', 10);
-    const docx = await makeDocx({ heading: `${w[0]} ${w[1]}`, paragraphs: [`${w[2]} ${w[3]}`, `${w[4]}`], table: [[w[5]!, w[6]!], [w[7]!, w[8]!]], after: w[9]! });
+    const docx = await makeDocx({
+      heading: `${w[0]} ${w[1]}`,
+      paragraphs: [`${w[2]} ${w[3]}`, `${w[4]}`],
+      table: [
+        [w[5]!, w[6]!],
+        [w[7]!, w[8]!],
+      ],
+      after: w[9]!,
+    });
     const body = await parseCharged(docx, 'letter.docx');
     expect(firstOutOfOrder(body.text, w)).toBeUndefined();
     expect(body.text).toContain(`${w[5]}\t${w[6]}\n${w[7]}\t${w[8]}`);
@@ -101,16 +143,37 @@ describe(`REST POST ${PATH} (${testDatabaseKind})`, () => {
       { title: 'gamma', body: 'gamma body', notes: 'gamma notes' },
     ]);
     const body = await parseCharged(reorderSlides(deck, [2, 0, 1]), 'reordered.pptx');
-    expect(firstOutOfOrder(body.text, ['gamma', 'gamma body', 'gamma notes', 'alpha', 'alpha body', 'alpha notes', 'beta', 'beta body', 'beta notes'])).toBeUndefined();
+    expect(
+      firstOutOfOrder(body.text, [
+        'gamma',
+        'gamma body',
+        'gamma notes',
+        'alpha',
+        'alpha body',
+        'alpha notes',
+        'beta',
+        'beta body',
+        'beta notes',
+      ]),
+    ).toBeUndefined();
   });
 
   it('should return every sheet of an XLSX under its name, each row tab-separated', async () => {
     const xlsx = await makeXlsx([
-      { name: 'Revenue', rows: [['Region', 'Quarter', 'Amount'], ['xlsword1', 'Q1', 1250.5], ['xlsword2', 'Q2', 99]] },
+      {
+        name: 'Revenue',
+        rows: [
+          ['Region', 'Quarter', 'Amount'],
+          ['xlsword1', 'Q1', 1250.5],
+          ['xlsword2', 'Q2', 99],
+        ],
+      },
       { name: 'Notes', rows: [['xlsword3 is the last word']] },
     ]);
     const body = await parseCharged(xlsx, 'book.xlsx');
-    expect(body.text).toBe('# Revenue\nRegion\tQuarter\tAmount\nxlsword1\tQ1\t1250.5\nxlsword2\tQ2\t99\n\n# Notes\nxlsword3 is the last word');
+    expect(body.text).toBe(
+      '# Revenue\nRegion\tQuarter\tAmount\nxlsword1\tQ1\t1250.5\nxlsword2\tQ2\t99\n\n# Notes\nxlsword3 is the last word',
+    );
   });
 
   it('should serve plain text, Markdown, CSV, JSON and HTML as the text they are, whatever their name says', async () => {
@@ -151,7 +214,12 @@ describe(`REST POST ${PATH} (${testDatabaseKind})`, () => {
     });
 
     it('should refuse random binary data with 400', async () => {
-      await expectRefused(await upload(randomBytesOf(4096), { filename: 'photo.pdf' }), 400, 'INVALID_REQUEST', /Unsupported file type/);
+      await expectRefused(
+        await upload(randomBytesOf(4096), { filename: 'photo.pdf' }),
+        400,
+        'INVALID_REQUEST',
+        /Unsupported file type/,
+      );
     });
 
     it('should refuse an empty file with 400', async () => {
@@ -160,7 +228,12 @@ describe(`REST POST ${PATH} (${testDatabaseKind})`, () => {
 
     it('should refuse a truncated DOCX and one damaged inside with 400', async () => {
       const docx = await makeDocx({ heading: 'h', paragraphs: ['p'], table: [['a']], after: 'z' });
-      await expectRefused(await upload(docx.subarray(0, Math.floor(docx.length * 0.6)), { filename: 'cut.docx' }), 400, 'INVALID_REQUEST', /corrupted/);
+      await expectRefused(
+        await upload(docx.subarray(0, Math.floor(docx.length * 0.6)), { filename: 'cut.docx' }),
+        400,
+        'INVALID_REQUEST',
+        /corrupted/,
+      );
       const damaged = docx.slice();
       damaged.fill(0x55, 200, 2000);
       await expectRefused(await upload(damaged, { filename: 'damaged.docx' }), 400, 'INVALID_REQUEST');
@@ -168,7 +241,12 @@ describe(`REST POST ${PATH} (${testDatabaseKind})`, () => {
 
     it('should refuse a password-protected PDF with 400 saying so', async () => {
       const locked = await makePdf([['secret words']], { userPassword: 'hunter2' });
-      await expectRefused(await upload(locked, { filename: 'locked.pdf' }), 400, 'INVALID_REQUEST', /password-protected/);
+      await expectRefused(
+        await upload(locked, { filename: 'locked.pdf' }),
+        400,
+        'INVALID_REQUEST',
+        /password-protected/,
+      );
     });
 
     it('should refuse a ZIP bomb with 400, whether its headers tell the truth or not', async () => {
@@ -181,21 +259,32 @@ describe(`REST POST ${PATH} (${testDatabaseKind})`, () => {
       for (let at = lying.length - 22; at >= 0; at -= 1) {
         if (view.getUint32(at, true) !== 0x02014b50) continue;
         const nameLength = view.getUint16(at + 28, true);
-        if (new TextDecoder().decode(lying.subarray(at + 46, at + 46 + nameLength)) === 'word/document.xml') view.setUint32(at + 24, 4096, true);
+        if (new TextDecoder().decode(lying.subarray(at + 46, at + 46 + nameLength)) === 'word/document.xml')
+          view.setUint32(at + 24, 4096, true);
       }
       await expectRefused(await upload(lying, { filename: 'lying.docx' }), 400, 'INVALID_REQUEST', /archive bomb/);
     });
 
     it('should refuse a ZIP that is no office document, and legacy binary Office files, with 400', async () => {
       const { zipSync, strToU8 } = await import('fflate');
-      await expectRefused(await upload(zipSync({ 'a.txt': strToU8('hello') }), { filename: 'x.docx' }), 400, 'INVALID_REQUEST', /not a DOCX, PPTX or XLSX/);
+      await expectRefused(
+        await upload(zipSync({ 'a.txt': strToU8('hello') }), { filename: 'x.docx' }),
+        400,
+        'INVALID_REQUEST',
+        /not a DOCX, PPTX or XLSX/,
+      );
       const cfb = new Uint8Array(2048);
       cfb.set([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]);
       await expectRefused(await upload(cfb, { filename: 'old.doc' }), 400, 'INVALID_REQUEST', /Legacy binary Office/);
     });
 
     it('should refuse an unknown response_format with 400', async () => {
-      await expectRefused(await upload('hello', { format: 'xml', filename: 'a.txt' }), 400, 'INVALID_REQUEST', /response_format/);
+      await expectRefused(
+        await upload('hello', { format: 'xml', filename: 'a.txt' }),
+        400,
+        'INVALID_REQUEST',
+        /response_format/,
+      );
     });
 
     it('should refuse a body that is not multipart/form-data with 415', async () => {
@@ -204,7 +293,12 @@ describe(`REST POST ${PATH} (${testDatabaseKind})`, () => {
     });
 
     it('should refuse a form without a file field, or with file as a text field, with 400', async () => {
-      const body = await expectRefused(await upload(undefined, { format: 'json' }), 400, 'INVALID_REQUEST', /Missing required file field "file"/);
+      const body = await expectRefused(
+        await upload(undefined, { format: 'json' }),
+        400,
+        'INVALID_REQUEST',
+        /Missing required file field "file"/,
+      );
       expect(body).toMatchObject({ issues: [{ path: ['file'], message: 'Required' }] });
       await expectRefused(await upload('just text', { asText: true }), 400, 'INVALID_REQUEST', /must be a file upload/);
     });
@@ -212,14 +306,24 @@ describe(`REST POST ${PATH} (${testDatabaseKind})`, () => {
     it('should refuse a 26 MB upload with 413 while it streams, without Content-Length', async () => {
       const upload26 = streamingMultipart(26 * MB);
       const started = performance.now();
-      const response = await t.app.fetch(streamingRequest(`${BASE}${PATH}`, { headers: { authorization: `Bearer ${account.secret}`, 'content-type': upload26.contentType }, body: upload26.body }));
+      const response = await t.app.fetch(
+        streamingRequest(`${BASE}${PATH}`, {
+          headers: { authorization: `Bearer ${account.secret}`, 'content-type': upload26.contentType },
+          body: upload26.body,
+        }),
+      );
       await expectRefused(response, 413, 'PAYLOAD_TOO_LARGE');
       expect(performance.now() - started).toBeLessThan(5_000);
     });
 
     it('should stop reading a 256 MB upload after the limit and a bounded discard', async () => {
       const huge = streamingMultipart(256 * MB);
-      const response = await t.app.fetch(streamingRequest(`${BASE}${PATH}`, { headers: { authorization: `Bearer ${account.secret}`, 'content-type': huge.contentType }, body: huge.body }));
+      const response = await t.app.fetch(
+        streamingRequest(`${BASE}${PATH}`, {
+          headers: { authorization: `Bearer ${account.secret}`, 'content-type': huge.contentType },
+          body: huge.body,
+        }),
+      );
       await expectRefused(response, 413, 'PAYLOAD_TOO_LARGE');
       await vi.waitFor(() => expect(huge.stats.cancelled).toBe(true), { timeout: 10_000 });
       // 25 MB file limit + 1 MB for other fields, then at most 64 MB read and dropped so the client can read the 413.
@@ -227,13 +331,25 @@ describe(`REST POST ${PATH} (${testDatabaseKind})`, () => {
     });
 
     it('should read a file of exactly 25 MB (the limit) and judge its bytes', async () => {
-      await expectRefused(await upload(randomBytesOf(25_000_000), { filename: 'limit.bin' }), 400, 'INVALID_REQUEST', /Unsupported file type/);
+      await expectRefused(
+        await upload(randomBytesOf(25_000_000), { filename: 'limit.bin' }),
+        400,
+        'INVALID_REQUEST',
+        /Unsupported file type/,
+      );
     });
 
     it('should refuse a declared 26 MB upload with 413 before reading its body', async () => {
       const upload26 = streamingMultipart(26 * MB);
       const response = await t.app.fetch(
-        streamingRequest(`${BASE}${PATH}`, { headers: { authorization: `Bearer ${account.secret}`, 'content-type': upload26.contentType, 'content-length': String(upload26.length) }, body: upload26.body }),
+        streamingRequest(`${BASE}${PATH}`, {
+          headers: {
+            authorization: `Bearer ${account.secret}`,
+            'content-type': upload26.contentType,
+            'content-length': String(upload26.length),
+          },
+          body: upload26.body,
+        }),
       );
       await expectRefused(response, 413, 'PAYLOAD_TOO_LARGE');
       expect(upload26.stats.pulled).toBeLessThan(256 * 1024);
@@ -241,7 +357,9 @@ describe(`REST POST ${PATH} (${testDatabaseKind})`, () => {
 
     it('should answer 401 without a key, before reading the upload', async () => {
       const upload26 = streamingMultipart(26 * MB);
-      const response = await t.app.fetch(streamingRequest(`${BASE}${PATH}`, { headers: { 'content-type': upload26.contentType }, body: upload26.body }));
+      const response = await t.app.fetch(
+        streamingRequest(`${BASE}${PATH}`, { headers: { 'content-type': upload26.contentType }, body: upload26.body }),
+      );
       await expectRefused(response, 401, 'AUTHENTICATION_FAILED');
       expect(upload26.stats.pulled).toBeLessThan(256 * 1024);
     });
@@ -260,7 +378,8 @@ describe(`REST POST ${PATH} (${testDatabaseKind})`, () => {
     for (const original of originals) {
       for (let i = 0; i < 12; i += 1) {
         let damaged = original.slice();
-        if (i % 3 === 0) for (let k = 0; k < 10; k += 1) damaged[Math.floor(random() * damaged.length)] = Math.floor(random() * 256);
+        if (i % 3 === 0)
+          for (let k = 0; k < 10; k += 1) damaged[Math.floor(random() * damaged.length)] = Math.floor(random() * 256);
         else if (i % 3 === 1) damaged = damaged.subarray(0, Math.floor(random() * damaged.length));
         else damaged.fill(0, Math.floor(random() * damaged.length), Math.floor(random() * damaged.length));
         const response = await upload(damaged, { filename: 'damaged' });
@@ -275,7 +394,13 @@ describe(`REST POST ${PATH} (${testDatabaseKind})`, () => {
     const broke = await fundedAccount(t, '0');
     const form = new FormData();
     form.append('file', new Blob(['some text']), 'a.txt');
-    const response = await t.app.fetch(new Request(`${BASE}${PATH}`, { method: 'POST', headers: { authorization: `Bearer ${broke.secret}` }, body: form }));
+    const response = await t.app.fetch(
+      new Request(`${BASE}${PATH}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${broke.secret}` },
+        body: form,
+      }),
+    );
     await expectRefused(response, 402, 'INSUFFICIENT_BALANCE', /Insufficient USD or Diem balance/);
     expect(await broke.usage()).toHaveLength(0);
     expect((await broke.balance()).reserved).toBe(0n);
@@ -283,10 +408,17 @@ describe(`REST POST ${PATH} (${testDatabaseKind})`, () => {
 
   it('should stop a parse that runs past the timeout with 400 and release the hold', async () => {
     const { auth, accountId } = await createAccountWithKey(t.app.services, { credit: { USD: '1' }, type: 'INFERENCE' });
-    const parser = new TextParserService({ billing: t.app.services.billing, logger: createLogger('silent'), options: { timeoutMs: 1, size: 1 } });
+    const parser = new TextParserService({
+      billing: t.app.services.billing,
+      logger: createLogger('silent'),
+      options: { timeoutMs: 1, size: 1 },
+    });
     try {
       const pdf = await makePdf([['slow']]);
-      await expect(parser.parse(auth, { bytes: pdf })).rejects.toMatchObject({ code: 'INVALID_REQUEST', message: expect.stringMatching(/took longer than/) });
+      await expect(parser.parse(auth, { bytes: pdf })).rejects.toMatchObject({
+        code: 'INVALID_REQUEST',
+        message: expect.stringMatching(/took longer than/),
+      });
       const usd = (await t.app.services.billing.balancesOf(accountId)).find((b) => b.currency === 'USD')!;
       expect(usd).toMatchObject({ amount: 1_000_000_000n, reserved: 0n });
     } finally {
@@ -296,10 +428,22 @@ describe(`REST POST ${PATH} (${testDatabaseKind})`, () => {
 
   it('should refuse a document that needs more memory than a worker may use with 400, and keep serving', async () => {
     const { auth, accountId } = await createAccountWithKey(t.app.services, { credit: { USD: '1' }, type: 'INFERENCE' });
-    const parser = new TextParserService({ billing: t.app.services.billing, logger: createLogger('silent'), options: { maxHeapMb: 48, size: 1, timeoutMs: 120_000 } });
+    const parser = new TextParserService({
+      billing: t.app.services.billing,
+      logger: createLogger('silent'),
+      options: { maxHeapMb: 48, size: 1, timeoutMs: 120_000 },
+    });
     try {
-      const big = await makeXlsx([{ name: 'Big', rows: Array.from({ length: 60_000 }, (_, i) => [`row${i}`, i, `some words in row ${i}`, i * 2.5]) }]);
-      await expect(parser.parse(auth, { bytes: big })).rejects.toMatchObject({ code: 'INVALID_REQUEST', message: expect.stringMatching(/too much memory/) });
+      const big = await makeXlsx([
+        {
+          name: 'Big',
+          rows: Array.from({ length: 60_000 }, (_, i) => [`row${i}`, i, `some words in row ${i}`, i * 2.5]),
+        },
+      ]);
+      await expect(parser.parse(auth, { bytes: big })).rejects.toMatchObject({
+        code: 'INVALID_REQUEST',
+        message: expect.stringMatching(/too much memory/),
+      });
       const usd = (await t.app.services.billing.balancesOf(accountId)).find((b) => b.currency === 'USD')!;
       expect(usd).toMatchObject({ amount: 1_000_000_000n, reserved: 0n });
       // A fresh worker takes the next document.
@@ -310,7 +454,18 @@ describe(`REST POST ${PATH} (${testDatabaseKind})`, () => {
   }, 90_000);
 
   it('should describe the route as a multipart upload in OpenAPI', async () => {
-    const doc = (await (await t.call('/api/v1/openapi.json', { key: null })).json()) as { paths: Record<string, { post: { requestBody: { content: Record<string, { schema: { properties: Record<string, unknown>; required: string[] } }> } } }> };
+    const doc = (await (await t.call('/api/v1/openapi.json', { key: null })).json()) as {
+      paths: Record<
+        string,
+        {
+          post: {
+            requestBody: {
+              content: Record<string, { schema: { properties: Record<string, unknown>; required: string[] } }>;
+            };
+          };
+        }
+      >;
+    };
     const content = doc.paths[PATH]!.post.requestBody.content;
     expect(Object.keys(content)).toEqual(['multipart/form-data']);
     expect(content['multipart/form-data']!.schema.required).toEqual(['file']);

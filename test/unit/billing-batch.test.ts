@@ -1,5 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { accountsOf, firstSettles, keySpendRowsOf, missingReserveRows, planBatch, settleWinners, type BillingOp, type LockedKeySpend, type ReserveOp, type SettleOp } from '../../src/billing/billing-batch.ts';
+import {
+  accountsOf,
+  firstSettles,
+  keySpendRowsOf,
+  missingReserveRows,
+  planBatch,
+  settleWinners,
+  type BillingOp,
+  type LockedKeySpend,
+  type ReserveOp,
+  type SettleOp,
+} from '../../src/billing/billing-batch.ts';
 import type { Reservation } from '../../src/billing/billing.types.ts';
 import { GroupCommitQueue, type ItemOutcome } from '../../src/billing/group-commit.ts';
 import { parseNano } from '../../src/billing/money.ts';
@@ -19,12 +30,43 @@ const reserve = (amount: string, diem = amount): ReserveOp => ({
   expiresAt: new Date('2026-11-02T00:00:00Z'),
 });
 
-const held = (id: string, currency: Reservation['currency'], amount: string, keyPeriodStart = PERIOD): Reservation => ({ id, accountId: 'acc', apiKeyId: KEY, currency, amount: n(amount), keyPeriodStart, requestId: `req-${id}` });
-const settle = (reservation: Reservation, charged: string): SettleOp => ({ kind: 'settle', reservation, charged: n(charged), entries: [], modelId: 'm', createdAt: new Date('2026-11-01T12:00:00Z') });
+const held = (id: string, currency: Reservation['currency'], amount: string, keyPeriodStart = PERIOD): Reservation => ({
+  id,
+  accountId: 'acc',
+  apiKeyId: KEY,
+  currency,
+  amount: n(amount),
+  keyPeriodStart,
+  requestId: `req-${id}`,
+});
+const settle = (reservation: Reservation, charged: string): SettleOp => ({
+  kind: 'settle',
+  reservation,
+  charged: n(charged),
+  entries: [],
+  modelId: 'm',
+  createdAt: new Date('2026-11-01T12:00:00Z'),
+});
 
-const spend = (overrides: Partial<LockedKeySpend> = {}): LockedKeySpend => ({ api_key_id: KEY, period_start: PERIOD, spent_usd: 0n, reserved_usd: 0n, spent_diem: 0n, reserved_diem: 0n, limit_usd: null, limit_diem: null, ...overrides });
-const balance = (currency: string, amount: string, reserved = '0', account_id = 'acc') => ({ account_id, currency, amount: n(amount), reserved: n(reserved) });
-const allWinners = (ops: readonly BillingOp[]) => new Set(ops.flatMap((op, index) => (op.kind === 'settle' ? [index] : [])));
+const spend = (overrides: Partial<LockedKeySpend> = {}): LockedKeySpend => ({
+  api_key_id: KEY,
+  period_start: PERIOD,
+  spent_usd: 0n,
+  reserved_usd: 0n,
+  spent_diem: 0n,
+  reserved_diem: 0n,
+  limit_usd: null,
+  limit_diem: null,
+  ...overrides,
+});
+const balance = (currency: string, amount: string, reserved = '0', account_id = 'acc') => ({
+  account_id,
+  currency,
+  amount: n(amount),
+  reserved: n(reserved),
+});
+const allWinners = (ops: readonly BillingOp[]) =>
+  new Set(ops.flatMap((op, index) => (op.kind === 'settle' ? [index] : [])));
 
 describe('planBatch', () => {
   it('should decide reservations in order, as one call at a time would, never past the balance', () => {
@@ -32,7 +74,9 @@ describe('planBatch', () => {
     const plan = planBatch(ops, new Set(), [balance('USD', '1')], [spend()]);
     expect(plan.outcomes.map((o) => o.kind)).toEqual(['reserved', 'reserved', 'refused', 'reserved']);
     expect(plan.balanceChanges).toEqual([{ accountId: 'acc', currency: 'USD', amount: 0n, reserved: n('1') }]);
-    expect(plan.keySpendChanges).toEqual([{ apiKeyId: KEY, periodStart: PERIOD, spentUsd: 0n, reservedUsd: n('1'), spentDiem: 0n, reservedDiem: 0n }]);
+    expect(plan.keySpendChanges).toEqual([
+      { apiKeyId: KEY, periodStart: PERIOD, spentUsd: 0n, reservedUsd: n('1'), spentDiem: 0n, reservedDiem: 0n },
+    ]);
     expect(new Set(plan.reservations.map((r) => r.id)).size).toBe(3);
   });
 
@@ -42,11 +86,20 @@ describe('planBatch', () => {
     const plan = planBatch(ops, new Set(), balances, [spend({ limit_diem: n('0.2') })]);
     const currencies = plan.outcomes.map((o) => (o.kind === 'reserved' ? o.reservation.currency : o.kind));
     expect(currencies).toEqual(['DIEM', 'BUNDLED_CREDITS', 'USD']);
-    expect(plan.outcomes.map((o) => (o.kind === 'reserved' ? o.reservation.amount : 0n))).toEqual([n('0.2'), n('0.1'), n('0.1')]);
+    expect(plan.outcomes.map((o) => (o.kind === 'reserved' ? o.reservation.amount : 0n))).toEqual([
+      n('0.2'),
+      n('0.1'),
+      n('0.1'),
+    ]);
   });
 
   it('should name the first key limit that refused when no currency fits', () => {
-    const plan = planBatch([reserve('1')], new Set(), [balance('DIEM', '5'), balance('USD', '5')], [spend({ limit_diem: n('0.5'), limit_usd: n('0.5') })]);
+    const plan = planBatch(
+      [reserve('1')],
+      new Set(),
+      [balance('DIEM', '5'), balance('USD', '5')],
+      [spend({ limit_diem: n('0.5'), limit_usd: n('0.5') })],
+    );
     expect(plan.outcomes).toEqual([{ kind: 'refused', blockedBy: 'diem' }]);
     const broke = planBatch([reserve('1')], new Set(), [balance('USD', '0.5')], [spend({ limit_usd: n('10') })]);
     expect(broke.outcomes).toEqual([{ kind: 'refused', blockedBy: undefined }]);
@@ -56,18 +109,44 @@ describe('planBatch', () => {
   it('should let a settlement earlier in the batch free room for a later reservation', () => {
     const reservation = held('r1', 'USD', '0.8');
     const ops: BillingOp[] = [reserve('0.5'), settle(reservation, '0.3'), reserve('0.5')];
-    const plan = planBatch(ops, allWinners(ops), [balance('USD', '1', '0.8')], [spend({ reserved_usd: n('0.8'), limit_usd: n('1') })]);
+    const plan = planBatch(
+      ops,
+      allWinners(ops),
+      [balance('USD', '1', '0.8')],
+      [spend({ reserved_usd: n('0.8'), limit_usd: n('1') })],
+    );
     expect(plan.outcomes.map((o) => o.kind)).toEqual(['refused', 'settled', 'reserved']);
     const settled = plan.outcomes[1];
-    expect(settled?.kind === 'settled' ? settled.charge : undefined).toMatchObject({ charged: n('0.3'), balanceAfter: n('0.7') });
-    expect(plan.balanceChanges).toEqual([{ accountId: 'acc', currency: 'USD', amount: -n('0.3'), reserved: -n('0.3') }]);
-    expect(plan.ledger).toEqual([expect.objectContaining({ amount: -n('0.3'), balanceAfter: n('0.7'), currency: 'USD' })]);
+    expect(settled?.kind === 'settled' ? settled.charge : undefined).toMatchObject({
+      charged: n('0.3'),
+      balanceAfter: n('0.7'),
+    });
+    expect(plan.balanceChanges).toEqual([
+      { accountId: 'acc', currency: 'USD', amount: -n('0.3'), reserved: -n('0.3') },
+    ]);
+    expect(plan.ledger).toEqual([
+      expect.objectContaining({ amount: -n('0.3'), balanceAfter: n('0.7'), currency: 'USD' }),
+    ]);
   });
 
   it('should settle a reservation of a past period against that period, never taking reserved below zero', () => {
     const reservation = held('r1', 'DIEM', '0.5', PREVIOUS);
-    const plan = planBatch([settle(reservation, '0.5')], new Set([0]), [balance('DIEM', '1', '0.5')], [spend({ period_start: PREVIOUS, reserved_diem: n('0.2') })]);
-    expect(plan.keySpendChanges).toEqual([{ apiKeyId: KEY, periodStart: PREVIOUS, spentUsd: 0n, reservedUsd: 0n, spentDiem: n('0.5'), reservedDiem: -n('0.2') }]);
+    const plan = planBatch(
+      [settle(reservation, '0.5')],
+      new Set([0]),
+      [balance('DIEM', '1', '0.5')],
+      [spend({ period_start: PREVIOUS, reserved_diem: n('0.2') })],
+    );
+    expect(plan.keySpendChanges).toEqual([
+      {
+        apiKeyId: KEY,
+        periodStart: PREVIOUS,
+        spentUsd: 0n,
+        reservedUsd: 0n,
+        spentDiem: n('0.5'),
+        reservedDiem: -n('0.2'),
+      },
+    ]);
   });
 
   it('should not charge a settlement whose reservation was not claimed, nor write a ledger entry for a zero charge', () => {
@@ -81,8 +160,17 @@ describe('planBatch', () => {
   it('should keep the accounts of a batch apart: one account never pays for another', () => {
     const other: ReserveOp = { ...reserve('0.6'), accountId: 'acc-2', apiKeyId: 'key-2' };
     const ops: BillingOp[] = [reserve('0.6'), other, { ...other }];
-    const plan = planBatch(ops, new Set(), [balance('USD', '1'), balance('USD', '1', '0', 'acc-2')], [spend(), spend({ api_key_id: 'key-2' })]);
-    expect(plan.outcomes.map((o) => (o.kind === 'reserved' ? o.reservation.accountId : o.kind))).toEqual(['acc', 'acc-2', 'refused']);
+    const plan = planBatch(
+      ops,
+      new Set(),
+      [balance('USD', '1'), balance('USD', '1', '0', 'acc-2')],
+      [spend(), spend({ api_key_id: 'key-2' })],
+    );
+    expect(plan.outcomes.map((o) => (o.kind === 'reserved' ? o.reservation.accountId : o.kind))).toEqual([
+      'acc',
+      'acc-2',
+      'refused',
+    ]);
     expect(plan.balanceChanges).toEqual([
       { accountId: 'acc', currency: 'USD', amount: 0n, reserved: n('0.6') },
       { accountId: 'acc-2', currency: 'USD', amount: 0n, reserved: n('0.6') },
@@ -90,7 +178,9 @@ describe('planBatch', () => {
   });
 
   it('should fail the batch rather than guess when a settled currency has no balance row', () => {
-    expect(() => planBatch([settle(held('r', 'VCU', '0.1'), '0.1')], new Set([0]), [balance('USD', '1')], [])).toThrow(/No VCU balance row/);
+    expect(() => planBatch([settle(held('r', 'VCU', '0.1'), '0.1')], new Set([0]), [balance('USD', '1')], [])).toThrow(
+      /No VCU balance row/,
+    );
   });
 });
 
@@ -112,7 +202,11 @@ describe('batch helpers', () => {
     ]);
     expect(missingReserveRows(ops, [])).toEqual([{ apiKeyId: KEY, periodStart: PERIOD }]);
     expect(missingReserveRows(ops, [spend()])).toEqual([]);
-    expect(accountsOf([{ ...reserve('1'), accountId: 'b' }, ...ops, { ...reserve('1'), accountId: 'a' }])).toEqual(['a', 'acc', 'b']);
+    expect(accountsOf([{ ...reserve('1'), accountId: 'b' }, ...ops, { ...reserve('1'), accountId: 'a' }])).toEqual([
+      'a',
+      'acc',
+      'b',
+    ]);
   });
 });
 
@@ -156,11 +250,19 @@ describe('GroupCommitQueue', () => {
     const queue = new GroupCommitQueue<number, number>(async (_key, items) => {
       sizes.push(items.length);
       if (items.includes(99)) throw new Error('batch broke');
-      return items.map((item): ItemOutcome<number> => (item < 0 ? { ok: false, error: new Error(`bad ${item}`) } : { ok: true, value: item * 2 }));
+      return items.map((item): ItemOutcome<number> =>
+        item < 0 ? { ok: false, error: new Error(`bad ${item}`) } : { ok: true, value: item * 2 },
+      );
     }, 3);
     const results = await Promise.allSettled([1, -2, 3, 4, 5].map((item) => queue.submit('k', item)));
     expect(sizes).toEqual([3, 2]);
-    expect(results.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as Error).message))).toEqual([2, 'bad -2', 6, 8, 10]);
+    expect(results.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as Error).message))).toEqual([
+      2,
+      'bad -2',
+      6,
+      8,
+      10,
+    ]);
     await expect(queue.submit('k', 99)).rejects.toThrow('batch broke');
     await expect(queue.submit('k', 7)).resolves.toBe(14);
   });

@@ -12,13 +12,17 @@ describe('Extraction of documents made by LibreOffice', () => {
   it('should read a DOCX: headings, paragraphs and the table in order', async () => {
     const { kind, text } = await extractDocument(fixture('doc.docx'), limits);
     expect(kind).toBe('docx');
-    expect(text).toBe('Quarterly Report\nRevenue grew by twelve percent in the third quarter.\nRegional figures\nRegion\tSales\nNorth\t1200\nSouth\t950\nClosing remarks about the lagoon project.');
+    expect(text).toBe(
+      'Quarterly Report\nRevenue grew by twelve percent in the third quarter.\nRegional figures\nRegion\tSales\nNorth\t1200\nSouth\t950\nClosing remarks about the lagoon project.',
+    );
   });
 
   it('should read the same document exported as PDF', async () => {
     const { kind, text } = await extractDocument(fixture('doc.pdf'), limits);
     expect(kind).toBe('pdf');
-    expect(text).toBe('Quarterly Report\nRevenue grew by twelve percent in the third quarter.\nRegional figures\nRegion Sales\nNorth 1200\nSouth 950\nClosing remarks about the lagoon project.');
+    expect(text).toBe(
+      'Quarterly Report\nRevenue grew by twelve percent in the third quarter.\nRegional figures\nRegion Sales\nNorth 1200\nSouth 950\nClosing remarks about the lagoon project.',
+    );
   });
 
   it('should read an XLSX sheet under its name, cells tab-separated', async () => {

@@ -46,8 +46,22 @@ function fakeRedisBus() {
   };
 }
 
-const TIMING: KeyCacheSyncTiming = { degradedMaxAgeMs: 1_000, probeIntervalMs: 60_000, probeTimeoutMs: 200, resendWindowMs: 60_000 };
-const key = (id: string) => ({ id, accountId: 'a', type: 'INFERENCE', limitPeriod: 'MONTHLY', modelPrivacy: 'ANY', limits: { usd: null, diem: null }, expiresAt: null }) as unknown as AuthenticatedKey;
+const TIMING: KeyCacheSyncTiming = {
+  degradedMaxAgeMs: 1_000,
+  probeIntervalMs: 60_000,
+  probeTimeoutMs: 200,
+  resendWindowMs: 60_000,
+};
+const key = (id: string) =>
+  ({
+    id,
+    accountId: 'a',
+    type: 'INFERENCE',
+    limitPeriod: 'MONTHLY',
+    modelPrivacy: 'ANY',
+    limits: { usd: null, diem: null },
+    expiresAt: null,
+  }) as unknown as AuthenticatedKey;
 
 describe('key cache with its invalidation channel down', () => {
   it('should keep lookups at most a second while the channel is down, and drop the whole cache when it is back', async () => {

@@ -19,7 +19,15 @@ const auth: AccountAuthContext = {
   kind: 'apiKey',
   requestId: 'req',
   accountId: 'account-1',
-  apiKey: { id: 'key-1', accountId: 'account-1', type: 'INFERENCE', limitPeriod: 'LIFETIME', modelPrivacy: 'ALL', limits: { usd: null, diem: null }, expiresAt: null },
+  apiKey: {
+    id: 'key-1',
+    accountId: 'account-1',
+    type: 'INFERENCE',
+    limitPeriod: 'LIFETIME',
+    modelPrivacy: 'ALL',
+    limits: { usd: null, diem: null },
+    expiresAt: null,
+  },
 };
 
 /** `room`: what the account can still lend (leases opened and growth granted come out of it). */
@@ -32,7 +40,15 @@ function gatedLeases(room = parseNano('1000')) {
       const wanted = op.lease?.target.usd ?? op.maxCost.usd;
       const amount = wanted < room ? wanted : room;
       room -= amount;
-      const reservation = { id: `lease-${held.size + 1}`, accountId: op.accountId, apiKeyId: op.apiKeyId, currency: 'USD' as const, amount, keyPeriodStart: op.keyPeriodStart, requestId: op.requestId };
+      const reservation = {
+        id: `lease-${held.size + 1}`,
+        accountId: op.accountId,
+        apiKeyId: op.apiKeyId,
+        currency: 'USD' as const,
+        amount,
+        keyPeriodStart: op.keyPeriodStart,
+        requestId: op.requestId,
+      };
       held.set(reservation.id, amount);
       return { kind: 'reserved', reservation, balanceAfter: parseNano('1000') };
     }

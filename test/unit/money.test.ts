@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { costNano, formatNano, formatNanoFixed, MoneyFormatError, parseAtto, parseNano } from '../../src/billing/money.ts';
+import {
+  costNano,
+  formatNano,
+  formatNanoFixed,
+  MoneyFormatError,
+  parseAtto,
+  parseNano,
+} from '../../src/billing/money.ts';
 
 describe('money', () => {
   it('should read decimals exactly, in plain and exponent forms', () => {

@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { matchNodeRoute, type NodeRoute } from '../../rest/node-route.ts';
 
-const route = (path: string): NodeRoute => ({ method: 'POST', path, label: `POST ${path}`, serve: async () => undefined });
+const route = (path: string): NodeRoute => ({
+  method: 'POST',
+  path,
+  label: `POST ${path}`,
+  serve: async () => undefined,
+});
 const routes = [route('/api/v1/chat/completions'), route('/api/v1/crypto/rpc/:network')];
 const match = (method: string, target: string) => {
   const found = matchNodeRoute(routes, method, target);
@@ -10,14 +15,25 @@ const match = (method: string, target: string) => {
 
 describe('matchNodeRoute (the hot routes served on Node objects)', () => {
   it('should match the exact path, with a trailing slash or a query string', () => {
-    for (const target of ['/api/v1/chat/completions', '/api/v1/chat/completions/', '/api/v1/chat/completions?x=1', '/api/v1/chat/completions/?x=1']) {
+    for (const target of [
+      '/api/v1/chat/completions',
+      '/api/v1/chat/completions/',
+      '/api/v1/chat/completions?x=1',
+      '/api/v1/chat/completions/?x=1',
+    ]) {
       expect(match('POST', target)).toEqual({ path: '/api/v1/chat/completions', params: {} });
     }
   });
 
   it('should take the last segment as the parameter, decoded', () => {
-    expect(match('POST', '/api/v1/crypto/rpc/ethereum-sepolia')).toEqual({ path: '/api/v1/crypto/rpc/:network', params: { network: 'ethereum-sepolia' } });
-    expect(match('POST', '/api/v1/crypto/rpc/base%2Dsepolia?trace=1')).toEqual({ path: '/api/v1/crypto/rpc/:network', params: { network: 'base-sepolia' } });
+    expect(match('POST', '/api/v1/crypto/rpc/ethereum-sepolia')).toEqual({
+      path: '/api/v1/crypto/rpc/:network',
+      params: { network: 'ethereum-sepolia' },
+    });
+    expect(match('POST', '/api/v1/crypto/rpc/base%2Dsepolia?trace=1')).toEqual({
+      path: '/api/v1/crypto/rpc/:network',
+      params: { network: 'base-sepolia' },
+    });
     expect(match('POST', '/api/v1/crypto/rpc/%E0%A4%A')?.params).toEqual({ network: '%E0%A4%A' });
   });
 

@@ -29,7 +29,12 @@ const ChunkSchema = z.looseObject({
                   index: Count.default(0),
                   id: optional(z.string()),
                   type: optional(z.string()),
-                  function: optional(z.looseObject({ name: optional(z.string()), arguments: optional(z.union([z.string(), z.record(z.string(), z.unknown())])) })),
+                  function: optional(
+                    z.looseObject({
+                      name: optional(z.string()),
+                      arguments: optional(z.union([z.string(), z.record(z.string(), z.unknown())])),
+                    }),
+                  ),
                 }),
               ),
             ),
@@ -51,17 +56,38 @@ const ChunkSchema = z.looseObject({
   ),
 });
 
-const read = (event: unknown, splitThink = false) => new ChunkNormaliser(splitThink, 'chatcmpl-fallback').normalise(event);
+const read = (event: unknown, splitThink = false) =>
+  new ChunkNormaliser(splitThink, 'chatcmpl-fallback').normalise(event);
 
 const CREATED = 1_795_000_000;
 const samples: unknown[] = [
-  { id: 'c1', object: 'chat.completion.chunk', created: CREATED, model: 'm', choices: [{ index: 0, delta: { role: 'assistant', content: 'Hi' }, finish_reason: null }] },
+  {
+    id: 'c1',
+    object: 'chat.completion.chunk',
+    created: CREATED,
+    model: 'm',
+    choices: [{ index: 0, delta: { role: 'assistant', content: 'Hi' }, finish_reason: null }],
+  },
   { id: 'c1', created: CREATED, choices: [{ index: 0, delta: {}, finish_reason: 'stop', stop_reason: 13 }] },
-  { id: 'c1', created: CREATED, choices: [], usage: { prompt_tokens: 24, completion_tokens: 40, total_tokens: 64, prompt_tokens_details: { cached_tokens: 8 } } },
+  {
+    id: 'c1',
+    created: CREATED,
+    choices: [],
+    usage: { prompt_tokens: 24, completion_tokens: 40, total_tokens: 64, prompt_tokens_details: { cached_tokens: 8 } },
+  },
   {
     id: 'c2',
     created: CREATED,
-    choices: [{ index: 1, delta: { reasoning: 'Plan', tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'lookup', arguments: '{"q"' } }] }, logprobs: { content: [] } }],
+    choices: [
+      {
+        index: 1,
+        delta: {
+          reasoning: 'Plan',
+          tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'lookup', arguments: '{"q"' } }],
+        },
+        logprobs: { content: [] },
+      },
+    ],
   },
   { choices: [{ delta: { tool_calls: [{ function: { arguments: { q: 'tides' } } }] } }] },
   { choices: null, usage: null },
@@ -70,7 +96,8 @@ const samples: unknown[] = [
 /** Every way of breaking or loosening one field of a sample: drop it, null it, or give it a value of another type. */
 function* variations(value: unknown): Generator<unknown> {
   if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i += 1) for (const inner of variations(value[i])) yield value.map((item, j) => (j === i ? inner : item));
+    for (let i = 0; i < value.length; i += 1)
+      for (const inner of variations(value[i])) yield value.map((item, j) => (j === i ? inner : item));
     return;
   }
   if (typeof value !== 'object' || value === null) return;
@@ -94,17 +121,34 @@ describe('ChunkNormaliser (stream events read by hand)', () => {
       }
     }
     expect(checked).toBeGreaterThan(400);
-    for (const notAnObject of [null, undefined, 'data', 3, [], [{ choices: [] }]]) expect(read(notAnObject)).toBeUndefined();
+    for (const notAnObject of [null, undefined, 'data', 3, [], [{ choices: [] }]])
+      expect(read(notAnObject)).toBeUndefined();
   });
 
   it('normalises content, reasoning, tool calls, logprobs, stop reasons and usage', () => {
-    expect(read(samples[0])).toEqual({ id: 'c1', created: CREATED, choices: [{ index: 0, delta: { role: 'assistant', content: 'Hi' }, finish_reason: null }] });
-    expect(read(samples[1])).toEqual({ id: 'c1', created: CREATED, choices: [{ index: 0, delta: {}, finish_reason: 'stop', stop_reason: 13 }] });
-    expect(read(samples[2])).toEqual({ id: 'c1', created: CREATED, choices: [], usage: { prompt_tokens: 24, completion_tokens: 40, total_tokens: 64, cached_tokens: 8 } });
+    expect(read(samples[0])).toEqual({
+      id: 'c1',
+      created: CREATED,
+      choices: [{ index: 0, delta: { role: 'assistant', content: 'Hi' }, finish_reason: null }],
+    });
+    expect(read(samples[1])).toEqual({
+      id: 'c1',
+      created: CREATED,
+      choices: [{ index: 0, delta: {}, finish_reason: 'stop', stop_reason: 13 }],
+    });
+    expect(read(samples[2])).toEqual({
+      id: 'c1',
+      created: CREATED,
+      choices: [],
+      usage: { prompt_tokens: 24, completion_tokens: 40, total_tokens: 64, cached_tokens: 8 },
+    });
     expect(read(samples[3])?.choices).toEqual([
       {
         index: 1,
-        delta: { reasoning_content: 'Plan', tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'lookup', arguments: '{"q"' } }] },
+        delta: {
+          reasoning_content: 'Plan',
+          tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'lookup', arguments: '{"q"' } }],
+        },
         finish_reason: null,
         logprobs: { content: [] },
       },
@@ -115,14 +159,26 @@ describe('ChunkNormaliser (stream events read by hand)', () => {
     expect(ollama).toMatchObject({ id: 'chatcmpl-fallback', created: expect.any(Number) as number });
     expect(read(samples[5])).toMatchObject({ choices: [], usage: null });
     // Usage without a total or details: the total is the sum, nothing cached.
-    expect(read({ choices: [], usage: { prompt_tokens: 3, completion_tokens: 4 } })?.usage).toEqual({ prompt_tokens: 3, completion_tokens: 4, total_tokens: 7, cached_tokens: 0 });
+    expect(read({ choices: [], usage: { prompt_tokens: 3, completion_tokens: 4 } })?.usage).toEqual({
+      prompt_tokens: 3,
+      completion_tokens: 4,
+      total_tokens: 7,
+      cached_tokens: 0,
+    });
     // reasoning_content wins over its alias; a null or non-assistant role is left out.
-    expect(read({ choices: [{ delta: { role: 'tool', reasoning_content: 'a', reasoning: 'b', content: null } }] })?.choices[0]?.delta).toEqual({ reasoning_content: 'a' });
+    expect(
+      read({ choices: [{ delta: { role: 'tool', reasoning_content: 'a', reasoning: 'b', content: null } }] })
+        ?.choices[0]?.delta,
+    ).toEqual({ reasoning_content: 'a' });
   });
 
   it('splits <think> blocks across events when asked, and flushes held-back text at the finish', () => {
     const normaliser = new ChunkNormaliser(true, 'x');
-    const deltas = ['<think>Plan', ' it</thi', 'nk>Answer <', ''].map((content, i) => normaliser.normalise({ choices: [{ delta: { content }, finish_reason: i === 3 ? 'stop' : null }] })?.choices[0]?.delta);
+    const deltas = ['<think>Plan', ' it</thi', 'nk>Answer <', ''].map(
+      (content, i) =>
+        normaliser.normalise({ choices: [{ delta: { content }, finish_reason: i === 3 ? 'stop' : null }] })?.choices[0]
+          ?.delta,
+    );
     expect(deltas.map((delta) => delta?.reasoning_content ?? '').join('')).toBe('Plan it');
     expect(deltas.map((delta) => delta?.content ?? '').join('')).toBe('Answer <');
   });

@@ -22,7 +22,10 @@ describe('operator config: search', () => {
   });
 
   it('should read a mapping of one id or of ids in fallback order', () => {
-    const config = parseOperatorConfig({ providers, search: { brave: 'brave-api', google: ['searx', 'brave-api'] } }, 'op.yaml');
+    const config = parseOperatorConfig(
+      { providers, search: { brave: 'brave-api', google: ['searx', 'brave-api'] } },
+      'op.yaml',
+    );
     expect(config.search).toEqual({ brave: ['brave-api'], google: ['searx', 'brave-api'] });
     expect(config.providers.map((p) => p.id)).toEqual(['simulator', 'searx', 'brave-api']);
   });

@@ -45,7 +45,10 @@ describe(parseOperatorConfig.name, () => {
       ['lagoon-guide', 'lagoon-sim-chat'],
       ['pirate-storyteller', 'lagoon-sim-chat'],
     ]);
-    expect(config.compatibilityMappings.text).toMatchObject({ 'gpt-4o': 'lagoon-sim-chat', 'gpt-4o-mini': 'lagoon-sim-chat' });
+    expect(config.compatibilityMappings.text).toMatchObject({
+      'gpt-4o': 'lagoon-sim-chat',
+      'gpt-4o-mini': 'lagoon-sim-chat',
+    });
     expect(config.compatibilityMappings.image).toMatchObject({ 'dall-e-3': 'lagoon-sim-image' });
   });
 
@@ -58,7 +61,10 @@ describe(parseOperatorConfig.name, () => {
   });
 
   it('should replace a built-in entry in place and append new ones', () => {
-    const config = parseOperatorConfig({ models: [textModel('my-model'), textModel('lagoon-sim-chat', { name: 'Replaced' })] }, 'op.yaml');
+    const config = parseOperatorConfig(
+      { models: [textModel('my-model'), textModel('lagoon-sim-chat', { name: 'Replaced' })] },
+      'op.yaml',
+    );
     const ids = config.models.map((model) => model.id);
     expect(ids[0]).toBe('lagoon-sim-chat');
     expect(config.models[0]?.name).toBe('Replaced');
@@ -67,16 +73,28 @@ describe(parseOperatorConfig.name, () => {
   });
 
   it('should fill defaults: owner, privacy, diem price, upstream model', () => {
-    const config = parseOperatorConfig({ models: [textModel('x', { pricing: { input: { usd: 0.1 }, output: { usd: 0.3 } } })] }, 'op.yaml');
+    const config = parseOperatorConfig(
+      { models: [textModel('x', { pricing: { input: { usd: 0.1 }, output: { usd: 0.3 } } })] },
+      'op.yaml',
+    );
     const model = modelFromConfig(config.models.at(-1)!);
-    expect(model).toMatchObject({ ownedBy: 'lagoon', privacy: 'private', offline: false, created: null, contextLength: 32_768 });
+    expect(model).toMatchObject({
+      ownedBy: 'lagoon',
+      privacy: 'private',
+      offline: false,
+      created: null,
+      contextLength: 32_768,
+    });
     expect(model.spec.pricing).toEqual({ input: { usd: 0.1, diem: 0.1 }, output: { usd: 0.3, diem: 0.3 } });
     expect(model.providers).toEqual([{ providerId: 'simulator', upstreamModel: 'x' }]);
   });
 
   it('should remove built-in entries marked disabled', () => {
     const config = parseOperatorConfig(
-      { models: [{ id: 'lagoon-sim-video', disabled: true }], characters: [{ slug: 'pirate-storyteller', disabled: true }] },
+      {
+        models: [{ id: 'lagoon-sim-video', disabled: true }],
+        characters: [{ slug: 'pirate-storyteller', disabled: true }],
+      },
       'op.yaml',
     );
     expect(config.models.map((model) => model.id)).not.toContain('lagoon-sim-video');
@@ -118,12 +136,16 @@ describe(parseOperatorConfig.name, () => {
 
   it('should reject a price that is not exact to 18 decimal places', () => {
     const error = configError({ models: [textModel('a', { pricing: { input: { usd: 1e-19 }, output: { usd: 1 } } })] });
-    expect(error.issues).toEqual([{ path: 'models[0].pricing.input.usd', message: 'must be a decimal with at most 18 decimal places' }]);
+    expect(error.issues).toEqual([
+      { path: 'models[0].pricing.input.usd', message: 'must be a decimal with at most 18 decimal places' },
+    ]);
   });
 
   it('should reject a reference to an unknown provider', () => {
     const error = configError({ models: [textModel('a', { provider: undefined, providers: ['simulator', 'vllm'] })] });
-    expect(error.issues).toEqual([{ path: 'models[0].providers[1]', message: 'unknown provider "vllm" (configured: simulator)' }]);
+    expect(error.issues).toEqual([
+      { path: 'models[0].providers[1]', message: 'unknown provider "vllm" (configured: simulator)' },
+    ]);
   });
 
   it('should reject a model with both or neither provider forms, and a provider without its base URL', () => {
@@ -131,14 +153,23 @@ describe(parseOperatorConfig.name, () => {
       providers: [{ id: 'vllm', type: 'openai-compatible' }],
       models: [textModel('a', { providers: ['simulator'] }), textModel('b', { provider: undefined })],
     });
-    expect(error.issues.map((issue) => issue.path)).toEqual(['providers[0].baseUrl', 'models[0].provider', 'models[1].provider']);
+    expect(error.issues.map((issue) => issue.path)).toEqual([
+      'providers[0].baseUrl',
+      'models[0].provider',
+      'models[1].provider',
+    ]);
   });
 
   it('should reject a compatibility mapping to an unknown model or a model of another type', () => {
-    const error = configError({ compatibilityMappings: { text: { 'gpt-5': 'nope' }, image: { 'dall-e-3': 'lagoon-sim-chat' } } });
+    const error = configError({
+      compatibilityMappings: { text: { 'gpt-5': 'nope' }, image: { 'dall-e-3': 'lagoon-sim-chat' } },
+    });
     expect(error.issues).toEqual([
       { path: 'compatibilityMappings.text["gpt-5"]', message: 'unknown or disabled model "nope"' },
-      { path: 'compatibilityMappings.image["dall-e-3"]', message: 'model "lagoon-sim-chat" has type text, expected image' },
+      {
+        path: 'compatibilityMappings.image["dall-e-3"]',
+        message: 'model "lagoon-sim-chat" has type text, expected image',
+      },
     ]);
   });
 
@@ -166,8 +197,14 @@ describe(parseOperatorConfig.name, () => {
     expect(configError({ models: [textModel('a'), textModel('b'), textModel('a')] }).issues).toEqual([
       { path: 'models[2].id', message: 'duplicate id "a" (also models[0])' },
     ]);
-    expect(configError({ models: [textModel('a', { traits: ['default'] }), textModel('b', { traits: ['default'] })] }).issues).toEqual([
-      { path: 'models[1].traits', message: 'trait "default" already names text model "a"; a trait names one model per type' },
+    expect(
+      configError({ models: [textModel('a', { traits: ['default'] }), textModel('b', { traits: ['default'] })] })
+        .issues,
+    ).toEqual([
+      {
+        path: 'models[1].traits',
+        message: 'trait "default" already names text model "a"; a trait names one model per type',
+      },
     ]);
     const config = parseOperatorConfig({ models: [textModel('mine', { traits: ['default'] })] }, 'op.yaml');
     expect(config.models.find((model) => model.id === 'lagoon-sim-chat')?.traits).toEqual(['fastest']);
@@ -180,26 +217,36 @@ describe(parseOperatorConfig.name, () => {
   });
 
   it('should build model_spec records shaped like the reference catalog', async () => {
-    const fixture = JSON.parse(await readFile(new URL('../fixtures/reference-models.json', import.meta.url), 'utf8')) as {
+    const fixture = JSON.parse(
+      await readFile(new URL('../fixtures/reference-models.json', import.meta.url), 'utf8'),
+    ) as {
       id: string;
       type: string;
       model_spec: Record<string, unknown> & { name: string; privacy: string; traits: string[]; pricing: unknown };
     }[];
-    const models = fixture.map(({ id, type, model_spec: { name, privacy, traits, pricing, availableContextTokens, capabilities, constraints, ...spec } }) => ({
-      id,
-      type,
-      name,
-      privacy,
-      traits,
-      pricing,
-      provider: 'simulator',
-      ...(availableContextTokens !== undefined && { contextLength: availableContextTokens }),
-      ...(capabilities !== undefined && { capabilities }),
-      ...(constraints !== undefined && { constraints }),
-      ...(Object.keys(spec).length > 0 && { spec }),
-    }));
+    const models = fixture.map(
+      ({
+        id,
+        type,
+        model_spec: { name, privacy, traits, pricing, availableContextTokens, capabilities, constraints, ...spec },
+      }) => ({
+        id,
+        type,
+        name,
+        privacy,
+        traits,
+        pricing,
+        provider: 'simulator',
+        ...(availableContextTokens !== undefined && { contextLength: availableContextTokens }),
+        ...(capabilities !== undefined && { capabilities }),
+        ...(constraints !== undefined && { constraints }),
+        ...(Object.keys(spec).length > 0 && { spec }),
+      }),
+    );
     const config = parseOperatorConfig({ replaceDefaults: true, models }, 'fixture');
-    expect(new Set(fixture.map((model) => model.type))).toEqual(new Set(['text', 'image', 'tts', 'music', 'video', 'inpaint', 'embedding']));
+    expect(new Set(fixture.map((model) => model.type))).toEqual(
+      new Set(['text', 'image', 'tts', 'music', 'video', 'inpaint', 'embedding']),
+    );
     config.models.forEach((model, index) => {
       expect(modelFromConfig(model).spec).toMatchObject(fixture[index]!.model_spec);
       // The listing's record keeps every configured field (defaults fill only what is missing).
@@ -248,7 +295,11 @@ describe(loadOperatorConfig.name, () => {
     );
     const config = await loadOperatorConfig(path);
     const model = modelFromConfig(config.models.find((m) => m.id === 'llama-3.3-70b')!);
-    expect(model).toMatchObject({ created: new Date('2025-01-15T00:00:00Z'), contextLength: 131_072, traits: ['default'] });
+    expect(model).toMatchObject({
+      created: new Date('2025-01-15T00:00:00Z'),
+      contextLength: 131_072,
+      traits: ['default'],
+    });
     expect(model.providers).toEqual([
       { providerId: 'vllm', upstreamModel: 'meta-llama/Llama-3.3-70B-Instruct' },
       { providerId: 'simulator', upstreamModel: 'lagoon-sim-chat' },
@@ -259,9 +310,14 @@ describe(loadOperatorConfig.name, () => {
 
   it('should read a JSON file', async () => {
     const path = join(dir, 'operator.json');
-    await writeFile(path, JSON.stringify({ replaceDefaults: true, models: [textModel('json-model', { created: 1_700_000_000 })] }));
+    await writeFile(
+      path,
+      JSON.stringify({ replaceDefaults: true, models: [textModel('json-model', { created: 1_700_000_000 })] }),
+    );
     const config = await loadOperatorConfig(path);
-    expect(config.models.map((model) => [model.id, model.created])).toEqual([['json-model', new Date(1_700_000_000_000)]]);
+    expect(config.models.map((model) => [model.id, model.created])).toEqual([
+      ['json-model', new Date(1_700_000_000_000)],
+    ]);
   });
 
   it('should name the file when it cannot be parsed, read or recognised', async () => {
@@ -274,7 +330,12 @@ describe(loadOperatorConfig.name, () => {
 
   it('should report a bad value in a file with its path', async () => {
     const path = join(dir, 'bad.yaml');
-    await writeFile(path, 'models:\n  - id: x\n    type: text\n    name: X\n    provider: simulator\n    pricing:\n      input: { usd: "1" }\n      output: { usd: 1 }\n');
-    await expect(loadOperatorConfig(path)).rejects.toThrow(`Invalid operator config ${path}:\n  models[0].pricing.input.usd: Invalid input: expected number, received string`);
+    await writeFile(
+      path,
+      'models:\n  - id: x\n    type: text\n    name: X\n    provider: simulator\n    pricing:\n      input: { usd: "1" }\n      output: { usd: 1 }\n',
+    );
+    await expect(loadOperatorConfig(path)).rejects.toThrow(
+      `Invalid operator config ${path}:\n  models[0].pricing.input.usd: Invalid input: expected number, received string`,
+    );
   });
 });

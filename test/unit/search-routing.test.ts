@@ -2,14 +2,24 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UpstreamError } from '../../src/errors.ts';
 import type { ProviderConfig } from '../../src/operator-config/schema.ts';
 import { BraveAdapter } from '../../src/providers/search/brave.adapter.ts';
-import { isoDate, plainText, type SearchProvider, type SearchResult } from '../../src/providers/search/search-provider.ts';
+import {
+  isoDate,
+  plainText,
+  type SearchProvider,
+  type SearchResult,
+} from '../../src/providers/search/search-provider.ts';
 import { buildSearchRoutes, SearchRouter, type SearchTarget } from '../../src/providers/search/search-routing.ts';
 import { SearxngAdapter } from '../../src/providers/search/searxng.adapter.ts';
 import { rawBody, startBrave, startSearxng, status, type FakeUpstream } from '../helpers/search-upstreams.ts';
 
 const NO_ENV = { searxngUrl: undefined, braveApiKey: undefined, braveUrl: undefined };
 const describeRoutes = (routes: Record<string, SearchTarget[]>) =>
-  Object.fromEntries(Object.entries(routes).map(([id, targets]) => [id, targets.map((t) => `${t.provider.id}${t.engineHint ? `?${t.engineHint}` : ''}`)]));
+  Object.fromEntries(
+    Object.entries(routes).map(([id, targets]) => [
+      id,
+      targets.map((t) => `${t.provider.id}${t.engineHint ? `?${t.engineHint}` : ''}`),
+    ]),
+  );
 
 describe(buildSearchRoutes.name, () => {
   const searx: ProviderConfig = { id: 'searx', type: 'searxng', baseUrl: 'http://searx.local' };
@@ -17,7 +27,10 @@ describe(buildSearchRoutes.name, () => {
   const simulator: ProviderConfig = { id: 'simulator', type: 'simulator' };
 
   it('should serve nothing without configuration', () => {
-    expect(describeRoutes(buildSearchRoutes({ providers: [simulator], mapping: {}, env: NO_ENV }))).toEqual({ brave: [], google: [] });
+    expect(describeRoutes(buildSearchRoutes({ providers: [simulator], mapping: {}, env: NO_ENV }))).toEqual({
+      brave: [],
+      google: [],
+    });
   });
 
   it('should let SEARXNG_URL alone serve both identifiers with the engine hint', () => {
@@ -31,8 +44,15 @@ describe(buildSearchRoutes.name, () => {
   });
 
   it('should prefer the Brave API for brave and SearXNG for google when both are set, the other as fallback', () => {
-    const routes = buildSearchRoutes({ providers: [], mapping: undefined, env: { searxngUrl: 'http://s', braveApiKey: 'k', braveUrl: undefined } });
-    expect(describeRoutes(routes)).toEqual({ brave: ['env:brave', 'env:searxng?brave'], google: ['env:searxng?google', 'env:brave'] });
+    const routes = buildSearchRoutes({
+      providers: [],
+      mapping: undefined,
+      env: { searxngUrl: 'http://s', braveApiKey: 'k', braveUrl: undefined },
+    });
+    expect(describeRoutes(routes)).toEqual({
+      brave: ['env:brave', 'env:searxng?brave'],
+      google: ['env:searxng?google', 'env:brave'],
+    });
   });
 
   it('should use the operator mapping exactly, and every search provider for an unmapped identifier', () => {
@@ -41,7 +61,10 @@ describe(buildSearchRoutes.name, () => {
       mapping: { google: ['searx', 'brave-api'] },
       env: { ...NO_ENV, searxngUrl: 'http://s' },
     });
-    expect(describeRoutes(routes)).toEqual({ brave: ['brave-api', 'searx?brave', 'env:searxng?brave'], google: ['searx?google', 'brave-api'] });
+    expect(describeRoutes(routes)).toEqual({
+      brave: ['brave-api', 'searx?brave', 'env:searxng?brave'],
+      google: ['searx?google', 'brave-api'],
+    });
   });
 });
 
@@ -61,7 +84,11 @@ const result = (url: string): SearchResult => ({ title: url, url, content: '', d
 const failing = () => {
   throw new UpstreamError('The search upstream answered HTTP 500', 'UPSTREAM_ERROR', 502);
 };
-const target = (provider: SearchProvider, cooldownMs = 1_000): SearchTarget => ({ provider, engineHint: undefined, cooldownMs });
+const target = (provider: SearchProvider, cooldownMs = 1_000): SearchTarget => ({
+  provider,
+  engineHint: undefined,
+  cooldownMs,
+});
 
 describe(SearchRouter.name, () => {
   it('should fall back to the next upstream on an upstream error and truncate to the limit', async () => {
@@ -69,7 +96,10 @@ describe(SearchRouter.name, () => {
     const second = new FakeProvider('second', () => ['a', 'b', 'c'].map((u) => result(`https://x/${u}`)));
     const failures: string[] = [];
     const sut = new SearchRouter({ brave: [target(first), target(second)], google: [] });
-    const found = await sut.search('brave', 'q', { limit: 2, onFailure: (t, e) => failures.push(`${t.provider.id}:${e.code}`) });
+    const found = await sut.search('brave', 'q', {
+      limit: 2,
+      onFailure: (t, e) => failures.push(`${t.provider.id}:${e.code}`),
+    });
     expect(found).toEqual({ providerId: 'second', results: [result('https://x/a'), result('https://x/b')] });
     expect(failures).toEqual(['first:UPSTREAM_ERROR']);
     expect(sut.serves('brave')).toBe(true);
@@ -83,7 +113,9 @@ describe(SearchRouter.name, () => {
       throw new TypeError('bug');
     });
     const next = new FakeProvider('next', () => []);
-    await expect(new SearchRouter({ brave: [target(buggy), target(next)], google: [] }).search('brave', 'q', { limit: 1 })).rejects.toThrow(TypeError);
+    await expect(
+      new SearchRouter({ brave: [target(buggy), target(next)], google: [] }).search('brave', 'q', { limit: 1 }),
+    ).rejects.toThrow(TypeError);
     expect(next.calls).toBe(0);
   });
 
@@ -105,7 +137,9 @@ describe(SearchRouter.name, () => {
 
 describe('search result normalisation', () => {
   it('should turn snippets into plain text', () => {
-    expect(plainText('<strong>Rust</strong> &amp; Go&#x27;s &quot;async&quot;  &#8212;\n fast')).toBe('Rust & Go\'s "async" — fast');
+    expect(plainText('<strong>Rust</strong> &amp; Go&#x27;s &quot;async&quot;  &#8212;\n fast')).toBe(
+      'Rust & Go\'s "async" — fast',
+    );
     expect(plainText(undefined)).toBe('');
   });
 
@@ -121,7 +155,12 @@ describe('search result normalisation', () => {
 describe('search adapters against local upstreams', () => {
   let searxng: FakeUpstream;
   let brave: FakeUpstream;
-  const settings = (baseUrl: string) => ({ baseUrl, timeoutMs: 1_000, maxRetries: 0, headers: { 'x-operator': 'yes' } });
+  const settings = (baseUrl: string) => ({
+    baseUrl,
+    timeoutMs: 1_000,
+    maxRetries: 0,
+    headers: { 'x-operator': 'yes' },
+  });
   beforeAll(async () => {
     [searxng, brave] = await Promise.all([startSearxng({ pageSizes: [3, 3, 3, 3] }), startBrave('token')]);
   });
@@ -147,11 +186,22 @@ describe('search adapters against local upstreams', () => {
 
   it('should treat a SearXNG answer with no results and failed engines as an upstream error', async () => {
     searxng.queue(rawBody(JSON.stringify({ query: 'q', results: [], unresponsive_engines: [['google', 'CAPTCHA']] })));
-    await expect(new SearxngAdapter('s', settings(searxng.url)).search('q', { limit: 5 })).rejects.toMatchObject({ code: 'UPSTREAM_ERROR' });
+    await expect(new SearxngAdapter('s', settings(searxng.url)).search('q', { limit: 5 })).rejects.toMatchObject({
+      code: 'UPSTREAM_ERROR',
+    });
   });
 
   it('should keep a base URL path prefix and drop results without an http(s) URL', async () => {
-    searxng.queue(rawBody(JSON.stringify({ results: [{ url: 'javascript:alert(1)', title: 'x' }, { url: 'https://ok/', title: 'ok' }] })));
+    searxng.queue(
+      rawBody(
+        JSON.stringify({
+          results: [
+            { url: 'javascript:alert(1)', title: 'x' },
+            { url: 'https://ok/', title: 'ok' },
+          ],
+        }),
+      ),
+    );
     searxng.requests.length = 0;
     const found = await new SearxngAdapter('s', settings(`${searxng.url}/searx`)).search('q', { limit: 1 });
     expect(searxng.requests[0]?.path).toBe('/searx/search');
@@ -162,13 +212,29 @@ describe('search adapters against local upstreams', () => {
     brave.queue(rawBody(JSON.stringify({ type: 'search', query: { original: 'q' } })));
     const sut = new BraveAdapter('b', settings(brave.url), 'token');
     expect(await sut.search('q', { limit: 5 })).toEqual([]);
-    brave.queue(rawBody(JSON.stringify({ type: 'search', web: { type: 'search', results: [{ title: 'T', url: 'https://t/', description: 'd', age: 'August 13, 2023' }] } })));
-    expect(await sut.search('q', { limit: 5 })).toEqual([{ title: 'T', url: 'https://t/', content: 'd', date: '2023-08-13T00:00:00.000Z' }]);
+    brave.queue(
+      rawBody(
+        JSON.stringify({
+          type: 'search',
+          web: {
+            type: 'search',
+            results: [{ title: 'T', url: 'https://t/', description: 'd', age: 'August 13, 2023' }],
+          },
+        }),
+      ),
+    );
+    expect(await sut.search('q', { limit: 5 })).toEqual([
+      { title: 'T', url: 'https://t/', content: 'd', date: '2023-08-13T00:00:00.000Z' },
+    ]);
   });
 
   it('should report an unreachable upstream as 502 without naming the query', async () => {
     const sut = new BraveAdapter('b', { ...settings('http://127.0.0.1:9'), maxRetries: 1 }, 'token');
     const error = await sut.search('secret words', { limit: 1 }).catch((e: unknown) => e);
-    expect(error).toMatchObject({ code: 'UPSTREAM_ERROR', status: 502, message: 'The search upstream could not be reached' });
+    expect(error).toMatchObject({
+      code: 'UPSTREAM_ERROR',
+      status: 502,
+      message: 'The search upstream could not be reached',
+    });
   });
 });

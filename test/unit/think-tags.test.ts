@@ -15,7 +15,10 @@ function streamed(pieces: string[]): { content: string; reasoning: string } {
 
 describe(ThinkTagSplitter.name, () => {
   it('splits a leading think block out of the content', () => {
-    expect(splitThinkTags('<think>\nFirst, add.\n</think>\n\n2 + 2 = 4')).toEqual({ content: '2 + 2 = 4', reasoning: 'First, add.' });
+    expect(splitThinkTags('<think>\nFirst, add.\n</think>\n\n2 + 2 = 4')).toEqual({
+      content: '2 + 2 = 4',
+      reasoning: 'First, add.',
+    });
     expect(splitThinkTags('No thinking here.')).toEqual({ content: 'No thinking here.', reasoning: null });
   });
 

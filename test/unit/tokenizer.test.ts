@@ -1,7 +1,14 @@
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { describe, expect, it } from 'vitest';
 import { countTexts } from '../../src/token-count-pool.ts';
-import { countTextTokens, decodeTokens, encodeText, PIECE_CHARS, textPieces, TokenCounter } from '../../src/tokenizer.ts';
+import {
+  countTextTokens,
+  decodeTokens,
+  encodeText,
+  PIECE_CHARS,
+  textPieces,
+  TokenCounter,
+} from '../../src/tokenizer.ts';
 
 /* Token counting is linear in the text's length, also for text without whitespace (BPE on one huge word was quadratic). */
 
@@ -16,7 +23,8 @@ function randomWord(length: number): string {
   return new TextDecoder().decode(codes);
 }
 
-const PROSE = 'The quick brown fox jumps over the lazy dog.\n\nIt said: "¿Qué tal?" 12345 — 漢字 and émojis 🦊🦊.  Twice  spaced.\t';
+const PROSE =
+  'The quick brown fox jumps over the lazy dog.\n\nIt said: "¿Qué tal?" 12345 — 漢字 and émojis 🦊🦊.  Twice  spaced.\t';
 
 const fastest = (runs: number, work: () => void): number => {
   let best = Number.POSITIVE_INFINITY;
@@ -30,7 +38,13 @@ const fastest = (runs: number, work: () => void): number => {
 
 describe('tokenizer', () => {
   it('should hand the BPE pieces of at most PIECE_CHARS characters that join back to the text', () => {
-    for (const text of [randomWord(400_000), ' '.repeat(10_000), '🦊'.repeat(5_000), 'a🦊'.repeat(3_000), PROSE.repeat(300)]) {
+    for (const text of [
+      randomWord(400_000),
+      ' '.repeat(10_000),
+      '🦊'.repeat(5_000),
+      'a🦊'.repeat(3_000),
+      PROSE.repeat(300),
+    ]) {
       const pieces = [...textPieces(text)];
       expect(pieces.join('')).toBe(text);
       expect(Math.max(...pieces.map((piece) => piece.length))).toBeLessThanOrEqual(PIECE_CHARS);

@@ -12,8 +12,14 @@ import { countTextTokens } from '../../src/tokenizer.ts';
 
 describe('linkedUrls', () => {
   it('should find http(s) URLs in prose, without the punctuation around them, once each, at most max', () => {
-    const text = 'Compare https://a.example/x?y=1, (see http://b.example/wiki/Foo_(bar)) and https://a.example/x?y=1#top. Also ftp://c.example/ and <https://d.example/page>! https://e.example/';
-    expect(linkedUrls(text, 10)).toEqual(['https://a.example/x?y=1', 'http://b.example/wiki/Foo_(bar)', 'https://d.example/page', 'https://e.example/']);
+    const text =
+      'Compare https://a.example/x?y=1, (see http://b.example/wiki/Foo_(bar)) and https://a.example/x?y=1#top. Also ftp://c.example/ and <https://d.example/page>! https://e.example/';
+    expect(linkedUrls(text, 10)).toEqual([
+      'https://a.example/x?y=1',
+      'http://b.example/wiki/Foo_(bar)',
+      'https://d.example/page',
+      'https://e.example/',
+    ]);
     expect(linkedUrls(text, 2)).toEqual(['https://a.example/x?y=1', 'http://b.example/wiki/Foo_(bar)']);
     expect(linkedUrls('no links here, only example.org', 3)).toEqual([]);
   });
@@ -22,15 +28,42 @@ describe('linkedUrls', () => {
 describe('AddressPolicy', () => {
   it('should allow public unicast addresses only', () => {
     const policy = new AddressPolicy();
-    for (const address of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '::ffff:8.8.8.8']) expect(policy.allows(address), address).toBe(true);
-    const refused = ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.0.10', '169.254.169.254', '100.64.0.1', '0.0.0.0', '224.0.0.1', '255.255.255.255'];
-    refused.push('::1', '::', 'fe80::1', 'fc00::1', 'fd12:3456::1', 'fec0::1', '::ffff:127.0.0.1', '::ffff:169.254.169.254', '64:ff9b::a00:1', 'not-an-ip');
+    for (const address of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '::ffff:8.8.8.8'])
+      expect(policy.allows(address), address).toBe(true);
+    const refused = [
+      '127.0.0.1',
+      '10.1.2.3',
+      '172.16.0.1',
+      '192.168.0.10',
+      '169.254.169.254',
+      '100.64.0.1',
+      '0.0.0.0',
+      '224.0.0.1',
+      '255.255.255.255',
+    ];
+    refused.push(
+      '::1',
+      '::',
+      'fe80::1',
+      'fc00::1',
+      'fd12:3456::1',
+      'fec0::1',
+      '::ffff:127.0.0.1',
+      '::ffff:169.254.169.254',
+      '64:ff9b::a00:1',
+      'not-an-ip',
+    );
     for (const address of refused) expect(policy.allows(address), address).toBe(false);
   });
 
   it('should allow the networks the operator lists, and nothing beside them', () => {
     const policy = new AddressPolicy(['10.20.0.0/16', '127.0.0.2', 'fd00::/8']);
-    expect(['10.20.3.4', '127.0.0.2', '::ffff:127.0.0.2', 'fd00::5'].map((a) => policy.allows(a))).toEqual([true, true, true, true]);
+    expect(['10.20.3.4', '127.0.0.2', '::ffff:127.0.0.2', 'fd00::5'].map((a) => policy.allows(a))).toEqual([
+      true,
+      true,
+      true,
+      true,
+    ]);
     expect(['10.21.0.1', '127.0.0.1', 'fc00::1'].map((a) => policy.allows(a))).toEqual([false, false, false]);
     expect(() => parseNetwork('10.0.0.0/33')).toThrow('not an IP address or CIDR network');
   });
@@ -48,15 +81,22 @@ describe('page text', () => {
     expect(page.text).toContain('Lisbon tides');
     expect(page.text).toContain('High water at 06:12.');
     expect(page.text).toMatch(/Mon\s+3\.4 m/);
-    for (const left of ['Home', 'secret', 'color:red', 'Harbour office', 'https://x.example', 'chart']) expect(page.text).not.toContain(left);
+    for (const left of ['Home', 'secret', 'color:red', 'Harbour office', 'https://x.example', 'chart'])
+      expect(page.text).not.toContain(left);
   });
 
   it('should leave the title out of a page without a body element', () => {
-    expect(htmlPageText(Buffer.from('<title>Only a title</title><p>Hi &amp; bye</p>'), undefined)).toEqual({ title: 'Only a title', text: 'Hi & bye' });
+    expect(htmlPageText(Buffer.from('<title>Only a title</title><p>Hi &amp; bye</p>'), undefined)).toEqual({
+      title: 'Only a title',
+      text: 'Hi & bye',
+    });
   });
 
   it('should decode the charset the page declares', () => {
-    const latin1 = Buffer.from('<html><head><meta charset="iso-8859-1"></head><body><p>Caf\xe9 cr\xe8me</p></body></html>', 'latin1');
+    const latin1 = Buffer.from(
+      '<html><head><meta charset="iso-8859-1"></head><body><p>Caf\xe9 cr\xe8me</p></body></html>',
+      'latin1',
+    );
     expect(htmlPageText(latin1, undefined).text).toBe('Café crème');
     expect(htmlPageText(Buffer.from('<p>Caf\xe9</p>', 'latin1'), 'windows-1252').text).toBe('Café');
   });
@@ -68,7 +108,11 @@ describe('page text', () => {
     expect(cut.tokens).toBe(100);
     expect(countTextTokens(cut.text)).toBeLessThanOrEqual(101);
     expect(long.startsWith(cut.text.slice(0, 50))).toBe(true);
-    expect(limitTokens('short text', 100)).toEqual({ text: 'short text', tokens: countTextTokens('short text'), truncated: false });
+    expect(limitTokens('short text', 100)).toEqual({
+      text: 'short text',
+      tokens: countTextTokens('short text'),
+      truncated: false,
+    });
   });
 });
 
@@ -88,13 +132,23 @@ describe('PageFetcher', () => {
   let allowed: Awaited<ReturnType<typeof serve>>;
   let secret: Awaited<ReturnType<typeof serve>>;
   let fetcher: PageFetcher;
-  const failure = (promise: Promise<unknown>) => promise.then(() => undefined, (error: unknown) => error as PageFetchError);
+  const failure = (promise: Promise<unknown>) =>
+    promise.then(
+      () => undefined,
+      (error: unknown) => error as PageFetchError,
+    );
 
   beforeAll(async () => {
     secret = await serve('127.0.0.1', (_request, response) => response.end('internal secret'));
     allowed = await serve('127.0.0.2', (request, response) => {
       const url = request.url ?? '/';
-      if (url === '/page') response.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'last-modified': 'Tue, 03 Nov 2026 10:00:00 GMT' }).end('<p>hello</p>');
+      if (url === '/page')
+        response
+          .writeHead(200, {
+            'content-type': 'text/html; charset=utf-8',
+            'last-modified': 'Tue, 03 Nov 2026 10:00:00 GMT',
+          })
+          .end('<p>hello</p>');
       else if (url === '/to-secret') response.writeHead(302, { location: `${secret.origin}/admin` }).end();
       else if (url === '/to-page') response.writeHead(301, { location: '/page' }).end();
       else if (url === '/loop') response.writeHead(302, { location: '/loop' }).end();
@@ -114,14 +168,26 @@ describe('PageFetcher', () => {
 
   it('should fetch an allowed page, following relative redirects, with its media type and date', async () => {
     const page = await fetcher.fetch(`${allowed.origin}/to-page`);
-    expect(page).toMatchObject({ url: `${allowed.origin}/page`, mediaType: 'text/html', charset: 'utf-8', truncated: false, lastModified: '2026-11-03T10:00:00.000Z' });
+    expect(page).toMatchObject({
+      url: `${allowed.origin}/page`,
+      mediaType: 'text/html',
+      charset: 'utf-8',
+      truncated: false,
+      lastModified: '2026-11-03T10:00:00.000Z',
+    });
     expect(Buffer.from(page.bytes).toString()).toBe('<p>hello</p>');
   });
 
   it('should refuse non-public addresses, by literal, by DNS name and behind a redirect, without ever connecting', async () => {
     const port = new URL(secret.origin).port;
     const refusals = await Promise.all(
-      [`${secret.origin}/a`, `http://localhost:${port}/b`, `http://[::ffff:127.0.0.1]:${port}/c`, `http://0x7f000001:${port}/d`, `${allowed.origin}/to-secret`].map((url) => failure(fetcher.fetch(url))),
+      [
+        `${secret.origin}/a`,
+        `http://localhost:${port}/b`,
+        `http://[::ffff:127.0.0.1]:${port}/c`,
+        `http://0x7f000001:${port}/d`,
+        `${allowed.origin}/to-secret`,
+      ].map((url) => failure(fetcher.fetch(url))),
     );
     for (const refusal of refusals) {
       expect(refusal).toBeInstanceOf(PageFetchError);

@@ -10,7 +10,10 @@ const SUPPORTED = 'PDF, DOCX, PPTX, XLSX or UTF-8 text (including .md, .csv, .js
 const MAIN_PART_TYPES: readonly [RegExp, DocumentKind][] = [
   [/application\/vnd\.(openxmlformats-officedocument\.wordprocessingml|ms-word)\.[\w.]*main\+xml/i, 'docx'],
   [/application\/vnd\.(openxmlformats-officedocument\.presentationml|ms-powerpoint)\.[\w.]*main\+xml/i, 'pptx'],
-  [/application\/vnd\.(openxmlformats-officedocument\.spreadsheetml|ms-excel)\.(?![\w.]*binary)[\w.]*main\+xml/i, 'xlsx'],
+  [
+    /application\/vnd\.(openxmlformats-officedocument\.spreadsheetml|ms-excel)\.(?![\w.]*binary)[\w.]*main\+xml/i,
+    'xlsx',
+  ],
 ];
 
 /** Part names each format always has, for packages whose content types say too little. */
@@ -20,7 +23,8 @@ const MAIN_PARTS: readonly [string, DocumentKind][] = [
   ['xl/workbook.xml', 'xlsx'],
 ];
 
-const startsWith = (bytes: Uint8Array, signature: readonly number[], at = 0) => signature.every((byte, i) => bytes[at + i] === byte);
+const startsWith = (bytes: Uint8Array, signature: readonly number[], at = 0) =>
+  signature.every((byte, i) => bytes[at + i] === byte);
 
 const PDF_MAGIC = [0x25, 0x50, 0x44, 0x46, 0x2d]; // %PDF-
 const ZIP_MAGIC = [0x50, 0x4b, 0x03, 0x04];
@@ -40,9 +44,13 @@ export function detectDocument(bytes: Uint8Array, limits?: ZipLimits): { kind: D
   }
   if (startsWith(bytes, CFB_MAGIC)) {
     if (containsUtf16(bytes, 'EncryptedPackage')) {
-      throw new ValidationError('The document is password-protected (encrypted Office file); remove the password and upload it again.');
+      throw new ValidationError(
+        'The document is password-protected (encrypted Office file); remove the password and upload it again.',
+      );
     }
-    throw new ValidationError(`Legacy binary Office files (.doc, .xls, .ppt) are not supported; save the file as DOCX, XLSX or PPTX. Supported: ${SUPPORTED}.`);
+    throw new ValidationError(
+      `Legacy binary Office files (.doc, .xls, .ppt) are not supported; save the file as DOCX, XLSX or PPTX. Supported: ${SUPPORTED}.`,
+    );
   }
   if (decodeText(bytes) !== undefined) return { kind: 'text' };
   throw new ValidationError(`Unsupported file type: the file is not ${SUPPORTED}.`);
@@ -58,14 +66,17 @@ function hasPdfHeader(bytes: Uint8Array): boolean {
 function ooxmlKind(bytes: Uint8Array, entries: readonly ZipEntry[]): DocumentKind {
   const contentTypes = entries.find((e) => e.name === '[Content_Types].xml');
   // [Content_Types].xml is small; a huge one is not an office document.
-  const types = contentTypes && contentTypes.size <= 4_000_000 ? readZipText(bytes, entries, contentTypes.name) : undefined;
+  const types =
+    contentTypes && contentTypes.size <= 4_000_000 ? readZipText(bytes, entries, contentTypes.name) : undefined;
   if (types) for (const [pattern, kind] of MAIN_PART_TYPES) if (pattern.test(types)) return kind;
   const names = new Set(entries.map((e) => e.name.toLowerCase()));
   if (contentTypes) for (const [part, kind] of MAIN_PARTS) if (names.has(part)) return kind;
   if (names.has('mimetype') || names.has('content.xml')) {
     throw new ValidationError(`OpenDocument and other ZIP-based formats are not supported. Supported: ${SUPPORTED}.`);
   }
-  throw new ValidationError(`Unsupported file type: a ZIP archive that is not a DOCX, PPTX or XLSX document. Supported: ${SUPPORTED}.`);
+  throw new ValidationError(
+    `Unsupported file type: a ZIP archive that is not a DOCX, PPTX or XLSX document. Supported: ${SUPPORTED}.`,
+  );
 }
 
 function containsUtf16(bytes: Uint8Array, text: string): boolean {
@@ -86,7 +97,8 @@ export function decodeText(bytes: Uint8Array): string | undefined {
   let text: string;
   try {
     if (startsWith(bytes, [0xff, 0xfe])) text = new TextDecoder('utf-16le', { fatal: true }).decode(bytes.subarray(2));
-    else if (startsWith(bytes, [0xfe, 0xff])) text = new TextDecoder('utf-16be', { fatal: true }).decode(bytes.subarray(2));
+    else if (startsWith(bytes, [0xfe, 0xff]))
+      text = new TextDecoder('utf-16be', { fatal: true }).decode(bytes.subarray(2));
     else text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes);
   } catch {
     return undefined;
@@ -96,7 +108,8 @@ export function decodeText(bytes: Uint8Array): string | undefined {
     const code = text.charCodeAt(i);
     if (code === 0) return undefined;
     // Tab, line feed, form feed and carriage return are ordinary in text; other C0 controls and DEL are not.
-    if ((code < 0x20 && code !== 0x09 && code !== 0x0a && code !== 0x0c && code !== 0x0d) || code === 0x7f) control += 1;
+    if ((code < 0x20 && code !== 0x09 && code !== 0x0a && code !== 0x0c && code !== 0x0d) || code === 0x7f)
+      control += 1;
   }
   return control > Math.max(8, text.length / 100) ? undefined : text;
 }

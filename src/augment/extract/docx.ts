@@ -12,7 +12,12 @@ export async function extractDocx(bytes: Uint8Array): Promise<string> {
   let html: string;
   try {
     const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    html = (await mammoth.convertToHtml({ buffer }, { convertImage: noImages, externalFileAccess: false, includeEmbeddedStyleMap: false })).value;
+    html = (
+      await mammoth.convertToHtml(
+        { buffer },
+        { convertImage: noImages, externalFileAccess: false, includeEmbeddedStyleMap: false },
+      )
+    ).value;
   } catch {
     throw new ValidationError('The DOCX could not be read: the file is corrupted or not a valid Word document.');
   }

@@ -62,7 +62,9 @@ export function tidy(text: string): string {
 
 function checkLength(text: string, limits: ExtractLimits): string {
   if (text.length > limits.maxTextChars) {
-    throw new ValidationError(`The document yields more than ${limits.maxTextChars.toLocaleString('en-US')} characters of text, more than this endpoint returns.`);
+    throw new ValidationError(
+      `The document yields more than ${limits.maxTextChars.toLocaleString('en-US')} characters of text, more than this endpoint returns.`,
+    );
   }
   return text;
 }

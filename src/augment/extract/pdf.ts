@@ -14,7 +14,8 @@ export async function extractPdf(bytes: Uint8Array): Promise<string> {
     pdf = await getDocumentProxy(data, { isEvalSupported: false, verbosity: 0, stopAtErrors: false });
   } catch (error) {
     const name = error instanceof Error ? error.name : '';
-    if (name === 'PasswordException') throw new ValidationError('The PDF is password-protected; remove the password and upload it again.');
+    if (name === 'PasswordException')
+      throw new ValidationError('The PDF is password-protected; remove the password and upload it again.');
     throw new ValidationError('The PDF could not be read: the file is corrupted or not a valid PDF.');
   }
   try {
@@ -24,7 +25,12 @@ export async function extractPdf(bytes: Uint8Array): Promise<string> {
       const content = await page.getTextContent();
       let text = '';
       for (const item of content.items) if ('str' in item) text += item.str + (item.hasEOL ? '\n' : '');
-      pages.push(text.replace(/[^\S\n]+/g, ' ').replace(/ ?\n ?/g, '\n').trim());
+      pages.push(
+        text
+          .replace(/[^\S\n]+/g, ' ')
+          .replace(/ ?\n ?/g, '\n')
+          .trim(),
+      );
       page.cleanup();
     }
     return pages.filter((page) => page.length > 0).join('\n\n');

@@ -109,7 +109,10 @@ export class ExtractionPool {
   private readonly running = new Map<symbol, { readonly owner: string | undefined; readonly deadline: number }>();
   private readonly perOwner = new Map<string, number>();
 
-  constructor(private readonly options: PoolOptions, private readonly logger: Logger) {}
+  constructor(
+    private readonly options: PoolOptions,
+    private readonly logger: Logger,
+  ) {}
 
   /** `owner` (the account) counts against the per-account cap; none for work that is not a caller's document. */
   async run(request: WorkerRequest & { page?: undefined }, owner?: string): Promise<DocumentText> {
@@ -176,7 +179,13 @@ export class ExtractionPool {
         if (!slot.started) return done(() => reject(error));
         const outOfMemory = (error as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY';
         this.logger.warn({ err: error }, 'text parser: worker failed');
-        done(() => reject(outOfMemory ? new ValidationError('The document needs too much memory to parse; it is too large or too complex.') : unreadable()));
+        done(() =>
+          reject(
+            outOfMemory
+              ? new ValidationError('The document needs too much memory to parse; it is too large or too complex.')
+              : unreadable(),
+          ),
+        );
       };
       const onExit = () => {
         slot.dead = true;
@@ -196,9 +205,17 @@ export class ExtractionPool {
           timer = setTimeout(() => {
             slot.dead = true;
             void worker.terminate();
-            done(() => reject(new ValidationError(`Parsing the document took longer than ${Math.round(this.options.timeoutMs / 1000)} s and was stopped; it may be damaged or too complex.`)));
+            done(() =>
+              reject(
+                new ValidationError(
+                  `Parsing the document took longer than ${Math.round(this.options.timeoutMs / 1000)} s and was stopped; it may be damaged or too complex.`,
+                ),
+              ),
+            );
           }, this.options.timeoutMs);
-          worker.postMessage({ bytes, limits: request.limits, page: request.page } satisfies WorkerRequest, [bytes.buffer]);
+          worker.postMessage({ bytes, limits: request.limits, page: request.page } satisfies WorkerRequest, [
+            bytes.buffer,
+          ]);
         },
         (error: unknown) => done(() => reject(error instanceof Error ? error : new Error(String(error)))),
       );
@@ -232,7 +249,7 @@ export class ExtractionPool {
 
   /** Hands free workers to the oldest waiters whose account is under its cap. */
   private dispatch(): void {
-    for (let at = 0; at < this.waiting.length && this.running.size < this.options.size; ) {
+    for (let at = 0; at < this.waiting.length && this.running.size < this.options.size;) {
       const waiter = this.waiting[at]!;
       if (waiter.owner !== undefined && (this.perOwner.get(waiter.owner) ?? 0) >= this.options.perAccount) {
         at += 1;
@@ -259,9 +276,15 @@ export class ExtractionPool {
   private busy(owner: string | undefined): AppError {
     const now = Date.now();
     const own = owner !== undefined && (this.perOwner.get(owner) ?? 0) >= this.options.perAccount;
-    const deadlines = [...this.running.values()].filter((job) => !own || job.owner === owner).map((job) => job.deadline);
+    const deadlines = [...this.running.values()]
+      .filter((job) => !own || job.owner === owner)
+      .map((job) => job.deadline);
     const seconds = Math.max(1, Math.ceil(((deadlines.length > 0 ? Math.min(...deadlines) : now + 1000) - now) / 1000));
-    if (own) return new RateLimitedError(`This account already has ${this.options.perAccount} documents being parsed; retry when one is done.`, seconds);
+    if (own)
+      return new RateLimitedError(
+        `This account already has ${this.options.perAccount} documents being parsed; retry when one is done.`,
+        seconds,
+      );
     return new ParserBusyError(seconds);
   }
 
@@ -278,7 +301,9 @@ export class ExtractionPool {
   }
 
   private spawn(): Slot {
-    const worker = startWorker(this.options.workerUrl ?? EXTRACT_WORKER.url, { maxOldGenerationSizeMb: this.options.maxHeapMb });
+    const worker = startWorker(this.options.workerUrl ?? EXTRACT_WORKER.url, {
+      maxOldGenerationSizeMb: this.options.maxHeapMb,
+    });
     worker.unref();
     const ready = new Promise<void>((resolve, reject) => {
       const onMessage = (reply: WorkerReply) => {
@@ -316,4 +341,5 @@ export class ExtractionPool {
   }
 }
 
-const unreadable = () => new ValidationError('The document could not be read: the file is corrupted or not a valid document of its type.');
+const unreadable = () =>
+  new ValidationError('The document could not be read: the file is corrupted or not a valid document of its type.');

@@ -24,7 +24,9 @@ export function extractPptx(bytes: Uint8Array, entries: readonly ZipEntry[]): st
   if (presentation === undefined) throw new ValidationError('The PPTX could not be read: it has no presentation part.');
   const presentationRels = relationships(read(relsPathOf(presentationPath)), dirOf(presentationPath));
   const slideIds = sldIdList(presentation);
-  const slides = slideIds.map((id) => presentationRels.find((rel) => rel.id === id && rel.type === 'slide')?.target).filter((path): path is string => path !== undefined);
+  const slides = slideIds
+    .map((id) => presentationRels.find((rel) => rel.id === id && rel.type === 'slide')?.target)
+    .filter((path): path is string => path !== undefined);
 
   const blocks: string[] = [];
   for (const slidePath of slides) {
@@ -33,7 +35,8 @@ export function extractPptx(bytes: Uint8Array, entries: readonly ZipEntry[]): st
     const lines = drawingText(slide);
     const slideRels = relationships(read(relsPathOf(slidePath)), dirOf(slidePath));
     // SmartArt keeps its text in a diagram data part of its own.
-    for (const rel of slideRels.filter((r) => r.type === 'diagramData')) lines.push(...drawingText(read(rel.target) ?? ''));
+    for (const rel of slideRels.filter((r) => r.type === 'diagramData'))
+      lines.push(...drawingText(read(rel.target) ?? ''));
     const notesPath = slideRels.find((rel) => rel.type === 'notesSlide')?.target;
     const notes = notesPath ? read(notesPath) : undefined;
     if (notes !== undefined) lines.push(...notesText(notes));
@@ -45,7 +48,9 @@ export function extractPptx(bytes: Uint8Array, entries: readonly ZipEntry[]): st
 /** r:ids of `<p:sldIdLst>` in order. */
 function sldIdList(xml: string): string[] {
   const list = /<(?:\w+:)?sldIdLst\b[^>]*>([\s\S]*?)<\/(?:\w+:)?sldIdLst>/.exec(xml)?.[1] ?? '';
-  return [...list.matchAll(/<(?:\w+:)?sldId\b([^>]*)>/g)].map((m) => attributes(m[1] ?? '')).map((attrs) => Object.entries(attrs).find(([name]) => name.endsWith(':id'))?.[1] ?? '');
+  return [...list.matchAll(/<(?:\w+:)?sldId\b([^>]*)>/g)]
+    .map((m) => attributes(m[1] ?? ''))
+    .map((attrs) => Object.entries(attrs).find(([name]) => name.endsWith(':id'))?.[1] ?? '');
 }
 
 function relationships(xml: string | undefined, baseDir: string): Relationship[] {
@@ -60,7 +65,8 @@ function relationships(xml: string | undefined, baseDir: string): Relationship[]
 
 function attributes(source: string): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const m of source.matchAll(/([\w:.-]+)\s*=\s*(?:"([^"]*)"|'([^']*)')/g)) out[m[1] ?? ''] = decodeXml(m[2] ?? m[3] ?? '');
+  for (const m of source.matchAll(/([\w:.-]+)\s*=\s*(?:"([^"]*)"|'([^']*)')/g))
+    out[m[1] ?? ''] = decodeXml(m[2] ?? m[3] ?? '');
   return out;
 }
 
@@ -140,7 +146,8 @@ const XML_ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot:
 function decodeXml(text: string): string {
   return text.replace(/&(#x[0-9a-f]+|#\d+|amp|lt|gt|quot|apos);/gi, (_m, name: string) => {
     if (name[0] !== '#') return XML_ENTITIES[name.toLowerCase()] ?? '';
-    const code = name[1] === 'x' || name[1] === 'X' ? Number.parseInt(name.slice(2), 16) : Number.parseInt(name.slice(1), 10);
+    const code =
+      name[1] === 'x' || name[1] === 'X' ? Number.parseInt(name.slice(2), 16) : Number.parseInt(name.slice(1), 10);
     return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : '';
   });
 }

@@ -15,7 +15,9 @@ const port = parentPort;
 process.on('unhandledRejection', () => undefined);
 
 port.on('message', (request: WorkerRequest) => {
-  const reply = request.page ? handlePage(request.bytes, request.limits, request.page) : handle(request.bytes, request.limits);
+  const reply = request.page
+    ? handlePage(request.bytes, request.limits, request.page)
+    : handle(request.bytes, request.limits);
   void reply.then((message) => port.postMessage(message));
 });
 // PDF.js is loaded on first use; load it before saying ready, so a document's time budget is spent on the document.
@@ -34,7 +36,9 @@ async function handle(bytes: Uint8Array, limits: ExtractLimits): Promise<WorkerR
 
 async function handlePage(bytes: Uint8Array, limits: ExtractLimits, page: PageRequest): Promise<WorkerReply> {
   try {
-    const { title, text } = page.html ? htmlPageText(bytes, page.charset) : { title: '', text: (await extractDocument(bytes, limits)).text };
+    const { title, text } = page.html
+      ? htmlPageText(bytes, page.charset)
+      : { title: '', text: (await extractDocument(bytes, limits)).text };
     return { type: 'page', title, ...limitTokens(text, page.maxTokens) };
   } catch (error) {
     return failure(error);

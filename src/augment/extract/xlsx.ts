@@ -8,7 +8,9 @@ import { ValidationError } from '../../errors.ts';
 export async function extractXlsx(bytes: Uint8Array): Promise<string> {
   const workbook = new ExcelJS.Workbook();
   try {
-    await workbook.xlsx.load(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer, { ignoreNodes: ['dataValidations', 'conditionalFormatting', 'extLst'] });
+    await workbook.xlsx.load(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer, {
+      ignoreNodes: ['dataValidations', 'conditionalFormatting', 'extLst'],
+    });
   } catch {
     throw new ValidationError('The XLSX could not be read: the file is corrupted or not a valid Excel workbook.');
   }
@@ -20,7 +22,9 @@ export async function extractXlsx(bytes: Uint8Array): Promise<string> {
       row.eachCell({ includeEmpty: true }, (cell, column) => {
         cells[column - 1] = cellText(cell);
       });
-      const line = Array.from(cells, (value) => value ?? '').join('\t').replace(/\t+$/, '');
+      const line = Array.from(cells, (value) => value ?? '')
+        .join('\t')
+        .replace(/\t+$/, '');
       if (line.trim()) lines.push(line);
     });
     blocks.push(lines.join('\n'));
@@ -30,7 +34,11 @@ export async function extractXlsx(bytes: Uint8Array): Promise<string> {
 
 function cellText(cell: ExcelJS.Cell): string {
   const value = cell.value;
-  if (value instanceof Date) return value.toISOString().replace(/T00:00:00\.000Z$/, '').replace(/\.000Z$/, 'Z');
+  if (value instanceof Date)
+    return value
+      .toISOString()
+      .replace(/T00:00:00\.000Z$/, '')
+      .replace(/\.000Z$/, 'Z');
   let text: string;
   try {
     text = cell.text;

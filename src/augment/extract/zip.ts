@@ -43,7 +43,8 @@ export function listZipEntries(bytes: Uint8Array, limits: ZipLimits = DEFAULT_ZI
   let offset = view.getUint32(eocd + 16, true);
   if ((count === 0xffff || offset === MAX32) && eocd >= 20 && view.getUint32(eocd - 20, true) === ZIP64_LOCATOR) {
     const record = safeNumber(view.getBigUint64(eocd - 12, true));
-    if (record + 56 > bytes.length || view.getUint32(record, true) !== ZIP64_EOCD) throw corrupt('bad ZIP64 directory record');
+    if (record + 56 > bytes.length || view.getUint32(record, true) !== ZIP64_EOCD)
+      throw corrupt('bad ZIP64 directory record');
     count = safeNumber(view.getBigUint64(record + 32, true));
     offset = safeNumber(view.getBigUint64(record + 48, true));
   }
@@ -51,7 +52,8 @@ export function listZipEntries(bytes: Uint8Array, limits: ZipLimits = DEFAULT_ZI
   const decoder = new TextDecoder();
   const entries: ZipEntry[] = [];
   for (let i = 0; i < count; i += 1) {
-    if (offset + 46 > bytes.length || view.getUint32(offset, true) !== CENTRAL) throw corrupt('the ZIP central directory is damaged');
+    if (offset + 46 > bytes.length || view.getUint32(offset, true) !== CENTRAL)
+      throw corrupt('the ZIP central directory is damaged');
     const nameLength = view.getUint16(offset + 28, true);
     const extraLength = view.getUint16(offset + 30, true);
     const commentLength = view.getUint16(offset + 32, true);
@@ -61,7 +63,11 @@ export function listZipEntries(bytes: Uint8Array, limits: ZipLimits = DEFAULT_ZI
     let size = view.getUint32(offset + 24, true);
     let localHeaderOffset = view.getUint32(offset + 42, true);
     if (size === MAX32 || compressedSize === MAX32 || localHeaderOffset === MAX32) {
-      ({ size, compressedSize, localHeaderOffset } = zip64Extra(view, offset + 46 + nameLength, extraLength, { size, compressedSize, localHeaderOffset }));
+      ({ size, compressedSize, localHeaderOffset } = zip64Extra(view, offset + 46 + nameLength, extraLength, {
+        size,
+        compressedSize,
+        localHeaderOffset,
+      }));
     }
     entries.push({
       name: decoder.decode(bytes.subarray(offset + 46, offset + 46 + nameLength)),
@@ -76,9 +82,14 @@ export function listZipEntries(bytes: Uint8Array, limits: ZipLimits = DEFAULT_ZI
   return entries;
 }
 
-function zip64Extra(view: DataView, start: number, length: number, sizes: { size: number; compressedSize: number; localHeaderOffset: number }) {
+function zip64Extra(
+  view: DataView,
+  start: number,
+  length: number,
+  sizes: { size: number; compressedSize: number; localHeaderOffset: number },
+) {
   const out = { ...sizes };
-  for (let at = start; at + 4 <= start + length; ) {
+  for (let at = start; at + 4 <= start + length;) {
     const id = view.getUint16(at, true);
     const fieldLength = view.getUint16(at + 2, true);
     if (id === 0x0001) {
@@ -112,23 +123,33 @@ function dataOf(bytes: Uint8Array, entry: ZipEntry): Uint8Array {
   const at = entry.localHeaderOffset;
   if (at + 30 > bytes.length || view.getUint32(at, true) !== LOCAL) throw corrupt(`entry ${entry.name} is damaged`);
   const start = at + 30 + view.getUint16(at + 26, true) + view.getUint16(at + 28, true);
-  if (start + entry.compressedSize > bytes.length) throw corrupt(`entry ${entry.name} is cut off (the file is truncated)`);
+  if (start + entry.compressedSize > bytes.length)
+    throw corrupt(`entry ${entry.name} is cut off (the file is truncated)`);
   return bytes.subarray(start, start + entry.compressedSize);
 }
 
 function checkEntry(entry: ZipEntry): void {
-  if (entry.flags & 0x0001) throw new ValidationError('The document is password-protected (its archive is encrypted); remove the password and upload it again.');
-  if (entry.method !== 0 && entry.method !== 8) throw new ValidationError(`The document uses an unsupported ZIP compression method (${entry.method}).`);
+  if (entry.flags & 0x0001)
+    throw new ValidationError(
+      'The document is password-protected (its archive is encrypted); remove the password and upload it again.',
+    );
+  if (entry.method !== 0 && entry.method !== 8)
+    throw new ValidationError(`The document uses an unsupported ZIP compression method (${entry.method}).`);
 }
 
 /**
  * Inflates every entry without keeping the output, counting real bytes (a header can lie about sizes), and
  * stops as soon as an entry outgrows its declared size or the archive outgrows the limit.
  */
-export function assertSafeZip(bytes: Uint8Array, entries: readonly ZipEntry[], limits: ZipLimits = DEFAULT_ZIP_LIMITS): void {
+export function assertSafeZip(
+  bytes: Uint8Array,
+  entries: readonly ZipEntry[],
+  limits: ZipLimits = DEFAULT_ZIP_LIMITS,
+): void {
   const declared = entries.reduce((sum, entry) => sum + entry.size, 0);
   const mb = Math.round(limits.maxUncompressedBytes / 1_000_000);
-  if (declared > limits.maxUncompressedBytes) throw bomb(`it would expand to ${Math.round(declared / 1_000_000)} MB (at most ${mb} MB is accepted)`);
+  if (declared > limits.maxUncompressedBytes)
+    throw bomb(`it would expand to ${Math.round(declared / 1_000_000)} MB (at most ${mb} MB is accepted)`);
   let total = 0;
   for (const entry of entries) {
     checkEntry(entry);
@@ -146,7 +167,8 @@ export function assertSafeZip(bytes: Uint8Array, entries: readonly ZipEntry[], l
     });
     try {
       // Small input chunks bound each output burst (deflate expands at most ~1032:1).
-      for (let at = 0; at < data.length; at += 16_384) inflater.push(data.subarray(at, at + 16_384), at + 16_384 >= data.length);
+      for (let at = 0; at < data.length; at += 16_384)
+        inflater.push(data.subarray(at, at + 16_384), at + 16_384 >= data.length);
       if (data.length === 0) inflater.push(new Uint8Array(0), true);
     } catch (error) {
       if (error instanceof ValidationError) throw error;

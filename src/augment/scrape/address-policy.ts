@@ -36,7 +36,8 @@ export function parseNetwork(text: string): [Address, number] {
   if (ipaddr.isValidCIDR(text)) {
     const [address, bits] = ipaddr.parseCIDR(text);
     // An IPv4-mapped network (::ffff:10.0.0.0/104) is the IPv4 network, as addresses are judged.
-    if (address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress() && bits >= 96) return [(address as ipaddr.IPv6).toIPv4Address(), bits - 96];
+    if (address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress() && bits >= 96)
+      return [(address as ipaddr.IPv6).toIPv4Address(), bits - 96];
     return [address, bits];
   }
   if (ipaddr.isValid(text)) {

@@ -44,7 +44,10 @@ type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | Lo
 export class PageFetcher {
   private readonly agent: Agent;
 
-  constructor(private readonly policy: AddressPolicy, private readonly limits: PageFetchLimits) {
+  constructor(
+    private readonly policy: AddressPolicy,
+    private readonly limits: PageFetchLimits,
+  ) {
     this.agent = new Agent({
       connect: { lookup: this.guardedLookup, timeout: Math.min(limits.timeoutMs, 10_000) },
       keepAliveTimeout: 4_000,
@@ -63,7 +66,14 @@ export class PageFetcher {
       if (deadline.aborted) throw new PageFetchError(`no answer within ${this.limits.timeoutMs} ms`);
       if (error instanceof PageFetchError) throw error;
       const blocked = findBlocked(error);
-      throw blocked ?? new PageFetchError(error instanceof Error ? `${(error as NodeJS.ErrnoException).code ?? error.name}: ${error.message}` : String(error));
+      throw (
+        blocked ??
+        new PageFetchError(
+          error instanceof Error
+            ? `${(error as NodeJS.ErrnoException).code ?? error.name}: ${error.message}`
+            : String(error),
+        )
+      );
     }
   }
 
@@ -74,7 +84,8 @@ export class PageFetcher {
   private async follow(start: string, signal: AbortSignal): Promise<FetchedPage> {
     let url = new URL(start);
     for (let hop = 0; ; hop += 1) {
-      if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new PageFetchError(`not an http(s) URL: ${url.protocol}`);
+      if (url.protocol !== 'http:' && url.protocol !== 'https:')
+        throw new PageFetchError(`not an http(s) URL: ${url.protocol}`);
       const literal = literalAddress(url.hostname);
       if (literal !== undefined && !this.policy.allows(literal)) throw blockedAddress(literal);
       url.hash = '';
@@ -89,7 +100,8 @@ export class PageFetcher {
       const location = header(response.headers, 'location');
       if (response.statusCode >= 300 && response.statusCode < 400 && location !== undefined) {
         discard(response.body);
-        if (hop >= this.limits.maxRedirects) throw new PageFetchError(`more than ${this.limits.maxRedirects} redirects`);
+        if (hop >= this.limits.maxRedirects)
+          throw new PageFetchError(`more than ${this.limits.maxRedirects} redirects`);
         url = new URL(location, url);
         continue;
       }
@@ -97,8 +109,13 @@ export class PageFetcher {
         discard(response.body);
         throw new PageFetchError(`HTTP ${response.statusCode}`);
       }
-      const [mediaType = '', ...parameters] = (header(response.headers, 'content-type') ?? '').split(';').map((part) => part.trim());
-      const charset = parameters.find((part) => /^charset=/i.test(part))?.slice('charset='.length).replace(/"/g, '');
+      const [mediaType = '', ...parameters] = (header(response.headers, 'content-type') ?? '')
+        .split(';')
+        .map((part) => part.trim());
+      const charset = parameters
+        .find((part) => /^charset=/i.test(part))
+        ?.slice('charset='.length)
+        .replace(/"/g, '');
       const { bytes, truncated } = await readCapped(response.body, this.limits.maxBytes);
       const modified = Date.parse(header(response.headers, 'last-modified') ?? '');
       return {

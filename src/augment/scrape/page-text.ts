@@ -29,7 +29,21 @@ const HTML_OPTIONS: HtmlToTextOptions = {
     { selector: 'h4', options: { uppercase: false } },
     { selector: 'h5', options: { uppercase: false } },
     { selector: 'h6', options: { uppercase: false } },
-    ...['head', 'title', 'nav', 'footer', 'aside', 'button', 'select', 'svg', 'iframe', 'noscript', 'script', 'style', 'template'].map((selector) => ({ selector, format: 'skip' })),
+    ...[
+      'head',
+      'title',
+      'nav',
+      'footer',
+      'aside',
+      'button',
+      'select',
+      'svg',
+      'iframe',
+      'noscript',
+      'script',
+      'style',
+      'template',
+    ].map((selector) => ({ selector, format: 'skip' })),
   ],
 };
 
@@ -48,7 +62,9 @@ export function htmlPageText(bytes: Uint8Array, charset: string | undefined): { 
 
 /** The header's charset, else a meta tag's in the first 1024 bytes, else UTF-8; unknown labels read as UTF-8. */
 function decodeHtml(bytes: Uint8Array, charset: string | undefined): string {
-  const declared = charset ?? /<meta[^>]+charset\s*=\s*["']?([\w-]+)/i.exec(new TextDecoder('latin1').decode(bytes.subarray(0, 1024)))?.[1];
+  const declared =
+    charset ??
+    /<meta[^>]+charset\s*=\s*["']?([\w-]+)/i.exec(new TextDecoder('latin1').decode(bytes.subarray(0, 1024)))?.[1];
   try {
     return new TextDecoder(declared ?? 'utf-8').decode(bytes);
   } catch {
@@ -61,7 +77,8 @@ export function limitTokens(text: string, maxTokens: number): { text: string; to
   // A token is at least one character, and rarely more than a dozen: cut far text off before encoding it all.
   const candidate = text.length > maxTokens * 12 ? text.slice(0, maxTokens * 12) : text;
   const tokens = encodeText(candidate);
-  if (tokens.length <= maxTokens && candidate.length === text.length) return { text, tokens: tokens.length, truncated: false };
+  if (tokens.length <= maxTokens && candidate.length === text.length)
+    return { text, tokens: tokens.length, truncated: false };
   const kept = tokens.slice(0, maxTokens);
   return { text: decodeTokens(kept), tokens: kept.length, truncated: true };
 }

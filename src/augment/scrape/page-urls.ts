@@ -22,8 +22,12 @@ export function linkedUrls(text: string, max: number): string[] {
 /** Drops trailing punctuation, and closing brackets that close nothing opened inside the URL ("(see https://x.org/a)"). */
 function trimUrl(candidate: string): string {
   let url = candidate.replace(TRAILING_PUNCTUATION, '');
-  for (const [open, close] of [['(', ')'], ['[', ']']] as const) {
-    while (url.endsWith(close) && count(url, close) > count(url, open)) url = url.slice(0, -1).replace(TRAILING_PUNCTUATION, '');
+  for (const [open, close] of [
+    ['(', ')'],
+    ['[', ']'],
+  ] as const) {
+    while (url.endsWith(close) && count(url, close) > count(url, open))
+      url = url.slice(0, -1).replace(TRAILING_PUNCTUATION, '');
   }
   return url;
 }

@@ -20,7 +20,8 @@ export interface ScrapedPage {
 }
 
 /** Media types read as documents or plain text by the extraction worker (which judges the bytes themselves). */
-const DOCUMENT_TYPE = /^(text\/|application\/(json|xml|pdf|octet-stream|[\w.+-]*\+(json|xml)|vnd\.openxmlformats-officedocument\.))/;
+const DOCUMENT_TYPE =
+  /^(text\/|application\/(json|xml|pdf|octet-stream|[\w.+-]*\+(json|xml)|vnd\.openxmlformats-officedocument\.))/;
 const HTML_TYPE = /^(text\/html|application\/xhtml\+xml)$/;
 
 /**
@@ -40,7 +41,11 @@ export class WebScraper {
     },
   ) {
     const { settings } = deps;
-    this.fetcher = new PageFetcher(new AddressPolicy(settings.allowNetworks), { timeoutMs: settings.timeoutMs, maxBytes: settings.maxBytes, maxRedirects: MAX_REDIRECTS });
+    this.fetcher = new PageFetcher(new AddressPolicy(settings.allowNetworks), {
+      timeoutMs: settings.timeoutMs,
+      maxBytes: settings.maxBytes,
+      maxRedirects: MAX_REDIRECTS,
+    });
   }
 
   get enabled(): boolean {
@@ -58,7 +63,12 @@ export class WebScraper {
   }
 
   /** Every page that could be read, in the order of `urls`; throws only when `signal` aborts. */
-  async scrape(requestId: string, urls: readonly string[], maxTokens: number, signal?: AbortSignal): Promise<ScrapedPage[]> {
+  async scrape(
+    requestId: string,
+    urls: readonly string[],
+    maxTokens: number,
+    signal?: AbortSignal,
+  ): Promise<ScrapedPage[]> {
     const pages = await Promise.all(urls.map((url) => this.scrapeOne(requestId, url, maxTokens, signal)));
     return pages.filter((page): page is ScrapedPage => page !== undefined);
   }
@@ -67,16 +77,30 @@ export class WebScraper {
     return this.fetcher.close();
   }
 
-  private async scrapeOne(requestId: string, url: string, maxTokens: number, signal: AbortSignal | undefined): Promise<ScrapedPage | undefined> {
+  private async scrapeOne(
+    requestId: string,
+    url: string,
+    maxTokens: number,
+    signal: AbortSignal | undefined,
+  ): Promise<ScrapedPage | undefined> {
     try {
       const fetched = await this.fetcher.fetch(url, signal);
       const html = isHtml(fetched);
-      if (!html && !DOCUMENT_TYPE.test(fetched.mediaType) && fetched.mediaType !== '') throw new PageFetchError(`unsupported media type ${fetched.mediaType}`);
+      if (!html && !DOCUMENT_TYPE.test(fetched.mediaType) && fetched.mediaType !== '')
+        throw new PageFetchError(`unsupported media type ${fetched.mediaType}`);
       // A cut-off PDF or DOCX cannot be read; cut-off HTML or text still can.
-      if (fetched.truncated && !html && !fetched.mediaType.startsWith('text/')) throw new PageFetchError(`larger than ${this.deps.settings.maxBytes} bytes`);
+      if (fetched.truncated && !html && !fetched.mediaType.startsWith('text/'))
+        throw new PageFetchError(`larger than ${this.deps.settings.maxBytes} bytes`);
       const page = await this.deps.readPage(fetched.bytes, { html, charset: fetched.charset, maxTokens });
       if (page.text.trim() === '') throw new PageFetchError('no text');
-      return { url, title: page.title, text: page.text, tokens: page.tokens, truncated: page.truncated || fetched.truncated, lastModified: fetched.lastModified };
+      return {
+        url,
+        title: page.title,
+        text: page.text,
+        tokens: page.tokens,
+        truncated: page.truncated || fetched.truncated,
+        lastModified: fetched.lastModified,
+      };
     } catch (error) {
       if (signal?.aborted) throw error;
       const reason = error instanceof Error ? error.message : String(error);

@@ -3,8 +3,19 @@ import { UpstreamError, ValidationError } from '../../errors.ts';
 import type { ProviderBinding } from '../../catalog/model.ts';
 import type { Logger } from '../../logger.ts';
 import type { ProviderConfig } from '../../operator-config/schema.ts';
-import type { ChatCallOptions, ChatProvider, UpstreamChatChunk, UpstreamChatCompletion, UpstreamChatRequest, UpstreamChatStream } from './chat-provider.ts';
-import { OPENAI_COMPATIBLE_DEFAULT_TIMEOUT_MS, OpenAICompatibleAdapter, OpenAICompatibleOptions } from './openai-compatible.adapter.ts';
+import type {
+  ChatCallOptions,
+  ChatProvider,
+  UpstreamChatChunk,
+  UpstreamChatCompletion,
+  UpstreamChatRequest,
+  UpstreamChatStream,
+} from './chat-provider.ts';
+import {
+  OPENAI_COMPATIBLE_DEFAULT_TIMEOUT_MS,
+  OpenAICompatibleAdapter,
+  OpenAICompatibleOptions,
+} from './openai-compatible.adapter.ts';
 import { SimulatorAdapter, SimulatorOptions } from './simulator.adapter.ts';
 import { allowsFallback, cancelledError, describeFailure, isRetryable } from './upstream-errors.ts';
 
@@ -24,7 +35,12 @@ const RETRY_DELAY_MS = 100;
 
 /** Where upstream calls are counted (src/metrics.ts implements it). */
 export interface UpstreamMetrics {
-  observeUpstream(provider: string, operation: 'chat' | 'chat_stream' | 'models', outcome: UpstreamOutcome, seconds: number): void;
+  observeUpstream(
+    provider: string,
+    operation: 'chat' | 'chat_stream' | 'models',
+    outcome: UpstreamOutcome,
+    seconds: number,
+  ): void;
 }
 export type UpstreamOutcome = 'ok' | 'timeout' | 'error' | 'rejected' | 'cancelled' | 'broken';
 
@@ -63,7 +79,10 @@ export class ChatGateway {
 
   constructor(private readonly deps: ChatGatewayDeps) {
     this.now = deps.now ?? Date.now;
-    this.health = new UpstreamHealth({ failuresBeforeCooldown: FAILURES_BEFORE_COOLDOWN, restartCountAfterCooldown: true }, this.now);
+    this.health = new UpstreamHealth(
+      { failuresBeforeCooldown: FAILURES_BEFORE_COOLDOWN, restartCountAfterCooldown: true },
+      this.now,
+    );
     for (const config of deps.providers) {
       const entry = entryFromConfig(config);
       if (entry) this.entries.set(config.id, entry);
@@ -71,9 +90,15 @@ export class ChatGateway {
     const env = deps.env;
     if (env?.baseUrl) {
       if (this.entries.has(ENV_CHAT_PROVIDER_ID)) {
-        deps.logger?.warn(`OPENAI_COMPATIBLE_BASE_URL is ignored: the operator config already declares a provider "${ENV_CHAT_PROVIDER_ID}"`);
+        deps.logger?.warn(
+          `OPENAI_COMPATIBLE_BASE_URL is ignored: the operator config already declares a provider "${ENV_CHAT_PROVIDER_ID}"`,
+        );
       } else {
-        const provider = new OpenAICompatibleAdapter(ENV_CHAT_PROVIDER_ID, { baseUrl: env.baseUrl, apiKey: env.apiKey, timeoutMs: OPENAI_COMPATIBLE_DEFAULT_TIMEOUT_MS });
+        const provider = new OpenAICompatibleAdapter(ENV_CHAT_PROVIDER_ID, {
+          baseUrl: env.baseUrl,
+          apiKey: env.apiKey,
+          timeoutMs: OPENAI_COMPATIBLE_DEFAULT_TIMEOUT_MS,
+        });
         this.entries.set(ENV_CHAT_PROVIDER_ID, { provider, ...CHAT_DEFAULTS });
       }
     }
@@ -89,7 +114,9 @@ export class ChatGateway {
     body: Omit<UpstreamChatRequest, 'model'>,
     options: ChatCallOptions,
   ): Promise<GatewayResult & { completion: UpstreamChatCompletion }> {
-    const { result, ...where } = await this.run(bindings, options, 'chat', (provider, model) => provider.complete(withModel(body, model), options));
+    const { result, ...where } = await this.run(bindings, options, 'chat', (provider, model) =>
+      provider.complete(withModel(body, model), options),
+    );
     return { ...where, completion: result };
   }
 
@@ -99,14 +126,17 @@ export class ChatGateway {
     body: Omit<UpstreamChatRequest, 'model'>,
     options: ChatCallOptions,
   ): Promise<GatewayResult & { stream: UpstreamChatStream }> {
-    const { result, ...where } = await this.run(bindings, options, 'chat_stream', (provider, model) => provider.stream(withModel(body, model), options));
+    const { result, ...where } = await this.run(bindings, options, 'chat_stream', (provider, model) =>
+      provider.stream(withModel(body, model), options),
+    );
     return { ...where, stream: this.watch(where.providerId, result) };
   }
 
   /** The upstream's model ids, for discovery; throws when the provider is unknown or has no model list. */
   async listModels(providerId: string, signal?: AbortSignal): Promise<string[]> {
     const provider = this.entries.get(providerId)?.provider;
-    if (!provider?.listModels) throw new UpstreamError('This provider cannot list its models', 'SERVICE_UNAVAILABLE', 503);
+    if (!provider?.listModels)
+      throw new UpstreamError('This provider cannot list its models', 'SERVICE_UNAVAILABLE', 503);
     const started = performance.now();
     try {
       const models = await provider.listModels(signal ? { signal } : {});
@@ -135,7 +165,8 @@ export class ChatGateway {
       const entry = this.entries.get(binding.providerId);
       return entry ? [{ binding, entry }] : [];
     });
-    if (known.length === 0) throw new UpstreamError('No model server is available for this model', 'SERVICE_UNAVAILABLE', 503);
+    if (known.length === 0)
+      throw new UpstreamError('No model server is available for this model', 'SERVICE_UNAVAILABLE', 503);
     const now = this.now();
     const ready = known.filter(({ binding }) => !this.health.cooling(binding.providerId, now));
     const ordered = ready.length > 0 ? ready : known;
@@ -160,13 +191,20 @@ export class ChatGateway {
         }
       }
       this.recordFailure(binding.providerId, entry.cooldownMs);
-      this.deps.logger?.warn({ provider: binding.providerId, failure: describeFailure(lastError) }, 'chat upstream failed');
+      this.deps.logger?.warn(
+        { provider: binding.providerId, failure: describeFailure(lastError) },
+        'chat upstream failed',
+      );
     }
     throw lastError;
   }
 
   private recordFailure(providerId: string, cooldownMs: number): void {
-    if (this.health.failed(providerId, cooldownMs)) this.deps.logger?.warn({ provider: providerId, cooldownMs }, 'chat upstream cooling down after repeated failures');
+    if (this.health.failed(providerId, cooldownMs))
+      this.deps.logger?.warn(
+        { provider: providerId, cooldownMs },
+        'chat upstream cooling down after repeated failures',
+      );
   }
 
   /** Counts a mid-stream break as a failure of the provider (it did not deliver what it started). */
@@ -178,7 +216,12 @@ export class ChatGateway {
     });
   }
 
-  private observe(providerId: string, operation: 'chat' | 'chat_stream' | 'models', outcome: UpstreamOutcome, started: number): void {
+  private observe(
+    providerId: string,
+    operation: 'chat' | 'chat_stream' | 'models',
+    outcome: UpstreamOutcome,
+    started: number,
+  ): void {
     this.deps.metrics?.observeUpstream(providerId, operation, outcome, (performance.now() - started) / 1000);
   }
 }
@@ -212,7 +255,10 @@ function watchedStream(inner: UpstreamChatStream, onBreak: () => void): Upstream
 }
 
 function entryFromConfig(config: ProviderConfig): ChatProviderEntry | undefined {
-  const retries = { maxRetries: config.maxRetries ?? CHAT_DEFAULTS.maxRetries, cooldownMs: config.cooldownMs ?? CHAT_DEFAULTS.cooldownMs };
+  const retries = {
+    maxRetries: config.maxRetries ?? CHAT_DEFAULTS.maxRetries,
+    cooldownMs: config.cooldownMs ?? CHAT_DEFAULTS.cooldownMs,
+  };
   if (config.type === 'simulator') {
     return { provider: new SimulatorAdapter(config.id, parseOptions(config, SimulatorOptions)), ...retries };
   }
@@ -229,7 +275,14 @@ function entryFromConfig(config: ProviderConfig): ChatProviderEntry | undefined 
   return undefined;
 }
 
-function parseOptions<T>(config: ProviderConfig, schema: { safeParse(value: unknown): { success: true; data: T } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } } }): T {
+function parseOptions<T>(
+  config: ProviderConfig,
+  schema: {
+    safeParse(
+      value: unknown,
+    ): { success: true; data: T } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } };
+  },
+): T {
   const parsed = schema.safeParse(config.options ?? {});
   if (parsed.success) return parsed.data;
   const problems = parsed.error.issues.map((issue) => `options.${issue.path.map(String).join('.')}: ${issue.message}`);

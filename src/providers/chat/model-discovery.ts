@@ -16,7 +16,10 @@ import { describeFailure } from './upstream-errors.ts';
 const START_WAIT_MS = 5_000;
 
 export interface ModelDiscoveryDeps {
-  readonly gateway: { has(providerId: string): boolean; listModels(providerId: string, signal?: AbortSignal): Promise<string[]> };
+  readonly gateway: {
+    has(providerId: string): boolean;
+    listModels(providerId: string, signal?: AbortSignal): Promise<string[]>;
+  };
   readonly catalog: { setDiscoveredModels(models: readonly CatalogModelDraft[]): Promise<void> };
   /** The operator file's `discovery` section (undefined: the schema's documented defaults). */
   readonly discovery: DiscoveryConfig | undefined;
@@ -72,7 +75,10 @@ export class ModelDiscovery {
       return models.map((model) => model.id);
     } catch (error) {
       if (!controller.signal.aborted) {
-        this.deps.logger.warn({ provider: this.providerId, failure: describeFailure(error) }, 'could not read the upstream model list; retrying on the next refresh');
+        this.deps.logger.warn(
+          { provider: this.providerId, failure: describeFailure(error) },
+          'could not read the upstream model list; retrying on the next refresh',
+        );
       }
       return undefined;
     } finally {
@@ -99,7 +105,10 @@ export class ModelDiscovery {
         upstreamModel: upstreamId,
       });
       if (!parsed.success) {
-        this.deps.logger.warn({ provider: this.providerId, upstreamModel: upstreamId.slice(0, 200) }, 'skipped an upstream model whose name cannot be a model id');
+        this.deps.logger.warn(
+          { provider: this.providerId, upstreamModel: upstreamId.slice(0, 200) },
+          'skipped an upstream model whose name cannot be a model id',
+        );
         continue;
       }
       seen.add(id);

@@ -2,8 +2,21 @@ import { Pool } from 'undici';
 import { z } from 'zod';
 import { followAbort } from '../../abort.ts';
 import { AppError, ValidationError } from '../../errors.ts';
-import type { ChatCallOptions, ChatProvider, UpstreamChatCompletion, UpstreamChatRequest, UpstreamChatStream } from './chat-provider.ts';
-import { ChunkNormaliser, CompletionSchema, ModelListSchema, normaliseCompletion, parseJson, upstreamErrorMessage } from './openai-wire.ts';
+import type {
+  ChatCallOptions,
+  ChatProvider,
+  UpstreamChatCompletion,
+  UpstreamChatRequest,
+  UpstreamChatStream,
+} from './chat-provider.ts';
+import {
+  ChunkNormaliser,
+  CompletionSchema,
+  ModelListSchema,
+  normaliseCompletion,
+  parseJson,
+  upstreamErrorMessage,
+} from './openai-wire.ts';
 import { SseChunkStream, type ResponseBody } from './sse-chunk-stream.ts';
 import { brokenError, cancelledError, ChatUpstreamError, timeoutError } from './upstream-errors.ts';
 
@@ -82,7 +95,8 @@ export class OpenAICompatibleAdapter implements ChatProvider {
   }
 
   async stream(request: UpstreamChatRequest, options: ChatCallOptions): Promise<UpstreamChatStream> {
-    const streamOptions = typeof request.stream_options === 'object' && request.stream_options !== null ? request.stream_options : {};
+    const streamOptions =
+      typeof request.stream_options === 'object' && request.stream_options !== null ? request.stream_options : {};
     // Usage is always asked for: billing settles on it.
     const payload = { ...request, stream: true, stream_options: { ...streamOptions, include_usage: true } };
     // The caller's abort reaches the call through `own`, followed until the stream ends.
@@ -105,7 +119,8 @@ export class OpenAICompatibleAdapter implements ChatProvider {
       body,
       new ChunkNormaliser(this.splitsThinkTags || options.splitThinkTags === true, fallbackId()),
       own,
-      (error) => (own.signal.aborted && !caller?.aborted ? undefined : this.transportError(error, caller, 'broke off the stream')),
+      (error) =>
+        own.signal.aborted && !caller?.aborted ? undefined : this.transportError(error, caller, 'broke off the stream'),
       detach,
     );
     // Resolve only once the first chunk arrived: a failure before any output can still be retried elsewhere.
@@ -118,14 +133,26 @@ export class OpenAICompatibleAdapter implements ChatProvider {
     const signal = options.signal ? AbortSignal.any([options.signal, deadline]) : deadline;
     let response;
     try {
-      response = await this.pool.request({ path: `${this.basePath}/models`, method: 'GET', headers: this.headers(), signal });
+      response = await this.pool.request({
+        path: `${this.basePath}/models`,
+        method: 'GET',
+        headers: this.headers(),
+        signal,
+      });
     } catch (error) {
-      throw deadline.aborted ? timeoutError(this.settings.timeoutMs) : this.transportError(error, options.signal, 'could not be reached');
+      throw deadline.aborted
+        ? timeoutError(this.settings.timeoutMs)
+        : this.transportError(error, options.signal, 'could not be reached');
     }
     const body = response.body as ResponseBody;
     if (response.statusCode !== 200) {
       await body.dump().catch(() => undefined);
-      throw new ChatUpstreamError(`The model server answered HTTP ${response.statusCode} to GET /models`, 'UPSTREAM_ERROR', 502, response.statusCode >= 500);
+      throw new ChatUpstreamError(
+        `The model server answered HTTP ${response.statusCode} to GET /models`,
+        'UPSTREAM_ERROR',
+        502,
+        response.statusCode >= 500,
+      );
     }
     let text: string;
     try {
@@ -154,7 +181,11 @@ export class OpenAICompatibleAdapter implements ChatProvider {
   }
 
   /** POSTs JSON; resolves with a 200 answer's body, throws the mapped error for anything else. */
-  private async post(path: string, payload: unknown, options: ChatCallOptions): Promise<{ body: ResponseBody; headers: Record<string, string | string[] | undefined> }> {
+  private async post(
+    path: string,
+    payload: unknown,
+    options: ChatCallOptions,
+  ): Promise<{ body: ResponseBody; headers: Record<string, string | string[] | undefined> }> {
     if (options.signal?.aborted) throw cancelledError();
     let response;
     try {
@@ -185,7 +216,8 @@ export class OpenAICompatibleAdapter implements ChatProvider {
     if (callerSignal?.aborted) return cancelledError();
     const code = (error as { code?: unknown } | null)?.code;
     const detail = `${this.id}: ${typeof code === 'string' ? `${code} ` : ''}${error instanceof Error ? error.message : String(error)}`;
-    if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') return timeoutError(this.settings.timeoutMs, 'answer', detail);
+    if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT')
+      return timeoutError(this.settings.timeoutMs, 'answer', detail);
     if (code === 'UND_ERR_BODY_TIMEOUT') return timeoutError(this.idleTimeoutMs, 'send anything', detail);
     return brokenError(what, detail);
   }
@@ -196,9 +228,11 @@ function statusError(status: number, message: string | undefined): AppError {
   if (status === 400 || status === 413 || status === 422) {
     return new ValidationError(message ?? `The model server rejected the request (HTTP ${status})`);
   }
-  if (status === 429) return new ChatUpstreamError('The model server is at capacity; try again shortly', 'MODEL_AT_CAPACITY', 503, true);
+  if (status === 429)
+    return new ChatUpstreamError('The model server is at capacity; try again shortly', 'MODEL_AT_CAPACITY', 503, true);
   // 401/403 is the operator's key, 404 the operator's model name: not the caller's fault, and not worth a retry.
-  if (status < 500) return new ChatUpstreamError(`The model server refused the request (HTTP ${status})`, 'UPSTREAM_ERROR', 502, false);
+  if (status < 500)
+    return new ChatUpstreamError(`The model server refused the request (HTTP ${status})`, 'UPSTREAM_ERROR', 502, false);
   return new ChatUpstreamError(`The model server failed (HTTP ${status})`, 'UPSTREAM_ERROR', 502, true);
 }
 

@@ -21,7 +21,8 @@ const Count = z.number().int().nonnegative();
 const Logprobs = z.record(z.string(), z.unknown()).nullable().optional();
 const StopReason = z.union([z.string(), z.number()]).nullable().optional();
 /** Ollama's compatibility layer has sent arguments as an object; everyone else sends the JSON string. */
-const argumentsText = (value: string | Record<string, unknown>): string => (typeof value === 'string' ? value : JSON.stringify(value));
+const argumentsText = (value: string | Record<string, unknown>): string =>
+  typeof value === 'string' ? value : JSON.stringify(value);
 const Arguments = z.union([z.string(), z.record(z.string(), z.unknown())]).transform(argumentsText);
 
 /** Usage as streams read it (readUsage): one reading for completions and chunks. */
@@ -76,10 +77,15 @@ export function parseJson(text: string): unknown {
 }
 
 /** `error` set on a stream event: vLLM and others report a failure after the stream started that way. */
-export const reportsError = (event: unknown): boolean => isRecord(event) && event.error !== undefined && event.error !== null;
+export const reportsError = (event: unknown): boolean =>
+  isRecord(event) && event.error !== undefined && event.error !== null;
 
 /** A whole completion; with `splitThinkTags`, inline `<think>` blocks move to reasoning_content. */
-export function normaliseCompletion(body: z.output<typeof CompletionSchema>, splitThink: boolean, fallbackId: string): UpstreamChatCompletion {
+export function normaliseCompletion(
+  body: z.output<typeof CompletionSchema>,
+  splitThink: boolean,
+  fallbackId: string,
+): UpstreamChatCompletion {
   const choices = body.choices.map((choice, position): UpstreamChoice => {
     let content = choice.message.content ?? null;
     let reasoning = choice.message.reasoning_content ?? choice.message.reasoning ?? null;
@@ -88,9 +94,11 @@ export function normaliseCompletion(body: z.output<typeof CompletionSchema>, spl
       content = split.content;
       if (split.reasoning !== null) reasoning = reasoning ? `${reasoning}\n${split.reasoning}` : split.reasoning;
     }
-    const toolCalls = (choice.message.tool_calls ?? []).map(
-      (call, index): UpstreamToolCall => ({ id: call.id ?? `call_${fallbackId}_${position}_${index}`, type: 'function', function: { name: call.function.name, arguments: call.function.arguments } }),
-    );
+    const toolCalls = (choice.message.tool_calls ?? []).map((call, index): UpstreamToolCall => ({
+      id: call.id ?? `call_${fallbackId}_${position}_${index}`,
+      type: 'function',
+      function: { name: call.function.name, arguments: call.function.arguments },
+    }));
     return {
       index: choice.index ?? position,
       message: { role: 'assistant', content, reasoning_content: reasoning, tool_calls: toolCalls },
@@ -120,7 +128,8 @@ export class ChunkNormaliser {
   normalise(event: unknown): UpstreamChatChunk | undefined {
     if (!isRecord(event)) return undefined;
     const { id, created, choices, usage } = event;
-    if (!isOptional(id, isString) || !isOptional(created, isNumber) || !isOptional(choices, Array.isArray)) return undefined;
+    if (!isOptional(id, isString) || !isOptional(created, isNumber) || !isOptional(choices, Array.isArray))
+      return undefined;
     const out: UpstreamChatChunk = { id: id ?? this.fallbackId, created: created ?? now(), choices: [] };
     for (const choice of (choices ?? []) as unknown[]) {
       const normalised = this.choice(choice);
@@ -138,9 +147,28 @@ export class ChunkNormaliser {
   private choice(choice: unknown): UpstreamChunkChoice | undefined {
     if (!isRecord(choice)) return undefined;
     const { index = 0, delta: given = {}, finish_reason: finish, stop_reason: stop, logprobs } = choice;
-    if (!isCount(index) || !isRecord(given) || !isOptional(finish, isString) || !isOptional(stop, isStopReason) || !isOptional(logprobs, isRecord)) return undefined;
-    const { role, content: givenContent, reasoning_content: reasoningContent, reasoning: reasoningAlias, tool_calls: calls } = given;
-    if (!isOptional(role, isString) || !isOptional(givenContent, isString) || !isOptional(reasoningContent, isString) || !isOptional(reasoningAlias, isString) || !isOptional(calls, Array.isArray)) {
+    if (
+      !isCount(index) ||
+      !isRecord(given) ||
+      !isOptional(finish, isString) ||
+      !isOptional(stop, isStopReason) ||
+      !isOptional(logprobs, isRecord)
+    )
+      return undefined;
+    const {
+      role,
+      content: givenContent,
+      reasoning_content: reasoningContent,
+      reasoning: reasoningAlias,
+      tool_calls: calls,
+    } = given;
+    if (
+      !isOptional(role, isString) ||
+      !isOptional(givenContent, isString) ||
+      !isOptional(reasoningContent, isString) ||
+      !isOptional(reasoningAlias, isString) ||
+      !isOptional(calls, Array.isArray)
+    ) {
       return undefined;
     }
     const delta: UpstreamChunkChoice['delta'] = {};
@@ -204,7 +232,13 @@ export function upstreamErrorMessage(text: string): string | undefined {
   if (body === undefined) return undefined;
   const pick = (value: unknown): string | undefined => {
     if (typeof value === 'string' && value.trim()) return value.trim();
-    if (Array.isArray(value)) return value.map((item) => pick((item as { msg?: unknown } | null)?.msg ?? item)).filter(Boolean).join('; ') || undefined;
+    if (Array.isArray(value))
+      return (
+        value
+          .map((item) => pick((item as { msg?: unknown } | null)?.msg ?? item))
+          .filter(Boolean)
+          .join('; ') || undefined
+      );
     if (value && typeof value === 'object') return pick((value as { message?: unknown }).message);
     return undefined;
   };
@@ -215,28 +249,45 @@ export function upstreamErrorMessage(text: string): string | undefined {
 
 // The hand-written reading of stream events (ChunkNormaliser): JSON values only, so no prototype or class checks.
 type Guard<T> = (value: unknown) => value is T;
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 const isString = (value: unknown): value is string => typeof value === 'string';
 const isNumber = (value: unknown): value is number => typeof value === 'number';
 const isCount = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
-const isStopReason = (value: unknown): value is string | number => typeof value === 'string' || typeof value === 'number';
+const isStopReason = (value: unknown): value is string | number =>
+  typeof value === 'string' || typeof value === 'number';
 /** Absent, null, or of the guarded type (narrows to `T | null | undefined`). */
-const isOptional = <T>(value: unknown, guard: Guard<T> | ((value: unknown) => boolean)): value is T | null | undefined => value === undefined || value === null || guard(value);
+const isOptional = <T>(
+  value: unknown,
+  guard: Guard<T> | ((value: unknown) => boolean),
+): value is T | null | undefined => value === undefined || value === null || guard(value);
 
 function readUsage(usage: unknown): UpstreamUsage | null | undefined {
   if (usage === null) return null;
   if (!isRecord(usage)) return undefined;
-  const { prompt_tokens: prompt = 0, completion_tokens: completion = 0, total_tokens: total, prompt_tokens_details: details } = usage;
-  if (!isCount(prompt) || !isCount(completion) || !isOptional(total, isCount) || !isOptional(details, isRecord)) return undefined;
+  const {
+    prompt_tokens: prompt = 0,
+    completion_tokens: completion = 0,
+    total_tokens: total,
+    prompt_tokens_details: details,
+  } = usage;
+  if (!isCount(prompt) || !isCount(completion) || !isOptional(total, isCount) || !isOptional(details, isRecord))
+    return undefined;
   const cached = details?.cached_tokens;
   if (!isOptional(cached, isCount)) return undefined;
-  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: total ?? prompt + completion, cached_tokens: cached ?? 0 };
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: total ?? prompt + completion,
+    cached_tokens: cached ?? 0,
+  };
 }
 
 function readToolCallDelta(call: unknown): UpstreamToolCallDelta | undefined {
   if (!isRecord(call)) return undefined;
   const { index = 0, id, type, function: fn } = call;
-  if (!isCount(index) || !isOptional(id, isString) || !isOptional(type, isString) || !isOptional(fn, isRecord)) return undefined;
+  if (!isCount(index) || !isOptional(id, isString) || !isOptional(type, isString) || !isOptional(fn, isRecord))
+    return undefined;
   const out: UpstreamToolCallDelta = { index };
   if (id) out.id = id;
   const name = fn?.name;

@@ -13,8 +13,10 @@ type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
 const MAX_DEPTH = 8;
 
-const asSchema = (value: unknown): Schema => (value && typeof value === 'object' && !Array.isArray(value) ? (value as Schema) : {});
-const numberOr = (value: unknown, fallback: number | undefined): number | undefined => (typeof value === 'number' && Number.isFinite(value) ? value : fallback);
+const asSchema = (value: unknown): Schema =>
+  value && typeof value === 'object' && !Array.isArray(value) ? (value as Schema) : {};
+const numberOr = (value: unknown, fallback: number | undefined): number | undefined =>
+  typeof value === 'number' && Number.isFinite(value) ? value : fallback;
 
 export function valueForSchema(schema: unknown, rng: Rng, topic: readonly string[]): Json {
   const root = asSchema(schema);
@@ -23,21 +25,37 @@ export function valueForSchema(schema: unknown, rng: Rng, topic: readonly string
 
 function resolveRef(root: Schema, ref: string): Schema {
   if (!ref.startsWith('#')) return {};
-  const path = ref.slice(1).split('/').filter(Boolean).map((part) => decodeURIComponent(part.replaceAll('~1', '/').replaceAll('~0', '~')));
+  const path = ref
+    .slice(1)
+    .split('/')
+    .filter(Boolean)
+    .map((part) => decodeURIComponent(part.replaceAll('~1', '/').replaceAll('~0', '~')));
   let node: unknown = root;
   for (const part of path) node = asSchema(node)[part];
   return asSchema(node);
 }
 
-function generate(schemaIn: Schema, root: Schema, rng: Rng, topic: readonly string[], name: string | undefined, depth: number): Json {
+function generate(
+  schemaIn: Schema,
+  root: Schema,
+  rng: Rng,
+  topic: readonly string[],
+  name: string | undefined,
+  depth: number,
+): Json {
   let schema = schemaIn;
   if (typeof schema.$ref === 'string') schema = { ...resolveRef(root, schema.$ref), ...withoutKey(schema, '$ref') };
   if ('const' in schema) return schema.const as Json;
   if (Array.isArray(schema.enum) && schema.enum.length > 0) return rng.pick(schema.enum) as Json;
   const allOf = Array.isArray(schema.allOf)
-    ? schema.allOf.map(asSchema).map((part) => (typeof part.$ref === 'string' ? { ...resolveRef(root, part.$ref), ...withoutKey(part, '$ref') } : part))
+    ? schema.allOf
+        .map(asSchema)
+        .map((part) =>
+          typeof part.$ref === 'string' ? { ...resolveRef(root, part.$ref), ...withoutKey(part, '$ref') } : part,
+        )
     : [];
-  if (allOf.length > 0) return generate(mergeAll([withoutKey(schema, 'allOf'), ...allOf]), root, rng, topic, name, depth);
+  if (allOf.length > 0)
+    return generate(mergeAll([withoutKey(schema, 'allOf'), ...allOf]), root, rng, topic, name, depth);
   const branches = Array.isArray(schema.anyOf) ? schema.anyOf : Array.isArray(schema.oneOf) ? schema.oneOf : undefined;
   if (branches && branches.length > 0) {
     // The first branch that is not just `null` (optional fields are often `anyOf: [X, {type: null}]`).
@@ -67,7 +85,8 @@ function chooseType(schema: Schema): string {
   const type = schema.type;
   if (typeof type === 'string') return type;
   if (Array.isArray(type)) return (type.find((t) => t !== 'null') ?? 'null') as string;
-  if (schema.properties !== undefined || schema.required !== undefined || schema.additionalProperties !== undefined) return 'object';
+  if (schema.properties !== undefined || schema.required !== undefined || schema.additionalProperties !== undefined)
+    return 'object';
   if (schema.items !== undefined || schema.prefixItems !== undefined) return 'array';
   if (schema.minimum !== undefined || schema.maximum !== undefined) return 'number';
   return 'string';
@@ -75,7 +94,9 @@ function chooseType(schema: Schema): string {
 
 function objectFor(schema: Schema, root: Schema, rng: Rng, topic: readonly string[], depth: number): Json {
   const properties = asSchema(schema.properties);
-  const required = new Set(Array.isArray(schema.required) ? schema.required.filter((key): key is string => typeof key === 'string') : []);
+  const required = new Set(
+    Array.isArray(schema.required) ? schema.required.filter((key): key is string => typeof key === 'string') : [],
+  );
   const out: { [key: string]: Json } = {};
   for (const [key, child] of Object.entries(properties)) {
     if (!required.has(key) && rng.chance(0.35)) continue;
@@ -91,7 +112,14 @@ function objectFor(schema: Schema, root: Schema, rng: Rng, topic: readonly strin
   return out;
 }
 
-function arrayFor(schema: Schema, root: Schema, rng: Rng, topic: readonly string[], name: string | undefined, depth: number): Json {
+function arrayFor(
+  schema: Schema,
+  root: Schema,
+  rng: Rng,
+  topic: readonly string[],
+  name: string | undefined,
+  depth: number,
+): Json {
   const prefix = Array.isArray(schema.prefixItems) ? schema.prefixItems.map(asSchema) : [];
   const minItems = Math.max(numberOr(schema.minItems, 0) ?? 0, prefix.length);
   const maxItems = numberOr(schema.maxItems, Math.max(minItems, 3)) ?? 3;
@@ -139,7 +167,9 @@ function stringForSchema(schema: Schema, rng: Rng, topic: readonly string[], nam
   let value: string;
   switch (schema.format) {
     case 'date-time':
-      value = new Date(Date.UTC(2025, rng.int(0, 11), rng.int(1, 28), rng.int(0, 23), rng.int(0, 59))).toISOString().replace('.000', '');
+      value = new Date(Date.UTC(2025, rng.int(0, 11), rng.int(1, 28), rng.int(0, 23), rng.int(0, 59)))
+        .toISOString()
+        .replace('.000', '');
       break;
     case 'date':
       value = new Date(Date.UTC(2025, rng.int(0, 11), rng.int(1, 28))).toISOString().slice(0, 10);
@@ -186,7 +216,8 @@ function mergeAll(schemas: readonly Schema[]): Schema {
   for (const schema of schemas) {
     Object.assign(merged, schema);
     Object.assign(properties, asSchema(schema.properties));
-    if (Array.isArray(schema.required)) for (const key of schema.required) if (typeof key === 'string') required.add(key);
+    if (Array.isArray(schema.required))
+      for (const key of schema.required) if (typeof key === 'string') required.add(key);
   }
   if (Object.keys(properties).length > 0) merged.properties = properties;
   if (required.size > 0) merged.required = [...required];

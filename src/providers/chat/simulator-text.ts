@@ -88,10 +88,19 @@ const CLOSERS = [
   'In short: keep it simple, test your assumptions, and iterate.',
   'Let me know if you would like an example.',
 ];
-const GREETINGS = ['Hello! How can I help you today?', 'Hi there! What would you like to talk about?', 'Hello! Ask me anything and I will do my best to help.'];
+const GREETINGS = [
+  'Hello! How can I help you today?',
+  'Hi there! What would you like to talk about?',
+  'Hello! Ask me anything and I will do my best to help.',
+];
 
 function fill(template: string, words: readonly string[]): string {
-  const topic = words.length === 0 ? 'your question' : words.length === 1 ? words[0] : `${words.slice(0, -1).join(', ')} and ${words.at(-1)}`;
+  const topic =
+    words.length === 0
+      ? 'your question'
+      : words.length === 1
+        ? words[0]
+        : `${words.slice(0, -1).join(', ')} and ${words.at(-1)}`;
   return template
     .replaceAll('{topic}', topic as string)
     .replaceAll('{a}', words[0] ?? 'this')
@@ -126,8 +135,19 @@ export function reasoningText(rng: Rng, userText: string): string {
   const words = topicWords(userText);
   const parts = [
     fill('The user is asking about {topic}.', words),
-    rng.pick(['I should explain the main idea first, then give a practical tip.', 'A short, clear answer with one example should be enough.', 'Let me think about what matters most here.']),
-    fill(rng.pick(['The important part is {a}, and how it relates to {b}.', 'I need to keep {a} in focus and avoid unnecessary detail.', 'It is worth mentioning a common mistake with {a}.']), words),
+    rng.pick([
+      'I should explain the main idea first, then give a practical tip.',
+      'A short, clear answer with one example should be enough.',
+      'Let me think about what matters most here.',
+    ]),
+    fill(
+      rng.pick([
+        'The important part is {a}, and how it relates to {b}.',
+        'I need to keep {a} in focus and avoid unnecessary detail.',
+        'It is worth mentioning a common mistake with {a}.',
+      ]),
+      words,
+    ),
     'I will keep the answer friendly and concise.',
   ];
   return parts.join(' ');
@@ -138,7 +158,9 @@ export function toolResultText(toolName: string | undefined, result: string): st
   const flat = result.replace(/\s+/g, ' ').trim();
   const excerpt = flat.length > 160 ? `${flat.slice(0, 157)}...` : flat;
   const source = toolName ? `the ${toolName} tool` : 'the tool';
-  return excerpt ? `According to ${source}, the result is: ${excerpt}. Let me know if you need anything else.` : `The call to ${source} returned nothing. Would you like me to try something else?`;
+  return excerpt
+    ? `According to ${source}, the result is: ${excerpt}. Let me know if you need anything else.`
+    : `The call to ${source} returned nothing. Would you like me to try something else?`;
 }
 
 /** Words for generated JSON strings, picked by property name when it says what it holds. */
@@ -152,14 +174,28 @@ const NAMED_VALUES: Record<string, readonly string[]> = {
   email: ['ada@example.com', 'grace@example.org'],
   url: ['https://example.com/articles/1', 'https://example.org/guide'],
 };
-const GENERIC_WORDS = ['clear', 'simple', 'steady', 'bright', 'useful', 'careful', 'quick', 'balanced', 'practical', 'quiet'];
+const GENERIC_WORDS = [
+  'clear',
+  'simple',
+  'steady',
+  'bright',
+  'useful',
+  'careful',
+  'quick',
+  'balanced',
+  'practical',
+  'quiet',
+];
 const NOUNS = ['plan', 'example', 'summary', 'answer', 'result', 'approach', 'idea', 'note', 'step', 'option'];
 
 export function stringFor(rng: Rng, propertyName: string | undefined, topic: readonly string[]): string {
   const key = (propertyName ?? '').toLowerCase();
   for (const [name, values] of Object.entries(NAMED_VALUES)) if (key.includes(name)) return rng.pick(values);
   if (key.includes('description') || key.includes('summary') || key.includes('reason') || key.includes('explanation')) {
-    return fill(rng.pick(['A short note about {a}.', 'This covers the basics of {a}.', 'A simple explanation of {topic}.']), topic);
+    return fill(
+      rng.pick(['A short note about {a}.', 'This covers the basics of {a}.', 'A simple explanation of {topic}.']),
+      topic,
+    );
   }
   return `${rng.pick(GENERIC_WORDS)} ${topic.length > 0 && rng.chance(0.5) ? rng.pick(topic) : rng.pick(NOUNS)}`;
 }

@@ -73,7 +73,12 @@ export class SimulatorAdapter implements ChatProvider {
       created: plan.created,
       choices: plan.choices.map((choice, index) => ({
         index,
-        message: { role: 'assistant', content: choice.content, reasoning_content: choice.reasoning, tool_calls: choice.toolCalls },
+        message: {
+          role: 'assistant',
+          content: choice.content,
+          reasoning_content: choice.reasoning,
+          tool_calls: choice.toolCalls,
+        },
         finish_reason: choice.finishReason,
         stop_reason: choice.stopReason,
         logprobs: plan.logprobs && choice.content ? logprobsFor(tokensOf(choice.content), plan.logprobs.top) : null,
@@ -103,7 +108,9 @@ class SimulatedStream implements UpstreamChatStream {
   }
 
   async *[Symbol.asyncIterator](): AsyncGenerator<UpstreamChatChunk, void, undefined> {
-    const signal = this.callerSignal ? AbortSignal.any([this.callerSignal, this.controller.signal]) : this.controller.signal;
+    const signal = this.callerSignal
+      ? AbortSignal.any([this.callerSignal, this.controller.signal])
+      : this.controller.signal;
     for (const [index, chunk] of this.chunks.entries()) {
       if (index > 0 && this.delayMs > 0) await sleep(this.delayMs, undefined, { signal }).catch(() => undefined);
       if (this.callerSignal?.aborted) throw cancelledError();
@@ -118,14 +125,21 @@ function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
   return content
-    .map((part) => (part && typeof part === 'object' && (part as { type?: unknown }).type === 'text' ? String((part as { text?: unknown }).text ?? '') : ''))
+    .map((part) =>
+      part && typeof part === 'object' && (part as { type?: unknown }).type === 'text'
+        ? String((part as { text?: unknown }).text ?? '')
+        : '',
+    )
     .filter(Boolean)
     .join('\n');
 }
 
 /** Image parts count as a fixed 85 tokens, like OpenAI's low-detail images. */
 function imagePartsOf(content: unknown): number {
-  return Array.isArray(content) ? content.filter((part) => part && typeof part === 'object' && (part as { type?: unknown }).type === 'image_url').length : 0;
+  return Array.isArray(content)
+    ? content.filter((part) => part && typeof part === 'object' && (part as { type?: unknown }).type === 'image_url')
+        .length
+    : 0;
 }
 
 /** Long prompts are counted off the event loop: the simulator runs in the server's process. */
@@ -150,31 +164,45 @@ function functionTools(request: UpstreamChatRequest): FunctionTool[] {
   if (!Array.isArray(request.tools)) return [];
   return request.tools.flatMap((tool) => {
     const fn = (tool as { function?: { name?: unknown; parameters?: unknown } } | null)?.function;
-    return fn && typeof fn.name === 'string' ? [{ name: fn.name, parameters: fn.parameters ?? { type: 'object', properties: {} } }] : [];
+    return fn && typeof fn.name === 'string'
+      ? [{ name: fn.name, parameters: fn.parameters ?? { type: 'object', properties: {} } }]
+      : [];
   });
 }
 
 /** Which tool to call: forced by tool_choice, or with `auto` when the user's message names a tool. */
-function toolToCall(request: UpstreamChatRequest, tools: FunctionTool[], lastUserText: string, lastRole: unknown, rng: Rng): FunctionTool | undefined {
+function toolToCall(
+  request: UpstreamChatRequest,
+  tools: FunctionTool[],
+  lastUserText: string,
+  lastRole: unknown,
+  rng: Rng,
+): FunctionTool | undefined {
   if (tools.length === 0) return undefined;
   const choice = request.tool_choice;
   if (choice === 'none') return undefined;
   if (choice && typeof choice === 'object') {
     const name = (choice as { function?: { name?: unknown } }).function?.name;
     const tool = tools.find((candidate) => candidate.name === name);
-    if (!tool) throw new ValidationError(`tool_choice names the function "${clip(String(name))}", which is not in tools`);
+    if (!tool)
+      throw new ValidationError(`tool_choice names the function "${clip(String(name))}", which is not in tools`);
     return tool;
   }
   if (choice === 'required') return rng.pick(tools);
   // auto: answer a tool result in text; call a tool the user's message mentions by name.
   if (lastRole === 'tool') return undefined;
   const said = lastUserText.toLowerCase();
-  return tools.find((tool) => said.includes(tool.name.toLowerCase()) || said.includes(tool.name.toLowerCase().replaceAll('_', ' ')));
+  return tools.find(
+    (tool) => said.includes(tool.name.toLowerCase()) || said.includes(tool.name.toLowerCase().replaceAll('_', ' ')),
+  );
 }
 
-function responseSchema(request: UpstreamChatRequest): { kind: 'schema'; schema: unknown } | { kind: 'object' } | undefined {
+function responseSchema(
+  request: UpstreamChatRequest,
+): { kind: 'schema'; schema: unknown } | { kind: 'object' } | undefined {
   const format = request.response_format as { type?: unknown; json_schema?: { schema?: unknown } } | undefined;
-  if (format?.type === 'json_schema') return { kind: 'schema', schema: format.json_schema?.schema ?? { type: 'object' } };
+  if (format?.type === 'json_schema')
+    return { kind: 'schema', schema: format.json_schema?.schema ?? { type: 'object' } };
   if (format?.type === 'json_object') return { kind: 'object' };
   return undefined;
 }
@@ -204,7 +232,10 @@ async function planReply(request: UpstreamChatRequest, options: ChatCallOptions)
   const format = responseSchema(request);
   const stops = stopStrings(request);
   const maxTokens = maxTokensOf(request);
-  const n = typeof request.n === 'number' && Number.isInteger(request.n) && request.n > 1 ? Math.min(request.n, MAX_CHOICES) : 1;
+  const n =
+    typeof request.n === 'number' && Number.isInteger(request.n) && request.n > 1
+      ? Math.min(request.n, MAX_CHOICES)
+      : 1;
   const topic = topicWords(lastUserText);
 
   let completionTokens = 0;
@@ -216,14 +247,22 @@ async function planReply(request: UpstreamChatRequest, options: ChatCallOptions)
     let toolCalls: UpstreamToolCall[] = [];
     if (tool) {
       content = null;
-      toolCalls = [{ id: `call_${hash.slice(0, 12)}${index}`, type: 'function', function: { name: tool.name, arguments: JSON.stringify(valueForSchema(tool.parameters, rng, topic)) } }];
+      toolCalls = [
+        {
+          id: `call_${hash.slice(0, 12)}${index}`,
+          type: 'function',
+          function: { name: tool.name, arguments: JSON.stringify(valueForSchema(tool.parameters, rng, topic)) },
+        },
+      ];
     } else if (format?.kind === 'schema') {
       content = JSON.stringify(valueForSchema(format.schema, rng, topic));
     } else if (format?.kind === 'object') {
       content = JSON.stringify({ answer: replyText(rng, lastUserText, 15) });
     } else if (last?.role === 'tool') {
       const callId = last.tool_call_id;
-      const caller = messages.flatMap((message) => (Array.isArray(message.tool_calls) ? (message.tool_calls as UpstreamToolCall[]) : [])).find((call) => call.id === callId);
+      const caller = messages
+        .flatMap((message) => (Array.isArray(message.tool_calls) ? (message.tool_calls as UpstreamToolCall[]) : []))
+        .find((call) => call.id === callId);
       content = toolResultText(caller?.function?.name, textOf(last.content));
     } else {
       content = replyText(rng, lastUserText, rng.int(25, 70));
@@ -274,12 +313,20 @@ async function planReply(request: UpstreamChatRequest, options: ChatCallOptions)
   });
 
   const prompt = await promptTokens(request);
-  const logprobs = request.logprobs === true ? { top: typeof request.top_logprobs === 'number' ? Math.min(Math.max(0, request.top_logprobs), 20) : 0 } : null;
+  const logprobs =
+    request.logprobs === true
+      ? { top: typeof request.top_logprobs === 'number' ? Math.min(Math.max(0, request.top_logprobs), 20) : 0 }
+      : null;
   return {
     id: `chatcmpl-sim-${hash.slice(0, 24)}`,
     created: Math.floor(Date.now() / 1000),
     choices,
-    usage: { prompt_tokens: prompt, completion_tokens: completionTokens, total_tokens: prompt + completionTokens, cached_tokens: 0 },
+    usage: {
+      prompt_tokens: prompt,
+      completion_tokens: completionTokens,
+      total_tokens: prompt + completionTokens,
+      cached_tokens: 0,
+    },
     logprobs,
   };
 }
@@ -342,12 +389,29 @@ function streamChunks(plan: Plan, rng: Rng): UpstreamChatChunk[] {
       push({ index, delta: { reasoning_content: piece.text }, finish_reason: null });
     }
     for (const piece of choice.content ? tokenPieces(choice.content, rng) : []) {
-      push({ index, delta: { content: piece.text }, finish_reason: null, ...(plan.logprobs ? { logprobs: logprobsFor(piece.tokens, plan.logprobs.top) } : {}) });
+      push({
+        index,
+        delta: { content: piece.text },
+        finish_reason: null,
+        ...(plan.logprobs ? { logprobs: logprobsFor(piece.tokens, plan.logprobs.top) } : {}),
+      });
     }
     choice.toolCalls.forEach((call, callIndex) => {
-      push({ index, delta: { tool_calls: [{ index: callIndex, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] }, finish_reason: null });
+      push({
+        index,
+        delta: {
+          tool_calls: [
+            { index: callIndex, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } },
+          ],
+        },
+        finish_reason: null,
+      });
       for (const piece of tokenPieces(call.function.arguments, rng)) {
-        push({ index, delta: { tool_calls: [{ index: callIndex, function: { arguments: piece.text } }] }, finish_reason: null });
+        push({
+          index,
+          delta: { tool_calls: [{ index: callIndex, function: { arguments: piece.text } }] },
+          finish_reason: null,
+        });
       }
     });
     push({ index, delta: {}, finish_reason: choice.finishReason, stop_reason: choice.stopReason });

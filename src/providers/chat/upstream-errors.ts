@@ -21,16 +21,31 @@ export class ChatUpstreamError extends UpstreamError {
   }
 }
 
-export const cancelledError = () => new ChatUpstreamError('The request was cancelled', 'UPSTREAM_ERROR', 502, false, true);
+export const cancelledError = () =>
+  new ChatUpstreamError('The request was cancelled', 'UPSTREAM_ERROR', 502, false, true);
 
 export const timeoutError = (ms: number, what = 'answer', detail?: string) =>
-  new ChatUpstreamError(`The model server did not ${what} within ${ms} ms`, 'REQUEST_TIMEOUT', 504, true, false, detail);
+  new ChatUpstreamError(
+    `The model server did not ${what} within ${ms} ms`,
+    'REQUEST_TIMEOUT',
+    504,
+    true,
+    false,
+    detail,
+  );
 
-export const brokenError = (what: string, detail?: string) => new ChatUpstreamError(`The model server ${what}`, 'UPSTREAM_ERROR', 502, true, false, detail);
+export const brokenError = (what: string, detail?: string) =>
+  new ChatUpstreamError(`The model server ${what}`, 'UPSTREAM_ERROR', 502, true, false, detail);
 
 /** What the logs say about a failure: the caller-safe message, and the operator detail when there is one. */
 export function describeFailure(error: unknown): Record<string, unknown> {
-  if (error instanceof ChatUpstreamError) return { code: error.code, status: error.status, message: error.message, ...(error.detail ? { detail: error.detail } : {}) };
+  if (error instanceof ChatUpstreamError)
+    return {
+      code: error.code,
+      status: error.status,
+      message: error.message,
+      ...(error.detail ? { detail: error.detail } : {}),
+    };
   if (error instanceof UpstreamError) return { code: error.code, status: error.status, message: error.message };
   return { message: error instanceof Error ? error.message : String(error) };
 }

@@ -1,6 +1,11 @@
 import { Pool, errors as undiciErrors } from 'undici';
 import { followAbort } from '../../abort.ts';
-import { UpstreamFailure, type JsonRpcHttpAnswer, type JsonRpcUpstream, type JsonRpcUpstreamSettings } from './json-rpc-upstream.ts';
+import {
+  UpstreamFailure,
+  type JsonRpcHttpAnswer,
+  type JsonRpcUpstream,
+  type JsonRpcUpstreamSettings,
+} from './json-rpc-upstream.ts';
 
 /**
  * A JSON-RPC node over HTTP(S) through an undici Pool: kept-alive, pooled connections (a fresh TCP/TLS handshake
@@ -19,9 +24,16 @@ export class HttpJsonRpcUpstream implements JsonRpcUpstream {
     const url = new URL(settings.url);
     this.path = `${url.pathname || '/'}${url.search}`;
     this.headers = { 'content-type': 'application/json', accept: 'application/json' };
-    if (url.username) this.headers.authorization = `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}`;
+    if (url.username)
+      this.headers.authorization = `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}`;
     Object.assign(this.headers, lowerCaseKeys(settings.headers));
-    this.pool = new Pool(url.origin, { connections: settings.connections, pipelining: 1, keepAliveTimeout: 4_000, headersTimeout: 0, bodyTimeout: 0 });
+    this.pool = new Pool(url.origin, {
+      connections: settings.connections,
+      pipelining: 1,
+      keepAliveTimeout: 4_000,
+      headersTimeout: 0,
+      bodyTimeout: 0,
+    });
   }
 
   async post(body: string, options: { signal?: AbortSignal | undefined } = {}): Promise<JsonRpcHttpAnswer> {
@@ -34,7 +46,13 @@ export class HttpJsonRpcUpstream implements JsonRpcUpstream {
     const callerSignal = options.signal;
     const stopFollowing = followAbort(callerSignal, controller);
     try {
-      const response = await this.pool.request({ path: this.path, method: 'POST', headers: this.headers, body, signal: controller.signal });
+      const response = await this.pool.request({
+        path: this.path,
+        method: 'POST',
+        headers: this.headers,
+        body,
+        signal: controller.signal,
+      });
       const chunks: Buffer[] = [];
       let total = 0;
       for await (const chunk of response.body as AsyncIterable<Buffer>) {
@@ -65,10 +83,18 @@ export class HttpJsonRpcUpstream implements JsonRpcUpstream {
 function classify(error: unknown): UpstreamFailure {
   const code = (error as { code?: unknown }).code;
   // A kept-alive socket the node closed between two requests: the request may never have reached it.
-  if (error instanceof undiciErrors.SocketError || code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' || code === 'EPIPE') {
+  if (
+    error instanceof undiciErrors.SocketError ||
+    code === 'ECONNRESET' ||
+    code === 'UND_ERR_SOCKET' ||
+    code === 'EPIPE'
+  ) {
     return new UpstreamFailure('reset', 'the connection to the node was closed');
   }
-  return new UpstreamFailure('connection', typeof code === 'string' ? `the node could not be reached (${code})` : 'the node could not be reached');
+  return new UpstreamFailure(
+    'connection',
+    typeof code === 'string' ? `the node could not be reached (${code})` : 'the node could not be reached',
+  );
 }
 
 function lowerCaseKeys(headers: Readonly<Record<string, string>>): Record<string, string> {

@@ -3,7 +3,8 @@ import { UpstreamError } from '../../errors.ts';
 import { UpstreamFailure, type JsonRpcHttpAnswer, type JsonRpcUpstream } from './json-rpc-upstream.ts';
 
 /** The caller's verdict on an HTTP 2xx answer: usable, or a protocol failure of that node. */
-export type AnswerVerdict<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly reason: string };
+export type AnswerVerdict<T> =
+  { readonly ok: true; readonly value: T } | { readonly ok: false; readonly reason: string };
 
 export interface SendOptions<T> {
   readonly signal?: AbortSignal | undefined;

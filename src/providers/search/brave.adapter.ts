@@ -1,6 +1,15 @@
 import { z } from 'zod';
 import { UpstreamError } from '../../errors.ts';
-import { httpUrl, isoDate, plainText, withTrailingSlash, type SearchOptions, type SearchProvider, type SearchResult, type SearchUpstreamSettings } from './search-provider.ts';
+import {
+  httpUrl,
+  isoDate,
+  plainText,
+  withTrailingSlash,
+  type SearchOptions,
+  type SearchProvider,
+  type SearchResult,
+  type SearchUpstreamSettings,
+} from './search-provider.ts';
 import { getUpstreamJson } from './upstream-http.ts';
 
 export const BRAVE_DEFAULT_BASE_URL = 'https://api.search.brave.com';
@@ -24,16 +33,27 @@ export class BraveAdapter implements SearchProvider {
     const url = new URL('res/v1/web/search', withTrailingSlash(this.settings.baseUrl));
     url.searchParams.set('q', query);
     url.searchParams.set('count', String(Math.min(Math.max(1, options.limit), BRAVE_MAX_COUNT)));
-    const body = await getUpstreamJson(url, { accept: 'application/json', 'x-subscription-token': this.apiKey }, this.settings, options.signal);
+    const body = await getUpstreamJson(
+      url,
+      { accept: 'application/json', 'x-subscription-token': this.apiKey },
+      this.settings,
+      options.signal,
+    );
     const parsed = BraveWebResponse.safeParse(body);
-    if (!parsed.success) throw new UpstreamError('The search upstream answered in an unexpected shape', 'UPSTREAM_ERROR', 502);
+    if (!parsed.success)
+      throw new UpstreamError('The search upstream answered in an unexpected shape', 'UPSTREAM_ERROR', 502);
     const results: SearchResult[] = [];
     for (const raw of parsed.data.web?.results ?? []) {
       if (typeof raw !== 'object' || raw === null) continue;
       const entry = raw as Record<string, unknown>;
       const url = httpUrl(entry.url);
       if (!url) continue;
-      results.push({ title: plainText(entry.title), url, content: plainText(entry.description), date: isoDate(entry.page_age) || absoluteAge(entry.age) });
+      results.push({
+        title: plainText(entry.title),
+        url,
+        content: plainText(entry.description),
+        date: isoDate(entry.page_age) || absoluteAge(entry.age),
+      });
     }
     return results.slice(0, options.limit);
   }

@@ -40,7 +40,14 @@ export interface SearchUpstreamSettings {
   readonly headers: Readonly<Record<string, string>>;
 }
 
-const NAMED_ENTITIES: Readonly<Record<string, string>> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
+const NAMED_ENTITIES: Readonly<Record<string, string>> = {
+  amp: '&',
+  lt: '<',
+  gt: '>',
+  quot: '"',
+  apos: "'",
+  nbsp: ' ',
+};
 
 /** Snippets arrive with highlighting markup (`<strong>`) and entities; results carry plain text. */
 export function plainText(value: unknown): string {
@@ -49,7 +56,8 @@ export function plainText(value: unknown): string {
     .replace(/<[^>]*>/g, '')
     .replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (entity: string, name: string) => {
       if (name.startsWith('#')) {
-        const code = name[1] === 'x' || name[1] === 'X' ? Number.parseInt(name.slice(2), 16) : Number.parseInt(name.slice(1), 10);
+        const code =
+          name[1] === 'x' || name[1] === 'X' ? Number.parseInt(name.slice(2), 16) : Number.parseInt(name.slice(1), 10);
         return Number.isInteger(code) && code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : entity;
       }
       return NAMED_ENTITIES[name.toLowerCase()] ?? entity;

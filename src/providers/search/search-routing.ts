@@ -40,7 +40,11 @@ interface Candidate {
  *   alone serves both identifiers, and SEARXNG_URL alone serves both.
  * A SearXNG upstream always gets the identifier as its engine hint (`engines=brave` / `engines=google`).
  */
-export function buildSearchRoutes(input: { providers: readonly ProviderConfig[]; mapping: SearchMapping | undefined; env: SearchEnvShortcuts | undefined }): Record<SearchProviderId, SearchTarget[]> {
+export function buildSearchRoutes(input: {
+  providers: readonly ProviderConfig[];
+  mapping: SearchMapping | undefined;
+  env: SearchEnvShortcuts | undefined;
+}): Record<SearchProviderId, SearchTarget[]> {
   const candidates = new Map<string, Candidate>();
   for (const config of input.providers) {
     const candidate = fromProviderConfig(config);
@@ -49,7 +53,11 @@ export function buildSearchRoutes(input: { providers: readonly ProviderConfig[];
   const env = input.env;
   const envDefaults = { timeoutMs: SEARCH_DEFAULTS.timeoutMs, maxRetries: SEARCH_DEFAULTS.maxRetries, headers: {} };
   if (env?.braveApiKey) {
-    const provider = new BraveAdapter('env:brave', { ...envDefaults, baseUrl: env.braveUrl ?? BRAVE_DEFAULT_BASE_URL }, env.braveApiKey);
+    const provider = new BraveAdapter(
+      'env:brave',
+      { ...envDefaults, baseUrl: env.braveUrl ?? BRAVE_DEFAULT_BASE_URL },
+      env.braveApiKey,
+    );
     candidates.set(provider.id, { provider, cooldownMs: SEARCH_DEFAULTS.cooldownMs });
   }
   if (env?.searxngUrl) {
@@ -80,7 +88,8 @@ function fromProviderConfig(config: ProviderConfig): Candidate | undefined {
     headers: config.headers ?? {},
   };
   const cooldownMs = config.cooldownMs ?? SEARCH_DEFAULTS.cooldownMs;
-  if (config.type === 'brave') return { provider: new BraveAdapter(config.id, settings, config.apiKey ?? ''), cooldownMs };
+  if (config.type === 'brave')
+    return { provider: new BraveAdapter(config.id, settings, config.apiKey ?? ''), cooldownMs };
   return { provider: new SearxngAdapter(config.id, settings, SearxngOptions.parse(config.options ?? {})), cooldownMs };
 }
 
@@ -106,13 +115,21 @@ export class SearchRouter {
   async search(
     id: SearchProviderId,
     query: string,
-    options: { limit: number; signal?: AbortSignal | undefined; onFailure?: (target: SearchTarget, error: UpstreamError) => void },
+    options: {
+      limit: number;
+      signal?: AbortSignal | undefined;
+      onFailure?: (target: SearchTarget, error: UpstreamError) => void;
+    },
   ): Promise<{ results: SearchResult[]; providerId: string }> {
     const ordered = this.health.healthyFirst(this.routes[id], (target) => target.provider.id);
     let lastError: UpstreamError | undefined;
     for (const target of ordered) {
       try {
-        const results = await target.provider.search(query, { limit: options.limit, engineHint: target.engineHint, signal: options.signal });
+        const results = await target.provider.search(query, {
+          limit: options.limit,
+          engineHint: target.engineHint,
+          signal: options.signal,
+        });
         this.health.succeeded(target.provider.id);
         return { results: results.slice(0, options.limit), providerId: target.provider.id };
       } catch (error) {

@@ -1,6 +1,15 @@
 import { z } from 'zod';
 import { UpstreamError } from '../../errors.ts';
-import { httpUrl, isoDate, plainText, withTrailingSlash, type SearchOptions, type SearchProvider, type SearchResult, type SearchUpstreamSettings } from './search-provider.ts';
+import {
+  httpUrl,
+  isoDate,
+  plainText,
+  withTrailingSlash,
+  type SearchOptions,
+  type SearchProvider,
+  type SearchResult,
+  type SearchUpstreamSettings,
+} from './search-provider.ts';
 import { getUpstreamJson } from './upstream-http.ts';
 
 /**
@@ -29,13 +38,19 @@ export class SearxngAdapter implements SearchProvider {
   ) {}
 
   async search(query: string, options: SearchOptions): Promise<SearchResult[]> {
-    const engines = options.engineHint === undefined ? undefined : (this.options.engines?.[options.engineHint] ?? options.engineHint);
+    const engines =
+      options.engineHint === undefined ? undefined : (this.options.engines?.[options.engineHint] ?? options.engineHint);
     const results: SearchResult[] = [];
     const seen = new Set<string>();
     for (let page = 1; page <= MAX_PAGES && results.length < options.limit; page += 1) {
       let body: unknown;
       try {
-        body = await getUpstreamJson(this.url(query, page, engines), { accept: 'application/json' }, this.settings, options.signal);
+        body = await getUpstreamJson(
+          this.url(query, page, engines),
+          { accept: 'application/json' },
+          this.settings,
+          options.signal,
+        );
       } catch (error) {
         // Later pages only top up the first; a failure there keeps what was already found.
         if (page > 1) break;
@@ -73,14 +88,20 @@ const SearxngPage = z.looseObject({
 
 function parsePage(body: unknown): { items: SearchResult[]; unresponsive: number } {
   const page = SearxngPage.safeParse(body);
-  if (!page.success) throw new UpstreamError('The search upstream answered in an unexpected shape', 'UPSTREAM_ERROR', 502);
+  if (!page.success)
+    throw new UpstreamError('The search upstream answered in an unexpected shape', 'UPSTREAM_ERROR', 502);
   const items: SearchResult[] = [];
   for (const raw of page.data.results) {
     if (typeof raw !== 'object' || raw === null) continue;
     const entry = raw as Record<string, unknown>;
     const url = httpUrl(entry.url);
     if (!url) continue;
-    items.push({ title: plainText(entry.title), url, content: plainText(entry.content), date: isoDate(entry.publishedDate ?? entry.pubdate) });
+    items.push({
+      title: plainText(entry.title),
+      url,
+      content: plainText(entry.content),
+      date: isoDate(entry.publishedDate ?? entry.pubdate),
+    });
   }
   return { items, unresponsive: page.data.unresponsive_engines?.length ?? 0 };
 }

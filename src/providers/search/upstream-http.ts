@@ -11,7 +11,12 @@ const RETRY_DELAY_MS = 100;
  * on a connection error or a 5xx status (only before any body was read), and every failure as an UpstreamError
  * whose message holds neither the URL nor the query (they carry the caller's search terms).
  */
-export async function getUpstreamJson(url: URL, headers: Record<string, string>, settings: SearchUpstreamSettings, callerSignal?: AbortSignal): Promise<unknown> {
+export async function getUpstreamJson(
+  url: URL,
+  headers: Record<string, string>,
+  settings: SearchUpstreamSettings,
+  callerSignal?: AbortSignal,
+): Promise<unknown> {
   const deadline = AbortSignal.timeout(settings.timeoutMs);
   const signal = callerSignal ? AbortSignal.any([deadline, callerSignal]) : deadline;
   const abortError = () =>
@@ -23,10 +28,17 @@ export async function getUpstreamJson(url: URL, headers: Record<string, string>,
     const retriesLeft = attempt < settings.maxRetries;
     let response: Response;
     try {
-      response = await fetch(url, { method: 'GET', headers: { ...settings.headers, ...headers }, signal, redirect: 'follow' });
+      response = await fetch(url, {
+        method: 'GET',
+        headers: { ...settings.headers, ...headers },
+        signal,
+        redirect: 'follow',
+      });
     } catch {
       if (!signal.aborted && retriesLeft && (await pause(signal))) continue;
-      throw signal.aborted ? abortError() : new UpstreamError('The search upstream could not be reached', 'UPSTREAM_ERROR', 502);
+      throw signal.aborted
+        ? abortError()
+        : new UpstreamError('The search upstream could not be reached', 'UPSTREAM_ERROR', 502);
     }
     if (response.status >= 500 && retriesLeft) {
       await response.body?.cancel().catch(() => undefined);
@@ -42,7 +54,9 @@ export async function getUpstreamJson(url: URL, headers: Record<string, string>,
       text = await readText(response);
     } catch (error) {
       if (error instanceof UpstreamError) throw error;
-      throw signal.aborted ? abortError() : new UpstreamError('The search upstream broke off its answer', 'UPSTREAM_ERROR', 502);
+      throw signal.aborted
+        ? abortError()
+        : new UpstreamError('The search upstream broke off its answer', 'UPSTREAM_ERROR', 502);
     }
     try {
       return JSON.parse(text) as unknown;
@@ -74,6 +88,10 @@ async function readText(response: Response): Promise<string> {
     throw new UpstreamError('The search upstream answer is too large', 'UPSTREAM_ERROR', 502);
   }
   if (!response.body) return '';
-  const body = await readAllLimited(response.body, MAX_BODY_BYTES, () => new UpstreamError('The search upstream answer is too large', 'UPSTREAM_ERROR', 502));
+  const body = await readAllLimited(
+    response.body,
+    MAX_BODY_BYTES,
+    () => new UpstreamError('The search upstream answer is too large', 'UPSTREAM_ERROR', 502),
+  );
   return Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
 }
