@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 
 /*
  * The crypto JSON-RPC proxy:
- * - accounts.rpc_tier: the caps tier (standard or staff; contract Limits), set by the operator CLI.
+ * - accounts.rpc_tier: the caps tier (standard or staff; docs/api.md), set by the operator CLI.
  * - rpc_idempotency: responses kept 24 h per (account, Idempotency-Key), shared by every API process; a
  *   'pending' row is the claim of the request that is reaching the node (its expires_at is a short lease).
  * - rpc_raw_transactions: one row per eth_sendRawTransaction (keccak256 of the raw bytes, never the payload).

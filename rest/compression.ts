@@ -3,7 +3,7 @@ import { brotliCompress, constants, gzip } from 'node:zlib';
 import { Response as ServerResponse } from '@whatwg-node/server';
 
 /*
- * `Accept-Encoding: gzip, br` for JSON responses (contract: POST /chat/completions, POST /image/generate).
+ * `Accept-Encoding: gzip, br` for JSON responses (chat completions and, later, image generation).
  * Brotli at a low quality: most of its gain at a fraction of the default's CPU time.
  */
 

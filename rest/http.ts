@@ -14,7 +14,7 @@ export function json(body: JsonValue, status = 200, headers: HeadersInit = {}): 
   });
 }
 
-/** The decisions.md error body, its status and headers; a 500 never leaks internals. */
+/** The error body `{error, code}` (docs/api.md, Errors), its status and headers; a 500 never leaks internals. */
 export function errorPayload(
   error: unknown,
   requestId: string,
@@ -102,7 +102,7 @@ export const parseQuery = <S extends z.ZodType>(schema: S, url: URL): z.output<S
 
 export const iso = (date: Date | null): string | null => (date ? date.toISOString() : null);
 
-/** `x-balance-usd` / `x-balance-diem` after a charge (decisions.md §1), for paid routes. */
+/** `x-balance-usd` / `x-balance-diem` after a charge (docs/api.md), for paid routes. */
 export function balanceHeaders(charge: SettledCharge): Record<string, string> {
   if (charge.alreadySettled) return {};
   if (charge.currency === 'USD') return { 'x-balance-usd': formatNano(charge.balanceAfter) };

@@ -73,7 +73,7 @@ export function matchNodeRoute(
   return undefined;
 }
 
-/** Authenticates, runs the route, and answers any error in the contract's error body. */
+/** Authenticates, runs the route, and answers any error in the error body of docs/api.md. */
 export async function serveNodeRoute(
   req: IncomingMessage,
   res: ServerResponse,

@@ -1,5 +1,5 @@
 /*
- * Server-sent events for OpenAI-style streams (decisions.md §7): one `data: <json>` per event, a blank line
+ * Server-sent events for OpenAI-style streams (docs/api.md): one `data: <json>` per event, a blank line
  * between, `data: [DONE]` at the end. Events are pulled from the source one at a time as the client reads, so
  * nothing is buffered: each one is written the moment it exists.
  */

@@ -99,7 +99,7 @@ export interface Config {
   readonly streams: { readonly maxDurationMs: number };
   readonly graphql: { readonly maxDepth: number; readonly maxCost: number; readonly graphiql: boolean };
   readonly controlSocket: boolean;
-  /** V8 grows the heap by this percentage after each full collection (0: V8's own choice); see README Performance. */
+  /** V8 grows the heap by this percentage after each full collection (0: V8's own choice); see docs/performance.md. */
   readonly heapGrowingPercent: number;
   /** Text parser worker threads (0: one per core), documents of one account at once, budget per document, wait for a worker. */
   readonly textParser: {
@@ -114,7 +114,7 @@ export interface Config {
     readonly braveApiKey: string | undefined;
     readonly braveUrl: string | undefined;
   };
-  /** Usage export: DIEM entries before this UTC day are the legacy VCU (decisions.md §3 warningMessage). */
+  /** Usage export: DIEM entries before this UTC day are the legacy VCU (`warningMessage`, docs/api.md). */
   readonly diemCutoverDate: Date;
   /**
    * Crypto RPC env shortcuts: `RPC_UPSTREAM_<SLUG>` node URLs per network slug (comma-separated, in failover

@@ -17,7 +17,7 @@ function limitsWire(key: ApiKey) {
   };
 }
 
-/** The contract's API key record (list and get forms). */
+/** The public API key record (list and get forms). */
 export function apiKeyWire(key: ApiKey, usage?: ApiKeyUsage): { [field: string]: JsonValue } {
   return {
     id: key.id,

@@ -5,7 +5,7 @@ import { CURRENCIES, formatNano, nanoToNumber } from '../../src/billing/money.ts
 import type { UsageEntry } from '../../src/billing/usage.types.ts';
 import type { JsonValue } from '../http.ts';
 
-/* The contract's wire shapes of the billing read side: JSON numbers and CSV text at the edge only. */
+/* The wire shapes of the billing read side: JSON numbers and CSV text at the edge only. */
 
 const InferenceDetailsWire = z.object({
   requestId: z.string(),

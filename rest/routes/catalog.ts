@@ -5,7 +5,7 @@ import { MODEL_TYPES, type CatalogModel, type ModelType } from '../../src/catalo
 import { json, parseQuery, type JsonValue } from '../http.ts';
 import type { Route, RouteContext } from '../router.ts';
 
-/** The contract's model record. */
+/** The public model record (as the original service lists it). */
 export function modelWire(model: CatalogModel): { [field: string]: JsonValue } {
   return {
     id: model.id,

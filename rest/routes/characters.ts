@@ -3,7 +3,7 @@ import { CharacterListQuery, type Character } from '../../src/characters/charact
 import { iso, json, queryObject, type JsonValue } from '../http.ts';
 import type { Route } from '../router.ts';
 
-/** The contract's character record. */
+/** The public character record. */
 export function characterWire(character: Character): { [field: string]: JsonValue } {
   return {
     adult: character.adult,

@@ -7,8 +7,8 @@ import { SSE_DONE, SSE_HEADERS, SSE_INTERNAL_ERROR, sseEvent } from '../sse.ts';
 import { chatCompletionBody, chatEventData } from './chat.ts';
 
 /**
- * POST /api/v1/chat/completions on Node's objects (node-route.ts): the same answers as chat.ts. SSE as decisions.md
- * §7, each upstream chunk written as it arrives; a client that goes away aborts the upstream call, which is then
+ * POST /api/v1/chat/completions on Node's objects (node-route.ts): the same answers as chat.ts. SSE as in
+ * sse.ts, each upstream chunk written as it arrives; a client that goes away aborts the upstream call, which is then
  * settled on what was delivered.
  */
 export const chatNodeRoute: NodeRoute = {

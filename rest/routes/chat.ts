@@ -8,7 +8,7 @@ import type { Route } from '../router.ts';
 import { sseResponse } from '../sse.ts';
 
 /*
- * POST /chat/completions (contract; decisions.md §7). The body and the stream are the OpenAI shapes, as is. The HTTP
+ * POST /chat/completions (docs/api.md). The body and the stream are the OpenAI shapes, as is. The HTTP
  * server answers this route on Node's own objects (chat-node.ts); this handler serves the in-process fetch handler.
  */
 

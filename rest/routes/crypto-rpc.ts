@@ -47,7 +47,7 @@ export const cryptoRpcRoutes: Route[] = [
   },
 ];
 
-/** The proxy's answer headers (contract rule 4; an idempotent replay says so). */
+/** The proxy's answer headers (credits and cost; an idempotent replay says so). */
 function rpcHeaders(outcome: RpcCallOutcome): Record<string, string> {
   const headers: Record<string, string> = {
     'content-type': 'application/json',

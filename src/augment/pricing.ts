@@ -1,7 +1,7 @@
 import type { Price, Usage } from '../billing/billing.types.ts';
 import { parseNano } from '../billing/money.ts';
 
-/** Augment helpers cost 0.01 USD per successful request (contract: Limits, Prices); DIEM pays the same. */
+/** Augment helpers cost 0.01 USD per successful request (docs/billing.md); DIEM pays the same. */
 export const AUGMENT_PRICE_USD = '0.01';
 export const AUGMENT_PRICE: Price = { usd: parseNano(AUGMENT_PRICE_USD), diem: parseNano(AUGMENT_PRICE_USD) };
 

@@ -5,7 +5,7 @@ export const SEARCH_QUERY_MAX_CHARS = 400;
 export const SEARCH_LIMIT_MAX = 20;
 export const SEARCH_LIMIT_DEFAULT = 10;
 
-/** The body of POST /augment/search (contract: Endpoints, Limits), shared by REST and GraphQL. */
+/** The body of POST /augment/search (bounds in docs/api.md, Web search), shared by REST and GraphQL. */
 export const SearchInput = z.object({
   query: z
     .string()

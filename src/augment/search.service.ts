@@ -24,7 +24,7 @@ export interface SearchOutcome {
 /**
  * Web search for accounts at 0.01 USD per successful request: validates, picks the upstreams of the requested
  * identifier, and charges through billing.runMetered, so a failed search costs nothing. Talks to the billing
- * service and the search router. The query is never logged nor stored (the contract's privacy promise): logs
+ * service and the search router. The query is never logged nor stored (a privacy promise to users, docs/api.md): logs
  * and the usage entry carry only the identifier, the upstream id and counts.
  */
 export class SearchService {

@@ -14,7 +14,7 @@ import type { PageRequest } from './scrape/page-text.ts';
 import { DEFAULT_ZIP_LIMITS } from './extract/zip.ts';
 import { AUGMENT_PRICE, augmentUsage } from './pricing.ts';
 
-/** The contract's file limit (Limits: "Text parser file: 25 MB"), in bytes. */
+/** The text parser's file limit, 25 MB (docs/api.md), in bytes. */
 export const TEXT_PARSER_MAX_FILE_BYTES = 25_000_000;
 
 export const RESPONSE_FORMATS = ['json', 'text'] as const;

@@ -88,7 +88,7 @@ export class ApiKeyService {
     return this.withPendingLastUsed(rowToApiKey(row));
   }
 
-  /** Revokes a key of the caller's account. An unknown or foreign id is a bad request (decisions.md §2.1). */
+  /** Revokes a key of the caller's account. An unknown or foreign id is a bad request (never a hint). */
   async revoke(auth: AuthContext, id: unknown): Promise<void> {
     const { accountId } = requireAdmin(auth);
     const parsed = parseInput(ApiKeyIdInput, { id });

@@ -8,7 +8,7 @@ export function requireAccount(auth: AuthContext): AccountAuthContext {
   return auth;
 }
 
-/** ADMIN keys only (decisions.md §2.1: /api_keys* and /billing/*). */
+/** ADMIN keys only (/api_keys* and /billing/*; see docs/api.md). */
 export function requireAdmin(auth: AuthContext): AccountAuthContext {
   const account = requireAccount(auth);
   if (account.apiKey.type !== 'ADMIN') throw new AdminKeyRequiredError();

@@ -42,7 +42,7 @@ const scaled = (value: string, scale: number) => {
   return BigInt(`${whole}${fraction.padEnd(scale, '0')}`);
 };
 
-/** Which side of the contract's split a currency counts on (VCU is the legacy DIEM, credits are USD-priced). */
+/** Which side of the usd/diem split a currency counts on (VCU is the legacy DIEM, credits are USD-priced). */
 const sideOf = (currency: string): 'usd' | 'diem' => (currency === 'DIEM' || currency === 'VCU' ? 'diem' : 'usd');
 
 /** Spend per side, and units: all of them (a breakdown line), or per listed unit (a model, a key). */

@@ -11,7 +11,7 @@ import type { UsageAnalytics } from './analytics.types.ts';
 import { UsageAnalyticsQuery } from './usage.inputs.ts';
 import type { SettledCharges } from './usage.types.ts';
 
-/** The contract: "Result is cached for 10 minutes." */
+/** Analytics answers are cached for 10 minutes (docs/api.md, Billing reads). */
 export const ANALYTICS_CACHE_TTL_MS = 10 * 60_000;
 const DAY_MS = 86_400_000;
 

@@ -8,7 +8,7 @@ export const ANALYTICS_UNIT_TYPES = ['tokens', 'images', 'chars', 'minutes', 'se
 export type AnalyticsUnitType = (typeof ANALYTICS_UNIT_TYPES)[number];
 
 /**
- * Spend is split the way the contract reports it: `usd` is what USD and BUNDLED_CREDITS paid, `diem` what DIEM
+ * Spend is split the way clients read it: `usd` is what USD and BUNDLED_CREDITS paid, `diem` what DIEM
  * and its legacy form VCU paid. Amounts are positive nano-units; units are exact decimal text.
  */
 export interface SpendTotals {

@@ -7,7 +7,7 @@ import { CHARGING_ORDER } from './billing.types.ts';
 import type { Currency, Nano } from './money.ts';
 import { periodStart } from './periods.ts';
 
-/** decisions.md §3 `GET /billing/balance`, money as bigint nano-units. */
+/** `GET /billing/balance` (docs/api.md, Billing reads), money as bigint nano-units. */
 export interface BalanceSummary {
   /** Whether the next paid call can be charged to some balance. */
   readonly canConsume: boolean;

@@ -8,7 +8,7 @@ export interface Price {
 
 export type LimitGroup = 'usd' | 'diem';
 
-/** Charging order for API-key accounts (decisions.md §3; VCU is the legacy form of DIEM). */
+/** Charging order for API-key accounts (docs/billing.md; VCU is the legacy form of DIEM). */
 export const CHARGING_ORDER: readonly Currency[] = ['DIEM', 'VCU', 'BUNDLED_CREDITS', 'USD'];
 
 export const limitGroupOf = (currency: Currency): LimitGroup =>

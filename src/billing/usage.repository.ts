@@ -181,7 +181,7 @@ function rowToUsageEntry(row: UsageRow): UsageEntry {
   };
 }
 
-/** The stored inferenceDetails object, keeping only the contract's fields with the right types. */
+/** The stored inferenceDetails object, keeping only its documented fields with the right types. */
 export function detailsOf(value: unknown): UsageEntryDetails | null {
   const raw = typeof value === 'string' ? (JSON.parse(value) as unknown) : value;
   if (typeof raw !== 'object' || raw === null) return null;

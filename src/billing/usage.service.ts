@@ -180,7 +180,7 @@ export class UsageService {
     return mergeDayCounts(exact, rollups).filter((day) => day.total > 0);
   }
 
-  /** decisions.md §3: DIEM entries in range and a range that starts before the DIEM cut-over date. */
+  /** The cut-over warning: DIEM entries in range and a range that starts before the DIEM cut-over date. */
   private warningFor(window: UsageWindow, days: readonly DayCount[]): string | undefined {
     const cutover = microsOf(this.deps.diemCutoverDate);
     if (window.from !== undefined && window.from >= cutover) return undefined;

@@ -1,7 +1,7 @@
 import type { UsageEntryInsert } from './billing.repository.ts';
 import type { Currency, Nano } from './money.ts';
 
-/** What a usage entry records about the call (contract: Billing usage entry, inferenceDetails). */
+/** What a usage entry records about the call (its `inferenceDetails`, docs/api.md). */
 export interface UsageEntryDetails {
   readonly requestId: string;
   readonly inferenceExecutionTime: number;

@@ -8,7 +8,7 @@ import { parseInput, storedString } from '../validation.ts';
 import * as repo from './character.repository.ts';
 import { CHARACTER_SORTS, type CharacterRow, type CharacterWrite } from './character.repository.ts';
 
-/** A character (chat persona) with every field of the contract's record, plus its system prompt. */
+/** A character (chat persona) with every field of the public character record, plus its system prompt. */
 export interface Character extends Omit<CharacterWrite, 'tags'> {
   id: string;
   tags: string[];
@@ -31,7 +31,7 @@ const withDefault = <T extends z.ZodType>(schema: T, fallback: z.input<T> & z.ou
   z.preprocess(blankToUndefined, schema.default(fallback as never));
 
 /**
- * `GET /characters` filters (decisions.md §8), shared by REST and GraphQL: query-string friendly (numbers and
+ * `GET /characters` filters, shared by REST and GraphQL: query-string friendly (numbers and
  * booleans may arrive as strings; `tags` is a comma-separated string or a list; blanks count as absent).
  */
 export const CharacterListQuery = z.object({

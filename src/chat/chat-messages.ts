@@ -17,7 +17,7 @@ const imageCount = (message: ChatMessageInput): number =>
   message.role === 'user' && Array.isArray(message.content) ? (message.content as Part[]).filter(isImage).length : 0;
 
 /**
- * Contract (POST /chat/completions, image content): models with supportsMultipleImages keep images across the
+ * Images (docs/configuration.md, Chat settings): models with supportsMultipleImages keep images across the
  * history (the newest `maxImages`, when the model sets a maximum); single-image vision models keep only the
  * last message that has images; models without vision reject image content (400 naming each message).
  */

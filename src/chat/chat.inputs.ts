@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { storedString } from '../validation.ts';
 
 /*
- * The body of POST /chat/completions (contract: Endpoints), shared by REST and GraphQL. Every field the contract
+ * The body of POST /chat/completions (OpenAI-compatible), shared by REST and GraphQL. Every field clients may
  * lists is validated with its bounds; the fields it marks "accepted" (user, store, text, include, metadata,
  * prompt_cache_*) are accepted and not forwarded. Unknown top-level fields are dropped silently, as OpenAI-style
  * clients send extras. `null` counts as absent for optional fields (many clients send explicit nulls).
@@ -138,7 +138,7 @@ const JsonSchemaFormat = nullableFields(
       description: opt(z.string()),
       schema: opt(z.record(z.string(), z.unknown())),
       strict: opt(z.boolean()),
-      // The contract describes json_schema as the JSON Schema itself: accept that form too.
+      // Some clients send json_schema as the JSON Schema itself: accept that form too.
       type: opt(z.unknown()),
       properties: opt(z.unknown()),
       required: opt(z.unknown()),
@@ -163,7 +163,7 @@ const ResponseFormat = z.discriminatedUnion(
 );
 export type ChatResponseFormat = z.output<typeof ResponseFormat>;
 
-/** `service_parameters` (alias `venice_parameters`, decisions.md §1); unknown keys are ignored. */
+/** `service_parameters` (alias `venice_parameters`, docs/api.md); unknown keys are ignored. */
 const serviceParametersShape = {
   character_slug: opt(storedString().trim().min(1)),
   strip_thinking_response: opt(z.boolean()),
@@ -211,7 +211,7 @@ const ChatCompletionBody = z
     logprobs: opt(z.boolean()),
     top_logprobs: opt(wholeNumber().min(0, 'Must be at least 0')),
     max_completion_tokens: opt(wholeNumber().min(1, 'Must be at least 1')),
-    // Deprecated; values of 0 or less are ignored (contract).
+    // Deprecated; values of 0 or less are ignored, as OpenAI does.
     max_tokens: opt(wholeNumber()).transform((value) => (value !== undefined && value > 0 ? value : undefined)),
     reasoning: opt(
       nullableFields(
@@ -243,7 +243,7 @@ const ChatCompletionBody = z
   })
   .transform(({ venice_parameters, service_parameters, reasoning, reasoning_effort, ...rest }) => ({
     ...rest,
-    // reasoning_effort takes precedence over reasoning.effort (contract); service_parameters over its alias.
+    // reasoning_effort takes precedence over reasoning.effort; service_parameters over its alias.
     reasoning_effort: reasoning_effort ?? reasoning?.effort,
     service_parameters: { ...venice_parameters, ...service_parameters } as ServiceParametersInput,
   }));

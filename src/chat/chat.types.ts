@@ -17,7 +17,7 @@ export interface WebCitation {
   readonly date: string;
 }
 
-/** The effective `service_parameters` of a request, echoed in the response (contract; decisions.md §1). */
+/** The effective `service_parameters` of a request, echoed in the response (docs/api.md). */
 export interface EffectiveServiceParameters {
   readonly character_slug?: string;
   readonly strip_thinking_response: boolean;

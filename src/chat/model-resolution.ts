@@ -6,7 +6,7 @@ import { clip, ForbiddenError, InvalidModelError, UpstreamError, ValidationError
 import { SERVICE_PARAMETER_KEYS, ServiceParametersInput } from './chat.inputs.ts';
 
 /*
- * What a request's `model` means (contract: POST /chat/completions; decisions.md §7): a model id, a trait
+ * What a request's `model` means (docs/api.md, Model names): a model id, a trait
  * (`default`, `fastest`, …) or a compatibility name, optionally followed by a feature suffix
  * `<name>:<key>=<value>&<key>=<value>` whose keys are service_parameters. Suffix values are URL-decoded,
  * booleans are `true`/`false`, unknown keys are ignored, and the suffix overrides the body.

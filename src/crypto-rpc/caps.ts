@@ -13,7 +13,7 @@ export interface CapLimits {
   readonly creditsPer24h: number;
 }
 
-/** Contract Limits: 100 requests per minute and 10M credits per rolling 24 h; the staff tier 1000 and 100M. */
+/** Default caps: 100 requests per minute and 10M credits per rolling 24 h; the staff tier 1000 and 100M. */
 export const DEFAULT_CAPS: Readonly<Record<RpcTier, CapLimits>> = {
   standard: { requestsPerMinute: 100, creditsPer24h: 10_000_000 },
   staff: { requestsPerMinute: 1000, creditsPer24h: 100_000_000 },
@@ -21,7 +21,7 @@ export const DEFAULT_CAPS: Readonly<Record<RpcTier, CapLimits>> = {
 
 export type CapName = 'requests-per-minute' | 'credits-per-24h';
 
-/** 429 with the contract's `customMessage` naming the cap, and what the X-RateLimit-* headers say. */
+/** 429 with a `customMessage` naming the cap (clients show it), and what the X-RateLimit-* headers say. */
 export class RpcCapExceededError extends RateLimitedError {
   constructor(
     readonly cap: CapName,

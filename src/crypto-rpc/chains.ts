@@ -1,5 +1,5 @@
 /**
- * Chain families of the crypto RPC proxy (contract rule 10): a network slug is `<family>-mainnet` or
+ * Chain families of the crypto RPC proxy (docs/configuration.md): a network slug is `<family>-mainnet` or
  * `<family>-<testnet>`. The family decides which extension namespaces are allowlisted and the base credits.
  */
 export const CHAIN_FAMILIES = [
@@ -20,7 +20,7 @@ export type ChainFamily = (typeof CHAIN_FAMILIES)[number];
 /** How a family speaks JSON-RPC: the Ethereum API (plus extensions), or Starknet's own API. */
 export type ChainProtocol = 'evm' | 'starknet';
 
-/** The networks of the contract (decisions.md §5). Others of a known family may be configured too. */
+/** The standard networks (docs/configuration.md). Others of a known family may be configured too. */
 export const KNOWN_NETWORKS: readonly string[] = [
   'ethereum-mainnet',
   'ethereum-sepolia',
@@ -49,7 +49,7 @@ export const KNOWN_NETWORKS: readonly string[] = [
 
 export const NETWORK_SLUG = /^[a-z0-9]+-[a-z0-9]+(?:-[a-z0-9]+)*$/;
 
-/** Contract rule 4: 20 for Ethereum-compatible chains and Starknet, 30 for the zk-rollup (zkSync Era). */
+/** Base credits per call: 20 for Ethereum-compatible chains and Starknet, 30 for the zk-rollup (zkSync Era). */
 export function defaultBaseCredits(family: ChainFamily): number {
   return family === 'zksync' ? 30 : 20;
 }

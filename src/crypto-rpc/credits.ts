@@ -1,9 +1,9 @@
 import { costNano, formatNanoFixed, parseAtto, type Atto, type Nano } from '../billing/money.ts';
 import { TIER_MULTIPLIER, type MethodTier } from './methods.ts';
 
-/** Contract rule 6: an item answered with a JSON-RPC `error` under HTTP 200 costs this instead of its tier. */
+/** An item answered with a JSON-RPC `error` under HTTP 200 costs this instead of its tier. */
 export const ERROR_CREDITS = 5;
-/** Contract rule 5's worked examples (20 credits = 0.0000125 USD); the operator may change it. */
+/** The default price per credit (20 credits = 0.0000125 USD, docs/api.md); the operator may change it. */
 export const DEFAULT_PRICE_PER_CREDIT_USD = '0.000000625';
 
 export const creditsOf = (baseCredits: number, tier: MethodTier): number => baseCredits * TIER_MULTIPLIER[tier];
@@ -29,7 +29,7 @@ export function maxCredits(baseCredits: number, items: readonly { tier: MethodTi
 export const costOfCredits = (credits: number, pricePerCreditAtto: Atto): Nano =>
   costNano(BigInt(credits), pricePerCreditAtto);
 
-/** `X-Service-RPC-Cost-USD`: 8 decimal places (contract), e.g. 20 credits → "0.00001250". */
+/** `X-Service-RPC-Cost-USD`: 8 decimal places, as clients expect, e.g. 20 credits → "0.00001250". */
 export const costHeaderValue = (cost: Nano): string => formatNanoFixed(cost, 8);
 
 export const parsePricePerCredit = (usd: string | number): Atto => parseAtto(usd);

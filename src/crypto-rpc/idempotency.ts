@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Database } from '../db/database.ts';
 import { ConflictError, ValidationError } from '../errors.ts';
 
-/** What a replay gives back: the stored response with its billing figures (contract rule 8). */
+/** What a replay gives back: the stored response with its billing figures (docs/api.md, Idempotency). */
 export interface StoredRpcResponse {
   readonly status: number;
   readonly body: string;
@@ -14,7 +14,7 @@ export type IdempotencyClaim =
   { readonly kind: 'owner' } | { readonly kind: 'replay'; readonly response: StoredRpcResponse };
 
 export interface IdempotencyOptions {
-  /** How long a finished response is replayed (contract: 24 hours). */
+  /** How long a finished response is replayed (24 hours, as documented in docs/api.md). */
   readonly retentionMs: number;
   /** How long a claim may stay pending before another request may take it over (a crashed owner). */
   readonly leaseMs: number;
@@ -126,7 +126,7 @@ export class IdempotencyStore {
     }
   }
 
-  /** Stores the owner's response for replays (contract: 24 hours) and wakes the waiters. */
+  /** Stores the owner's response for replays (24 hours) and wakes the waiters. */
   async complete(accountId: string, key: string, response: StoredRpcResponse): Promise<void> {
     try {
       await this.deps.db

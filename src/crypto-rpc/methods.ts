@@ -1,6 +1,6 @@
 import { protocolOf, type ChainFamily } from './chains.ts';
 
-/** Method tiers and their credit multipliers (contract rule 3). */
+/** Method tiers and their credit multipliers (docs/api.md, Methods and credits). */
 export const TIER_MULTIPLIER = { standard: 1, advanced: 2, large: 4 } as const;
 export type MethodTier = keyof typeof TIER_MULTIPLIER;
 

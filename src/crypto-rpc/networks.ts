@@ -42,7 +42,7 @@ export const RPC_DEFAULTS = {
 /**
  * The served networks: the operator file's `rpc.networks` (URLs or json-rpc providers), then the
  * `RPC_UPSTREAM_<SLUG>` env shortcuts for slugs the file does not set. The price per credit comes from the file,
- * else LAGOON_RPC_PRICE_PER_CREDIT_USD, else the contract's 0.000000625 USD.
+ * else LAGOON_RPC_PRICE_PER_CREDIT_USD, else the default 0.000000625 USD (docs/api.md, Methods and credits).
  */
 export function buildRpcSetup(input: {
   providers: readonly ProviderConfig[];

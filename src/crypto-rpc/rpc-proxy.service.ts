@@ -47,7 +47,7 @@ const decoder = new TextDecoder('utf-8', { fatal: true });
 const IDEMPOTENCY_SWEEP_MS = 10 * 60_000;
 
 /**
- * The metered crypto JSON-RPC proxy (contract "POST crypto RPC proxy", decisions.md §5): validates against the
+ * The metered crypto JSON-RPC proxy (docs/api.md, Crypto JSON-RPC proxy): validates against the
  * allowlist, replays idempotent requests, enforces the per-account caps, holds the most the call can cost, forwards
  * to the network's nodes with failover, and charges the credits actually used as one usage entry. The charge is
  * settled right after the answer is handed back (the hold guarantees the funds), so the database write of the
@@ -271,7 +271,7 @@ export class CryptoRpcService {
     return charge;
   }
 
-  /** Contract rule 9: hash, network, request id and account in the log and the table; never the signed payload. */
+  /** Traceable: hash, network, request id and account in the log and the table; never the signed payload. */
   private logRawTransactions(entries: RawTransactionLogEntry[]): void {
     for (const entry of entries) {
       this.deps.logger.info(
@@ -317,7 +317,7 @@ function transactionHash(raw: `0x${string}`): string {
 }
 
 /**
- * Who may call the proxy: an API-key account today. Wallet sign-in (contract: "Bearer key or wallet header")
+ * Who may call the proxy: an API-key account today. Wallet sign-in (a Bearer key or a wallet header)
  * arrives with the wallets issue: its AuthContext kind is accepted here and billed from the wallet's balance.
  */
 function requireRpcCaller(auth: AuthContext): AccountAuthContext {

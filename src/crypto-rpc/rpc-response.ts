@@ -24,7 +24,7 @@ const hasError = (value: JsonObject): boolean => value.error !== undefined && va
 const idKey = (id: unknown): string => JSON.stringify(id ?? null);
 
 /**
- * Reads a node's HTTP 200 body for `items` (contract rules 6 and 8). A single response passes through byte for
+ * Reads a node's HTTP 200 body for `items` (billed per item). A single response passes through byte for
  * byte. A batch passes through byte for byte when the node kept the request order (every mainstream node does);
  * otherwise its items are put back in request order, and an item the node left out is answered with an
  * internal error. A body that is not JSON-RPC is a failure of that node (the caller tries the next one).

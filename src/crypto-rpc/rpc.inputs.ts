@@ -3,7 +3,7 @@ import { ValidationError, type ValidationIssue } from '../errors.ts';
 import type { ChainFamily } from './chains.ts';
 import { classifyMethod, type MethodTier } from './methods.ts';
 
-/** Contract Limits: batch size and the Idempotency-Key pattern. */
+/** Limits clients rely on (docs/api.md): batch size and the Idempotency-Key pattern. */
 export const MAX_BATCH_ITEMS = 100;
 export const IDEMPOTENCY_KEY = /^[A-Za-z0-9_-]{1,255}$/;
 
@@ -39,7 +39,7 @@ export const RpcRequestBodyDoc = z.union([RpcRequestItemDoc, z.array(RpcRequestI
 const HEX_BYTES = /^0x(?:[0-9a-fA-F]{2})+$/;
 
 /**
- * Validates a JSON-RPC 2.0 request or batch for a network of `family` (contract rule 1): every item is checked
+ * Validates a JSON-RPC 2.0 request or batch for a network of `family` (JSON-RPC 2.0 only): every item is checked
  * on its own and any bad item rejects the whole request, naming every unsupported method with the reason.
  */
 export function parseRpcRequest(family: ChainFamily, body: unknown): ParsedRpcRequest {
@@ -126,7 +126,7 @@ function rejection(issues: ValidationIssue[], unsupported: Map<string, string>):
   return new ValidationError(`Invalid JSON-RPC request: ${where}${first?.message ?? 'invalid input'}`, issues);
 }
 
-/** The Idempotency-Key header, if any; a malformed one is a 400 (contract: pattern `[A-Za-z0-9_-]{1,255}`). */
+/** The Idempotency-Key header, if any; a malformed one is a 400 (pattern `[A-Za-z0-9_-]{1,255}`). */
 export function parseIdempotencyKey(value: string | null | undefined): string | undefined {
   if (value === null || value === undefined) return undefined;
   if (!IDEMPOTENCY_KEY.test(value)) {

@@ -310,7 +310,7 @@ export const DiscoveryConfigSchema = z.strictObject({
 });
 export type DiscoveryConfig = z.output<typeof DiscoveryConfigSchema>;
 
-/** `search_provider` identifier → one provider id, or ids in fallback order (decisions.md §8). */
+/** `search_provider` identifier → one provider id, or ids in fallback order (docs/configuration.md). */
 const SearchTargets = z
   .union([ProviderId, z.array(ProviderId).min(1)])
   .transform((ids) => (typeof ids === 'string' ? [ids] : ids));

@@ -17,7 +17,7 @@ import { testDatabaseKind } from '../helpers/db.ts';
 import { startOpenAIUpstream, type OpenAIUpstream } from '../helpers/openai-upstream.ts';
 
 /*
- * Every way a chat call can end, and what it costs (ARCHITECTURE.md, Money and billing): an upstream error or
+ * Every way a chat call can end, and what it costs (docs/billing.md, Chat completions): an upstream error or
  * timeout before output costs nothing; an upstream break, a stall past the idle timeout or a client disconnect
  * mid-stream costs the tokens received; an account without funds gets 402 before the upstream hears of it.
  * Plus: stream chunks are forwarded as they arrive (no buffering).

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chatAccount, startChatServer, type ChatServer } from '../helpers/chat.ts';
 import { testDatabaseKind } from '../helpers/db.ts';
 
-/* Every field of POST /chat/completions with a bad value → 400 naming it, and nothing charged (contract bounds). */
+/* Every field of POST /chat/completions with a bad value → 400 naming it, and nothing charged (the input bounds). */
 
 interface ErrorBody {
   error: string;

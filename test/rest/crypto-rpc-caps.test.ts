@@ -15,7 +15,7 @@ describe(`REST crypto RPC caps (${testDatabaseKind}, counters in ${sharedThrough
   beforeAll(async () => {
     node = await startChainNode();
     proxy = await startCountingProxy(node.url);
-    // Small caps so a test can reach them; the defaults are the contract's (100/min, 10M credits per 24 h).
+    // Small caps so a test can reach them; the defaults are 100/min, 10M credits per 24 h).
     const config = [
       'rpc:',
       '  caps:',

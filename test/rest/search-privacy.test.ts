@@ -13,7 +13,7 @@ import { slow, startBrave, startSearxng, status, type FakeUpstream } from '../he
 import { createAccountWithKey } from '../helpers/services.ts';
 
 /*
- * The contract's privacy promise: the service does not store or log queries. Every search path (success on both
+ * The privacy promise of docs/api.md: the service does not store or log queries. Every search path (success on both
  * upstreams, REST and GraphQL, upstream errors, a timeout, validation failures, an anonymous caller) runs with a
  * unique probe in the query while every log line is captured at trace level; afterwards the probe must appear in
  * no log line and in no row of any table of the database.

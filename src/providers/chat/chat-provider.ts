@@ -1,5 +1,5 @@
 /**
- * The chat capability (ARCHITECTURE.md, Providers): one interface, one adapter per upstream protocol. The wire
+ * The chat capability (src/providers/): one interface, one adapter per upstream protocol. The wire
  * format between the chat service and an adapter is the OpenAI chat-completions JSON, because every upstream we
  * speak to (vLLM, llama.cpp, Ollama, OpenAI, the simulator) speaks it; the service builds the upstream body,
  * the adapter only moves it. Which adapter serves a model, with fallbacks, retries and cooldowns, is decided by

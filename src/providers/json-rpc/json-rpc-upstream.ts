@@ -1,5 +1,5 @@
 /**
- * The JSON-RPC node capability (ARCHITECTURE.md, Providers): POST a JSON-RPC body to one node and hand back its
+ * The JSON-RPC node capability (src/providers/): POST a JSON-RPC body to one node and hand back its
  * HTTP answer untouched. Which nodes serve which network, failover and cooldown live in upstream-set.ts.
  */
 

@@ -1,10 +1,10 @@
 /**
- * The web search capability (ARCHITECTURE.md, Providers): one interface, one adapter per upstream API. Adapters
+ * The web search capability (src/providers/): one interface, one adapter per upstream API. Adapters
  * know the upstream's protocol only; which adapter serves which `search_provider` identifier is decided by
  * search-routing.ts from the operator config and the env shortcuts.
  */
 
-/** The contract's search result: all strings; `date` is an ISO 8601 date-time, or "" when the upstream gives none. */
+/** A search result as clients get it: strings; `date` is an ISO 8601 date-time, or "" when the upstream gives none. */
 export interface SearchResult {
   readonly title: string;
   readonly url: string;

@@ -5,7 +5,7 @@ import { BRAVE_DEFAULT_BASE_URL, BraveAdapter } from './brave.adapter.ts';
 import type { SearchProvider, SearchResult, SearchUpstreamSettings } from './search-provider.ts';
 import { SearxngAdapter, SearxngOptions } from './searxng.adapter.ts';
 
-/** The contract's `search_provider` identifiers (decisions.md §8); `brave`, the zero-retention one, is the default. */
+/** The `search_provider` identifiers clients send (docs/api.md); `brave`, the zero-retention one, is the default. */
 export const SEARCH_PROVIDER_IDS = ['brave', 'google'] as const;
 export type SearchProviderId = (typeof SEARCH_PROVIDER_IDS)[number];
 
