@@ -48,8 +48,8 @@ describe(`web search privacy: the query is neither logged nor stored (${testData
       path,
       JSON.stringify({
         providers: [
-          { id: 'searx', type: 'searxng', baseUrl: searxng.url, timeoutMs: 300 },
-          { id: 'brave-api', type: 'brave', baseUrl: brave.url, apiKey: TOKEN, timeoutMs: 300 },
+          { id: 'searx', type: 'searxng', baseUrl: searxng.url, timeoutMs: 1_500 },
+          { id: 'brave-api', type: 'brave', baseUrl: brave.url, apiKey: TOKEN, timeoutMs: 1_500 },
         ],
         search: { brave: 'brave-api', google: 'searx' },
       }),
@@ -89,7 +89,7 @@ describe(`web search privacy: the query is neither logged nor stored (${testData
     await rest({ query: QUERY, search_provider: 'google' });
     brave.queue(status(401, { type: 'ErrorResponse', error: { code: 'SUBSCRIPTION_TOKEN_INVALID' } }));
     await rest({ query: QUERY });
-    brave.queue(slow(2_000));
+    brave.queue(slow(5_000)); // well past the 1.5 s timeout, which leaves room for a loaded machine
     await rest({ query: QUERY });
     await rest({ query: `${QUERY} ${'x'.repeat(400)}` });
     await rest({ query: QUERY, limit: 99 });
