@@ -241,7 +241,3 @@ export class DatabaseUnavailableError extends AppError {
     return { 'retry-after': '1' };
   }
 }
-
-export function isAppError(error: unknown): error is AppError {
-  return error instanceof AppError;
-}

@@ -149,11 +149,6 @@ export async function revokeOwnKey(db: Database, accountId: string, id: string):
   return row?.key_hash;
 }
 
-export async function getKeyHash(db: Database, id: string): Promise<string | undefined> {
-  const row = await db.selectFrom('api_keys').select('key_hash').where('id', '=', id).executeTakeFirst();
-  return row?.key_hash;
-}
-
 /** One statement for a whole batch of last-used times; never moves a time backwards. */
 export async function recordLastUsed(db: Database, entries: ReadonlyArray<{ id: string; at: Date }>): Promise<void> {
   if (entries.length === 0) return;

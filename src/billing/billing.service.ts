@@ -524,10 +524,6 @@ export class BillingService {
   async close(): Promise<void> {
     await this.leases?.close();
   }
-
-  newRequestId(): string {
-    return randomUUID().replaceAll('-', '');
-  }
 }
 
 /** A non-negative decimal as PostgreSQL's numeric reads it (units and unit prices of usage lines). */

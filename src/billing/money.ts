@@ -68,7 +68,6 @@ export const formatAtto = (amount: Atto): string => formatScaled(amount, ATTO_DI
 
 /** For JSON edges only: the nearest double to the exact decimal. */
 export const nanoToNumber = (amount: Nano): number => Number(formatNano(amount));
-export const attoToNumber = (amount: Atto): number => Number(formatAtto(amount));
 
 /** Fixed decimals, rounded half up (for headers such as "0.00001250"). */
 export function formatNanoFixed(amount: Nano, decimals: number): string {
@@ -93,5 +92,4 @@ export function costNano(units: bigint, pricePerBlock: Atto, blockSize: bigint =
   return (numerator + divisor - 1n) / divisor;
 }
 
-export const minNano = (a: Nano, b: Nano): Nano => (a < b ? a : b);
 export const maxNano = (a: Nano, b: Nano): Nano => (a > b ? a : b);
