@@ -39,6 +39,7 @@ import { LeaseManager, type LeaseUpdateRequest } from './lease-manager.ts';
 import type { LeaseOptions } from './lease-options.ts';
 import { CURRENCIES, type Currency, type Nano } from './money.ts';
 import { periodStart, utcDay } from './periods.ts';
+import { releaseOrLog } from './release-or-log.ts';
 import type { SettledUsageEntry, UsagePublisher } from './usage.types.ts';
 
 export interface BillingOptions {
@@ -389,12 +390,7 @@ export class BillingService {
     try {
       result = await spec.run(reservation);
     } catch (error) {
-      await this.release(reservation).catch((releaseError: unknown) =>
-        this.deps.logger.error(
-          { err: releaseError, reservationId: reservation.id },
-          'release failed; the sweeper will retry',
-        ),
-      );
+      await releaseOrLog(this, reservation, this.deps.logger);
       throw error;
     }
     const charge = await this.settle(reservation, spec.usage(result));

@@ -1,6 +1,7 @@
 import type { AccountAuthContext } from '../auth/auth-context.ts';
 import type { BillingService } from '../billing/billing.service.ts';
 import type { Reservation } from '../billing/billing.types.ts';
+import { releaseOrLog } from '../billing/release-or-log.ts';
 import type { CatalogModel } from '../catalog/model.ts';
 import { AppError, UpstreamError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
@@ -318,11 +319,7 @@ export class ChatStreamSession implements AsyncIterable<ChatStreamEvent> {
     const received = [...this.received.values()].map((pieces) => pieces.join(''));
     // Upstream error before output, or a client gone before any: nothing was delivered, nothing is charged.
     if (ending !== 'complete' && received.every((text) => text === '')) {
-      await ctx.billing
-        .release(ctx.reservation)
-        .catch((error: unknown) =>
-          ctx.logger.error({ err: error, reservationId: ctx.reservation.id }, 'release failed; the sweeper will retry'),
-        );
+      await releaseOrLog(ctx.billing, ctx.reservation, ctx.logger);
       return undefined;
     }
     const reported = ending === 'complete' ? this.upstreamUsage : undefined;

@@ -7,6 +7,7 @@ import type { AccountAuthContext, AuthContext } from '../auth/auth-context.ts';
 import { requireAccount } from '../auth/permissions.ts';
 import type { BillingService } from '../billing/billing.service.ts';
 import type { Reservation } from '../billing/billing.types.ts';
+import { releaseOrLog } from '../billing/release-or-log.ts';
 import type { CatalogService } from '../catalog/catalog.service.ts';
 import type { CatalogModel } from '../catalog/model.ts';
 import type { CharacterService } from '../characters/character.service.ts';
@@ -121,7 +122,7 @@ export class ChatService {
       ({ completion } = await this.deps.upstreams.complete(model.providers, body, prepared.callOptions));
     } catch (error) {
       // Upstream error or timeout before any output: nothing is charged.
-      await this.release(reservation);
+      await releaseOrLog(this.deps.billing, reservation, this.deps.logger);
       throw error;
     }
     const reported = await billedTokens(completion, body);
@@ -163,7 +164,7 @@ export class ChatService {
     } catch (error) {
       // Upstream error or timeout before the first byte: nothing is charged.
       detach();
-      await this.release(prepared.reservation);
+      await releaseOrLog(this.deps.billing, prepared.reservation, this.deps.logger);
       throw error;
     }
     return new ChatStreamSession({
@@ -245,7 +246,7 @@ export class ChatService {
       };
       return { auth: account, model, settings, plan, body, reservation, citations, searched, callOptions };
     } catch (error) {
-      await this.release(reservation);
+      await releaseOrLog(this.deps.billing, reservation, this.deps.logger);
       throw error;
     }
   }
@@ -330,14 +331,6 @@ export class ChatService {
   /** Stops the scraper's connections. */
   close(): Promise<void> {
     return this.deps.scraper.close();
-  }
-
-  private async release(reservation: Reservation): Promise<void> {
-    await this.deps.billing
-      .release(reservation)
-      .catch((error: unknown) =>
-        this.deps.logger.error({ err: error, reservationId: reservation.id }, 'release failed; the sweeper will retry'),
-      );
   }
 }
 

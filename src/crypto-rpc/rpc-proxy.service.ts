@@ -5,6 +5,7 @@ import { requireAccount, requireOperator } from '../auth/permissions.ts';
 import type { BillingService } from '../billing/billing.service.ts';
 import type { Reservation, SettledCharge, Usage } from '../billing/billing.types.ts';
 import type { Nano } from '../billing/money.ts';
+import { releaseOrLog } from '../billing/release-or-log.ts';
 import type { Database } from '../db/database.ts';
 import { clip, NotFoundError, ValidationError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
@@ -206,11 +207,7 @@ export class CryptoRpcService {
           logger.warn({ reqId: caller.requestId, network: network.slug, upstream, reason }, 'rpc upstream failed'),
       });
     } catch (error) {
-      await billing
-        .release(reservation)
-        .catch((releaseError: unknown) =>
-          logger.error({ err: releaseError, reservationId: reservation.id }, 'release failed; the sweeper will retry'),
-        );
+      await releaseOrLog(billing, reservation, logger);
       await this.giveBack(hold, caller);
       throw error;
     }
