@@ -59,25 +59,25 @@ export const catalogRoutes: Route[] = [
       query: ModelListQuery,
       response: z.object({ object: z.literal('list'), type: z.string(), data: z.array(ModelRecord) }),
     },
-    async handler({ services, auth, url }) {
+    async handler({ services, url }) {
       const { type } = parseQuery(ModelListQuery, url);
-      const models = await services.catalog.listModels(auth, type);
+      const models = await services.catalog.listModels(type);
       return json({ object: 'list', data: models.map(modelWire), type });
     },
   },
   nameMapRoute('/models/traits', 'Traits (e.g. default, fastest) and the model each names', (ctx, type) =>
-    ctx.services.catalog.traits(ctx.auth, type),
+    ctx.services.catalog.traits(type),
   ),
   nameMapRoute('/models/compatibility_mapping', 'Foreign model names and the model each maps to', (ctx, type) =>
-    ctx.services.catalog.compatibilityMapping(ctx.auth, type),
+    ctx.services.catalog.compatibilityMapping(type),
   ),
   {
     method: 'GET',
     path: '/models/:id*',
     access: 'public',
     doc: { summary: 'One model record', tags, response: ModelRecord },
-    async handler({ services, auth, params }) {
-      return json(modelWire(await services.catalog.getModel(auth, params.id ?? '')));
+    async handler({ services, params }) {
+      return json(modelWire(await services.catalog.getModel(params.id ?? '')));
     },
   },
 ];

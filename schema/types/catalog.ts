@@ -14,7 +14,7 @@ export const ModelRef = builder.loadableObject('Model', {
   description:
     'A model of the catalog. `spec` is the REST `model_spec` object (pricing, capabilities, constraints, voices…).',
   load: async (ids: string[], context) =>
-    (await context.services.catalog.findModelsByIds(context.auth, ids)).map(
+    (await context.services.catalog.findModelsByIds(ids)).map(
       (model, i) => model ?? new NotFoundError(`Model ${ids[i]} not found`, 'MODEL_NOT_FOUND'),
     ),
   toKey: (model) => model.id,
@@ -57,27 +57,25 @@ builder.queryFields((t) => ({
     type: [ModelRef],
     description: 'Models of one type, or of every type when `type` is omitted. Public.',
     args: { type: t.arg({ type: ModelTypeEnum, required: false }) },
-    resolve: (_root, { type }, context): Promise<CatalogModel[]> =>
-      context.services.catalog.listModels(context.auth, type ?? 'all'),
+    resolve: (_root, { type }, context): Promise<CatalogModel[]> => context.services.catalog.listModels(type ?? 'all'),
   }),
   model: t.field({
     type: ModelRef,
     args: { id: t.arg.id({ required: true }) },
     errors: { types: [NotFoundError] },
-    resolve: (_root, { id }, context) => context.services.catalog.getModel(context.auth, String(id)),
+    resolve: (_root, { id }, context) => context.services.catalog.getModel(String(id)),
   }),
   modelTraits: t.field({
     type: [ModelName],
     description: 'Traits (default, fastest, …) usable as model names, and the model each names.',
     args: { type: t.arg({ type: ModelTypeEnum, required: false, defaultValue: 'text' }) },
-    resolve: async (_root, { type }, context) =>
-      toNames(await context.services.catalog.traits(context.auth, type ?? 'text')),
+    resolve: async (_root, { type }, context) => toNames(await context.services.catalog.traits(type ?? 'text')),
   }),
   compatibilityMapping: t.field({
     type: [ModelName],
     description: 'Foreign model names accepted as aliases, and the model each maps to.',
     args: { type: t.arg({ type: ModelTypeEnum, required: false, defaultValue: 'text' }) },
     resolve: async (_root, { type }, context) =>
-      toNames(await context.services.catalog.compatibilityMapping(context.auth, type ?? 'text')),
+      toNames(await context.services.catalog.compatibilityMapping(type ?? 'text')),
   }),
 }));

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import type { AuthContext } from '../auth/auth-context.ts';
 import type { Database } from '../db/database.ts';
 import { clip, NotFoundError } from '../errors.ts';
 import type { OperatorConfig } from '../operator-config/schema.ts';
@@ -48,7 +47,7 @@ export type ModelLookup =
 
 /**
  * The model catalog: writes the configured models to the DB and serves every read from an in-memory snapshot
- * (small and hot). Talks to the model repository. The catalog is public, so reads accept any caller.
+ * (small and hot). Talks to the model repository. The catalog is public: reads take no caller.
  */
 export class CatalogService {
   private snapshot: Promise<Snapshot> | undefined;
@@ -101,45 +100,45 @@ export class CatalogService {
   }
 
   /** Active models of one type (every type with `all`, text models for code with `code`), in config order. */
-  async listModels(_auth: AuthContext, type: ModelListType = 'text'): Promise<CatalogModel[]> {
+  async listModels(type: ModelListType = 'text'): Promise<CatalogModel[]> {
     const snapshot = await this.current();
     if (type === 'all') return [...snapshot.models];
     if (type === 'code') return (snapshot.byType.get('text') ?? []).filter(isCodeModel);
     return [...(snapshot.byType.get(type) ?? [])];
   }
 
-  async getModel(_auth: AuthContext, id: string): Promise<CatalogModel> {
+  async getModel(id: string): Promise<CatalogModel> {
     const model = (await this.current()).byId.get(id);
     if (!model) throw new NotFoundError(`Model ${clip(id)} not found`, 'MODEL_NOT_FOUND');
     return model;
   }
 
   /** Models by id in id order, null for unknown or inactive ids; for dataloaders. */
-  async findModelsByIds(_auth: AuthContext, ids: readonly string[]): Promise<(CatalogModel | null)[]> {
+  async findModelsByIds(ids: readonly string[]): Promise<(CatalogModel | null)[]> {
     const { byId } = await this.current();
     return ids.map((id) => byId.get(id) ?? null);
   }
 
   /** `{ <trait>: <model id> }` for one type. */
-  async traits(_auth: AuthContext, type: ModelType): Promise<Record<string, string>> {
+  async traits(type: ModelType): Promise<Record<string, string>> {
     return { ...(await this.current()).traits.get(type) };
   }
 
   /** `{ <foreign model name>: <model id> }` for one type. */
-  async compatibilityMapping(_auth: AuthContext, type: ModelType): Promise<Record<string, string>> {
+  async compatibilityMapping(type: ModelType): Promise<Record<string, string>> {
     return { ...(await this.current()).aliases.get(type) };
   }
 
   /** What a request's model name means for a type: a model id, else a trait, else a compatibility mapping. */
-  async resolveModel(auth: AuthContext, name: string, type: ModelType): Promise<CatalogModel | undefined> {
-    return (await this.lookupModel(auth, name, type)).model;
+  async resolveModel(name: string, type: ModelType): Promise<CatalogModel | undefined> {
+    return (await this.lookupModel(name, type)).model;
   }
 
   /**
    * Like {@link resolveModel}, and says how the name matched (callers treat a trait, "whatever you recommend",
    * differently from an explicit id), or, for a name that is not of this type, the type it has.
    */
-  async lookupModel(_auth: AuthContext, name: string, type: ModelType): Promise<ModelLookup> {
+  async lookupModel(name: string, type: ModelType): Promise<ModelLookup> {
     const snapshot = await this.current();
     const direct = snapshot.byId.get(name);
     if (direct?.type === type) return { model: direct, via: 'id' };

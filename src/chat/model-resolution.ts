@@ -82,7 +82,7 @@ export async function resolveChatModel(
   characterSlug: string | undefined,
 ): Promise<ResolvedChatModel> {
   const [lookup, character] = await Promise.all([
-    deps.catalog.lookupModel(auth, name, 'text'),
+    deps.catalog.lookupModel(name, 'text'),
     characterSlug === undefined ? undefined : deps.characters.getBySlug(auth, characterSlug),
   ]);
   if (lookup.model === undefined) {
@@ -96,7 +96,7 @@ export async function resolveChatModel(
   }
   let model = lookup.model;
   if (character && lookup.via === 'trait') {
-    const characterModel = await deps.catalog.lookupModel(auth, character.modelId, 'text');
+    const characterModel = await deps.catalog.lookupModel(character.modelId, 'text');
     if (characterModel.model) model = characterModel.model;
   }
   const privacy = auth.apiKey.modelPrivacy;

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { anonymous } from '../../src/auth/auth-context.ts';
 import { CatalogService, ModelListQuery } from '../../src/catalog/catalog.service.ts';
 import { buildModelSpec } from '../../src/catalog/model.ts';
 import { NotFoundError } from '../../src/errors.ts';
@@ -7,7 +6,6 @@ import { parseOperatorConfig } from '../../src/operator-config/load.ts';
 import type { OperatorConfig } from '../../src/operator-config/schema.ts';
 import { createTestDatabase, testDatabaseKind } from '../helpers/db.ts';
 
-const auth = anonymous('test-request');
 const textModel = (id: string, extra: Record<string, unknown> = {}) => ({
   id,
   type: 'text',
@@ -30,11 +28,9 @@ describe(`${CatalogService.name} (${testDatabaseKind})`, () => {
 
   it('should list text models by default, one type on request and every type in config order with all', async () => {
     await sut.syncFromConfig(defaults());
-    expect((await sut.listModels(auth)).map((model) => model.id)).toEqual(['lagoon-sim-chat', 'lagoon-sim-reasoner']);
-    expect((await sut.listModels(auth, 'image')).map((model) => model.id)).toEqual(['lagoon-sim-image']);
-    expect((await sut.listModels(auth, 'all')).map((model) => model.id)).toEqual(
-      defaults().models.map((model) => model.id),
-    );
+    expect((await sut.listModels()).map((model) => model.id)).toEqual(['lagoon-sim-chat', 'lagoon-sim-reasoner']);
+    expect((await sut.listModels('image')).map((model) => model.id)).toEqual(['lagoon-sim-image']);
+    expect((await sut.listModels('all')).map((model) => model.id)).toEqual(defaults().models.map((model) => model.id));
     expect(ModelListQuery.parse({})).toEqual({ type: 'text' });
     expect(ModelListQuery.safeParse({ type: 'bogus' }).success).toBe(false);
   });
@@ -43,7 +39,7 @@ describe(`${CatalogService.name} (${testDatabaseKind})`, () => {
     const config = defaults();
     await sut.syncFromConfig(config);
     for (const configured of config.models) {
-      const model = await sut.getModel(auth, configured.id);
+      const model = await sut.getModel(configured.id);
       expect(model.spec).toEqual(buildModelSpec(configured));
       expect(model).toMatchObject({
         type: configured.type,
@@ -52,39 +48,39 @@ describe(`${CatalogService.name} (${testDatabaseKind})`, () => {
         created: new Date('2026-11-22T00:00:00Z'),
       });
     }
-    expect(await sut.getModel(auth, 'lagoon-sim-chat')).toMatchObject({
+    expect(await sut.getModel('lagoon-sim-chat')).toMatchObject({
       contextLength: 32_768,
       providers: [{ providerId: 'simulator', upstreamModel: 'lagoon-sim-chat' }],
     });
-    expect((await sut.getModel(auth, 'lagoon-sim-image')).contextLength).toBeNull();
+    expect((await sut.getModel('lagoon-sim-image')).contextLength).toBeNull();
   });
 
   it('should throw MODEL_NOT_FOUND for an unknown model', async () => {
     await sut.syncFromConfig(defaults());
-    const error = await sut.getModel(auth, 'nope').catch((e: unknown) => e);
+    const error = await sut.getModel('nope').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(NotFoundError);
     expect(error).toMatchObject({ code: 'MODEL_NOT_FOUND', status: 404, message: 'Model nope not found' });
   });
 
   it('should find models by id in id order with null for unknown ids', async () => {
     await sut.syncFromConfig(defaults());
-    const found = await sut.findModelsByIds(auth, ['lagoon-sim-video', 'nope', 'lagoon-sim-chat']);
+    const found = await sut.findModelsByIds(['lagoon-sim-video', 'nope', 'lagoon-sim-chat']);
     expect(found.map((model) => model?.id ?? null)).toEqual(['lagoon-sim-video', null, 'lagoon-sim-chat']);
   });
 
   it('should give traits and compatibility mappings per type', async () => {
     await sut.syncFromConfig(defaults());
-    expect(await sut.traits(auth, 'text')).toEqual({
+    expect(await sut.traits('text')).toEqual({
       default: 'lagoon-sim-chat',
       fastest: 'lagoon-sim-chat',
       default_reasoning: 'lagoon-sim-reasoner',
     });
-    expect(await sut.traits(auth, 'tts')).toEqual({ default: 'lagoon-sim-speech' });
-    expect(await sut.compatibilityMapping(auth, 'image')).toEqual({
+    expect(await sut.traits('tts')).toEqual({ default: 'lagoon-sim-speech' });
+    expect(await sut.compatibilityMapping('image')).toEqual({
       'dall-e-2': 'lagoon-sim-image',
       'dall-e-3': 'lagoon-sim-image',
     });
-    expect(await sut.compatibilityMapping(auth, 'video')).toEqual({});
+    expect(await sut.compatibilityMapping('video')).toEqual({});
   });
 
   it('should resolve a name as a model id first, then a trait, then a compatibility mapping', async () => {
@@ -97,8 +93,7 @@ describe(`${CatalogService.name} (${testDatabaseKind})`, () => {
       'op.yaml',
     );
     await sut.syncFromConfig(config);
-    const resolve = async (name: string, type: 'text' | 'image' = 'text') =>
-      (await sut.resolveModel(auth, name, type))?.id;
+    const resolve = async (name: string, type: 'text' | 'image' = 'text') => (await sut.resolveModel(name, type))?.id;
     expect(await resolve('lagoon-sim-reasoner')).toBe('lagoon-sim-reasoner');
     expect(await resolve('fastest')).toBe('fastest');
     expect(await resolve('default')).toBe('lagoon-sim-chat');
@@ -115,10 +110,10 @@ describe(`${CatalogService.name} (${testDatabaseKind})`, () => {
     await sut.syncFromConfig(
       parseOperatorConfig({ models: [{ id: 'lagoon-sim-reasoner', disabled: true }] }, 'op.yaml'),
     );
-    expect((await sut.listModels(auth)).map((model) => model.id)).toEqual(['lagoon-sim-chat']);
-    await expect(sut.getModel(auth, 'lagoon-sim-reasoner')).rejects.toMatchObject({ code: 'MODEL_NOT_FOUND' });
-    expect(await sut.findModelsByIds(auth, ['lagoon-sim-reasoner'])).toEqual([null]);
-    expect(await sut.compatibilityMapping(auth, 'text')).not.toHaveProperty('o3-mini');
+    expect((await sut.listModels()).map((model) => model.id)).toEqual(['lagoon-sim-chat']);
+    await expect(sut.getModel('lagoon-sim-reasoner')).rejects.toMatchObject({ code: 'MODEL_NOT_FOUND' });
+    expect(await sut.findModelsByIds(['lagoon-sim-reasoner'])).toEqual([null]);
+    expect(await sut.compatibilityMapping('text')).not.toHaveProperty('o3-mini');
     const row = await handle.db
       .selectFrom('models')
       .select(['active'])
@@ -127,7 +122,7 @@ describe(`${CatalogService.name} (${testDatabaseKind})`, () => {
     expect(row.active).toBe(false);
 
     await sut.syncFromConfig(defaults());
-    expect((await sut.listModels(auth)).map((model) => model.id)).toEqual(['lagoon-sim-chat', 'lagoon-sim-reasoner']);
+    expect((await sut.listModels()).map((model) => model.id)).toEqual(['lagoon-sim-chat', 'lagoon-sim-reasoner']);
   });
 
   it('should keep the first-seen creation time of a model without one, and touch updated_at only on change', async () => {
@@ -147,26 +142,26 @@ describe(`${CatalogService.name} (${testDatabaseKind})`, () => {
     const renamed = await stamps();
     expect(renamed.created_at).toEqual(first.created_at);
     expect(renamed.updated_at.getTime()).toBeGreaterThan(first.updated_at.getTime());
-    expect((await sut.getModel(auth, 'undated')).spec.name).toBe('Renamed');
+    expect((await sut.getModel('undated')).spec.name).toBe('Renamed');
   });
 
   it('should let another instance read the synced catalog lazily and pick up changes on reload', async () => {
     await sut.syncFromConfig(defaults());
     const other = new CatalogService({ db: handle.db });
-    expect((await other.listModels(auth, 'all')).length).toBe(defaults().models.length);
+    expect((await other.listModels('all')).length).toBe(defaults().models.length);
     await sut.syncFromConfig(parseOperatorConfig({ models: [textModel('added')] }, 'op.yaml'));
-    expect((await other.listModels(auth)).map((model) => model.id)).not.toContain('added');
+    expect((await other.listModels()).map((model) => model.id)).not.toContain('added');
     await other.reload();
-    expect((await other.listModels(auth)).map((model) => model.id)).toContain('added');
+    expect((await other.listModels()).map((model) => model.id)).toContain('added');
   });
 
   it('should serve read-only models so callers cannot corrupt the shared snapshot', async () => {
     await sut.syncFromConfig(defaults());
-    const model = await sut.getModel(auth, 'lagoon-sim-chat');
+    const model = await sut.getModel('lagoon-sim-chat');
     expect(() => {
       (model.spec as { name: string }).name = 'mutated';
     }).toThrow(TypeError);
-    expect((await sut.getModel(auth, 'lagoon-sim-chat')).spec.name).toBe('Lagoon Simulator Chat');
+    expect((await sut.getModel('lagoon-sim-chat')).spec.name).toBe('Lagoon Simulator Chat');
   });
 
   it('should list text models optimised for code with type code', async () => {
@@ -176,8 +171,8 @@ describe(`${CatalogService.name} (${testDatabaseKind})`, () => {
     );
     await sut.syncFromConfig(config);
     expect(ModelListQuery.parse({ type: 'code' })).toEqual({ type: 'code' });
-    expect((await sut.listModels(auth, 'code')).map((model) => model.id)).toEqual(['coder']);
-    expect((await sut.listModels(auth, 'text')).map((model) => model.id)).toContain('plain');
+    expect((await sut.listModels('code')).map((model) => model.id)).toEqual(['coder']);
+    expect((await sut.listModels('text')).map((model) => model.id)).toContain('plain');
   });
 
   it('should keep owned_by from the model, else its primary provider, else lagoon, through the database', async () => {
@@ -196,7 +191,7 @@ describe(`${CatalogService.name} (${testDatabaseKind})`, () => {
       'op.yaml',
     );
     await sut.syncFromConfig(config);
-    const owners = Object.fromEntries((await sut.listModels(auth, 'text')).map((model) => [model.id, model.ownedBy]));
+    const owners = Object.fromEntries((await sut.listModels('text')).map((model) => [model.id, model.ownedBy]));
     expect(owners).toMatchObject({
       'on-acme': 'acme-cloud',
       'own-owner': 'someone',
@@ -208,7 +203,7 @@ describe(`${CatalogService.name} (${testDatabaseKind})`, () => {
   it('should survive concurrent syncs from several processes', async () => {
     const others = Array.from({ length: 4 }, () => new CatalogService({ db: handle.db }));
     await Promise.all(others.map((service) => service.syncFromConfig(defaults())));
-    expect(await sut.compatibilityMapping(auth, 'tts')).toEqual({
+    expect(await sut.compatibilityMapping('tts')).toEqual({
       'tts-1': 'lagoon-sim-speech',
       'tts-1-hd': 'lagoon-sim-speech',
     });

@@ -2,7 +2,6 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { anonymous } from '../../src/auth/auth-context.ts';
 import { catalogId } from '../../src/providers/chat/model-discovery.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { testDatabaseKind } from '../helpers/db.ts';
@@ -97,7 +96,7 @@ describe(`zero-config model discovery (${testDatabaseKind})`, () => {
   });
 
   it('binds discovered models to the upstream under their own names', async () => {
-    const model = await t.app.services.catalog.resolveModel(anonymous('test'), 'llama3.2', 'text');
+    const model = await t.app.services.catalog.resolveModel('llama3.2', 'text');
     expect(model?.providers).toEqual([{ providerId: 'openai-compatible', upstreamModel: 'llama3.2:latest' }]);
     const result = await t.app.services.chatGateway.complete(
       model?.providers ?? [],
