@@ -93,11 +93,15 @@ builder.mutationFields((t) => ({
       types: [ValidationError, InsufficientBalanceError, SpendLimitExceededError, UpstreamError, RpcCapExceededError],
     },
     resolve: async (_root, args, context) => {
-      const outcome = await context.services.cryptoRpc.call(context.auth, {
-        network: args.network,
-        body: JSON.stringify(args.request) ?? '',
-        idempotencyKey: args.idempotencyKey,
-      });
+      const outcome = await context.services.cryptoRpc.call(
+        context.auth,
+        {
+          network: args.network,
+          body: JSON.stringify(args.request) ?? '',
+          idempotencyKey: args.idempotencyKey,
+        },
+        { signal: context.signal },
+      );
       await outcome.settlement;
       return {
         response: JSON.parse(new TextDecoder().decode(outcome.body)) as unknown,

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRpcTestApp, rpcRequest, type RpcTestAccount, type RpcTestApp } from '../helpers/crypto-rpc.ts';
 import { testDatabaseKind } from '../helpers/db.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { startChainNode, startCountingProxy, type ChainNode, type CountingProxy } from '../helpers/rpc-node.ts';
 
 interface GraphQLBody<T> {
@@ -132,6 +133,38 @@ describe(`GraphQL rpcNetworks / rpcCall (${testDatabaseKind})`, () => {
     const replay = await graphql<RpcCallData>(RPC_CALL, { network: 'zksync-mainnet', request, key: 'gql-batch' });
     expect(replay.data?.rpcCall.data).toMatchObject({ credits: 35, replayed: true, response });
     expect(proxy.requests.length).toBe(calls);
+  });
+
+  it('should cancel the node call when the client goes away, and charge nothing', async () => {
+    const caller = await t.account('1');
+    let reached!: () => void;
+    let closed!: () => void;
+    const atNode = new Promise<void>((resolve) => (reached = resolve));
+    const nodeCallClosed = new Promise<'cancelled'>((resolve) => (closed = () => resolve('cancelled')));
+    // The node never answers: only the caller's abort can end the call before the node's 30 s timeout.
+    proxy.queue((_request, response) => {
+      reached();
+      response.once('close', closed);
+    });
+    const client = new AbortController();
+    const call = t
+      .fetch('/graphql', {
+        method: 'POST',
+        key: caller.secret,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          query: RPC_CALL,
+          variables: { network: 'ethereum-sepolia', request: rpcRequest('eth_chainId') },
+        }),
+        signal: client.signal,
+      })
+      .catch(() => undefined);
+    await atNode;
+    client.abort();
+    await call;
+    const stillOpen = new Promise<'still open'>((resolve) => setTimeout(() => resolve('still open'), 10_000).unref());
+    expect(await Promise.race([nodeCallClosed, stillOpen])).toBe('cancelled');
+    await eventually(async () => expect(await caller.usd()).toEqual({ amount: 1_000_000_000n, reserved: 0n }));
   });
 
   it('should return typed errors: unsupported methods, unknown network, caps; and require a key', async () => {
