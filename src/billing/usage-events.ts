@@ -2,31 +2,7 @@ import type { EventBus } from '../events/event-bus.ts';
 import type { Logger } from '../logger.ts';
 import { CURRENCIES, type Currency } from './money.ts';
 import { detailsOf } from './usage.repository.ts';
-import type { SettledUsageEntry, UsageEntry, UsagePublisher } from './usage.types.ts';
-
-/** A usage entry on the event bus: JSON-safe (amount as integer nano-unit text, time as ISO text). */
-export interface UsageEntryEvent {
-  readonly id: string;
-  readonly accountId: string;
-  readonly apiKeyId: string | null;
-  readonly createdAt: string;
-  readonly sku: string;
-  readonly modelId: string | null;
-  readonly modelType: string | null;
-  readonly unitType: string | null;
-  readonly lineType: string | null;
-  readonly pricePerUnitUsd: string;
-  readonly units: string;
-  readonly amountNano: string;
-  readonly currency: string;
-  readonly notes: string;
-  readonly requestId: string | null;
-  readonly inferenceDetails: unknown;
-}
-
-export interface UsageSettledEvent {
-  readonly entries: readonly UsageEntryEvent[];
-}
+import type { SettledUsageEntry, UsageEntry, UsageEntryEvent, UsagePublisher } from './usage.types.ts';
 
 export const USAGE_TOPIC = 'lagoon:usage';
 

@@ -80,3 +80,27 @@ export interface UsagePublisher {
 export interface SettledCharges {
   flush(accountId: string): Promise<void>;
 }
+
+/** A usage entry on the event bus: JSON-safe (amount as integer nano-unit text, time as ISO text). */
+export interface UsageEntryEvent {
+  readonly id: string;
+  readonly accountId: string;
+  readonly apiKeyId: string | null;
+  readonly createdAt: string;
+  readonly sku: string;
+  readonly modelId: string | null;
+  readonly modelType: string | null;
+  readonly unitType: string | null;
+  readonly lineType: string | null;
+  readonly pricePerUnitUsd: string;
+  readonly units: string;
+  readonly amountNano: string;
+  readonly currency: string;
+  readonly notes: string;
+  readonly requestId: string | null;
+  readonly inferenceDetails: unknown;
+}
+
+export interface UsageSettledEvent {
+  readonly entries: readonly UsageEntryEvent[];
+}

@@ -1,24 +1,18 @@
 import { parseAtto, type Atto } from '../billing/money.ts';
 import type { ModelsTable } from '../db/types.generated.ts';
 import type { Selectable } from 'kysely';
+import { providerBindings } from '../operator-config/provider-bindings.ts';
 import type { ModelCapabilities, ModelConfig, PricePair, TextPricing } from '../operator-config/schema.ts';
+import { DEFAULT_OWNED_BY, type ModelPrivacy, type ModelType, type ProviderBinding } from './model-types.ts';
 
-export const MODEL_TYPES = [
-  'asr',
-  'embedding',
-  'image',
-  'music',
-  'text',
-  'tts',
-  'upscale',
-  'inpaint',
-  'video',
-] as const;
-export type ModelType = (typeof MODEL_TYPES)[number];
-export const MODEL_PRIVACY = ['private', 'anonymized'] as const;
-export type ModelPrivacy = (typeof MODEL_PRIVACY)[number];
-/** `owned_by` of a model whose config and provider leave it open. */
-export const DEFAULT_OWNED_BY = 'lagoon';
+export {
+  DEFAULT_OWNED_BY,
+  MODEL_PRIVACY,
+  MODEL_TYPES,
+  type ModelPrivacy,
+  type ModelType,
+  type ProviderBinding,
+} from './model-types.ts';
 
 /** `model_spec` exactly as the wire shows it; prices stay decimal numbers (use the helpers below for arithmetic). */
 export interface ModelSpec {
@@ -34,11 +28,6 @@ export interface ModelSpec {
   pricing: Record<string, unknown>;
   /** Extra per-type fields (voices, default_voice, prompt_character_limit, …). */
   [extra: string]: unknown;
-}
-
-export interface ProviderBinding {
-  providerId: string;
-  upstreamModel: string;
 }
 
 export interface CatalogModel {
@@ -76,19 +65,6 @@ const DEFAULT_TEXT_CAPABILITIES: ModelCapabilities = {
   supportsWebSearch: false,
   supportsXSearch: false,
 };
-
-/** The providers serving a configured model, in fallback order (`provider` or `providers`; upstream name defaults to the id). */
-export function providerBindings(
-  model: Pick<ModelConfig, 'id' | 'provider' | 'providers' | 'upstreamModel'>,
-): ProviderBinding[] {
-  const upstreamModel = model.upstreamModel ?? model.id;
-  const entries = model.providers ?? (model.provider === undefined ? [] : [model.provider]);
-  return entries.map((entry) =>
-    typeof entry === 'string'
-      ? { providerId: entry, upstreamModel }
-      : { providerId: entry.id, upstreamModel: entry.upstreamModel ?? upstreamModel },
-  );
-}
 
 /** Builds the wire `model_spec` of a configured model. */
 export function buildModelSpec(model: ModelConfig): ModelSpec {

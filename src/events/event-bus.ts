@@ -1,7 +1,7 @@
 import { createRedisEventTarget } from '@graphql-yoga/redis-event-target';
 import { createPubSub, SlidingBuffer, type PubSubEvent, type PubSubEventTarget } from '@graphql-yoga/subscription';
 import type { KeyInvalidation } from '../auth/key-cache.ts';
-import type { UsageSettledEvent } from '../billing/usage-events.ts';
+import type { UsageSettledEvent } from '../billing/usage.types.ts';
 import type { Logger } from '../logger.ts';
 import { closeRedisClient, createRedisClient } from './redis.ts';
 

@@ -2,8 +2,10 @@ import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
-import { DEFAULT_OWNED_BY, providerBindings, type ModelType } from '../catalog/model.ts';
+import { DEFAULT_OWNED_BY, type ModelType } from '../catalog/model-types.ts';
 import { defaultOperatorConfig } from './default-config.ts';
+import type { OperatorConfigIssue } from './issue.ts';
+import { providerBindings } from './provider-bindings.ts';
 import { checkRpcConfig } from './rpc-config.ts';
 import { checkSearchConfig } from './search-mapping.ts';
 import {
@@ -18,11 +20,7 @@ import {
 
 export type { CharacterConfig, ModelConfig, OperatorConfig, ProviderConfig } from './schema.ts';
 
-export interface OperatorConfigIssue {
-  /** Where in the file, e.g. `models[2].pricing.input.usd`; built-in entries read `models[id=…] (built-in default)`. */
-  path: string;
-  message: string;
-}
+export type { OperatorConfigIssue } from './issue.ts';
 
 /** The operator config file is unreadable or invalid; the message names the file and every bad path. */
 export class OperatorConfigError extends Error {

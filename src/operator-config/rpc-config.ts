@@ -1,9 +1,8 @@
 import { z } from 'zod';
 import { CHAIN_FAMILIES, familyOfSlug, NETWORK_SLUG } from '../crypto-rpc/chains.ts';
 import { httpUrl } from '../http-url.ts';
-import type { OperatorConfigIssue } from './load.ts';
+import type { OperatorConfigIssue } from './issue.ts';
 import { EXACT_DECIMAL_MESSAGE, exactDecimal, PROVIDER_ID_PATTERN } from './primitives.ts';
-import type { ProviderConfig } from './schema.ts';
 
 /*
  * The `rpc:` section of the operator file: the crypto JSON-RPC proxy's networks, price per credit and caps.
@@ -56,7 +55,7 @@ export type RpcConfig = z.output<typeof RpcConfigSchema>;
 
 /** Cross-checks: each network has a family, and provider ids in `upstreams` name json-rpc providers. */
 export function checkRpcConfig(
-  providers: readonly { value: ProviderConfig }[],
+  providers: readonly { value: { readonly id: string; readonly type: string } }[],
   rpc: RpcConfig | undefined,
   issues: OperatorConfigIssue[],
 ): void {

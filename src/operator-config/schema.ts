@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { parseNetwork } from '../augment/scrape/address-policy.ts';
-import { MODEL_PRIVACY, MODEL_TYPES } from '../catalog/model.ts';
+import { MODEL_PRIVACY, MODEL_TYPES } from '../catalog/model-types.ts';
 import { EXACT_DECIMAL_MESSAGE, exactDecimal, ProviderId } from './primitives.ts';
 import {
   ImageConstraints,

@@ -1,5 +1,5 @@
 import { SearxngOptions } from '../providers/search/searxng.adapter.ts';
-import type { OperatorConfigIssue } from './load.ts';
+import type { OperatorConfigIssue } from './issue.ts';
 import type { ProviderConfig, SearchMapping } from './schema.ts';
 
 const SEARCH_TYPES: readonly ProviderConfig['type'][] = ['searxng', 'brave'];
