@@ -10,10 +10,14 @@ import { syncKeyCache } from './auth/key-cache-sync.ts';
 import { LastUsedTracker } from './auth/last-used.ts';
 import { AnalyticsService, createAnalyticsCache } from './billing/analytics.service.ts';
 import { BalanceService } from './billing/balance.service.ts';
-import { BillingService } from './billing/billing.service.ts';
-import { DEFAULT_LEASE_OPTIONS } from './billing/lease-options.ts';
+import { BatchWriter } from './billing/batch-writer.ts';
+import { BillingService, type BillingOptions } from './billing/billing.service.ts';
+import { TransactionHolds } from './billing/holds.ts';
+import { LeasedHolds } from './billing/leased-holds.ts';
+import { DEFAULT_LEASE_OPTIONS, type LeaseOptions } from './billing/lease-options.ts';
 import { LeaseReclaim } from './billing/lease-reclaim.ts';
 import { UsageEventPublisher } from './billing/usage-events.ts';
+import type { UsagePublisher } from './billing/usage.types.ts';
 import { UsageService } from './billing/usage.service.ts';
 import { CatalogService } from './catalog/catalog.service.ts';
 import { CharacterService } from './characters/character.service.ts';
@@ -88,6 +92,46 @@ export async function closeServices(services: Services): Promise<void> {
   ]);
 }
 
+export interface BillingChoice extends BillingOptions {
+  /** How many billing batches may run at once (batch-writer.ts; default 1). */
+  readonly batchLanes?: number;
+  /**
+   * Balance leases (LAGOON_BALANCE_LEASES, leased-holds.ts): calls draw their holds in memory and their settlements
+   * are written after the answer. Without it every call holds and settles in the database before it returns.
+   */
+  readonly leases?: LeaseOptions & {
+    /** Asks other processes to give back unused leases on an account; resolves whether it is worth retrying. */
+    readonly reclaimElsewhere?: (accountId: string) => Promise<boolean>;
+    /** This process's name on its lease rows. */
+    readonly holder?: string;
+  };
+}
+
+/** The money core, wired: one batch writer under the holds this process uses, under the billing service. */
+export function createBilling(deps: {
+  db: Database;
+  logger: Logger;
+  options: BillingChoice;
+  publisher?: UsagePublisher;
+}): BillingService {
+  const { db, logger, options, publisher } = deps;
+  const writer = new BatchWriter({ db, logger, lanes: options.batchLanes });
+  const perCall = new TransactionHolds({ db, writer, logger, publisher });
+  const leases = options.leases;
+  const holds = leases
+    ? new LeasedHolds({
+        writer,
+        perCall,
+        logger,
+        publisher,
+        options: leases,
+        holder: leases.holder ?? randomUUID(),
+        reclaimElsewhere: leases.reclaimElsewhere ?? (async () => false),
+      })
+    : perCall;
+  return new BillingService({ db, logger, holds, options: { reservationTimeoutMs: options.reservationTimeoutMs } });
+}
+
 /** Wires the domain services (no DI container: explicit constructor dependencies). */
 export function createServices(db: Database, logger: Logger, options: ServiceOptions): Services {
   const cache = new KeyCache(options.auth.keyCacheTtlMs);
@@ -97,19 +141,20 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
   syncKeyCache(cache, events, logger);
   const holder = randomUUID();
   const reclaim = new LeaseReclaim({ db, events, logger, holder });
-  const leases = options.billing.balanceLeases
-    ? { ...DEFAULT_LEASE_OPTIONS, holder, reclaimElsewhere: reclaim.reclaimElsewhere }
-    : undefined;
-  const billing = new BillingService({
+  const billing = createBilling({
     db,
     logger,
-    options: { reservationTimeoutMs: options.billing.reservationTimeoutMs, ...(leases && { leases }) },
+    options: {
+      reservationTimeoutMs: options.billing.reservationTimeoutMs,
+      ...(options.billing.balanceLeases && {
+        leases: { ...DEFAULT_LEASE_OPTIONS, holder, reclaimElsewhere: reclaim.reclaimElsewhere },
+      }),
+    },
     publisher: new UsageEventPublisher({ events, logger }),
   });
-  if (billing.leases) {
-    const leases = billing.leases;
-    reclaim.listen(leases);
-    cache.onKeyChanged = (keyId) => leases.closeKey(keyId);
+  if (options.billing.balanceLeases) {
+    reclaim.listen(billing.holds);
+    cache.onKeyChanged = (keyId) => billing.holds.closeKey(keyId);
   }
   const apiKeys = new ApiKeyService({
     db,

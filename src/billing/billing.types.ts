@@ -23,7 +23,7 @@ export interface Reservation {
   readonly amount: Nano;
   readonly keyPeriodStart: Date | null;
   readonly requestId: string;
-  /** Set when the hold was drawn in memory from this process's lease (lease-manager.ts), not held in the database. */
+  /** Set when the hold was drawn in memory from this process's lease (leased-holds.ts), not held in the database. */
   readonly leaseId?: string;
 }
 

@@ -1,4 +1,4 @@
-/** How balance leases are sized, timed and written (lease-manager.ts). */
+/** How balance leases are sized, timed and written (leased-holds.ts). */
 export interface LeaseOptions {
   /** A new lease aims at this many of the opening call's worst case (a lease that runs dry grows, doubling). */
   readonly callsPerLease: number;

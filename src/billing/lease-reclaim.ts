@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Database } from '../db/database.ts';
 import type { EventBus } from '../events/event-bus.ts';
 import type { Logger } from '../logger.ts';
-import type { LeaseManager } from './lease-manager.ts';
+import type { Holds } from './holds.ts';
 
 const TOPIC = 'lagoon:lease-reclaim';
 /** How long a refused call waits for other processes to give back their unused leases before it retries. */
@@ -30,7 +30,7 @@ export class LeaseReclaim {
   };
 
   /** Gives back this process's unused leases when another process asks. */
-  listen(leases: LeaseManager): void {
+  listen(leases: Pick<Holds, 'reclaim'>): void {
     if (this.deps.events.kind === 'memory') return;
     const subscription = this.deps.events.subscribe(TOPIC, 'all');
     void (async () => {

@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BillingService } from '../../src/billing/billing.service.ts';
 import type { Price, Usage } from '../../src/billing/billing.types.ts';
 import { parseNano } from '../../src/billing/money.ts';
 import { createLogger } from '../../src/logger.ts';
-import type { Services } from '../../src/services.ts';
+import { createBilling, type Services } from '../../src/services.ts';
 import { createTestDatabase, testDatabaseKind } from '../helpers/db.ts';
 import { createAccountWithKey, createTestServices } from '../helpers/services.ts';
 
@@ -38,7 +37,7 @@ const usageOf = (cost: Price, model = 'hot-model', units = '10'): Usage => ({
 describe.each([
   { mode: 'holds per call', balanceLeases: false },
   { mode: 'balance leases', balanceLeases: true },
-])(`${BillingService.name} hot path (${testDatabaseKind}, $mode)`, ({ balanceLeases }) => {
+])(`BillingService hot path (${testDatabaseKind}, $mode)`, ({ balanceLeases }) => {
   let handle: Awaited<ReturnType<typeof createTestDatabase>>;
   let services: Services;
 
@@ -49,7 +48,7 @@ describe.each([
   /** Charges written and this process's unused leases given back, so the rows read as if every call held its own. */
   const settledRows = async (accountId: string) => {
     await services.billing.flush(accountId);
-    await services.billing.leases?.reclaim(accountId);
+    await services.billing.holds.reclaim(accountId);
   };
   afterAll(async () => handle.drop());
 
@@ -312,7 +311,7 @@ describe.each([
 
   it('should log a failed batch before running its calls one by one', async () => {
     const lines: string[] = [];
-    const billing = new BillingService({
+    const billing = createBilling({
       db: handle.db,
       logger: createLogger('warn', { write: (line: string) => void lines.push(line) }),
       options: { reservationTimeoutMs: 60_000 },

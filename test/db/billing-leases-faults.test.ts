@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BillingService } from '../../src/billing/billing.service.ts';
+import { createBilling } from '../../src/services.ts';
 import type { Price, Usage } from '../../src/billing/billing.types.ts';
 import { DEFAULT_LEASE_OPTIONS, type LeaseOptions } from '../../src/billing/lease-options.ts';
 import { parseNano } from '../../src/billing/money.ts';
@@ -28,7 +28,7 @@ describe(`Balance leases under faults (${testDatabaseKind})`, () => {
   type Leases = Partial<LeaseOptions> & { reclaimElsewhere?: (accountId: string) => Promise<boolean> };
   /** Another "process" on the same database. */
   const billingWith = (leases: Leases = {}, db: Database = env.handle.db) =>
-    new BillingService({
+    createBilling({
       db,
       logger: createLogger('silent'),
       options: { reservationTimeoutMs: 60_000, leases: { ...DEFAULT_LEASE_OPTIONS, tickMs: 60_000, ...leases } },
@@ -161,7 +161,7 @@ describe(`Balance leases under faults (${testDatabaseKind})`, () => {
   it('should ask other processes for their unused leases even when it gave back one of its own first', async () => {
     const other = billingWith();
     // Stands for Redis: asking "elsewhere" makes the other process give back its unused leases on the account.
-    const billing = billingWith({ reclaimElsewhere: async (accountId) => other.leases!.reclaim(accountId) });
+    const billing = billingWith({ reclaimElsewhere: async (accountId) => other.holds.reclaim(accountId) });
     try {
       const {
         auth: inferenceKey,
@@ -258,7 +258,7 @@ describe(`Balance leases under faults (${testDatabaseKind})`, () => {
         // The operator lowers the limit to 0.05; the key cache tells the billing, which ends the key's leases.
         const admin = await env.services.auth.authenticate({ authorization: `Bearer ${adminSecret}` }, 'r');
         await env.services.apiKeys.update(admin, { id: keyId, consumptionLimit: { usd: 0.05 } });
-        billing.leases!.closeKey(keyId);
+        billing.holds.closeKey(keyId);
         release();
         await billing.settle(await first, usageOf(usd('0.01')));
         // Every later call is decided under the new limit: at most 0.04 more.

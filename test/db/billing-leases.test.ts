@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BillingService } from '../../src/billing/billing.service.ts';
+import { createBilling } from '../../src/services.ts';
 import type { Price, Usage } from '../../src/billing/billing.types.ts';
 import { DEFAULT_LEASE_OPTIONS, type LeaseOptions } from '../../src/billing/lease-options.ts';
 import { parseNano } from '../../src/billing/money.ts';
@@ -28,7 +28,7 @@ describe(`Balance leases (${testDatabaseKind})`, () => {
 
   /** A billing service of its own (another "process" on the same database) with the given lease timings. */
   const billingWith = (options: Partial<LeaseOptions>) =>
-    new BillingService({
+    createBilling({
       db: env.handle.db,
       logger: createLogger('silent'),
       options: { reservationTimeoutMs: 60_000, leases: { ...DEFAULT_LEASE_OPTIONS, ...options } },
@@ -181,7 +181,7 @@ describe(`Balance leases (${testDatabaseKind})`, () => {
       transformQuery: (args) => args.node,
       transformResult: async (args) => (arrive(), args.result),
     });
-    const billing = new BillingService({
+    const billing = createBilling({
       db,
       logger: createLogger('silent'),
       options: {

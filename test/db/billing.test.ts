@@ -36,7 +36,7 @@ describe.each([
   /** Charges written and this process's unused leases given back, so the rows read as if every call held its own. */
   const settledRows = async (accountId: string) => {
     await services.billing.flush(accountId);
-    await services.billing.leases?.reclaim(accountId);
+    await services.billing.holds.reclaim(accountId);
   };
   const ledgerSum = async (accountId: string) => {
     await settledRows(accountId);

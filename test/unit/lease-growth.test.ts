@@ -3,13 +3,14 @@ import type { AccountAuthContext } from '../../src/auth/auth-context.ts';
 import type { BillingOp, OpOutcome } from '../../src/billing/billing-batch.ts';
 import type { Price } from '../../src/billing/billing.types.ts';
 import { GroupCommitQueue } from '../../src/billing/group-commit.ts';
-import { LeaseManager, type LeaseUpdateRequest } from '../../src/billing/lease-manager.ts';
+import type { LeaseUpdateRequest } from '../../src/billing/batch-writer.ts';
+import { LeasedHolds } from '../../src/billing/leased-holds.ts';
 import { DEFAULT_LEASE_OPTIONS } from '../../src/billing/lease-options.ts';
 import { parseNano } from '../../src/billing/money.ts';
 import { createLogger } from '../../src/logger.ts';
 
 /*
- * The lease manager over a stand-in database whose batches end only when the test says so, behind the real
+ * The leased holds over a stand-in database whose batches end only when the test says so, behind the real
  * group-commit queue (which takes the next batch's updates as soon as one ends, before any caller resumes). This
  * makes the order of updates and arrivals exact, whatever the machine's speed.
  */
@@ -67,10 +68,13 @@ function gatedLeases(room = parseNano('1000')) {
     items.forEach((item, index) => item.kind === 'lease-update' && item.finished(outcomes[index]!));
     return outcomes;
   });
-  const leases = new LeaseManager({
-    submit: (_accountId, op) => queue.submit('lane', op),
-    chargeUnheld: async () => undefined,
-    committed: () => undefined,
+  const leases = new LeasedHolds({
+    writer: {
+      submit: (_accountId, op) => queue.submit('lane', op),
+      chargeUnheld: async () => {
+        throw new Error('no direct charges here');
+      },
+    },
     reclaimElsewhere: async () => false,
     logger: createLogger('silent'),
     holder: 'test',
@@ -86,7 +90,7 @@ function gatedLeases(room = parseNano('1000')) {
   const outcomes: string[] = [];
   const arrive = () => {
     const index = outcomes.push('waiting') - 1;
-    leases.draw(auth, CALL, 60_000).then(
+    leases.reserve(auth, CALL, 60_000).then(
       () => (outcomes[index] = 'drawn'),
       (error: { code?: string }) => (outcomes[index] = error.code ?? 'failed'),
     );
@@ -103,7 +107,7 @@ describe('Balance lease growth', () => {
   it('should serve a call that waited for a growth from it, even when the next growth is in flight before it resumes', async () => {
     const { leases, endBatch, outcomes, arrive, close } = gatedLeases();
     try {
-      const first = leases.draw(auth, CALL, 60_000);
+      const first = leases.reserve(auth, CALL, 60_000);
       await endBatch(); // the lease opens, one call's worth: the first call takes all of it (and asks to grow)
       await expect(first).resolves.toMatchObject({ amount: CALL.usd });
       // A burst the lease cannot cover: these wait for an urgent growth, taken when the growth in flight ends and
