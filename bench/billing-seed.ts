@@ -67,7 +67,20 @@ export async function seedUsage(db: Database, options: SeedOptions): Promise<{ e
       group by 1, 2, 3, 4, 5, 6, 7, 8
       returning 1
     ) select count(*)::text as rows from inserted`.execute(db);
+  // The coarser rollups, as the migration that added them fills them.
+  await sql`
+    insert into usage_daily_model (account_id, day, model_id, model_type, unit_type, line_type, currency, amount, units, entries)
+    select account_id, day, model_id, model_type, unit_type, line_type, currency, sum(amount), sum(units), sum(entries)
+    from usage_daily where account_id = ${options.accountId}::uuid
+    group by account_id, day, model_id, model_type, unit_type, line_type, currency`.execute(db);
+  await sql`
+    insert into usage_daily_key (account_id, day, api_key_id, unit_type, line_type, currency, amount, units, entries)
+    select account_id, day, api_key_id, unit_type, line_type, currency, sum(amount), sum(units), sum(entries)
+    from usage_daily where account_id = ${options.accountId}::uuid
+    group by account_id, day, api_key_id, unit_type, line_type, currency`.execute(db);
   await sql`analyze usage_entries`.execute(db);
   await sql`analyze usage_daily`.execute(db);
+  await sql`analyze usage_daily_model`.execute(db);
+  await sql`analyze usage_daily_key`.execute(db);
   return { entries: options.entries, rollupRows: Number(rollups.rows[0]?.rows ?? 0) };
 }

@@ -2,11 +2,12 @@ import { sql } from 'kysely';
 import type { Database } from '../db/database.ts';
 
 /*
- * Usage analytics read the daily rollups (usage_daily) only, never the usage entries: their cost grows with
- * days × keys × models, not with requests. Three scans run side by side (they cost about the same, so two cores
- * share them evenly): totals per model and line type and per key (GROUPING SETS), spend per day, and the
- * DIEM-only daily series per day and model and per day and key. Grouping on plain columns keeps the hashing
- * cheap; names are derived afterwards.
+ * Usage analytics read the daily rollups only, never the usage entries: their cost grows with days × models and
+ * days × keys, not with requests. Each query reads the coarsest rollup that has its columns: usage_daily_model (no
+ * key) for the model rows, usage_daily_key (no model) for the key rows and the daily totals. Three scans run side by
+ * side (two cores share them): totals per model and line type and per key, spend per day, and the DIEM-only daily
+ * series per day and model and per day and key. Grouping on plain columns keeps the hashing cheap; names are
+ * derived afterwards.
  */
 
 const inRange = (accountId: string, startDay: string, endDay: string) =>
@@ -55,15 +56,16 @@ export async function totals(
     amount: bigint;
     units: string;
   }>`
-    select grouping(api_key_id) as model_row, model_id, line_type, model_type, unit_type, api_key_id, currency, sum(amount)::int8 as amount, sum(units)::text as units
-    from usage_daily where ${inRange(accountId, startDay, endDay)}
-    group by grouping sets ((model_id, line_type, model_type, unit_type, currency), (api_key_id, line_type, unit_type, currency))`.execute(
-    db,
-  );
+    select 1 as model_row, model_id, line_type, model_type, unit_type, '' as api_key_id, currency, sum(amount)::int8 as amount, sum(units)::text as units
+    from usage_daily_model where ${inRange(accountId, startDay, endDay)}
+    group by model_id, line_type, model_type, unit_type, currency
+    union all
+    select 0, '', line_type, '', unit_type, api_key_id, currency, sum(amount)::int8, sum(units)::text
+    from usage_daily_key where ${inRange(accountId, startDay, endDay)}
+    group by api_key_id, line_type, unit_type, currency`.execute(db);
   const models: ModelTotalRow[] = [];
   const keys: KeyTotalRow[] = [];
   for (const row of result.rows) {
-    // grouping(api_key_id) is 1 when api_key_id is not part of the row's grouping set: a model row.
     if (row.model_row === 1)
       models.push({
         modelId: row.model_id,
@@ -96,7 +98,7 @@ export async function dayTotals(
 ): Promise<DayTotalRow[]> {
   const result = await sql<DayTotalRow>`
     select day::text as day, currency, sum(amount)::int8 as amount
-    from usage_daily where ${inRange(accountId, startDay, endDay)} group by day, currency`.execute(db);
+    from usage_daily_key where ${inRange(accountId, startDay, endDay)} group by day, currency`.execute(db);
   return result.rows;
 }
 
@@ -115,16 +117,17 @@ export async function dailyDiem(
   endDay: string,
 ): Promise<{ models: DailyRow[]; keys: DailyRow[] }> {
   const result = await sql<{ model_row: number; day: string; model: string; api_key_id: string; diem: bigint }>`
-    select grouping(api_key_id) as model_row, day::text as day, model, api_key_id, sum(amount)::int8 as diem
-    from (
-      select day, case when model_id <> '' then model_id else model_type end as model, api_key_id, amount
-      from usage_daily where ${inRange(accountId, startDay, endDay)} and currency in ('DIEM', 'VCU')
-    ) as r
-    group by grouping sets ((day, model), (day, api_key_id))`.execute(db);
+    select 1 as model_row, day::text as day, case when model_id <> '' then model_id else model_type end as model,
+      '' as api_key_id, sum(amount)::int8 as diem
+    from usage_daily_model where ${inRange(accountId, startDay, endDay)} and currency in ('DIEM', 'VCU')
+    group by day, 3
+    union all
+    select 0, day::text, '', api_key_id, sum(amount)::int8
+    from usage_daily_key where ${inRange(accountId, startDay, endDay)} and currency in ('DIEM', 'VCU')
+    group by day, api_key_id`.execute(db);
   const models: DailyRow[] = [];
   const keys: DailyRow[] = [];
   for (const row of result.rows) {
-    // grouping(api_key_id) is 1 when api_key_id is not part of the row's grouping set: a model row.
     if (row.model_row === 1) models.push({ day: row.day, name: row.model, diem: row.diem });
     else keys.push({ day: row.day, name: row.api_key_id, diem: row.diem });
   }

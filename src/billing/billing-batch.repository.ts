@@ -43,7 +43,8 @@ export interface BatchLocks {
  * moves by more than 10 s: the heartbeat writes every ttl/3, so the row still expires 30 s or more ahead, and an
  * unchanged expiry, which an index holds, lets PostgreSQL update the row in place instead of adding index entries
  * and a dead row on every batch); for the
- * reservations and leases it moved, inserts their usage entries and adds them to the daily rollups (summed by
+ * reservations and leases it moved, inserts their usage entries and adds them to the daily rollups (usage_daily and its coarser
+ * usage_daily_model and usage_daily_key; summed by
  * PostgreSQL, one row per rollup key, because ON CONFLICT DO UPDATE may touch a row only once per statement); and
  * locks the accounts' balance rows and the touched key spend rows, returned as JSON with int8 as text. The locks are
  * taken in the order every other writer takes them (reservation, balance, key spend, rollup), rows of one table in
@@ -117,6 +118,22 @@ export async function claimAndLock(
       from inserted group by 1, 2, 3, 4, 5, 6, 7, 8 order by 1, 2, 3, 4, 5, 6, 7, 8
       on conflict (account_id, day, api_key_id, model_id, line_type, currency, model_type, unit_type) do update set
         amount = usage_daily.amount + excluded.amount, units = usage_daily.units + excluded.units, entries = usage_daily.entries + excluded.entries
+    ), rolled_up_model as (
+      insert into usage_daily_model (account_id, day, model_id, model_type, unit_type, line_type, currency, amount, units, entries)
+      select account_id, (created_at at time zone 'UTC')::date, coalesce(model_id, ''), coalesce(model_type, ''),
+        coalesce(unit_type, ''), coalesce(line_type, ''), currency, -sum(amount), sum(units), count(*)
+      from inserted group by 1, 2, 3, 4, 5, 6, 7 order by 1, 2, 3, 4, 5, 6, 7
+      on conflict (account_id, day, model_id, line_type, currency, model_type, unit_type) do update set
+        amount = usage_daily_model.amount + excluded.amount, units = usage_daily_model.units + excluded.units,
+        entries = usage_daily_model.entries + excluded.entries
+    ), rolled_up_key as (
+      insert into usage_daily_key (account_id, day, api_key_id, unit_type, line_type, currency, amount, units, entries)
+      select account_id, (created_at at time zone 'UTC')::date, coalesce(api_key_id::text, ''), coalesce(unit_type, ''),
+        coalesce(line_type, ''), currency, -sum(amount), sum(units), count(*)
+      from inserted group by 1, 2, 3, 4, 5, 6 order by 1, 2, 3, 4, 5, 6
+      on conflict (account_id, day, api_key_id, line_type, currency, unit_type) do update set
+        amount = usage_daily_key.amount + excluded.amount, units = usage_daily_key.units + excluded.units,
+        entries = usage_daily_key.entries + excluded.entries
     )
     select
       array(select id::text from claimed) as claimed,

@@ -267,6 +267,49 @@ export async function addToDailyRollups(trx: Tx, day: string, entries: readonly 
           }),
       )
       .execute();
+    await trx
+      .insertInto('usage_daily_model')
+      .values({
+        account_id: e.accountId,
+        day,
+        model_id: e.modelId ?? '',
+        model_type: e.modelType ?? '',
+        unit_type: e.unitType ?? '',
+        line_type: e.lineType ?? '',
+        currency: e.currency,
+        amount: -e.amount,
+        units: e.units,
+        entries: 1,
+      })
+      .onConflict((oc) =>
+        oc.columns(['account_id', 'day', 'model_id', 'line_type', 'currency', 'model_type', 'unit_type']).doUpdateSet({
+          amount: sql`usage_daily_model.amount + excluded.amount`,
+          units: sql`usage_daily_model.units + excluded.units`,
+          entries: sql`usage_daily_model.entries + 1`,
+        }),
+      )
+      .execute();
+    await trx
+      .insertInto('usage_daily_key')
+      .values({
+        account_id: e.accountId,
+        day,
+        api_key_id: e.apiKeyId ?? '',
+        unit_type: e.unitType ?? '',
+        line_type: e.lineType ?? '',
+        currency: e.currency,
+        amount: -e.amount,
+        units: e.units,
+        entries: 1,
+      })
+      .onConflict((oc) =>
+        oc.columns(['account_id', 'day', 'api_key_id', 'line_type', 'currency', 'unit_type']).doUpdateSet({
+          amount: sql`usage_daily_key.amount + excluded.amount`,
+          units: sql`usage_daily_key.units + excluded.units`,
+          entries: sql`usage_daily_key.entries + 1`,
+        }),
+      )
+      .execute();
   }
 }
 

@@ -170,6 +170,31 @@ export interface UsageDailyTable {
   entries: Generated<number>;
 }
 
+export interface UsageDailyKeyTable {
+  account_id: string;
+  day: string;
+  api_key_id: Generated<string>;
+  unit_type: Generated<string>;
+  line_type: Generated<string>;
+  currency: string;
+  amount: Generated<bigint>;
+  units: Generated<string>;
+  entries: Generated<number>;
+}
+
+export interface UsageDailyModelTable {
+  account_id: string;
+  day: string;
+  model_id: Generated<string>;
+  model_type: Generated<string>;
+  unit_type: Generated<string>;
+  line_type: Generated<string>;
+  currency: string;
+  amount: Generated<bigint>;
+  units: Generated<string>;
+  entries: Generated<number>;
+}
+
 export interface UsageEntriesTable {
   id: Generated<string>;
   account_id: string;
@@ -204,5 +229,7 @@ export interface DB {
   rpc_idempotency: RpcIdempotencyTable;
   rpc_raw_transactions: RpcRawTransactionsTable;
   usage_daily: UsageDailyTable;
+  usage_daily_key: UsageDailyKeyTable;
+  usage_daily_model: UsageDailyModelTable;
   usage_entries: UsageEntriesTable;
 }

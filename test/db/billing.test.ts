@@ -208,6 +208,65 @@ describe.each([
     expect(rollup).toEqual([{ amount: parseNano('0.6'), entries: 3 }]);
     expect(await ledgerSum(accountId)).toBe(-parseNano('0.6'));
   });
+
+  it('should keep the day × model and day × key rollups equal to the daily rollups, late settlements too', async () => {
+    const { auth, accountId, adminSecret } = await createAccountWithKey(services, {
+      credit: { USD: '5' },
+      type: 'INFERENCE',
+    });
+    const admin = await services.auth.authenticate({ authorization: `Bearer ${adminSecret}` }, 'req');
+    const calls = [
+      { caller: auth, model: 'model-a', cost: '0.1' },
+      { caller: auth, model: 'model-b', cost: '0.2' },
+      { caller: admin, model: 'model-a', cost: '0.3' },
+      { caller: admin, model: 'model-a', cost: '0.05' },
+    ];
+    for (const { caller, model, cost } of calls) {
+      const reservation = await services.billing.reserve(caller, usd('1'));
+      await services.billing.settle(reservation, { ...usageOf(usd(cost)), modelId: model });
+    }
+    if (!balanceLeases) {
+      // Released by the sweeper before it settles: charged directly, outside the batches.
+      const late = await services.billing.reserve(auth, usd('1'), { ttlMs: 1 });
+      await services.billing.sweepExpired(new Date(Date.now() + 1000));
+      await services.billing.settle(late, { ...usageOf(usd('0.4')), modelId: 'model-b' });
+    }
+    await settledRows(accountId);
+    const fine = await handle.db.selectFrom('usage_daily').selectAll().where('account_id', '=', accountId).execute();
+    const sums = (
+      rows: readonly { amount: bigint; entries: number; units: string }[],
+      keyOf: (row: never) => string,
+    ) => {
+      const out = new Map<string, { amount: bigint; entries: number; units: number }>();
+      for (const row of rows) {
+        const key = keyOf(row as never);
+        const sum = out.get(key) ?? { amount: 0n, entries: 0, units: 0 };
+        out.set(key, {
+          amount: sum.amount + row.amount,
+          entries: sum.entries + row.entries,
+          units: sum.units + Number(row.units),
+        });
+      }
+      return out;
+    };
+    type Row = Record<string, string>;
+    const byModel = (row: Row) =>
+      [row.day, row.model_id, row.model_type, row.unit_type, row.line_type, row.currency].join('|');
+    const byKey = (row: Row) => [row.day, row.api_key_id, row.unit_type, row.line_type, row.currency].join('|');
+    const models = await handle.db
+      .selectFrom('usage_daily_model')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .execute();
+    const keys = await handle.db
+      .selectFrom('usage_daily_key')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .execute();
+    expect(sums(models, byModel)).toEqual(sums(fine, byModel));
+    expect(sums(keys, byKey)).toEqual(sums(fine, byKey));
+    expect([...sums(fine, () => 'all').values()][0]?.amount).toBe(parseNano(balanceLeases ? '0.65' : '1.05'));
+  });
 });
 
 describe('money arithmetic', () => {
