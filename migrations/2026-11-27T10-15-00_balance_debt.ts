@@ -2,10 +2,10 @@ import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
 
 /*
- * Debt (src/billing/billing.service.ts, chargeIn): a settlement whose hold was gone and whose balance no longer
- * covers it is still charged, and may take the balance below what is held, or below zero. Only that path sets
- * `debt_since`, and only a row with it set may hold less than its reservations; a top-up that covers them again
- * clears it. Every other writer keeps amount >= reserved as before.
+ * Debt (src/billing/batch-writer.ts, chargeAsDebt in billing.repository.ts): a settlement whose hold was gone and
+ * whose balance no longer covers it is still charged, and may take the balance below what is held, or below zero.
+ * Only that path sets `debt_since`, and only a row with it set may hold less than its reservations; a top-up that
+ * covers them again clears it. Every other writer keeps amount >= reserved as before.
  */
 const UP = [
   `alter table balances add column debt_since timestamptz`,
