@@ -1,6 +1,5 @@
 import { promisify } from 'node:util';
 import { brotliCompress, constants, gzip } from 'node:zlib';
-import { Response as ServerResponse } from '@whatwg-node/server';
 
 /*
  * `Accept-Encoding: gzip, br` for JSON responses (chat completions and, later, image generation).
@@ -39,18 +38,4 @@ export async function compressJson(
   const raw = Buffer.from(json, 'utf8');
   const compressed = coding === 'br' ? await brotli(raw, BROTLI_OPTIONS) : await gzipAsync(raw);
   return { body: compressed, headers: { ...base, 'content-encoding': coding } };
-}
-
-/** A JSON response, compressed when the client accepts gzip or br. */
-export async function compressibleJson(
-  json: string,
-  acceptEncoding: string | null,
-  status = 200,
-  headers: Record<string, string> = {},
-): Promise<Response> {
-  const out = await compressJson(json, acceptEncoding, headers);
-  // The HTTP adapter's own Response: a string body is written with its Content-Length in one write, where a
-  // global Response's body would be pumped through a ReadableStream and sent chunked.
-  if (typeof out.body === 'string') return new ServerResponse(out.body, { status, headers: out.headers });
-  return new Response(new Uint8Array(out.body), { status, headers: out.headers });
 }

@@ -1,18 +1,45 @@
 import type { z } from 'zod';
-import { AppError, clip, InvalidContentTypeError, PayloadTooLargeError, ValidationError } from '../src/errors.ts';
+import { AppError, clip, InvalidContentTypeError, ValidationError } from '../src/errors.ts';
 import type { SettledCharge } from '../src/billing/billing.types.ts';
 import { formatNano } from '../src/billing/money.ts';
 import { parseInput } from '../src/validation.ts';
-import { readAllLimited } from '../src/byte-stream.ts';
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue | undefined };
 
-export function json(body: JsonValue, status = 200, headers: HeadersInit = {}): Response {
-  return new Response(JSON.stringify(body), {
-    status,
-    headers: { 'content-type': 'application/json; charset=utf-8', ...Object.fromEntries(new Headers(headers)) },
-  });
+/**
+ * What a handler answers; the pipeline (pipeline.ts) writes it. A whole body goes in one write with its length;
+ * `stream` is written chunk by chunk as the client reads; `events` is a server-sent event stream (sse.ts).
+ */
+export type Reply =
+  | { readonly status: number; readonly headers: Record<string, string>; readonly body: string | Uint8Array }
+  | {
+      readonly status: number;
+      readonly headers: Record<string, string>;
+      readonly stream: ChunkSource;
+    }
+  | { readonly status: 200; readonly headers: Record<string, string>; readonly events: SseSource };
+
+/** A streamed body: Node's web streams are async iterable (the DOM typings do not say so). */
+export type ChunkSource = AsyncIterable<string | Uint8Array> | ReadableStream<Uint8Array>;
+
+/** An SSE stream: each event's JSON payload comes from `toData`. */
+export interface SseSource {
+  readonly source: AsyncIterable<unknown>;
+  readonly toData: (event: never) => unknown;
 }
+
+export const JSON_TYPE_HEADER = 'application/json; charset=utf-8';
+
+export function json(body: JsonValue, status = 200, headers: Record<string, string> = {}): Reply {
+  return { status, headers: { 'content-type': JSON_TYPE_HEADER, ...headers }, body: JSON.stringify(body) };
+}
+
+/** A body that is not JSON (text, CSV, a proxied answer). */
+export const text = (body: string | Uint8Array, headers: Record<string, string>, status = 200): Reply => ({
+  status,
+  headers,
+  body,
+});
 
 /** The error body `{error, code}` (docs/api.md, Errors), its status and headers; a 500 never leaks internals. */
 export function errorPayload(
@@ -33,19 +60,9 @@ export function errorPayload(
   };
 }
 
-export function errorResponse(error: unknown, requestId: string): Response {
-  const { status, body, headers } = errorPayload(error, requestId);
-  return new Response(body, { status, headers: { 'content-type': 'application/json; charset=utf-8', ...headers } });
-}
-
 // application/json, with or without parameters (charset): a body sent as text/plain, as a form or undeclared was
 // not meant as this JSON request (a browser sends those cross-site without asking first), so it is not run.
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
-
-/** 415 unless the body is declared as application/json. */
-export function requireJsonContentType(request: Request): void {
-  requireJsonType(request.headers.get('content-type'));
-}
 
 export function requireJsonType(type: string | null | undefined): void {
   if (!type || !JSON_TYPE.test(type)) {
@@ -63,27 +80,6 @@ export function parseJsonBytes(bytes: Uint8Array): unknown {
   } catch {
     throw new ValidationError('Request body is not valid JSON');
   }
-}
-
-/**
- * Reads a JSON body of at most `limitBytes`. A declared Content-Length over the limit is refused before any
- * byte is read; a chunked body is counted as it streams and abandoned the moment it passes the limit.
- */
-export async function readJsonBody(request: Request, limitBytes: number): Promise<unknown> {
-  requireJsonContentType(request);
-  return parseJsonBytes(await readBodyLimited(request, limitBytes));
-}
-
-/** JSON bodies are small: past this much of a refused one, the connection is not worth keeping. */
-export const JSON_DISCARD_LIMIT_BYTES = 8 * 1_048_576;
-
-export async function readBodyLimited(request: Request, limitBytes: number): Promise<Uint8Array> {
-  const declared = Number(request.headers.get('content-length') ?? NaN);
-  if (Number.isFinite(declared) && declared > limitBytes) throw new PayloadTooLargeError(limitBytes);
-  if (!request.body) return new Uint8Array(0);
-  return readAllLimited(request.body, limitBytes, () => new PayloadTooLargeError(limitBytes), {
-    discardUpToBytes: JSON_DISCARD_LIMIT_BYTES,
-  });
 }
 
 /** Query-string parameters as an object; repeated keys become arrays. */

@@ -1,3 +1,5 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { Readable } from 'node:stream';
 import busboy from 'busboy';
 import { InvalidContentTypeError, PayloadTooLargeError, ValidationError } from '../src/errors.ts';
 import { discardRest } from '../src/byte-stream.ts';
@@ -29,11 +31,12 @@ const MULTIPART = /^multipart\/form-data\b/i;
  * file passes its limit, so an oversized upload is never held in memory.
  */
 export async function readMultipartUpload(
-  request: Request,
+  headers: IncomingHttpHeaders,
+  body: Readable,
   fileField: string,
   limits: MultipartLimits,
 ): Promise<MultipartUpload> {
-  const type = request.headers.get('content-type') ?? '';
+  const type = headers['content-type'] ?? '';
   if (!MULTIPART.test(type)) {
     throw new InvalidContentTypeError(
       `Content-Type must be multipart/form-data with a "${fileField}" field, got ${type ? `"${type.split(';')[0]}"` : 'none'}`,
@@ -41,7 +44,7 @@ export async function readMultipartUpload(
   }
   const overhead = limits.overheadBytes ?? 1_048_576;
   const maxBody = limits.maxFileBytes + overhead;
-  const declared = Number(request.headers.get('content-length') ?? Number.NaN);
+  const declared = Number(headers['content-length'] ?? Number.NaN);
   if (Number.isFinite(declared) && declared > maxBody) throw new PayloadTooLargeError(limits.maxFileBytes);
 
   let parser: busboy.Busboy;
@@ -100,7 +103,7 @@ export async function readMultipartUpload(
   finished.catch(() => undefined);
 
   await pump(
-    request,
+    body,
     parser,
     { maxBody, tooLarge: () => new PayloadTooLargeError(limits.maxFileBytes) },
     () => failure,
@@ -121,17 +124,14 @@ export async function readMultipartUpload(
 
 /** Feeds the body to the parser chunk by chunk; stops reading (and cancels the body) at the first failure. */
 async function pump(
-  request: Request,
+  body: Readable,
   parser: busboy.Busboy,
   limit: { maxBody: number; tooLarge: () => Error },
   failed: () => Error | undefined,
   fail: (error: Error) => void,
 ): Promise<void> {
-  if (!request.body) {
-    parser.end();
-    return;
-  }
-  const reader = request.body.getReader();
+  // Read as a web stream: a refused upload's rest is then drained in the background (discardRest).
+  const reader = (Readable.toWeb(body) as ReadableStream<Uint8Array>).getReader();
   let total = 0;
   try {
     for (;;) {

@@ -1,20 +1,33 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Readable } from 'node:stream';
 import type { z } from 'zod';
 import type { AuthContext } from '../src/auth/auth-context.ts';
 import type { Config } from '../src/config.ts';
 import type { Services } from '../src/services.ts';
+import type { Reply } from './http.ts';
 
 export type Access = 'public' | 'account' | 'admin';
 
+/** What a handler is given (pipeline.ts makes it). The request is Node's: its headers are lower-case. */
 export interface RouteContext {
-  readonly request: Request;
+  readonly headers: IncomingHttpHeaders;
+  /** The request body, unread (most handlers call `json()` or `bytes()` instead). */
+  readonly body: Readable;
+  /** Made on first use: the hot routes never need one. */
   readonly url: URL;
   readonly params: Readonly<Record<string, string>>;
   readonly auth: AuthContext;
   readonly services: Services;
   readonly config: Config;
   readonly requestId: string;
-  /** Reads and parses the JSON body within the route's size limit. */
+  /** Aborted when the client goes away before its answer is written. */
+  readonly signal: AbortSignal;
+  /** A header's value (the first, if repeated). */
+  header(name: string): string | undefined;
+  /** The JSON body parsed: 415 unless declared application/json, 413 past the route's limit, 400 if not JSON. */
   json(): Promise<unknown>;
+  /** The raw bytes of a JSON body, with the same checks, unparsed. */
+  bytes(): Promise<Uint8Array>;
 }
 
 export interface RouteDoc {
@@ -37,7 +50,7 @@ export interface Route {
   /** Body size limit in bytes, or the configured one it follows; defaults to the configured JSON limit. */
   readonly bodyLimit?: number | ((config: Config) => number);
   readonly doc: RouteDoc;
-  readonly handler: (ctx: RouteContext) => Promise<Response> | Response;
+  readonly handler: (ctx: RouteContext) => Promise<Reply> | Reply;
 }
 
 export interface RouteMatch {
@@ -48,14 +61,24 @@ export interface RouteMatch {
 /** A small path matcher: literal segments win over `:param` segments. */
 export class Router {
   private readonly compiled: { route: Route; segments: string[] }[];
+  /** Routes without parameters by method and path: the common case is a lookup, with nothing allocated. */
+  private readonly literal = new Map<string, Map<string, RouteMatch>>();
 
   constructor(routes: readonly Route[]) {
     this.compiled = routes
       .map((route) => ({ route, segments: route.path.split('/').filter(Boolean) }))
       .sort((a, b) => specificity(b.segments) - specificity(a.segments));
+    for (const route of routes) {
+      if (route.path.includes(':')) continue;
+      const byMethod = this.literal.get(route.path) ?? new Map<string, RouteMatch>();
+      byMethod.set(route.method, { route, params: {} });
+      this.literal.set(route.path, byMethod);
+    }
   }
 
   match(method: string, path: string): RouteMatch | { allowed: string[] } | undefined {
+    const exact = this.literal.get(path)?.get(method);
+    if (exact) return exact;
     const parts = path.split('/').filter(Boolean).map(safeDecode);
     const allowed: string[] = [];
     for (const { route, segments } of this.compiled) {

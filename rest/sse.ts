@@ -1,12 +1,13 @@
+import type { HttpResponse } from './exchange.ts';
+import type { ChunkSource, Reply } from './http.ts';
+
 /*
  * Server-sent events for OpenAI-style streams (docs/api.md): one `data: <json>` per event, a blank line
  * between, `data: [DONE]` at the end. Events are pulled from the source one at a time as the client reads, so
  * nothing is buffered: each one is written the moment it exists.
  */
 
-const encoder = new TextEncoder();
 export const SSE_DONE = 'data: [DONE]\n\n';
-const DONE = encoder.encode(SSE_DONE);
 
 /** One SSE event carrying `data` as JSON. */
 export const sseEvent = (data: unknown): string => `data: ${JSON.stringify(data)}\n\n`;
@@ -22,42 +23,88 @@ export const SSE_HEADERS: Readonly<Record<string, string>> = {
 export const SSE_INTERNAL_ERROR = sseEvent({ error: { message: 'An unknown error occurred', code: 'INTERNAL_ERROR' } });
 
 /**
- * An SSE response over `source`. `toData` gives each event's JSON payload. When the client goes away the
- * source's `return()` is called (a chat stream then cancels its upstream request and settles).
+ * An SSE answer over `source`; `toData` gives each event's JSON payload. When the client goes away the source's
+ * `return()` is called (a chat stream then cancels its upstream request and settles on what was delivered).
  */
-export function sseResponse<T>(
-  source: AsyncIterable<T>,
-  toData: (event: T) => unknown,
-  headers: Record<string, string> = {},
-  onInternalError?: (error: unknown) => void,
-): Response {
-  const iterator = source[Symbol.asyncIterator]();
-  let finished = false;
-  const body = new ReadableStream<Uint8Array>(
-    {
-      async pull(controller) {
-        try {
-          const next = await iterator.next();
-          if (next.done) {
-            finished = true;
-            controller.enqueue(DONE);
-            controller.close();
-            return;
-          }
-          controller.enqueue(encoder.encode(sseEvent(toData(next.value))));
-        } catch (error) {
-          finished = true;
-          onInternalError?.(error);
-          controller.enqueue(encoder.encode(SSE_INTERNAL_ERROR));
-          controller.enqueue(DONE);
-          controller.close();
-        }
-      },
-      async cancel() {
-        if (!finished) await iterator.return?.();
-      },
-    },
-    { highWaterMark: 0 },
-  );
-  return new Response(body, { status: 200, headers: { ...SSE_HEADERS, ...headers } });
+export function sse<T>(source: AsyncIterable<T>, toData: (event: T) => unknown): Reply {
+  return { status: 200, headers: { ...SSE_HEADERS }, events: { source, toData } };
 }
+
+/** Writes an SSE stream; `onError` hears a source that throws (the client then gets SSE_INTERNAL_ERROR). */
+export async function writeEvents(
+  res: HttpResponse,
+  source: AsyncIterable<unknown>,
+  toData: (event: never) => unknown,
+  onError: (error: unknown) => void,
+): Promise<void> {
+  const events = source[Symbol.asyncIterator]();
+  const data = toData as (event: unknown) => unknown;
+  let finished = false;
+  res.once('close', () => {
+    if (!finished) void events.return?.(undefined);
+  });
+  // The head leaves with the first event, one packet instead of two: a session starts once the upstream's first
+  // chunk is in, so that event is ready within this turn. If it is not (a chunk with nothing to forward), the head
+  // goes alone at the next turn, so the client still sees the stream open at once.
+  const head = setImmediate(() => {
+    if (!res.destroyed) res.flushHeaders();
+  });
+  try {
+    for (;;) {
+      const next = await events.next();
+      if (next.done || res.destroyed) break;
+      clearImmediate(head); // no-op after the first event
+      if (!corkedWrite(res, sseEvent(data(next.value)))) await drained(res);
+    }
+    finished = true;
+    res.end(SSE_DONE);
+  } catch (error) {
+    finished = true;
+    onError(error);
+    res.end(SSE_INTERNAL_ERROR + SSE_DONE);
+  } finally {
+    clearImmediate(head);
+  }
+}
+
+/** Writes a body chunk by chunk as the client reads it; a client that goes away ends the source. */
+export async function writeChunks(res: HttpResponse, source: ChunkSource): Promise<void> {
+  const chunks = (source as AsyncIterable<string | Uint8Array>)[Symbol.asyncIterator]();
+  let finished = false;
+  res.once('close', () => {
+    if (!finished) void chunks.return?.(undefined);
+  });
+  try {
+    for (;;) {
+      const next = await chunks.next();
+      if (next.done || res.destroyed) break;
+      if (!corkedWrite(res, next.value)) await drained(res);
+    }
+  } finally {
+    finished = true;
+    res.end();
+  }
+}
+
+/**
+ * Writes at once; writes made in the same turn of the event loop (several chunks of one upstream read, the last
+ * chunk and the usage) leave in one packet instead of one system call each.
+ */
+function corkedWrite(res: HttpResponse, chunk: string | Uint8Array): boolean {
+  if (res.writableCorked === 0) {
+    res.cork();
+    process.nextTick(() => res.uncork());
+  }
+  return res.write(chunk);
+}
+
+export const drained = (res: HttpResponse) =>
+  new Promise<void>((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });

@@ -70,10 +70,7 @@ export function createGraphQLServer(deps: {
     context: async ({ request, requestId }): Promise<GraphQLContext> => {
       let auth: AuthContext;
       try {
-        auth = await deps.services.auth.authenticate(
-          { authorization: request.headers.get('authorization') },
-          requestId,
-        );
+        auth = await deps.services.auth.authenticate(request.headers, requestId);
       } catch (error) {
         if (error instanceof AppError) {
           throw createGraphQLError(error.message, { extensions: { code: error.code, http: { status: error.status } } });

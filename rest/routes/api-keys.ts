@@ -117,8 +117,9 @@ export const apiKeyRoutes: Route[] = [
         }).extend({ apiKey: z.string(), consumptionLimit: limitsSchema }),
       }),
     },
-    async handler({ services, auth, json: body }) {
-      const { key, secret } = await services.apiKeys.create(auth, await body());
+    async handler(call) {
+      const { services, auth } = call;
+      const { key, secret } = await services.apiKeys.create(auth, await call.json());
       return json({
         success: true,
         data: {
@@ -144,8 +145,9 @@ export const apiKeyRoutes: Route[] = [
       body: UpdateApiKeyInput,
       response: z.object({ success: z.literal(true), data: ApiKeyRecord }),
     },
-    async handler({ services, auth, json: body }) {
-      const key = await services.apiKeys.update(auth, await body());
+    async handler(call) {
+      const { services, auth } = call;
+      const key = await services.apiKeys.update(auth, await call.json());
       return json({ success: true, data: apiKeyWire(key) });
     },
   },

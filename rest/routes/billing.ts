@@ -1,5 +1,5 @@
 import { UsageAnalyticsQuery, UsageExportQuery } from '../../src/billing/usage.inputs.ts';
-import { json, parseQuery } from '../http.ts';
+import { json, parseQuery, text } from '../http.ts';
 import type { Route } from '../router.ts';
 import {
   analyticsWire,
@@ -31,9 +31,10 @@ export const billingRoutes: Route[] = [
       query: UsageExportQuery,
       response: UsagePageWire,
     },
-    async handler({ services, auth, url, request }) {
+    async handler(call) {
+      const { services, auth, url } = call;
       const query = parseQuery(UsageExportQuery, url);
-      if (!prefersCsv(request.headers.get('accept'))) {
+      if (!prefersCsv(call.header('accept') ?? null)) {
         const page = await services.usage.page(auth, query);
         return json({
           data: page.entries.map(usageEntryWire),
@@ -44,24 +45,24 @@ export const billingRoutes: Route[] = [
       if (query.limit !== undefined || query.page !== undefined) {
         const page = await services.usage.page(auth, query);
         const { limit, page: number, total, totalPages } = page.pagination;
-        return new Response(csvLines(page.entries, true), {
-          headers: {
-            ...CSV_HEADERS,
-            'x-pagination-limit': String(limit),
-            'x-pagination-page': String(number),
-            'x-pagination-total': String(total),
-            'x-pagination-total-pages': String(totalPages),
-            ...(page.warningMessage && { 'x-usage-warning': page.warningMessage }),
-          },
+        return text(csvLines(page.entries, true), {
+          ...CSV_HEADERS,
+          'x-pagination-limit': String(limit),
+          'x-pagination-page': String(number),
+          'x-pagination-total': String(total),
+          'x-pagination-total-pages': String(totalPages),
+          ...(page.warningMessage && { 'x-usage-warning': page.warningMessage }),
         });
       }
       const stream = await services.usage.stream(auth, query);
       // The first batch is read before answering, so a failing query is still a proper error response.
       const first = await stream.batches.next();
       const body = csvStream(first.done ? undefined : first.value, stream.batches);
-      return new Response(body, {
+      return {
+        status: 200,
         headers: { ...CSV_HEADERS, ...(stream.warningMessage && { 'x-usage-warning': stream.warningMessage }) },
-      });
+        stream: body,
+      };
     },
   },
   {

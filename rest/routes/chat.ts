@@ -2,14 +2,15 @@ import { z } from 'zod';
 import type { ChatStreamEvent } from '../../src/chat/chat-stream.ts';
 import { ChatCompletionInput, WEB_SEARCH_MODES } from '../../src/chat/chat.inputs.ts';
 import type { ChatCompletion } from '../../src/chat/chat.types.ts';
-import { compressibleJson } from '../compression.ts';
+import { compressJson } from '../compression.ts';
 import { balanceHeaders } from '../http.ts';
 import type { Route } from '../router.ts';
-import { sseResponse } from '../sse.ts';
+import { sse } from '../sse.ts';
 
 /*
- * POST /chat/completions (docs/api.md). The body and the stream are the OpenAI shapes, as is. The HTTP
- * server answers this route on Node's own objects (chat-node.ts); this handler serves the in-process fetch handler.
+ * POST /chat/completions (docs/api.md). The body and the stream are the OpenAI shapes, as is. SSE: each upstream
+ * chunk is written as it arrives; a client that goes away aborts the upstream call, which is then settled on what
+ * was delivered.
  */
 
 const ToolCallWire = z.object({
@@ -111,16 +112,16 @@ export const chatRoutes: Route[] = [
       body: ChatCompletionInput,
       response: ChatCompletionWire,
     },
-    async handler({ services, auth, request, json: body }) {
-      const outcome = await services.chat.create(auth, await body(), { signal: request.signal });
-      if (outcome.stream) return sseResponse(outcome.session, chatEventData);
+    async handler(call) {
+      const outcome = await call.services.chat.create(call.auth, await call.json(), { signal: call.signal });
+      if (outcome.stream) return sse(outcome.session, chatEventData);
       const { completion, charge } = outcome.result;
-      return compressibleJson(
+      const answer = await compressJson(
         chatCompletionBody(completion),
-        request.headers.get('accept-encoding'),
-        200,
+        call.headers['accept-encoding'],
         balanceHeaders(charge),
       );
+      return { status: 200, ...answer };
     },
   },
 ];

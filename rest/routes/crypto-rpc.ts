@@ -2,8 +2,7 @@ import { z } from 'zod';
 import { costHeaderValue } from '../../src/crypto-rpc/credits.ts';
 import type { RpcCallOutcome } from '../../src/crypto-rpc/rpc-proxy.service.ts';
 import { RpcRequestBodyDoc } from '../../src/crypto-rpc/rpc.inputs.ts';
-import { json, readBodyLimited, requireJsonContentType } from '../http.ts';
-import { readNodeJsonBytes, sendNode, type NodeRoute } from '../node-route.ts';
+import { json, text } from '../http.ts';
 import type { Route } from '../router.ts';
 
 const NetworksResponse = z.object({ networks: z.array(z.string()).describe('The served network slugs, sorted') });
@@ -32,17 +31,15 @@ export const cryptoRpcRoutes: Route[] = [
       body: RpcRequestBodyDoc,
       responseDescription: "The node's JSON-RPC response, byte for byte",
     },
-    // The HTTP server answers this route on Node's own objects (rpcNodeRoute); this handler serves the in-process fetch handler.
-    async handler({ services, auth, request, params, config }) {
+    async handler(call) {
       // The raw bytes, not parsed JSON: the proxy validates each item itself and forwards the original body.
-      requireJsonContentType(request);
-      const body = await readBodyLimited(request, config.http.maxJsonBytes);
-      const outcome = await services.cryptoRpc.call(
-        auth,
-        { network: params.network ?? '', body, idempotencyKey: request.headers.get('idempotency-key') },
-        { signal: request.signal },
+      const body = await call.bytes();
+      const outcome = await call.services.cryptoRpc.call(
+        call.auth,
+        { network: call.params.network ?? '', body, idempotencyKey: call.header('idempotency-key') ?? null },
+        { signal: call.signal },
       );
-      return new Response(outcome.body, { status: outcome.status, headers: rpcHeaders(outcome) });
+      return text(outcome.body, rpcHeaders(outcome), outcome.status);
     },
   },
 ];
@@ -57,20 +54,3 @@ function rpcHeaders(outcome: RpcCallOutcome): Record<string, string> {
   if (outcome.replayed) headers['idempotent-replayed'] = 'true';
   return headers;
 }
-
-/** POST /api/v1/crypto/rpc/{network} on Node's objects (node-route.ts): the same answers as the route above. */
-export const rpcNodeRoute: NodeRoute = {
-  method: 'POST',
-  path: '/api/v1/crypto/rpc/:network',
-  label: 'POST /api/v1/crypto/rpc/:network',
-  async serve({ req, res, ctx, auth, params, signal }) {
-    const body = await readNodeJsonBytes(req, ctx.maxJsonBytes);
-    const key = req.headers['idempotency-key'];
-    const outcome = await ctx.services.cryptoRpc.call(
-      auth,
-      { network: params.network ?? '', body, idempotencyKey: typeof key === 'string' ? key : null },
-      { signal },
-    );
-    sendNode(res, ctx, outcome.status, outcome.body, rpcHeaders(outcome));
-  },
-};

@@ -25,8 +25,9 @@ export const searchRoutes: Route[] = [
       body: SearchInput,
       response: SearchResponse,
     },
-    async handler({ services, auth, request, json: body }) {
-      const { query, results, charge } = await services.search.search(auth, await body(), { signal: request.signal });
+    async handler(call) {
+      const { services, auth, signal } = call;
+      const { query, results, charge } = await services.search.search(auth, await call.json(), { signal });
       return json(
         { query, results: results.map(({ title, url, content, date }) => ({ title, url, content, date })) },
         200,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { TEXT_PARSER_MAX_FILE_BYTES, TextParserInput } from '../../src/augment/text-parser.service.ts';
 import { requireAccount } from '../../src/auth/permissions.ts';
-import { balanceHeaders, json } from '../http.ts';
+import { balanceHeaders, json, text } from '../http.ts';
 import { readMultipartUpload } from '../multipart.ts';
 import type { Route } from '../router.ts';
 
@@ -31,10 +31,10 @@ export const textParserRoutes: Route[] = [
       responseDescription:
         'With response_format=json the text and its token count; with response_format=text only the text, as text/plain.',
     },
-    async handler({ request, services, auth }) {
+    async handler({ headers, body, services, auth }) {
       // Refuse an unauthenticated upload before reading any of it.
       requireAccount(auth);
-      const { file, fields } = await readMultipartUpload(request, 'file', {
+      const { file, fields } = await readMultipartUpload(headers, body, 'file', {
         maxFileBytes: services.textParser.maxFileBytes,
       });
       const parsed = await services.textParser.parse(auth, {
@@ -43,10 +43,10 @@ export const textParserRoutes: Route[] = [
         contentType: file.contentType,
         format: fields.response_format,
       });
-      const headers = balanceHeaders(parsed.charge);
+      const charged = balanceHeaders(parsed.charge);
       if (parsed.format === 'text')
-        return new Response(parsed.text, { headers: { 'content-type': 'text/plain; charset=utf-8', ...headers } });
-      return json({ text: parsed.text, tokens: parsed.tokens }, 200, headers);
+        return text(parsed.text, { 'content-type': 'text/plain; charset=utf-8', ...charged });
+      return json({ text: parsed.text, tokens: parsed.tokens }, 200, charged);
     },
   },
 ];

@@ -7,20 +7,30 @@ import type { KeyCache } from './key-cache.ts';
 import { hashKeySecret } from './key-secret.ts';
 import type { LastUsedTracker } from './last-used.ts';
 
-/** What a request presented. The HTTP and GraphQL layers read it from headers; the core only judges it. */
-export interface Credentials {
-  /** The raw Authorization header value, if any. */
-  readonly authorization?: string | null;
+/**
+ * A request's headers as either surface holds them: Fetch-style (`get`, GraphQL) or a plain lower-case record
+ * (Node's request headers, REST). The core reads the credential headers from them and judges them.
+ */
+export type RequestHeaders =
+  { get(name: string): string | null } | { readonly [name: string]: string | readonly string[] | null | undefined };
+
+function header(headers: RequestHeaders, name: string): string | undefined {
+  const value =
+    typeof headers.get === 'function'
+      ? (headers as { get(name: string): string | null }).get(name)
+      : (headers as Readonly<Record<string, unknown>>)[name];
+  return typeof value === 'string' ? value : undefined;
 }
 
 /** Turns credentials into an AuthContext. Talks to the key cache first and the database on a miss. */
 export class AuthService {
   constructor(private readonly deps: { db: Database; cache: KeyCache; lastUsed: LastUsedTracker; now?: () => Date }) {}
 
-  async authenticate(credentials: Credentials, requestId: string): Promise<AuthContext> {
-    const header = credentials.authorization?.trim();
-    if (!header) return { kind: 'anonymous', requestId };
-    const match = /^Bearer\s+(\S+)$/i.exec(header);
+  /** The one authentication of both surfaces: no credentials are anonymous, bad ones are refused. */
+  async authenticate(headers: RequestHeaders, requestId: string): Promise<AuthContext> {
+    const authorization = header(headers, 'authorization')?.trim();
+    if (!authorization) return { kind: 'anonymous', requestId };
+    const match = /^Bearer\s+(\S+)$/i.exec(authorization);
     if (!match?.[1]) throw new AuthenticationError('Authorization header must be "Bearer <API key>"');
     const key = await this.lookup(hashKeySecret(match[1]));
     const now = this.deps.now?.() ?? new Date();

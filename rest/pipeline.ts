@@ -1,0 +1,187 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { anonymous, type AuthContext } from '../src/auth/auth-context.ts';
+import type { Config } from '../src/config.ts';
+import { AppError, clip, NotFoundError } from '../src/errors.ts';
+import type { Logger } from '../src/logger.ts';
+import type { Metrics } from '../src/metrics.ts';
+import { newRequestId } from '../src/request-id.ts';
+import type { Services } from '../src/services.ts';
+import { RouteCall } from './call.ts';
+import { corsHeaders, preflight } from './cors.ts';
+import { FetchResponder, requestFromFetch, type HttpRequest, type HttpResponse } from './exchange.ts';
+import { errorPayload, JSON_TYPE_HEADER, type Reply } from './http.ts';
+import { Router, type Route } from './router.ts';
+import { writeChunks, writeEvents } from './sse.ts';
+
+/*
+ * The one HTTP pipeline: request id, CORS, routing, authentication, the handler, error mapping, writing the answer
+ * (whole, streamed or SSE), metrics and the request log. It serves Node's objects (the HTTP server); `fetch` runs
+ * the same pipeline for a Fetch Request (exchange.ts). GraphQL is mounted beside the REST table.
+ */
+
+export const REST_PREFIX = '/api/v1';
+
+/** A mount outside the REST table (GraphQL, the operational endpoints): a Reply, or undefined when not its path. */
+export type Mount = (req: HttpRequest, res: HttpResponse, path: string, requestId: string) => MountResult | undefined;
+export type MountResult = Promise<{ reply: Reply; label: string }>;
+
+export interface PipelineDeps {
+  readonly services: Services;
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  /** The REST table, paths below REST_PREFIX. */
+  readonly routes: readonly Route[];
+  readonly mounts: readonly Mount[];
+}
+
+export interface Pipeline {
+  readonly listener: (req: IncomingMessage, res: ServerResponse) => void;
+  fetch(request: Request): Promise<Response>;
+}
+
+const REQUEST_ID = /^[0-9a-f]{32}$/i;
+/** What a request whose client left before its answer counts as (nginx's "client closed request"). */
+const CLIENT_CLOSED = 499;
+
+interface Exchange {
+  readonly req: HttpRequest;
+  readonly res: HttpResponse;
+  readonly requestId: string;
+  /** Sent with every answer: the request id and CORS. */
+  readonly headers: Record<string, string>;
+  readonly started: number;
+}
+
+export function createPipeline(deps: PipelineDeps): Pipeline {
+  const { logger, metrics, config } = deps;
+  const router = new Router(deps.routes);
+  const labels = new Map(deps.routes.map((route) => [route, `${route.method} ${REST_PREFIX}${route.path}`]));
+  const origins = new Set(config.http.corsOrigins);
+
+  function serve(req: HttpRequest, res: HttpResponse): void {
+    const started = performance.now();
+    const incoming = req.headers['x-request-id'];
+    const requestId =
+      typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming.toLowerCase() : newRequestId();
+    const headers = { 'x-request-id': requestId, ...corsHeaders(origins, req.headers.origin) };
+    const ex: Exchange = { req, res, requestId, headers, started };
+    dispatch(ex).catch((error: unknown) => {
+      logger.error({ reqId: requestId, err: error }, 'unhandled error');
+      if (res.headersSent) res.destroy();
+      else sendWhole(ex, 'unmatched', errorReply(error, requestId));
+    });
+  }
+
+  async function dispatch(ex: Exchange): Promise<void> {
+    const { req, res } = ex;
+    const method = req.method ?? 'GET';
+    if (method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined) {
+      sendWhole(ex, 'preflight', preflight(origins, req.headers));
+      return;
+    }
+    const target = req.url ?? '/';
+    const query = target.indexOf('?');
+    const path = query === -1 ? target : target.slice(0, query);
+    if (path === REST_PREFIX || path.startsWith(`${REST_PREFIX}/`)) {
+      const match = router.match(method, path.slice(REST_PREFIX.length) || '/');
+      if (!match) return sendWhole(ex, 'unmatched', errorReply(notFound(method, path), ex.requestId));
+      if ('allowed' in match) {
+        const error = { error: `Method ${clip(method)} not allowed on ${clip(path)}`, code: 'METHOD_NOT_ALLOWED' };
+        const reply = { status: 405, headers: { 'content-type': JSON_TYPE_HEADER, allow: match.allowed.join(', ') } };
+        return sendWhole(ex, 'unmatched', { ...reply, body: JSON.stringify(error) });
+      }
+      return serveRoute(ex, match.route, match.params);
+    }
+    for (const mount of deps.mounts) {
+      const mounted = mount(req, res, path, ex.requestId);
+      if (mounted) {
+        const { reply, label } = await mounted;
+        return send(ex, label, reply);
+      }
+    }
+    sendWhole(ex, 'unmatched', errorReply(notFound(method, path), ex.requestId));
+  }
+
+  async function serveRoute(ex: Exchange, route: Route, params: Record<string, string>): Promise<void> {
+    const label = labels.get(route) ?? route.path;
+    const controller = new AbortController();
+    ex.res.once('close', () => {
+      if (!ex.res.writableFinished) controller.abort();
+    });
+    try {
+      const auth = await authenticate(ex, route);
+      const limit =
+        typeof route.bodyLimit === 'function' ? route.bodyLimit(config) : (route.bodyLimit ?? config.http.maxJsonBytes);
+      const call = new RouteCall(ex.req, params, auth, deps.services, config, ex.requestId, controller.signal, limit);
+      await send(ex, label, await route.handler(call));
+    } catch (error) {
+      if (controller.signal.aborted) {
+        observe(ex, label, CLIENT_CLOSED);
+        return;
+      }
+      if (ex.res.headersSent) throw error;
+      if (!(error instanceof AppError) || error.status >= 500)
+        logger.error({ reqId: ex.requestId, err: error, route: label }, 'request failed');
+      sendWhole(ex, label, errorReply(error, ex.requestId));
+    }
+  }
+
+  async function authenticate(ex: Exchange, route: Route): Promise<AuthContext> {
+    try {
+      return await deps.services.auth.authenticate(ex.req.headers, ex.requestId);
+    } catch (error) {
+      // A public route answers anyone; a bad key there is treated as no key.
+      if (route.access === 'public') return anonymous(ex.requestId);
+      throw error;
+    }
+  }
+
+  async function send(ex: Exchange, label: string, reply: Reply): Promise<void> {
+    if ('body' in reply) return sendWhole(ex, label, reply);
+    observe(ex, label, reply.status);
+    ex.res.writeHead(reply.status, { ...reply.headers, ...ex.headers });
+    if ('stream' in reply) return writeChunks(ex.res, reply.stream);
+    return writeEvents(ex.res, reply.events.source, reply.events.toData, (error) =>
+      logger.error({ reqId: ex.requestId, err: error, route: label }, 'stream failed'),
+    );
+  }
+
+  /** A whole answer in one write, with its length. */
+  function sendWhole(ex: Exchange, label: string, reply: Reply & { body: string | Uint8Array }): void {
+    observe(ex, label, reply.status);
+    if (ex.res.destroyed || ex.res.headersSent) return;
+    const { body } = reply;
+    ex.res.writeHead(reply.status, {
+      ...reply.headers,
+      ...ex.headers,
+      'content-length': String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength),
+    });
+    ex.res.end(body);
+  }
+
+  function observe(ex: Exchange, label: string, status: number): void {
+    const seconds = (performance.now() - ex.started) / 1000;
+    const method = ex.req.method ?? 'GET';
+    metrics.observeRequest(method, label, status, seconds);
+    logger.info({ reqId: ex.requestId, method, route: label, status, ms: Math.round(seconds * 1000) }, 'request');
+  }
+
+  return {
+    listener: serve,
+    fetch(request) {
+      const res = new FetchResponder(request.method === 'HEAD');
+      request.signal.addEventListener('abort', () => res.close(), { once: true });
+      serve(requestFromFetch(request), res);
+      return res.response;
+    },
+  };
+}
+
+const notFound = (method: string, path: string) => new NotFoundError(`Route not found: ${clip(method)} ${clip(path)}`);
+
+/** The error body (decisions.md), its status and headers. */
+function errorReply(error: unknown, requestId: string): Reply & { body: string } {
+  const { status, body, headers } = errorPayload(error, requestId);
+  return { status, headers: { 'content-type': JSON_TYPE_HEADER, ...headers }, body };
+}
