@@ -99,13 +99,16 @@ export class Router {
 function matchSegments(segments: string[], parts: string[]): Record<string, string> | undefined {
   const rest = segments.at(-1)?.endsWith('*') ?? false;
   if (rest ? parts.length < segments.length : segments.length !== parts.length) return undefined;
+  // Literal segments are checked first, so a route that does not match allocates nothing.
+  for (let i = 0; i < segments.length; i += 1) {
+    const segment = segments[i] ?? '';
+    if (!segment.startsWith(':') && segment !== parts[i]) return undefined;
+  }
   const params: Record<string, string> = {};
   for (let i = 0; i < segments.length; i += 1) {
     const segment = segments[i] ?? '';
-    const part = parts[i] ?? '';
     if (rest && i === segments.length - 1) params[segment.slice(1, -1)] = parts.slice(i).join('/');
-    else if (segment.startsWith(':')) params[segment.slice(1)] = part;
-    else if (segment !== part) return undefined;
+    else if (segment.startsWith(':')) params[segment.slice(1)] = parts[i] ?? '';
   }
   return params;
 }
