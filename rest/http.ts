@@ -3,6 +3,7 @@ import { AppError, clip, InvalidContentTypeError, ValidationError } from '../src
 import type { SettledCharge } from '../src/billing/billing.types.ts';
 import { formatNano } from '../src/billing/money.ts';
 import { parseInput } from '../src/validation.ts';
+import { errorHeaders, errorStatus } from './error-map.ts';
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue | undefined };
 
@@ -48,9 +49,9 @@ export function errorPayload(
 ): { status: number; body: string; headers: Record<string, string> } {
   if (error instanceof AppError) {
     return {
-      status: error.status,
+      status: errorStatus(error),
       body: JSON.stringify({ error: error.message, code: error.code, ...(error.extra() as Record<string, JsonValue>) }),
-      headers: error.headers(),
+      headers: errorHeaders(error),
     };
   }
   return {

@@ -9,6 +9,7 @@ import type { Services } from '../src/services.ts';
 import { RouteCall } from './call.ts';
 import { corsHeaders, preflight } from './cors.ts';
 import { FetchResponder, requestFromFetch, type HttpRequest, type HttpResponse } from './exchange.ts';
+import { errorStatus } from './error-map.ts';
 import { errorPayload, JSON_TYPE_HEADER, type Reply } from './http.ts';
 import { Router, type Route } from './router.ts';
 import { writeChunks, writeEvents } from './sse.ts';
@@ -121,7 +122,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         return;
       }
       if (ex.res.headersSent) throw error;
-      if (!(error instanceof AppError) || error.status >= 500)
+      if (!(error instanceof AppError) || errorStatus(error) >= 500)
         logger.error({ reqId: ex.requestId, err: error, route: label }, 'request failed');
       sendWhole(ex, label, errorReply(error, ex.requestId));
     }

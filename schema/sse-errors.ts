@@ -14,6 +14,7 @@ import type { Services } from '../src/services.ts';
 export function useSseErrors(deps: {
   services: Services;
   endpoint: string;
+  httpStatus: (error: AppError) => number;
 }): Plugin<Record<string, never>, { requestId?: string }> {
   return {
     async onRequest({ request, url, endResponse, fetchAPI, serverContext }) {
@@ -25,7 +26,7 @@ export function useSseErrors(deps: {
         const body = JSON.stringify({ errors: [{ message: error.message, extensions: { code: error.code } }] });
         endResponse(
           new fetchAPI.Response(body, {
-            status: error.status,
+            status: deps.httpStatus(error),
             headers: { 'content-type': 'application/json; charset=utf-8' },
           }),
         );

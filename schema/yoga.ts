@@ -30,6 +30,8 @@ export function createGraphQLServer(deps: {
   services: Services;
   logger: Logger;
   options: GraphQLOptions;
+  /** The HTTP status of a refusal before execution (a bad key): the REST table's, handed in by src/app.ts. */
+  httpStatus: (error: AppError) => number;
 }): GraphQLServer {
   return createYoga<GraphQLServerContext, GraphQLContext>({
     schema,
@@ -63,7 +65,7 @@ export function createGraphQLServer(deps: {
       useReadsOnlyOverGet(),
       maxDepthPlugin({ n: deps.options.maxDepth, ignoreIntrospection: true, flattenFragments: true }),
       costLimitPlugin({ maxCost: deps.options.maxCost, ignoreIntrospection: true }),
-      useSseErrors({ services: deps.services, endpoint: '/graphql/stream' }),
+      useSseErrors({ services: deps.services, endpoint: '/graphql/stream', httpStatus: deps.httpStatus }),
       useGraphQLSSE({ endpoint: '/graphql/stream' }),
       useBodyLimit(),
     ],
@@ -73,7 +75,9 @@ export function createGraphQLServer(deps: {
         auth = await deps.services.auth.authenticate(request.headers, requestId);
       } catch (error) {
         if (error instanceof AppError) {
-          throw createGraphQLError(error.message, { extensions: { code: error.code, http: { status: error.status } } });
+          throw createGraphQLError(error.message, {
+            extensions: { code: error.code, http: { status: deps.httpStatus(error) } },
+          });
         }
         throw error;
       }

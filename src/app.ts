@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { restRoutes } from '../rest/app.ts';
+import { errorStatus } from '../rest/error-map.ts';
 import { graphqlMount, opsMount } from '../rest/mounts.ts';
 import { createPipeline } from '../rest/pipeline.ts';
 import { createGraphQLServer } from '../schema/yoga.ts';
@@ -61,7 +62,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   }, config.billing.sweepIntervalMs);
   sweeper.unref();
 
-  const graphql = createGraphQLServer({ services, logger, options: config.graphql });
+  const graphql = createGraphQLServer({ services, logger, options: config.graphql, httpStatus: errorStatus });
   let closing: Promise<void> | undefined;
   const pipeline = createPipeline({
     services,

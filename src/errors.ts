@@ -49,29 +49,39 @@ export function clip(text: string, max = ECHO_MAX_CHARS): string {
   return `${text.slice(0, end)}…`;
 }
 
-/** The base of every expected failure. `status` is the HTTP status the REST layer answers with. */
+/** What an error carries besides its code and message, for whichever surface answers it. */
+export interface ErrorData {
+  /** When the caller may try again. */
+  readonly retryAfterSeconds?: number;
+  /** The state of the rate limit that refused the call. */
+  readonly rateLimit?: { readonly limit: number; readonly remaining: number; readonly resetAt: Date };
+  /** The size limit a body passed. */
+  readonly limitBytes?: number;
+}
+
+/**
+ * The base of every expected failure: a code, a message and data; no HTTP. Each surface maps the code to its own
+ * answer (rest/error-map.ts for status and headers, schema/errors.ts for typed GraphQL results).
+ */
 export abstract class AppError extends Error {
   abstract readonly code: ErrorCode;
-  abstract readonly status: number;
   constructor(message: string, options?: ErrorOptions) {
     // Messages can quote what the caller sent; an error body stays small whatever was sent.
     super(clip(message, MESSAGE_MAX_CHARS), options);
   }
 
-  /** Extra fields merged into the REST error body. */
+  /** Extra fields of the error body (REST) and the error's extensions (GraphQL). */
   extra(): Record<string, unknown> {
     return {};
   }
 
-  /** Response headers the REST error carries (e.g. when to retry). */
-  headers(): Record<string, string> {
+  data(): ErrorData {
     return {};
   }
 }
 
 export class ValidationError extends AppError {
   readonly code = 'INVALID_REQUEST' as const;
-  readonly status = 400;
   readonly issues: ValidationIssue[];
 
   /** `issues` are cut short (the first few, each path segment and message clipped); `details` is built from them. */
@@ -126,11 +136,9 @@ export function formatIssueTree(issues: ValidationIssue[]): IssueTree {
 
 export class InvalidModelError extends AppError {
   readonly code = 'INVALID_MODEL' as const;
-  readonly status = 400;
 }
 
 export class NotFoundError extends AppError {
-  readonly status = 404;
   constructor(
     message: string,
     readonly code: 'MODEL_NOT_FOUND' | 'CHARACTER_NOT_FOUND' | 'MEDIA_NOT_FOUND' | 'NOT_FOUND' = 'NOT_FOUND',
@@ -141,7 +149,6 @@ export class NotFoundError extends AppError {
 
 export class AuthenticationError extends AppError {
   readonly code = 'AUTHENTICATION_FAILED' as const;
-  readonly status = 401;
   constructor(message = 'Authentication failed') {
     super(message);
   }
@@ -149,7 +156,6 @@ export class AuthenticationError extends AppError {
 
 export class AdminKeyRequiredError extends AppError {
   readonly code = 'ADMIN_KEY_REQUIRED' as const;
-  readonly status = 401;
   constructor() {
     super('Admin API key required');
   }
@@ -157,19 +163,16 @@ export class AdminKeyRequiredError extends AppError {
 
 export class ForbiddenError extends AppError {
   readonly code = 'UNAUTHORIZED' as const;
-  readonly status = 403;
 }
 
 export class InsufficientBalanceError extends AppError {
   readonly code = 'INSUFFICIENT_BALANCE' as const;
-  readonly status = 402;
   constructor() {
     super('Insufficient USD or Diem balance to complete request.');
   }
 }
 
 export class SpendLimitExceededError extends AppError {
-  readonly status = 402;
   readonly code: 'API_KEY_USD_SPEND_LIMIT_EXCEEDED' | 'API_KEY_DIEM_SPEND_LIMIT_EXCEEDED';
   constructor(readonly limitCurrency: 'usd' | 'diem') {
     super(`API key ${limitCurrency.toUpperCase()} spend limit reached for the current period.`);
@@ -179,25 +182,25 @@ export class SpendLimitExceededError extends AppError {
 
 export class ConflictError extends AppError {
   readonly code = 'CONFLICT' as const;
-  readonly status = 409;
 }
 
 export class PayloadTooLargeError extends AppError {
   readonly code = 'PAYLOAD_TOO_LARGE' as const;
-  readonly status = 413;
   constructor(readonly limitBytes: number) {
     super(`Request body exceeds the limit of ${limitBytes} bytes.`);
+  }
+
+  override data(): ErrorData {
+    return { limitBytes: this.limitBytes };
   }
 }
 
 export class InvalidContentTypeError extends AppError {
   readonly code = 'INVALID_CONTENT_TYPE' as const;
-  readonly status = 415;
 }
 
 export class RateLimitedError extends AppError {
   readonly code = 'RATE_LIMIT_EXCEEDED' as const;
-  readonly status = 429;
   constructor(
     message: string,
     readonly retryAfterSeconds: number,
@@ -205,8 +208,8 @@ export class RateLimitedError extends AppError {
     super(message);
   }
 
-  override headers(): Record<string, string> {
-    return { 'retry-after': String(Math.max(1, Math.ceil(this.retryAfterSeconds))) };
+  override data(): ErrorData {
+    return { retryAfterSeconds: this.retryAfterSeconds };
   }
 }
 
@@ -220,7 +223,6 @@ export class UpstreamError extends AppError {
       | 'MODEL_AT_CAPACITY'
       | 'REQUEST_TIMEOUT'
       | 'SERVICE_UNAVAILABLE',
-    readonly status: 500 | 502 | 503 | 504,
   ) {
     super(message);
   }
@@ -232,12 +234,11 @@ export class UpstreamError extends AppError {
  */
 export class DatabaseUnavailableError extends AppError {
   readonly code = 'SERVICE_UNAVAILABLE' as const;
-  readonly status = 503;
   constructor(options?: { cause?: unknown }) {
     super('The database is unavailable; try again shortly.', options);
   }
 
-  override headers(): Record<string, string> {
-    return { 'retry-after': '1' };
+  override data(): ErrorData {
+    return { retryAfterSeconds: 1 };
   }
 }

@@ -3,6 +3,7 @@ import type { ChatStreamEvent } from '../../src/chat/chat-stream.ts';
 import { ChatCompletionInput, WEB_SEARCH_MODES } from '../../src/chat/chat.inputs.ts';
 import type { ChatCompletion } from '../../src/chat/chat.types.ts';
 import { compressJson } from '../compression.ts';
+import { errorStatus } from '../error-map.ts';
 import { balanceHeaders } from '../http.ts';
 import type { Route } from '../router.ts';
 import { sse } from '../sse.ts';
@@ -94,7 +95,7 @@ export const chatCompletionBody = (completion: ChatCompletion): string =>
 /** A stream event as its SSE payload: the chunk itself, or `{"error": {...}}` for a failure after the stream began. */
 export function chatEventData(event: ChatStreamEvent): unknown {
   if (event.type === 'chunk') return withParameterAlias(event.chunk);
-  return { error: { message: event.error.message, code: event.error.code, status: event.error.status } };
+  return { error: { message: event.error.message, code: event.error.code, status: errorStatus(event.error) } };
 }
 
 export const chatRoutes: Route[] = [

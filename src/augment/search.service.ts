@@ -33,8 +33,7 @@ export class SearchService {
   async search(auth: AuthContext, input: unknown, options: { signal?: AbortSignal } = {}): Promise<SearchOutcome> {
     const account = requireAccount(auth);
     const { query, limit, search_provider: identifier } = parseInput(SearchInput, input);
-    if (!this.deps.router.serves(identifier))
-      throw new UpstreamError(SEARCH_NOT_CONFIGURED, 'SERVICE_UNAVAILABLE', 503);
+    if (!this.deps.router.serves(identifier)) throw new UpstreamError(SEARCH_NOT_CONFIGURED, 'SERVICE_UNAVAILABLE');
     const { result, charge } = await this.deps.billing.runMetered(account, {
       maxCost: AUGMENT_PRICE,
       run: async () => {
@@ -69,8 +68,7 @@ export class SearchService {
   ): Promise<{ query: string; results: readonly SearchResult[] }> {
     const account = requireAccount(auth);
     const { query, limit, search_provider: identifier } = parseInput(SearchInput, input);
-    if (!this.deps.router.serves(identifier))
-      throw new UpstreamError(SEARCH_NOT_CONFIGURED, 'SERVICE_UNAVAILABLE', 503);
+    if (!this.deps.router.serves(identifier)) throw new UpstreamError(SEARCH_NOT_CONFIGURED, 'SERVICE_UNAVAILABLE');
     const found = await this.find(account.requestId, identifier, query, limit, options.signal);
     return { query, results: found.results.slice(0, limit) };
   }

@@ -359,5 +359,5 @@ export class ChatStreamSession implements AsyncIterable<ChatStreamEvent> {
 
 function asAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
-  return new UpstreamError('The upstream model failed while streaming', 'INFERENCE_FAILED', 500);
+  return new UpstreamError('The upstream model failed while streaming', 'INFERENCE_FAILED');
 }

@@ -193,7 +193,7 @@ export class ChatService {
     const settings = effectiveSettings(requested, { webScraping: this.deps.scraper.enabled });
     const { model, character } = await resolveChatModel(this.deps, account, name, requested.character_slug);
     if (!model.providers.some((binding) => this.deps.upstreams.has(binding.providerId))) {
-      throw new UpstreamError(`Model ${model.id} has no configured provider`, 'MODEL_OFFLINE', 503);
+      throw new UpstreamError(`Model ${model.id} has no configured provider`, 'MODEL_OFFLINE');
     }
     const plan = planUpstream(input, model, settings);
     const messages = applyImageRules(input.messages, model.spec.capabilities, model.id);
@@ -260,7 +260,7 @@ export class ChatService {
     const mode = settings.enable_web_search;
     if (mode === 'off') return undefined;
     const configured = this.deps.search.serves();
-    if (mode === 'on' && !configured) throw new UpstreamError(SEARCH_NOT_CONFIGURED, 'SERVICE_UNAVAILABLE', 503);
+    if (mode === 'on' && !configured) throw new UpstreamError(SEARCH_NOT_CONFIGURED, 'SERVICE_UNAVAILABLE');
     if (mode === 'auto' && (!configured || !model.spec.capabilities?.supportsWebSearch)) return undefined;
     const query = [...lastUserText(messages).trim().replace(/\s+/g, ' ')]
       .slice(0, SEARCH_QUERY_MAX_CHARS)

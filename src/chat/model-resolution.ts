@@ -103,6 +103,6 @@ export async function resolveChatModel(
   if (privacy !== 'ALL' && model.privacy !== 'private') {
     throw new ForbiddenError(`This API key may only use private models; ${model.id} is ${model.privacy}`);
   }
-  if (model.offline) throw new UpstreamError(`Model ${model.id} is offline`, 'MODEL_OFFLINE', 503);
+  if (model.offline) throw new UpstreamError(`Model ${model.id} is offline`, 'MODEL_OFFLINE');
   return { model, character };
 }

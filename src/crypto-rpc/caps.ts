@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import { RateLimitedError } from '../errors.ts';
+import { RateLimitedError, type ErrorData } from '../errors.ts';
 import { closeRedisClient } from '../events/redis.ts';
 import type { Logger } from '../logger.ts';
 import { MemoryCreditWindow, RedisCreditWindow, type CreditWindow } from './credit-window.ts';
@@ -42,13 +42,8 @@ export class RpcCapExceededError extends RateLimitedError {
     return { customMessage: this.customMessage };
   }
 
-  override headers(): Record<string, string> {
-    return {
-      ...super.headers(),
-      'x-ratelimit-limit': String(this.limit),
-      'x-ratelimit-remaining': String(this.remaining),
-      'x-ratelimit-reset': String(Math.ceil(this.resetAt.getTime() / 1000)),
-    };
+  override data(): ErrorData {
+    return { ...super.data(), rateLimit: { limit: this.limit, remaining: this.remaining, resetAt: this.resetAt } };
   }
 }
 

@@ -59,7 +59,7 @@ describe(`${CatalogService.name} (${testDatabaseKind})`, () => {
     await sut.syncFromConfig(defaults());
     const error = await sut.getModel('nope').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(NotFoundError);
-    expect(error).toMatchObject({ code: 'MODEL_NOT_FOUND', status: 404, message: 'Model nope not found' });
+    expect(error).toMatchObject({ code: 'MODEL_NOT_FOUND', message: 'Model nope not found' });
   });
 
   it('should find models by id in id order with null for unknown ids', async () => {

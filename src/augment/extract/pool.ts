@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { Worker, type ResourceLimits } from 'node:worker_threads';
-import { AppError, RateLimitedError, ValidationError } from '../../errors.ts';
+import { AppError, RateLimitedError, ValidationError, type ErrorData } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
 import { EXTRACT_WORKER } from '../../runtime-files.ts';
 import type { DocumentKind } from './detect.ts';
@@ -58,13 +58,12 @@ export interface PoolOptions {
 /** No worker came free in time: 503 with the time the soonest running parse must end by. */
 export class ParserBusyError extends AppError {
   readonly code = 'SERVICE_UNAVAILABLE' as const;
-  readonly status = 503;
   constructor(readonly retryAfterSeconds: number) {
     super('Every document parser is busy; retry later.');
   }
 
-  override headers(): Record<string, string> {
-    return { 'retry-after': String(this.retryAfterSeconds) };
+  override data(): ErrorData {
+    return { retryAfterSeconds: this.retryAfterSeconds };
   }
 }
 

@@ -135,8 +135,7 @@ export class ChatGateway {
   /** The upstream's model ids, for discovery; throws when the provider is unknown or has no model list. */
   async listModels(providerId: string, signal?: AbortSignal): Promise<string[]> {
     const provider = this.entries.get(providerId)?.provider;
-    if (!provider?.listModels)
-      throw new UpstreamError('This provider cannot list its models', 'SERVICE_UNAVAILABLE', 503);
+    if (!provider?.listModels) throw new UpstreamError('This provider cannot list its models', 'SERVICE_UNAVAILABLE');
     const started = performance.now();
     try {
       const models = await provider.listModels(signal ? { signal } : {});
@@ -166,7 +165,7 @@ export class ChatGateway {
       return entry ? [{ binding, entry }] : [];
     });
     if (known.length === 0)
-      throw new UpstreamError('No model server is available for this model', 'SERVICE_UNAVAILABLE', 503);
+      throw new UpstreamError('No model server is available for this model', 'SERVICE_UNAVAILABLE');
     const now = this.now();
     const ready = known.filter(({ binding }) => !this.health.cooling(binding.providerId, now));
     const ordered = ready.length > 0 ? ready : known;

@@ -150,7 +150,6 @@ export class OpenAICompatibleAdapter implements ChatProvider {
       throw new ChatUpstreamError(
         `The model server answered HTTP ${response.statusCode} to GET /models`,
         'UPSTREAM_ERROR',
-        502,
         response.statusCode >= 500,
       );
     }
@@ -229,11 +228,11 @@ function statusError(status: number, message: string | undefined): AppError {
     return new ValidationError(message ?? `The model server rejected the request (HTTP ${status})`);
   }
   if (status === 429)
-    return new ChatUpstreamError('The model server is at capacity; try again shortly', 'MODEL_AT_CAPACITY', 503, true);
+    return new ChatUpstreamError('The model server is at capacity; try again shortly', 'MODEL_AT_CAPACITY', true);
   // 401/403 is the operator's key, 404 the operator's model name: not the caller's fault, and not worth a retry.
   if (status < 500)
-    return new ChatUpstreamError(`The model server refused the request (HTTP ${status})`, 'UPSTREAM_ERROR', 502, false);
-  return new ChatUpstreamError(`The model server failed (HTTP ${status})`, 'UPSTREAM_ERROR', 502, true);
+    return new ChatUpstreamError(`The model server refused the request (HTTP ${status})`, 'UPSTREAM_ERROR', false);
+  return new ChatUpstreamError(`The model server failed (HTTP ${status})`, 'UPSTREAM_ERROR', true);
 }
 
 async function readLimited(body: ResponseBody, limit: number): Promise<string> {

@@ -8,7 +8,6 @@ export class ChatUpstreamError extends UpstreamError {
   constructor(
     message: string,
     code: UpstreamError['code'],
-    status: UpstreamError['status'],
     /** Worth another attempt on the same upstream (connection error, 5xx, timeout); never for a 4xx. */
     readonly retryable: boolean,
     /** The caller's signal aborted the call: stop everything, no retry and no fallback. */
@@ -16,37 +15,28 @@ export class ChatUpstreamError extends UpstreamError {
     /** For the operator's logs only (e.g. the socket error): may name hosts, never shown to callers. */
     readonly detail?: string,
   ) {
-    super(message, code, status);
+    super(message, code);
     this.name = 'ChatUpstreamError';
   }
 }
 
-export const cancelledError = () =>
-  new ChatUpstreamError('The request was cancelled', 'UPSTREAM_ERROR', 502, false, true);
+export const cancelledError = () => new ChatUpstreamError('The request was cancelled', 'UPSTREAM_ERROR', false, true);
 
 export const timeoutError = (ms: number, what = 'answer', detail?: string) =>
-  new ChatUpstreamError(
-    `The model server did not ${what} within ${ms} ms`,
-    'REQUEST_TIMEOUT',
-    504,
-    true,
-    false,
-    detail,
-  );
+  new ChatUpstreamError(`The model server did not ${what} within ${ms} ms`, 'REQUEST_TIMEOUT', true, false, detail);
 
 export const brokenError = (what: string, detail?: string) =>
-  new ChatUpstreamError(`The model server ${what}`, 'UPSTREAM_ERROR', 502, true, false, detail);
+  new ChatUpstreamError(`The model server ${what}`, 'UPSTREAM_ERROR', true, false, detail);
 
 /** What the logs say about a failure: the caller-safe message, and the operator detail when there is one. */
 export function describeFailure(error: unknown): Record<string, unknown> {
   if (error instanceof ChatUpstreamError)
     return {
       code: error.code,
-      status: error.status,
       message: error.message,
       ...(error.detail ? { detail: error.detail } : {}),
     };
-  if (error instanceof UpstreamError) return { code: error.code, status: error.status, message: error.message };
+  if (error instanceof UpstreamError) return { code: error.code, message: error.message };
   return { message: error instanceof Error ? error.message : String(error) };
 }
 

@@ -53,7 +53,7 @@ export class JsonRpcUpstreamSet {
           }
         } catch (error) {
           if (!(error instanceof UpstreamFailure)) throw error;
-          if (error.kind === 'aborted') throw new UpstreamError('The request was cancelled', 'UPSTREAM_ERROR', 502);
+          if (error.kind === 'aborted') throw new UpstreamError('The request was cancelled', 'UPSTREAM_ERROR');
           // A dropped kept-alive connection says nothing about the node's health: one fresh try first.
           if (error.kind === 'reset' && attempt === 0) continue;
           failure = error;
@@ -65,10 +65,10 @@ export class JsonRpcUpstreamSet {
         options.onFailure?.(upstream.id, reason);
         break;
       }
-      if (options.signal?.aborted) throw new UpstreamError('The request was cancelled', 'UPSTREAM_ERROR', 502);
+      if (options.signal?.aborted) throw new UpstreamError('The request was cancelled', 'UPSTREAM_ERROR');
     }
-    if (allTimedOut) throw new UpstreamError(`The ${this.label} nodes did not answer in time`, 'REQUEST_TIMEOUT', 504);
-    throw new UpstreamError(`The ${this.label} nodes failed to answer (last: ${lastReason})`, 'UPSTREAM_ERROR', 502);
+    if (allTimedOut) throw new UpstreamError(`The ${this.label} nodes did not answer in time`, 'REQUEST_TIMEOUT');
+    throw new UpstreamError(`The ${this.label} nodes failed to answer (last: ${lastReason})`, 'UPSTREAM_ERROR');
   }
 
   close(): Promise<void> {

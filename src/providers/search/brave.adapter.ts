@@ -41,7 +41,7 @@ export class BraveAdapter implements SearchProvider {
     );
     const parsed = BraveWebResponse.safeParse(body);
     if (!parsed.success)
-      throw new UpstreamError('The search upstream answered in an unexpected shape', 'UPSTREAM_ERROR', 502);
+      throw new UpstreamError('The search upstream answered in an unexpected shape', 'UPSTREAM_ERROR');
     const results: SearchResult[] = [];
     for (const raw of parsed.data.web?.results ?? []) {
       if (typeof raw !== 'object' || raw === null) continue;

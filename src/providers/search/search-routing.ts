@@ -140,6 +140,6 @@ export class SearchRouter {
         if (options.signal?.aborted) break;
       }
     }
-    throw lastError ?? new UpstreamError(`No search upstream serves "${id}"`, 'SERVICE_UNAVAILABLE', 503);
+    throw lastError ?? new UpstreamError(`No search upstream serves "${id}"`, 'SERVICE_UNAVAILABLE');
   }
 }

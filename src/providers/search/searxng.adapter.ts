@@ -58,7 +58,7 @@ export class SearxngAdapter implements SearchProvider {
       }
       const { items, unresponsive } = parsePage(body);
       if (page === 1 && items.length === 0 && unresponsive > 0) {
-        throw new UpstreamError('The search upstream’s engines did not answer', 'UPSTREAM_ERROR', 502);
+        throw new UpstreamError('The search upstream’s engines did not answer', 'UPSTREAM_ERROR');
       }
       const before = results.length;
       for (const item of items) {
@@ -88,8 +88,7 @@ const SearxngPage = z.looseObject({
 
 function parsePage(body: unknown): { items: SearchResult[]; unresponsive: number } {
   const page = SearxngPage.safeParse(body);
-  if (!page.success)
-    throw new UpstreamError('The search upstream answered in an unexpected shape', 'UPSTREAM_ERROR', 502);
+  if (!page.success) throw new UpstreamError('The search upstream answered in an unexpected shape', 'UPSTREAM_ERROR');
   const items: SearchResult[] = [];
   for (const raw of page.data.results) {
     if (typeof raw !== 'object' || raw === null) continue;

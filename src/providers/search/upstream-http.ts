@@ -21,8 +21,8 @@ export async function getUpstreamJson(
   const signal = callerSignal ? AbortSignal.any([deadline, callerSignal]) : deadline;
   const abortError = () =>
     deadline.aborted
-      ? new UpstreamError(`The search upstream did not answer within ${settings.timeoutMs} ms`, 'REQUEST_TIMEOUT', 504)
-      : new UpstreamError('The search was cancelled', 'UPSTREAM_ERROR', 502);
+      ? new UpstreamError(`The search upstream did not answer within ${settings.timeoutMs} ms`, 'REQUEST_TIMEOUT')
+      : new UpstreamError('The search was cancelled', 'UPSTREAM_ERROR');
 
   for (let attempt = 0; ; attempt += 1) {
     const retriesLeft = attempt < settings.maxRetries;
@@ -38,7 +38,7 @@ export async function getUpstreamJson(
       if (!signal.aborted && retriesLeft && (await pause(signal))) continue;
       throw signal.aborted
         ? abortError()
-        : new UpstreamError('The search upstream could not be reached', 'UPSTREAM_ERROR', 502);
+        : new UpstreamError('The search upstream could not be reached', 'UPSTREAM_ERROR');
     }
     if (response.status >= 500 && retriesLeft) {
       await response.body?.cancel().catch(() => undefined);
@@ -47,7 +47,7 @@ export async function getUpstreamJson(
     }
     if (!response.ok) {
       await response.body?.cancel().catch(() => undefined);
-      throw new UpstreamError(`The search upstream answered HTTP ${response.status}`, 'UPSTREAM_ERROR', 502);
+      throw new UpstreamError(`The search upstream answered HTTP ${response.status}`, 'UPSTREAM_ERROR');
     }
     let text: string;
     try {
@@ -56,12 +56,12 @@ export async function getUpstreamJson(
       if (error instanceof UpstreamError) throw error;
       throw signal.aborted
         ? abortError()
-        : new UpstreamError('The search upstream broke off its answer', 'UPSTREAM_ERROR', 502);
+        : new UpstreamError('The search upstream broke off its answer', 'UPSTREAM_ERROR');
     }
     try {
       return JSON.parse(text) as unknown;
     } catch {
-      throw new UpstreamError('The search upstream did not answer with JSON', 'UPSTREAM_ERROR', 502);
+      throw new UpstreamError('The search upstream did not answer with JSON', 'UPSTREAM_ERROR');
     }
   }
 }
@@ -85,13 +85,13 @@ async function readText(response: Response): Promise<string> {
   const declared = Number(response.headers.get('content-length') ?? NaN);
   if (Number.isFinite(declared) && declared > MAX_BODY_BYTES) {
     await response.body?.cancel().catch(() => undefined);
-    throw new UpstreamError('The search upstream answer is too large', 'UPSTREAM_ERROR', 502);
+    throw new UpstreamError('The search upstream answer is too large', 'UPSTREAM_ERROR');
   }
   if (!response.body) return '';
   const body = await readAllLimited(
     response.body,
     MAX_BODY_BYTES,
-    () => new UpstreamError('The search upstream answer is too large', 'UPSTREAM_ERROR', 502),
+    () => new UpstreamError('The search upstream answer is too large', 'UPSTREAM_ERROR'),
   );
   return Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
 }
