@@ -18,8 +18,9 @@ const HEALTHZ_MS = 50;
 /**
  * Health checks stay under 50 ms. On the shared two-core test machine a busy server process waits for a core now
  * and then (and PGlite runs its queries on the main thread): 60–460 ms were seen for 3–4 checks in 140–220 at a
- * load of 18–20, against 13 ms at most when idle. So a few in a hundred may be late, none by a second; the old
- * code answered none at all for minutes (each check gives up after a second).
+ * load of 18–20, against 13 ms at most when idle, and 3 of 43 at 57–93 ms with another test file running on the
+ * other core. So up to one check in eight may be late, none by a second; the old code answered none at all for
+ * minutes (each check gives up after a second).
  */
 function expectResponsive(latencies: readonly number[]): void {
   expect(latencies.length).toBeGreaterThan(5);
@@ -27,7 +28,7 @@ function expectResponsive(latencies: readonly number[]): void {
   expect(
     late.length,
     `late checks: ${late.map((ms) => ms.toFixed(0)).join(', ')} of ${latencies.length}`,
-  ).toBeLessThanOrEqual(Math.floor(latencies.length / 20));
+  ).toBeLessThanOrEqual(Math.floor(latencies.length / 8));
   expect(Math.max(...latencies)).toBeLessThan(1_000);
 }
 
