@@ -34,6 +34,8 @@ export interface DatabaseOptions {
   poolSize?: number;
   /** PostgreSQL: run the statements tagged `prepared:` as named prepared statements (default true). */
   preparedStatements?: boolean;
+  /** PGlite in memory: start from this data directory (a tarball from `dumpDataDir`) instead of an empty one. */
+  loadDataDir?: Blob;
 }
 
 const INT8_OID = 20;
@@ -42,7 +44,7 @@ const DATE_OID = 1082;
 // Each driver is imported only when it is used: PGlite alone costs tens of MB that a server on PostgreSQL never needs.
 export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
   if (options.url) return openPostgres(options.url, options.poolSize ?? 10, options.preparedStatements ?? true);
-  return openPglite(options.dataDir ?? 'memory://');
+  return openPglite(options.dataDir ?? 'memory://', options.loadDataDir);
 }
 
 async function openPostgres(url: string, poolSize: number, preparedStatements: boolean): Promise<DatabaseHandle> {
@@ -173,7 +175,7 @@ function resultOf<R>({ command, rowCount, rows }: pg.QueryResult<R & pg.QueryRes
   return { command: command as PostgresQueryResult<R>['command'], rowCount: rowCount ?? 0, rows };
 }
 
-async function openPglite(dataDir: string): Promise<DatabaseHandle> {
+async function openPglite(dataDir: string, loadDataDir: Blob | undefined): Promise<DatabaseHandle> {
   const [{ PGlite, types: pgliteTypes }, { PGliteDialect }] = await Promise.all([
     import('@electric-sql/pglite'),
     import('kysely-pglite-dialect'),
@@ -191,6 +193,7 @@ async function openPglite(dataDir: string): Promise<DatabaseHandle> {
     // Postgres touches all of its shared buffers at start, and WebAssembly memory is never given back: 16 MB
     // (instead of 128) is plenty for Lagoon's hot rows and keeps the server ~110 MB smaller.
     postgresqlconf: ['shared_buffers = 16MB'],
+    ...(inMemory && loadDataDir ? { loadDataDir } : {}),
     parsers: {
       [pgliteTypes.INT8]: (value: string) => BigInt(value),
       [pgliteTypes.DATE]: (value: string) => value,

@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
+import { readFile } from 'node:fs/promises';
+import { inject } from 'vitest';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
+import { adminQuery, withDatabase } from './db-template.ts';
 
 /** The real PostgreSQL to test against, when set (CI sets it); otherwise tests use in-memory PGlite. */
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || undefined;
@@ -10,43 +12,46 @@ export const testDatabaseKind = TEST_DATABASE_URL ? 'postgres' : 'pglite';
 
 /**
  * A fresh, migrated database for one test file: a new PGlite in memory, or a new database created on the
- * server named by TEST_DATABASE_URL (dropped again by `drop()`).
+ * server named by TEST_DATABASE_URL (dropped again by `drop()`). Both are copies of the template that
+ * test/global-setup.ts migrated once for the run; without one (a helper run outside vitest's setup) it migrates.
  */
 export type TestDatabase = DatabaseHandle & { url: string | undefined; drop(): Promise<void> };
 
 export async function createTestDatabase(): Promise<TestDatabase> {
+  const template = templateRef();
   if (!TEST_DATABASE_URL) {
-    const handle = await openDatabase({ dataDir: 'memory://' });
-    await migrateToLatest(handle.db);
+    const handle = template
+      ? await openDatabase({ dataDir: 'memory://', loadDataDir: await pgliteDump(template) })
+      : await openDatabase({ dataDir: 'memory://' });
+    if (!template) await migrateToLatest(handle.db);
     return { ...handle, url: undefined, drop: () => handle.close() };
   }
   const name = `lagoon_test_${randomBytes(6).toString('hex')}`;
-  await adminQuery(`create database ${name}`);
+  await adminQuery(
+    TEST_DATABASE_URL,
+    template ? `create database ${name} template ${template}` : `create database ${name}`,
+  );
   const url = withDatabase(TEST_DATABASE_URL, name);
   const handle = await openDatabase({ url, poolSize: 20 });
-  await migrateToLatest(handle.db);
+  if (!template) await migrateToLatest(handle.db);
   return {
     ...handle,
     url,
     async drop() {
       await handle.close();
-      await adminQuery(`drop database if exists ${name} with (force)`);
+      await adminQuery(TEST_DATABASE_URL, `drop database if exists ${name} with (force)`);
     },
   };
 }
 
-function withDatabase(url: string, database: string): string {
-  const parsed = new URL(url);
-  parsed.pathname = `/${database}`;
-  return parsed.toString();
-}
-
-async function adminQuery(text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
-  await client.connect();
+function templateRef(): string | undefined {
   try {
-    await client.query(text);
-  } finally {
-    await client.end();
+    return inject('lagoonTemplate') || undefined;
+  } catch {
+    return undefined; // not inside a vitest worker
   }
 }
+
+// Read once per test file (a worker process), shared by every database the file makes.
+let dump: Promise<Blob> | undefined;
+const pgliteDump = (file: string): Promise<Blob> => (dump ??= readFile(file).then((bytes) => new Blob([bytes])));
