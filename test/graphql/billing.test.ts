@@ -1,17 +1,5 @@
-import type {
-  KyselyPlugin,
-  PluginTransformQueryArgs,
-  PluginTransformResultArgs,
-  QueryResult,
-  RootOperationNode,
-  UnknownRow,
-} from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp, type App } from '../../src/app.ts';
-import { operator } from '../../src/auth/auth-context.ts';
 import { formatNano, parseNano } from '../../src/billing/money.ts';
-import { loadConfig } from '../../src/config.ts';
-import { createLogger } from '../../src/logger.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import {
   chargeMixedUnits,
@@ -21,7 +9,7 @@ import {
   sumBy,
   type ExpectedLine,
 } from '../helpers/billing.ts';
-import { createTestDatabase, testDatabaseKind } from '../helpers/db.ts';
+import { testDatabaseKind } from '../helpers/db.ts';
 
 type Scenario = Awaited<ReturnType<typeof scenarioAccount>>;
 interface Edge {
@@ -342,141 +330,5 @@ describe(`GraphQL billing read side (${testDatabaseKind})`, () => {
       balances: { diem: '0.0006', usd: formatNano(parseNano('5') - spentUsd) },
       diemEpochAllocation: '0.012',
     });
-  });
-});
-
-/** Counts every statement sent through the Kysely instance it is attached to. */
-class QueryCounter implements KyselyPlugin {
-  count = 0;
-  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
-    this.count += 1;
-    return args.node;
-  }
-  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
-    return args.result;
-  }
-}
-
-describe(`GraphQL apiKeys usage batching (${testDatabaseKind})`, () => {
-  const ADMIN = 'query-count-admin-key';
-  const counter = new QueryCounter();
-  let handle: Awaited<ReturnType<typeof createTestDatabase>>;
-  let app: App;
-
-  beforeAll(async () => {
-    handle = await createTestDatabase();
-    const config = loadConfig({
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'silent',
-      LAGOON_BOOTSTRAP_ADMIN_KEY: ADMIN,
-      LAGOON_LAST_USED_FLUSH_SECONDS: '3600',
-    });
-    app = await createApp(config, {
-      database: { ...handle, db: handle.db.withPlugin(counter) },
-      logger: createLogger('silent'),
-    });
-  });
-  afterAll(async () => {
-    await app.close();
-    await handle.drop();
-  });
-
-  const gql = async (query: string) => {
-    const response = await app.fetch(
-      new Request('http://lagoon.test/graphql', {
-        method: 'POST',
-        headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ query }),
-      }),
-    );
-    return (await response.json()) as {
-      data?: {
-        apiKeys: { id: string; usage: { trailingSevenDays: { usd: string }; currentPeriod: { usd: string } } }[];
-      };
-      errors?: unknown[];
-    };
-  };
-  const KEYS_WITH_USAGE =
-    '{ apiKeys { id description usage { trailingSevenDays { usd diem vcu } currentPeriod { usd diem } } } }';
-
-  async function countedRequest() {
-    counter.count = 0;
-    const result = await gql(KEYS_WITH_USAGE);
-    expect(result.errors).toBeUndefined();
-    return { queries: counter.count, keys: result.data!.apiKeys };
-  }
-
-  it('should load usage for every key in one batched query set, however many keys there are', async () => {
-    const services = app.services;
-    const admin = await services.auth.authenticate({ authorization: `Bearer ${ADMIN}` }, 'x');
-    if (admin.kind !== 'apiKey') throw new Error('expected an API key context');
-    await services.accounts.credit(operator(), { accountId: admin.accountId, currency: 'USD', amount: '10' });
-    await services.billing.runMetered(admin, {
-      maxCost: { usd: parseNano('0.3'), diem: parseNano('0.3') },
-      run: async () => undefined,
-      usage: () => ({
-        modelId: 'm',
-        lines: [
-          { sku: 's', units: '1', pricePerUnitUsd: '0.3', cost: { usd: parseNano('0.3'), diem: parseNano('0.3') } },
-        ],
-      }),
-    });
-    await gql(KEYS_WITH_USAGE); // warms the key cache: authentication then costs no query
-    const few = await countedRequest();
-    expect(few.keys).toHaveLength(1);
-    expect(few.keys[0]?.usage.trailingSevenDays.usd).toBe('0.3');
-    for (let i = 0; i < 12; i += 1)
-      await services.apiKeys.create(admin, { apiKeyType: 'INFERENCE', description: `key ${i}` });
-    const many = await countedRequest();
-    expect(many.keys).toHaveLength(13);
-    expect(many.queries).toBe(few.queries);
-    expect(many.queries).toBeLessThanOrEqual(3); // the key list, current-period spend, trailing seven days
-  });
-
-  it('should resolve the keys of N usage entries with one query', async () => {
-    const services = app.services;
-    const admin = await services.auth.authenticate({ authorization: `Bearer ${ADMIN}` }, 'x');
-    if (admin.kind !== 'apiKey') throw new Error('expected an API key context');
-    for (let i = 0; i < 8; i += 1) {
-      const { secret } = await services.apiKeys.create(admin, { apiKeyType: 'INFERENCE', description: `payer ${i}` });
-      const payer = await services.auth.authenticate({ authorization: `Bearer ${secret}` }, 'x');
-      await services.billing.runMetered(payer, {
-        maxCost: { usd: parseNano('0.01'), diem: parseNano('0.01') },
-        run: async () => undefined,
-        usage: () => ({
-          modelId: 'm',
-          lines: [
-            {
-              sku: 's',
-              units: '1',
-              pricePerUnitUsd: '0.01',
-              cost: { usd: parseNano('0.01'), diem: parseNano('0.01') },
-            },
-          ],
-        }),
-      });
-    }
-    const counted = async (query: string) => {
-      counter.count = 0;
-      const response = await app.fetch(
-        new Request('http://lagoon.test/graphql', {
-          method: 'POST',
-          headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ query }),
-        }),
-      );
-      const result = (await response.json()) as {
-        data?: { usage: { edges: { node: { apiKeyId: string; apiKey?: { id: string; description: string } } }[] } };
-        errors?: unknown[];
-      };
-      expect(result.errors).toBeUndefined();
-      return { queries: counter.count, nodes: result.data!.usage.edges.map((e) => e.node) };
-    };
-    await counted('{ usage(first: 50) { edges { node { apiKeyId } } } }'); // writes any pending charges first
-    const plain = await counted('{ usage(first: 50) { edges { node { apiKeyId } } } }');
-    const linked = await counted('{ usage(first: 50) { edges { node { apiKeyId apiKey { id description } } } } }');
-    expect(new Set(linked.nodes.map((n) => n.apiKeyId)).size).toBeGreaterThanOrEqual(9);
-    for (const node of linked.nodes) expect(node.apiKey?.id).toBe(node.apiKeyId);
-    expect(linked.queries - plain.queries).toBe(1);
   });
 });
