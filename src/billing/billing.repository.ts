@@ -239,77 +239,40 @@ export async function insertUsageEntries(
   return rows.map((row) => row.id);
 }
 
+/**
+ * The daily rollups and the dimensions each sums over: `usage_daily` per key and model, and the coarser two that
+ * analytics read (per model without the key, per key without the model). Every dimension is part of the table's
+ * unique key, so one upsert shape serves all three.
+ */
+const DAILY_ROLLUPS = [
+  { table: 'usage_daily', dimensions: ['api_key_id', 'model_id', 'model_type'] },
+  { table: 'usage_daily_model', dimensions: ['model_id', 'model_type'] },
+  { table: 'usage_daily_key', dimensions: ['api_key_id'] },
+] as const;
+
 /** Adds entries to the daily rollups that analytics read (spend stored positive). */
 export async function addToDailyRollups(trx: Tx, day: string, entries: readonly UsageEntryInsert[]): Promise<void> {
   for (const e of entries) {
-    await trx
-      .insertInto('usage_daily')
-      .values({
-        account_id: e.accountId,
-        day,
-        api_key_id: e.apiKeyId ?? '',
-        model_id: e.modelId ?? '',
-        model_type: e.modelType ?? '',
-        unit_type: e.unitType ?? '',
-        line_type: e.lineType ?? '',
-        currency: e.currency,
-        amount: -e.amount,
-        units: e.units,
-        entries: 1,
-      })
-      .onConflict((oc) =>
-        oc
-          .columns(['account_id', 'day', 'api_key_id', 'model_id', 'line_type', 'currency', 'model_type', 'unit_type'])
-          .doUpdateSet({
-            amount: sql`usage_daily.amount + excluded.amount`,
-            units: sql`usage_daily.units + excluded.units`,
-            entries: sql`usage_daily.entries + 1`,
-          }),
-      )
-      .execute();
-    await trx
-      .insertInto('usage_daily_model')
-      .values({
-        account_id: e.accountId,
-        day,
-        model_id: e.modelId ?? '',
-        model_type: e.modelType ?? '',
-        unit_type: e.unitType ?? '',
-        line_type: e.lineType ?? '',
-        currency: e.currency,
-        amount: -e.amount,
-        units: e.units,
-        entries: 1,
-      })
-      .onConflict((oc) =>
-        oc.columns(['account_id', 'day', 'model_id', 'line_type', 'currency', 'model_type', 'unit_type']).doUpdateSet({
-          amount: sql`usage_daily_model.amount + excluded.amount`,
-          units: sql`usage_daily_model.units + excluded.units`,
-          entries: sql`usage_daily_model.entries + 1`,
-        }),
-      )
-      .execute();
-    await trx
-      .insertInto('usage_daily_key')
-      .values({
-        account_id: e.accountId,
-        day,
-        api_key_id: e.apiKeyId ?? '',
-        unit_type: e.unitType ?? '',
-        line_type: e.lineType ?? '',
-        currency: e.currency,
-        amount: -e.amount,
-        units: e.units,
-        entries: 1,
-      })
-      .onConflict((oc) =>
-        oc.columns(['account_id', 'day', 'api_key_id', 'line_type', 'currency', 'unit_type']).doUpdateSet({
-          amount: sql`usage_daily_key.amount + excluded.amount`,
-          units: sql`usage_daily_key.units + excluded.units`,
-          entries: sql`usage_daily_key.entries + 1`,
-        }),
-      )
-      .execute();
+    const values: Record<string, string> = {
+      account_id: e.accountId,
+      day,
+      api_key_id: e.apiKeyId ?? '',
+      model_id: e.modelId ?? '',
+      model_type: e.modelType ?? '',
+      unit_type: e.unitType ?? '',
+      line_type: e.lineType ?? '',
+      currency: e.currency,
+    };
+    for (const { table, dimensions } of DAILY_ROLLUPS) {
+      const columns = ['account_id', 'day', ...dimensions, 'unit_type', 'line_type', 'currency'];
+      const sum = (column: string) =>
+        sql`${sql.ref(column)} = ${sql.ref(`${table}.${column}`)} + excluded.${sql.ref(column)}`;
+      await sql`
+        insert into ${sql.table(table)} (${sql.join(columns.map((column) => sql.ref(column)))}, amount, units, entries)
+        values (${sql.join(columns.map((column) => values[column]))}, ${-e.amount}, ${e.units}, 1)
+        on conflict (${sql.join(columns.map((column) => sql.ref(column)))})
+        do update set ${sum('amount')}, ${sum('units')}, ${sum('entries')}`.execute(trx);
+    }
   }
 }
 
