@@ -181,7 +181,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
 
 const notFound = (method: string, path: string) => new NotFoundError(`Route not found: ${clip(method)} ${clip(path)}`);
 
-/** The error body (decisions.md), its status and headers. */
+/** The error body `{error, code}` (docs/api.md, Errors), its status and headers. */
 function errorReply(error: unknown, requestId: string): Reply & { body: string } {
   const { status, body, headers } = errorPayload(error, requestId);
   return { status, headers: { 'content-type': JSON_TYPE_HEADER, ...headers }, body };
