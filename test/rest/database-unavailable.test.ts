@@ -95,10 +95,14 @@ suite('a lost database connection answers 503, not 500 (on PGlite skipped: needs
     await end();
     expect((await slow).rows).toEqual([{ one: 1 }]);
     // A write whose backend is ended while it runs is not sent again (its outcome is unknown): 503.
-    const write = sql`update instance_meta set value = value where pg_sleep(0.5) is not null`.execute(db);
+    // The expectation is attached before the backend is ended: the write may fail before end() returns, and a
+    // rejection with no handler yet is reported as unhandled.
+    const write = expect(
+      sql`update instance_meta set value = value where pg_sleep(0.5) is not null`.execute(db),
+    ).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
     await new Promise((resolve) => setTimeout(resolve, 150));
     await end();
-    await expect(write).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+    await write;
     expect((await call('/api/v1/api_keys')).status).toBe(200);
   });
 
