@@ -28,7 +28,7 @@ for (const leases of ['true', 'false']) {
         path,
         [
           'providers:',
-          `  - { id: searx, type: searxng, baseUrl: "${searxng.url}", timeoutMs: 5000, maxRetries: 0 }`,
+          `  - { id: searx, type: searxng, baseUrl: "${searxng.url}", timeoutMs: 60000, maxRetries: 0 }`,
           'search:',
           '  google: searx',
         ].join('\n'),
