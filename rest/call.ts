@@ -3,7 +3,7 @@ import type { AuthContext } from '../src/auth/auth-context.ts';
 import { readNodeStreamLimited } from '../src/byte-stream.ts';
 import type { Config } from '../src/config.ts';
 import { PayloadTooLargeError } from '../src/errors.ts';
-import type { Services } from '../src/services.ts';
+import type { Operations } from '../src/services.ts';
 import type { HttpRequest } from './exchange.ts';
 import { parseJsonBytes, requireJsonType } from './http.ts';
 import type { RouteContext } from './router.ts';
@@ -19,7 +19,7 @@ export class RouteCall implements RouteContext {
     private readonly req: HttpRequest,
     readonly params: Readonly<Record<string, string>>,
     readonly auth: AuthContext,
-    readonly services: Services,
+    readonly services: Operations,
     readonly config: Config,
     readonly requestId: string,
     readonly signal: AbortSignal,

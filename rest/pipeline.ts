@@ -5,7 +5,7 @@ import { AppError, clip, NotFoundError } from '../src/errors.ts';
 import type { Logger } from '../src/logger.ts';
 import type { Metrics } from '../src/metrics.ts';
 import { newRequestId } from '../src/request-id.ts';
-import type { Services } from '../src/services.ts';
+import type { Operations } from '../src/services.ts';
 import { RouteCall } from './call.ts';
 import { corsHeaders, preflight } from './cors.ts';
 import { FetchResponder, requestFromFetch, type HttpRequest, type HttpResponse } from './exchange.ts';
@@ -27,7 +27,7 @@ export type Mount = (req: HttpRequest, res: HttpResponse, path: string, requestI
 export type MountResult = Promise<{ reply: Reply; label: string }>;
 
 export interface PipelineDeps {
-  readonly services: Services;
+  readonly services: Operations;
   readonly config: Config;
   readonly logger: Logger;
   readonly metrics: Metrics;

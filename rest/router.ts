@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 import type { z } from 'zod';
 import type { AuthContext } from '../src/auth/auth-context.ts';
 import type { Config } from '../src/config.ts';
-import type { Services } from '../src/services.ts';
+import type { Operations } from '../src/services.ts';
 import type { Reply } from './http.ts';
 
 export type Access = 'public' | 'account' | 'admin';
@@ -17,7 +17,7 @@ export interface RouteContext {
   readonly url: URL;
   readonly params: Readonly<Record<string, string>>;
   readonly auth: AuthContext;
-  readonly services: Services;
+  readonly services: Operations;
   readonly config: Config;
   readonly requestId: string;
   /** Aborted when the client goes away before its answer is written. */

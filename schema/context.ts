@@ -1,10 +1,10 @@
 import type { AuthContext } from '../src/auth/auth-context.ts';
-import type { Services } from '../src/services.ts';
+import type { Operations } from '../src/services.ts';
 
 /** New for every request (dataloader caches live on it). */
 export interface GraphQLContext {
   readonly auth: AuthContext;
-  readonly services: Services;
+  readonly services: Operations;
   readonly requestId: string;
   /** Aborts when the client goes away (the connection closes before the answer is sent). */
   readonly signal: AbortSignal;

@@ -1,7 +1,7 @@
 import type { ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { AppError } from '../src/errors.ts';
-import type { Services } from '../src/services.ts';
+import type { Operations } from '../src/services.ts';
 
 /**
  * Error answers on the graphql-sse endpoint, which Yoga's own request pipeline does not give it:
@@ -12,7 +12,7 @@ import type { Services } from '../src/services.ts';
  * Register it before useGraphQLSSE.
  */
 export function useSseErrors(deps: {
-  services: Services;
+  services: Operations;
   endpoint: string;
   httpStatus: (error: AppError) => number;
 }): Plugin<Record<string, never>, { requestId?: string }> {

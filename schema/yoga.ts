@@ -6,7 +6,7 @@ import { createGraphQLError, createYoga, maskError as defaultMaskError, type Yog
 import type { AuthContext } from '../src/auth/auth-context.ts';
 import { AppError } from '../src/errors.ts';
 import type { Logger } from '../src/logger.ts';
-import type { Services } from '../src/services.ts';
+import type { Operations } from '../src/services.ts';
 import type { GraphQLContext } from './context.ts';
 import { schema } from './index.ts';
 import { useBodyLimit } from './body-limit.ts';
@@ -27,7 +27,7 @@ export interface GraphQLOptions {
 export type GraphQLServer = YogaServerInstance<GraphQLServerContext, GraphQLContext>;
 
 export function createGraphQLServer(deps: {
-  services: Services;
+  services: Operations;
   logger: Logger;
   options: GraphQLOptions;
   /** The HTTP status of a refusal before execution (a bad key): the REST table's, handed in by src/app.ts. */

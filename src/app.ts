@@ -13,7 +13,7 @@ import { createLogger, type Logger } from './logger.ts';
 import { Metrics } from './metrics.ts';
 import { loadOperatorConfig } from './operator-config/load.ts';
 import { PACKAGE_JSON } from './runtime-files.ts';
-import { closeServices, createServices, type Services } from './services.ts';
+import { createServices, type Services } from './services.ts';
 
 export interface App {
   /** The pipeline for a Fetch Request, in process (tests): the same routes and answers as `nodeListener`. */
@@ -51,16 +51,10 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const metrics = new Metrics();
   const services = createServices(database.db, logger, { ...config, operatorConfig, metrics });
   await services.catalog.syncFromConfig(operatorConfig);
-  // Zero-config upstream models join the catalog (an upstream that is down only logs a warning).
-  await services.modelDiscovery.start();
   await services.characters.syncFromConfig(operatorConfig);
+  // Zero-config upstream models join the synced catalog (an upstream that is down only logs a warning).
+  await services.start();
   const bootstrap = await services.accounts.bootstrap(operator('bootstrap'), config.bootstrapAdminKey);
-
-  services.lastUsed.start();
-  const sweeper = setInterval(() => {
-    services.billing.sweepExpired().catch((error: unknown) => logger.error({ err: error }, 'reservation sweep failed'));
-  }, config.billing.sweepIntervalMs);
-  sweeper.unref();
 
   const graphql = createGraphQLServer({ services, logger, options: config.graphql, httpStatus: errorStatus });
   let closing: Promise<void> | undefined;
@@ -75,9 +69,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
 
   async function close(): Promise<void> {
     closing ??= (async () => {
-      clearInterval(sweeper);
-      await services.lastUsed.stop();
-      await closeServices(services);
+      await services.stop();
       await database.close();
     })();
     return closing;

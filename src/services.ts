@@ -6,7 +6,7 @@ import { WebScraper } from './augment/scrape/web-scraper.ts';
 import { ApiKeyService } from './auth/api-key.service.ts';
 import { AuthService } from './auth/auth.service.ts';
 import { KeyCache } from './auth/key-cache.ts';
-import { syncKeyCache } from './auth/key-cache-sync.ts';
+import { keyCacheChannel } from './auth/key-cache-sync.ts';
 import { LastUsedTracker } from './auth/last-used.ts';
 import { AnalyticsService, createAnalyticsCache } from './billing/analytics.service.ts';
 import { BalanceService } from './billing/balance.service.ts';
@@ -27,35 +27,54 @@ import { createCryptoRpc } from './crypto-rpc/create.ts';
 import type { CryptoRpcService } from './crypto-rpc/rpc-proxy.service.ts';
 import type { Database } from './db/database.ts';
 import { createEventBus, type EventBus } from './events/event-bus.ts';
+import { Lifecycle, periodic } from './lifecycle.ts';
 import type { Logger } from './logger.ts';
 import { WebScrapingConfigSchema, type OperatorConfig } from './operator-config/schema.ts';
 import { ChatGateway, type UpstreamMetrics } from './providers/chat/chat-gateway.ts';
 import { ModelDiscovery } from './providers/chat/model-discovery.ts';
 import { buildSearchRoutes, SearchRouter } from './providers/search/search-routing.ts';
 
-export interface Services {
+/**
+ * What REST handlers, GraphQL resolvers and the CLI are handed: one service per domain, each a set of operations
+ * that take the caller's AuthContext first. Nothing here starts, stops or wires anything.
+ */
+export interface Operations {
   readonly auth: AuthService;
   readonly apiKeys: ApiKeyService;
   readonly accounts: AccountService;
-  readonly billing: BillingService;
   readonly catalog: CatalogService;
   readonly characters: CharacterService;
-  readonly lastUsed: LastUsedTracker;
   readonly search: SearchService;
   readonly textParser: TextParserService;
   readonly usage: UsageService;
   readonly analytics: AnalyticsService;
   readonly balance: BalanceService;
-  /** Domain events (in-process, or Redis pub/sub with REDIS_URL); owns its Redis connections. */
-  readonly events: EventBus;
   /** The metered crypto JSON-RPC proxy (networks from the operator file's `rpc` section and RPC_UPSTREAM_*). */
   readonly cryptoRpc: CryptoRpcService;
-  /** Chat upstreams (simulator, openai-compatible, the OPENAI_COMPATIBLE_BASE_URL shortcut) with retries and fallback. */
-  readonly chatGateway: ChatGateway;
-  /** Adds the OPENAI_COMPATIBLE_BASE_URL upstream's models to the catalog; started by the app after the catalog sync. */
-  readonly modelDiscovery: ModelDiscovery;
   /** Chat completions (REST and GraphQL), billed per token. */
   readonly chat: ChatService;
+}
+
+/**
+ * One process's services: the operations, the internals only the composition root and tests reach, and the
+ * process's background work, started and stopped in one place (src/lifecycle.ts).
+ */
+export interface Services extends Operations {
+  readonly billing: BillingService;
+  /** Domain events (in-process, or Redis pub/sub with REDIS_URL); owns its Redis connections. */
+  readonly events: EventBus;
+  /** Chat upstreams (simulator, openai-compatible, the OPENAI_COMPATIBLE_BASE_URL shortcut) with retries and fallback. */
+  readonly chatGateway: ChatGateway;
+  /** Adds the OPENAI_COMPATIBLE_BASE_URL upstream's models to the catalog (started after the catalog sync). */
+  readonly modelDiscovery: ModelDiscovery;
+  readonly lastUsed: LastUsedTracker;
+  /** Starts the background work: model discovery, last-used flushes, the sweep of expired reservations. */
+  start(): Promise<void>;
+  /**
+   * Stops it and closes what the services hold open besides the database (settlements written back, Redis
+   * connections, worker threads), in reverse order of construction. Idempotent.
+   */
+  stop(): Promise<void>;
 }
 
 export type ServiceOptions = Pick<Config, 'auth' | 'billing'> & {
@@ -76,21 +95,6 @@ export type ServiceOptions = Pick<Config, 'auth' | 'billing'> & {
   /** Streamed answers' maximum duration (default 30 minutes). */
   readonly streams?: Config['streams'];
 };
-
-/** Closes what the services hold open besides the database (Redis connections, worker threads); whoever created them calls it. */
-export async function closeServices(services: Services): Promise<void> {
-  services.modelDiscovery.stop();
-  // Pending charges are written and leases given back before the event bus and the database close.
-  await services.billing.close();
-  await Promise.all([
-    services.cryptoRpc.close(),
-    services.events.close(),
-    services.analytics.close(),
-    services.textParser.close(),
-    services.chat.close(),
-    services.chatGateway.close(),
-  ]);
-}
 
 export interface BillingChoice extends BillingOptions {
   /** How many billing batches may run at once (batch-writer.ts; default 1). */
@@ -134,11 +138,10 @@ export function createBilling(deps: {
 
 /** Wires the domain services (no DI container: explicit constructor dependencies). */
 export function createServices(db: Database, logger: Logger, options: ServiceOptions): Services {
-  const cache = new KeyCache(options.auth.keyCacheTtlMs);
-  const lastUsed = new LastUsedTracker({ db, logger, intervalMs: options.auth.lastUsedFlushMs });
-  const auth = new AuthService({ db, cache, lastUsed });
+  // Added in order of construction: stopped in reverse, so what a part uses is still open while it stops.
+  const lifecycle = new Lifecycle(logger);
   const events = createEventBus({ redisUrl: options.redisUrl, logger });
-  syncKeyCache(cache, events, logger);
+  lifecycle.add('events', { stop: () => events.close() });
   const holder = randomUUID();
   const reclaim = new LeaseReclaim({ db, events, logger, holder });
   const billing = createBilling({
@@ -152,10 +155,15 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     },
     publisher: new UsageEventPublisher({ events, logger }),
   });
-  if (options.billing.balanceLeases) {
-    reclaim.listen(billing.holds);
-    cache.onKeyChanged = (keyId) => billing.holds.closeKey(keyId);
-  }
+  if (options.billing.balanceLeases) reclaim.listen(billing.holds);
+  const cache = new KeyCache({
+    ttlMs: options.auth.keyCacheTtlMs,
+    channel: keyCacheChannel(events, logger),
+    // An edited or revoked key's balance leases end, here and (through the channel) in every process.
+    ...(options.billing.balanceLeases && { onKeyChanged: (keyId: string) => billing.holds.closeKey(keyId) }),
+  });
+  const lastUsed = new LastUsedTracker({ db, logger, intervalMs: options.auth.lastUsedFlushMs });
+  const auth = new AuthService({ db, cache, lastUsed });
   const apiKeys = new ApiKeyService({
     db,
     cache,
@@ -236,6 +244,19 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     env: options.rpc,
     redisUrl: options.redisUrl,
   });
+  lifecycle.add('analytics cache', { stop: () => analytics.close() });
+  lifecycle.add('text parser pool', { stop: () => textParser.close() });
+  lifecycle.add('crypto RPC proxy', { stop: () => cryptoRpc.close() });
+  lifecycle.add('chat upstreams', { stop: () => chatGateway.close() });
+  lifecycle.add('chat', { stop: () => chat.close() });
+  // Pending charges are written and leases given back before the event bus and the database close.
+  lifecycle.add('billing', { stop: () => billing.close() });
+  lifecycle.add('model discovery', modelDiscovery);
+  lifecycle.add('last-used flushes', lastUsed);
+  lifecycle.add(
+    'reservation sweep',
+    periodic(() => billing.sweepExpired(), options.billing.sweepIntervalMs, logger, 'reservation sweep'),
+  );
   return {
     auth,
     apiKeys,
@@ -254,5 +275,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     modelDiscovery,
     chat,
     cryptoRpc,
+    start: () => lifecycle.start(),
+    stop: () => lifecycle.stop(),
   };
 }

@@ -3,7 +3,7 @@ import type { ApiKey, ApiKeyUsage } from '../../src/auth/api-key.ts';
 import { API_KEY_TYPES, LIMIT_PERIODS, MODEL_PRIVACY_MODES, type AuthContext } from '../../src/auth/auth-context.ts';
 import { CreateApiKeyInput, UpdateApiKeyInput } from '../../src/auth/api-key.inputs.ts';
 import { formatNano, nanoToNumber } from '../../src/billing/money.ts';
-import type { Services } from '../../src/services.ts';
+import type { Operations } from '../../src/services.ts';
 import { iso, json, type JsonValue } from '../http.ts';
 import type { Route } from '../router.ts';
 
@@ -46,7 +46,7 @@ export function apiKeyWire(key: ApiKey, usage?: ApiKeyUsage): { [field: string]:
   };
 }
 
-async function withUsage(services: Services, auth: AuthContext, keys: ApiKey[]) {
+async function withUsage(services: Operations, auth: AuthContext, keys: ApiKey[]) {
   const usage = await services.apiKeys.usageOf(auth, keys);
   return keys.map((key) => apiKeyWire(key, usage.get(key.id)));
 }

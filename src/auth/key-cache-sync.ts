@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EventBus } from '../events/event-bus.ts';
 import type { Logger } from '../logger.ts';
-import type { KeyCache, KeyInvalidation } from './key-cache.ts';
+import type { KeyCache, KeyInvalidation, KeyInvalidationChannel } from './key-cache.ts';
 
 const TOPIC = 'lagoon:key-cache';
 
@@ -24,26 +24,48 @@ export const DEFAULT_KEY_CACHE_SYNC_TIMING: KeyCacheSyncTiming = {
 };
 
 /**
- * Connects a process's key cache to the event bus: its invalidations are published, and those of every other
- * process are applied here. In-process (no REDIS_URL) there is no other process and this costs nothing.
+ * The channel between a process's key cache and the event bus: its invalidations are published, and those of every
+ * other process are applied here. In-process (no REDIS_URL) there is no other process: no channel.
  *
  * The cache may keep a key for its full TTL only while this process is sure to hear revocations: from the moment
  * a Redis connection drops (or a probe of the channel goes unanswered) until a probe this process published comes
  * back through its own subscription, lookups are cached at most `degradedMaxAgeMs`. When the probe comes back the
  * whole cache is dropped (revocations may have been missed meanwhile) and recent invalidations are sent again.
  */
-export function syncKeyCache(
-  cache: KeyCache,
+export function keyCacheChannel(
   events: EventBus,
   logger: Logger,
   timing: KeyCacheSyncTiming = DEFAULT_KEY_CACHE_SYNC_TIMING,
-): void {
-  if (events.kind === 'memory') return;
+): KeyInvalidationChannel | undefined {
+  if (events.kind === 'memory') return undefined;
   const origin = randomUUID();
+  const recent: { readonly invalidation: KeyInvalidation; readonly at: number }[] = [];
+  return {
+    publish(invalidation) {
+      const now = Date.now();
+      while (recent.length > 0 && (recent[0]!.at < now - timing.resendWindowMs || recent.length >= 10_000))
+        recent.shift();
+      recent.push({ invalidation, at: now });
+      events.publish(TOPIC, 'all', { ...invalidation, origin });
+    },
+    attach: (cache) => watch(cache, { events, logger, timing, origin, recent }),
+  };
+}
+
+function watch(
+  cache: KeyCache,
+  deps: {
+    events: EventBus;
+    logger: Logger;
+    timing: KeyCacheSyncTiming;
+    origin: string;
+    recent: readonly { readonly invalidation: KeyInvalidation; readonly at: number }[];
+  },
+): void {
+  const { events, logger, timing, origin, recent } = deps;
   let healthy = false;
   let pending: string | undefined;
   let timer: NodeJS.Timeout | undefined;
-  const recent: { readonly invalidation: KeyInvalidation; readonly at: number }[] = [];
 
   // Not sure of the channel until the first probe comes back.
   cache.limitAge(timing.degradedMaxAgeMs);
@@ -88,13 +110,6 @@ export function syncKeyCache(
     schedule(timing.probeIntervalMs, probe);
   };
 
-  cache.broadcast = (invalidation) => {
-    const now = Date.now();
-    while (recent.length > 0 && (recent[0]!.at < now - timing.resendWindowMs || recent.length >= 10_000))
-      recent.shift();
-    recent.push({ invalidation, at: now });
-    events.publish(TOPIC, 'all', { ...invalidation, origin });
-  };
   events.onConnection((up) => {
     if (up) probe();
     else degrade('a Redis connection closed');

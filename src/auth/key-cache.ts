@@ -10,27 +10,54 @@ interface Entry {
 }
 
 /**
+ * How a cache hears of other processes' invalidations and tells them of its own (key-cache-sync.ts: the event bus).
+ * The cache attaches itself when it is built; the channel may then limit its entries' age and clear it while
+ * invalidations may be missed.
+ */
+export interface KeyInvalidationChannel {
+  publish(invalidation: KeyInvalidation): void;
+  attach(cache: KeyCache): void;
+}
+
+export interface KeyCacheOptions {
+  readonly ttlMs: number;
+  /** How long an unknown hash is remembered (default: the TTL, at most 5 s). */
+  readonly negativeTtlMs?: number;
+  readonly maxEntries?: number;
+  readonly now?: () => number;
+  /** Other processes (none: this process is alone, as without REDIS_URL). */
+  readonly channel?: KeyInvalidationChannel | undefined;
+  /** Hears of every edited or deleted key, here or in another process (balance leases of the key end). */
+  readonly onKeyChanged?: ((keyId: string) => void) | undefined;
+}
+
+/**
  * Short-lived cache of key lookups by secret hash, so a request does not hit the database to authenticate.
  * Unknown hashes are remembered briefly too (a flood of bad keys should not become a flood of queries).
  * Revocation and edits drop the entry at once in this process, and in every other process through `broadcast`
- * (the event bus: Redis pub/sub with REDIS_URL), so a revoked key stops working everywhere, not after the TTL.
+ * (its channel: Redis pub/sub with REDIS_URL), so a revoked key stops working everywhere, not after the TTL.
  * While those broadcasts cannot be heard, `limitAge` shortens every entry's life (see key-cache-sync.ts).
  */
 export class KeyCache {
   private readonly entries = new Map<string, Entry>();
   /** Entries older than this are not used (set while invalidations from other processes may be missed). */
   private maxAgeMs: number | undefined;
-  /** Tells the other processes; set by whoever wires the cache to the event bus. */
-  broadcast: ((invalidation: KeyInvalidation) => void) | undefined;
-  /** Hears of every edited or deleted key, here or in another process (balance leases of the key end). */
-  onKeyChanged: ((keyId: string) => void) | undefined;
+  private readonly ttlMs: number;
+  private readonly negativeTtlMs: number;
+  private readonly maxEntries: number;
+  private readonly now: () => number;
+  private readonly channel: KeyInvalidationChannel | undefined;
+  private readonly onKeyChanged: ((keyId: string) => void) | undefined;
 
-  constructor(
-    private readonly ttlMs: number,
-    private readonly negativeTtlMs = Math.min(ttlMs, 5_000),
-    private readonly maxEntries = 50_000,
-    private readonly now: () => number = Date.now,
-  ) {}
+  constructor(options: KeyCacheOptions) {
+    this.ttlMs = options.ttlMs;
+    this.negativeTtlMs = options.negativeTtlMs ?? Math.min(options.ttlMs, 5_000);
+    this.maxEntries = options.maxEntries ?? 50_000;
+    this.now = options.now ?? Date.now;
+    this.channel = options.channel;
+    this.onKeyChanged = options.onKeyChanged;
+    this.channel?.attach(this);
+  }
 
   /** undefined: not cached; null: cached as unknown. */
   get(hash: string): AuthenticatedKey | null | undefined {
@@ -72,12 +99,12 @@ export class KeyCache {
 
   invalidate(hash: string): void {
     this.entries.delete(hash);
-    this.broadcast?.({ hash });
+    this.channel?.publish({ hash });
   }
 
   invalidateKeyId(keyId: string): void {
     this.dropKeyId(keyId);
-    this.broadcast?.({ keyId });
+    this.channel?.publish({ keyId });
   }
 
   /** An invalidation another process broadcast (applied here only, never sent on). */

@@ -4,7 +4,7 @@ import { createServer, request as httpRequest, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Logger } from '../logger.ts';
-import type { Services } from '../services.ts';
+import type { Operations } from '../services.ts';
 import { runCli } from './program.ts';
 
 export interface CliResult {
@@ -26,7 +26,7 @@ export function controlSocketPath(dataDir: string): string {
 /** Lets `npm run lagoon` work while the server holds the embedded database (one process may open it). */
 export async function startControlSocket(
   path: string,
-  services: Services,
+  services: Operations,
   logger: Logger,
 ): Promise<() => Promise<void>> {
   rmSync(path, { force: true });

@@ -2,7 +2,7 @@ import { ConfigError, loadConfig } from '../config.ts';
 import { openDatabase } from '../db/database.ts';
 import { migrateToLatest } from '../db/migrate.ts';
 import { createLogger } from '../logger.ts';
-import { closeServices, createServices, type Services } from '../services.ts';
+import { createServices, type Services } from '../services.ts';
 import { controlSocketPath, runViaControlSocket } from './control-socket.ts';
 import { runCli } from './program.ts';
 
@@ -25,7 +25,7 @@ async function main(argv: string[]): Promise<number> {
     services = createServices(handle.db, createLogger('warn', process.stderr), config);
     return await runCli(argv, services, { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) });
   } finally {
-    if (services) await closeServices(services);
+    if (services) await services.stop();
     await handle.close();
   }
 }

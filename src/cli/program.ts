@@ -2,7 +2,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { operator } from '../auth/auth-context.ts';
 import { CURRENCIES, formatNano, nanoToNumber } from '../billing/money.ts';
 import { AppError } from '../errors.ts';
-import type { Services } from '../services.ts';
+import type { Operations } from '../services.ts';
 
 export interface CliIo {
   out(text: string): void;
@@ -13,7 +13,7 @@ export interface CliIo {
  * The operator CLI (`npm run lagoon -- …`). It acts as the operator, outside any account's permissions, on
  * the services it is given: its own database connection, or a running server's through the control socket.
  */
-export async function runCli(argv: readonly string[], services: Services, io: CliIo): Promise<number> {
+export async function runCli(argv: readonly string[], services: Operations, io: CliIo): Promise<number> {
   const program = buildProgram(services, io);
   try {
     await program.parseAsync([...argv], { from: 'user' });
@@ -25,7 +25,7 @@ export async function runCli(argv: readonly string[], services: Services, io: Cl
   }
 }
 
-function buildProgram(services: Services, io: CliIo): Command {
+function buildProgram(services: Operations, io: CliIo): Command {
   const op = operator('cli');
   const print = (asJson: boolean | undefined, data: unknown, text: string) =>
     io.out(asJson ? `${JSON.stringify(data, null, 2)}\n` : `${text}\n`);

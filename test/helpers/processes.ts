@@ -1,7 +1,7 @@
 import { afterAll, beforeAll } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
 import { createLogger } from '../../src/logger.ts';
-import { closeServices, createServices, type Services } from '../../src/services.ts';
+import { createServices, type Services } from '../../src/services.ts';
 import { createTestDatabase } from './db.ts';
 import { testServiceOptions } from './services.ts';
 
@@ -21,7 +21,7 @@ export function twoProcesses(redisUrl: string | undefined): { first: Services; s
     pair.second = createServices(handle.db, createLogger('silent'), options);
   });
   afterAll(async () => {
-    await Promise.all([closeServices(pair.first), closeServices(pair.second)]);
+    await Promise.all([pair.first.stop(), pair.second.stop()]);
     await drop();
   });
   return pair;

@@ -1,7 +1,7 @@
 import { createLogger } from '../../src/logger.ts';
 import { operator, type AuthContext } from '../../src/auth/auth-context.ts';
 import { afterAll, beforeAll } from 'vitest';
-import { closeServices, createServices, type Services } from '../../src/services.ts';
+import { createServices, type Services } from '../../src/services.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';
 import type { Database } from '../../src/db/database.ts';
 import type { ApiKeyType } from '../../src/auth/auth-context.ts';
@@ -57,7 +57,7 @@ export function useTestServices(): { readonly handle: TestDatabase; readonly ser
     state.services = createTestServices(state.handle.db);
   });
   afterAll(async () => {
-    await closeServices(state.services);
+    await state.services.stop();
     await state.handle.drop();
   });
   return state;

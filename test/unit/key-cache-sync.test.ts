@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AuthenticatedKey } from '../../src/auth/auth-context.ts';
 import { KeyCache } from '../../src/auth/key-cache.ts';
-import { syncKeyCache, type KeyCacheSyncTiming } from '../../src/auth/key-cache-sync.ts';
+import { keyCacheChannel, type KeyCacheSyncTiming } from '../../src/auth/key-cache-sync.ts';
 import type { EventBus, EventTopics } from '../../src/events/event-bus.ts';
 import { createLogger } from '../../src/logger.ts';
 import { eventually } from '../helpers/eventually.ts';
@@ -66,11 +66,15 @@ const key = (id: string) =>
 describe('key cache with its invalidation channel down', () => {
   it('should keep lookups at most a second while the channel is down, and drop the whole cache when it is back', async () => {
     let now = 0;
-    const cache = new KeyCache(30_000, 5_000, 1_000, () => now);
     const changed: string[] = [];
-    cache.onKeyChanged = (keyId) => changed.push(keyId);
     const redis = fakeRedisBus();
-    syncKeyCache(cache, redis.bus, createLogger('silent'), TIMING);
+    const cache = new KeyCache({
+      ttlMs: 30_000,
+      maxEntries: 1_000,
+      now: () => now,
+      channel: keyCacheChannel(redis.bus, createLogger('silent'), TIMING),
+      onKeyChanged: (keyId) => changed.push(keyId),
+    });
     // Healthy once its own probe came back: a lookup lives its full TTL.
     await eventually(async () => {
       cache.set('h1', key('k1'));
@@ -101,9 +105,13 @@ describe('key cache with its invalidation channel down', () => {
 
   it('should treat an unanswered probe as a channel that is down', async () => {
     let now = 0;
-    const cache = new KeyCache(30_000, 5_000, 1_000, () => now);
     const redis = fakeRedisBus();
-    syncKeyCache(cache, redis.bus, createLogger('silent'), { ...TIMING, probeIntervalMs: 50 });
+    const cache = new KeyCache({
+      ttlMs: 30_000,
+      maxEntries: 1_000,
+      now: () => now,
+      channel: keyCacheChannel(redis.bus, createLogger('silent'), { ...TIMING, probeIntervalMs: 50 }),
+    });
     await eventually(async () => {
       cache.set('h1', key('k1'));
       now += 5_000;
