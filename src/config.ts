@@ -55,6 +55,10 @@ const EnvironmentModel = z.object({
   OPENAI_COMPATIBLE_API_KEY: optionalString,
   OPENAI_COMPATIBLE_REFRESH_SECONDS: intWithDefault(300, 0),
   LAGOON_DIEM_CUTOVER_DATE: z.preprocess(emptyToUndefined, z.iso.date().default('2025-01-01')),
+  LAGOON_PUBLIC_URL: z.preprocess(emptyToUndefined, z.url({ protocol: /^https?$/ }).optional()),
+  LAGOON_MEDIA_SECRET: z.preprocess(emptyToUndefined, z.string().min(32, 'at least 32 characters').optional()),
+  LAGOON_MEDIA_URL_TTL_SECONDS: intWithDefault(3600, 1),
+  LAGOON_MEDIA_SWEEP_SECONDS: intWithDefault(300, 1),
   LAGOON_RPC_PRICE_PER_CREDIT_USD: z.preprocess(
     emptyToUndefined,
     z
@@ -130,6 +134,17 @@ export interface Config {
     readonly apiKey: string | undefined;
     readonly refreshMs: number;
   };
+  /**
+   * Media served by signed URL (src/media/): the HMAC secret every process shares (none: one generated and kept in
+   * the database), how long a URL lives, the public origin URLs are built on (none: the request's), and how often
+   * expired objects are deleted.
+   */
+  readonly media: {
+    readonly secret: string | undefined;
+    readonly urlTtlMs: number;
+    readonly publicUrl: string | undefined;
+    readonly sweepIntervalMs: number;
+  };
 }
 
 export class ConfigError extends Error {}
@@ -186,6 +201,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       baseUrl: e.OPENAI_COMPATIBLE_BASE_URL,
       apiKey: e.OPENAI_COMPATIBLE_API_KEY,
       refreshMs: e.OPENAI_COMPATIBLE_REFRESH_SECONDS * 1000,
+    },
+    media: {
+      secret: e.LAGOON_MEDIA_SECRET,
+      urlTtlMs: e.LAGOON_MEDIA_URL_TTL_SECONDS * 1000,
+      publicUrl: e.LAGOON_PUBLIC_URL?.replace(/\/+$/, ''),
+      sweepIntervalMs: e.LAGOON_MEDIA_SWEEP_SECONDS * 1000,
     },
   });
 }

@@ -29,6 +29,7 @@ import type { Database } from './db/database.ts';
 import { createEventBus, type EventBus } from './events/event-bus.ts';
 import { Lifecycle, periodic } from './lifecycle.ts';
 import type { Logger } from './logger.ts';
+import { createMediaKit, type MediaKit } from './media/create.ts';
 import { WebScrapingConfigSchema, type OperatorConfig } from './operator-config/schema.ts';
 import { ChatGateway, type UpstreamMetrics } from './providers/chat/chat-gateway.ts';
 import { ModelDiscovery } from './providers/chat/model-discovery.ts';
@@ -53,6 +54,8 @@ export interface Operations {
   readonly cryptoRpc: CryptoRpcService;
   /** Chat completions (REST and GraphQL), billed per token. */
   readonly chat: ChatService;
+  /** Media objects and their signed URLs (`GET /media/<token>`). */
+  readonly media: Omit<MediaKit, 'sweeper'>;
 }
 
 /**
@@ -94,6 +97,8 @@ export type ServiceOptions = Pick<Config, 'auth' | 'billing'> & {
   readonly textParser?: Config['textParser'];
   /** Streamed answers' maximum duration (default 30 minutes). */
   readonly streams?: Config['streams'];
+  /** Signed media URLs: secret, lifetime, public origin, sweep interval (none: the defaults). */
+  readonly media?: Config['media'];
 };
 
 export interface BillingChoice extends BillingOptions {
@@ -252,6 +257,8 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
   // Pending charges are written and leases given back before the event bus and the database close.
   lifecycle.add('billing', { stop: () => billing.close() });
   lifecycle.add('model discovery', modelDiscovery);
+  const { sweeper: mediaSweeper, ...media } = createMediaKit({ db, logger, options: options.media });
+  lifecycle.add('media sweep', mediaSweeper);
   lifecycle.add('last-used flushes', lastUsed);
   lifecycle.add(
     'reservation sweep',
@@ -275,6 +282,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     modelDiscovery,
     chat,
     cryptoRpc,
+    media,
     start: () => lifecycle.start(),
     stop: () => lifecycle.stop(),
   };

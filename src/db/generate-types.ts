@@ -20,6 +20,7 @@ const TS_TYPES: Record<string, string> = {
   date: 'string',
   jsonb: 'Json',
   json: 'Json',
+  bytea: 'Uint8Array',
 };
 
 interface ColumnRow {

@@ -94,6 +94,16 @@ export interface InstanceMetaTable {
   updated_at: Generated<Date>;
 }
 
+export interface MediaObjectsTable {
+  id: string;
+  account_id: string;
+  content_type: string;
+  bytes: Uint8Array;
+  byte_size: bigint;
+  created_at: Generated<Date>;
+  expires_at: Date;
+}
+
 export interface ModelAliasesTable {
   type: string;
   name: string;
@@ -223,6 +233,7 @@ export interface DB {
   balances: BalancesTable;
   characters: CharactersTable;
   instance_meta: InstanceMetaTable;
+  media_objects: MediaObjectsTable;
   model_aliases: ModelAliasesTable;
   models: ModelsTable;
   reservations: ReservationsTable;
