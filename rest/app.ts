@@ -6,6 +6,7 @@ import { catalogRoutes } from './routes/catalog.ts';
 import { characterRoutes } from './routes/characters.ts';
 import { chatRoutes } from './routes/chat.ts';
 import { cryptoRpcRoutes } from './routes/crypto-rpc.ts';
+import { mediaRoutes } from './routes/media.ts';
 import { searchRoutes } from './routes/search.ts';
 import { textParserRoutes } from './routes/text-parser.ts';
 
@@ -20,6 +21,7 @@ const domainRoutes: readonly Route[] = [
   ...textParserRoutes,
   ...cryptoRpcRoutes,
   ...chatRoutes,
+  ...mediaRoutes,
 ];
 
 /** Every REST route, with this OpenAPI document at /openapi.json. */

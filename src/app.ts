@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { restRoutes } from '../rest/app.ts';
 import { errorStatus } from '../rest/error-map.ts';
 import { graphqlMount, opsMount } from '../rest/mounts.ts';
+import { mediaMount } from '../rest/routes/media.ts';
 import { createPipeline } from '../rest/pipeline.ts';
 import { createGraphQLServer } from '../schema/yoga.ts';
 import { operator } from './auth/auth-context.ts';
@@ -64,7 +65,11 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     logger,
     metrics,
     routes: restRoutes(VERSION),
-    mounts: [graphqlMount(graphql), opsMount({ database, metrics, version: VERSION, closing: () => !!closing })],
+    mounts: [
+      graphqlMount(graphql),
+      mediaMount(services),
+      opsMount({ database, metrics, version: VERSION, closing: () => !!closing }),
+    ],
   });
 
   async function close(): Promise<void> {
