@@ -8,4 +8,6 @@ export interface GraphQLContext {
   readonly requestId: string;
   /** Aborts when the client goes away (the connection closes before the answer is sent). */
   readonly signal: AbortSignal;
+  /** The HTTP request (its Host and X-Forwarded-Proto give media URLs their origin: schema/types/media.ts). */
+  readonly request?: Request;
 }

@@ -81,7 +81,7 @@ export function createGraphQLServer(deps: {
         }
         throw error;
       }
-      return { auth, services: deps.services, requestId, signal: request.signal };
+      return { auth, services: deps.services, requestId, signal: request.signal, request };
     },
   });
 }
