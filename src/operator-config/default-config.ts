@@ -13,6 +13,18 @@ const price = (usd: number) => ({ usd, diem: usd });
 
 export const SIMULATOR_PROVIDER_ID = 'simulator';
 
+/** The `style_preset` names the simulator's image engine accepts (GET /image/styles); each tints its pictures. */
+export const SIMULATOR_IMAGE_STYLES = [
+  '3D Model',
+  'Analog Film',
+  'Anime',
+  'Cinematic',
+  'Comic Book',
+  'Digital Art',
+  'Photographic',
+  'Pixel Art',
+] as const;
+
 export const defaultOperatorConfig = {
   providers: [{ id: SIMULATOR_PROVIDER_ID, type: 'simulator' }],
   models: [

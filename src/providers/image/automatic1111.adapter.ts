@@ -1,0 +1,102 @@
+import { z } from 'zod';
+import { parseJson } from '../chat/openai-wire.ts';
+import { brokenError } from '../chat/upstream-errors.ts';
+import type { EngineImage, GenerateImageRequest, ImageCallOptions, ImageEngine } from './image-engine.ts';
+import { decodeBase64Image, ImageHttpClient, type ImageHttpSettings } from './image-http.ts';
+
+/*
+ * The AUTOMATIC1111 / Forge web UI API: `POST /sdapi/v1/txt2img` and `GET /sdapi/v1/prompt-styles`, under the
+ * provider's base URL (e.g. `http://127.0.0.1:7860`). The upstream model name picks the checkpoint per call
+ * (`override_settings.sd_model_checkpoint`) unless it is `default`. A safety checker's verdict, when the server
+ * runs one, comes back in the `info` JSON (`nsfw` or `has_nsfw_concepts`, one flag per picture).
+ */
+
+/** `options:` of an automatic1111 provider in the operator file. */
+const Options = z.strictObject({
+  /** `sampler_name` of every call (default: the server's own default). */
+  sampler: z.string().min(1).max(100).optional(),
+  /** `scheduler` of every call (Forge and A1111 1.9+; default: the server's). */
+  scheduler: z.string().min(1).max(100).optional(),
+});
+
+const TxtToImgAnswer = z.looseObject({
+  images: z.array(z.string()).min(1),
+  info: z.string().optional(),
+});
+const InfoSchema = z.looseObject({
+  nsfw: z.union([z.boolean(), z.array(z.boolean().nullable())]).optional(),
+  has_nsfw_concepts: z.array(z.boolean().nullable()).optional(),
+});
+const StylesAnswer = z.array(z.looseObject({ name: z.string().min(1) }));
+
+/** `upstreamModel` that leaves the server's loaded checkpoint alone. */
+const SERVER_DEFAULT_MODEL = 'default';
+
+export class Automatic1111Engine implements ImageEngine {
+  static readonly options = Options;
+  readonly simulated = false;
+  private readonly http: ImageHttpClient;
+
+  constructor(
+    readonly id: string,
+    private readonly settings: ImageHttpSettings & { options?: z.output<typeof Options> },
+  ) {
+    this.http = new ImageHttpClient(id, settings);
+  }
+
+  async generate(
+    upstreamModel: string,
+    request: GenerateImageRequest,
+    options: ImageCallOptions,
+  ): Promise<EngineImage[]> {
+    const settings = this.settings.options ?? {};
+    const payload = {
+      prompt: request.prompt,
+      negative_prompt: request.negativePrompt ?? '',
+      steps: request.steps,
+      ...(request.cfgScale === undefined ? {} : { cfg_scale: request.cfgScale }),
+      seed: request.seed,
+      width: request.width,
+      height: request.height,
+      batch_size: request.variants,
+      n_iter: 1,
+      ...(settings.sampler ? { sampler_name: settings.sampler } : {}),
+      ...(settings.scheduler ? { scheduler: settings.scheduler } : {}),
+      ...(request.stylePreset ? { styles: [request.stylePreset] } : {}),
+      send_images: true,
+      save_images: false,
+      ...(upstreamModel === SERVER_DEFAULT_MODEL
+        ? {}
+        : { override_settings: { sd_model_checkpoint: upstreamModel }, override_settings_restore_afterwards: false }),
+    };
+    const parsed = TxtToImgAnswer.safeParse(await this.http.json('POST', '/sdapi/v1/txt2img', payload, options.signal));
+    if (!parsed.success) throw brokenError('sent a malformed txt2img answer');
+    // With several pictures the server may put a grid of them first: the batch is the last `variants` images.
+    const images = parsed.data.images.slice(-request.variants);
+    if (images.length < request.variants) throw brokenError('sent fewer pictures than asked for');
+    const flags = adultFlags(parsed.data.info);
+    return images.map((image, index) => ({ bytes: decodeBase64Image(image), adult: flags(index) }));
+  }
+
+  async styles(options: ImageCallOptions): Promise<string[]> {
+    const parsed = StylesAnswer.safeParse(
+      await this.http.json('GET', '/sdapi/v1/prompt-styles', undefined, options.signal),
+    );
+    if (!parsed.success) throw brokenError('sent a malformed style list');
+    return [...new Set(parsed.data.map((style) => style.name))];
+  }
+
+  async close(): Promise<void> {
+    await this.http.close();
+  }
+}
+
+/** Picture index → the safety checker's verdict (no checker, or no verdict: not adult). */
+function adultFlags(info: string | undefined): (index: number) => boolean {
+  const parsed = InfoSchema.safeParse(info === undefined ? {} : parseJson(info));
+  if (!parsed.success) return () => false;
+  const { nsfw, has_nsfw_concepts: concepts } = parsed.data;
+  if (typeof nsfw === 'boolean') return () => nsfw;
+  const list = nsfw ?? concepts ?? [];
+  return (index) => list[index] === true;
+}

@@ -1,0 +1,152 @@
+import { Pool } from 'undici';
+import { AppError, ValidationError } from '../../errors.ts';
+import type { ProviderConfig } from '../../operator-config/schema.ts';
+import { parseJson, upstreamErrorMessage } from '../chat/openai-wire.ts';
+import type { ResponseBody } from '../chat/sse-chunk-stream.ts';
+import { brokenError, cancelledError, ChatUpstreamError, timeoutError } from '../chat/upstream-errors.ts';
+
+/*
+ * JSON over HTTP for the image adapters (OpenAI-compatible images, AUTOMATIC1111/Forge): one undici keep-alive
+ * pool per provider, a deadline per call, and upstream statuses mapped as the chat adapter maps them
+ * (src/providers/chat/openai-compatible.adapter.ts), so the gateway retries and falls back the same way.
+ */
+
+/** Image generation is slow: a whole picture (or four) before the first byte of the answer. */
+export const IMAGE_UPSTREAM_DEFAULT_TIMEOUT_MS = 300_000;
+/** Base64 pictures are large; an answer above this is refused rather than buffered. */
+const MAX_BODY_BYTES = 128 * 1024 * 1024;
+
+export interface ImageHttpSettings {
+  readonly baseUrl: string;
+  readonly apiKey?: string | undefined;
+  /** Time to the whole answer. */
+  readonly timeoutMs: number;
+  readonly headers?: Readonly<Record<string, string>> | undefined;
+}
+
+export class ImageHttpClient {
+  private readonly pool: Pool;
+  private readonly basePath: string;
+
+  constructor(
+    private readonly id: string,
+    private readonly settings: ImageHttpSettings,
+  ) {
+    const url = new URL(settings.baseUrl);
+    this.basePath = url.pathname.replace(/\/+$/, '');
+    this.pool = new Pool(url.origin, {
+      keepAliveTimeout: 30_000,
+      headersTimeout: settings.timeoutMs,
+      bodyTimeout: settings.timeoutMs,
+      connect: { timeout: Math.min(settings.timeoutMs, 10_000) },
+    });
+  }
+
+  /** The parsed JSON of a 200 answer; the mapped error for anything else. `path` is under the base URL's path. */
+  async json(method: 'GET' | 'POST', path: string, payload: unknown, signal: AbortSignal | undefined) {
+    if (signal?.aborted) throw cancelledError();
+    const deadline = AbortSignal.timeout(this.settings.timeoutMs);
+    const combined = signal ? AbortSignal.any([signal, deadline]) : deadline;
+    let response;
+    try {
+      response = await this.pool.request({
+        path: `${this.basePath}${path}`,
+        method,
+        headers: this.headers(),
+        ...(payload === undefined ? {} : { body: JSON.stringify(payload) }),
+        signal: combined,
+      });
+    } catch (error) {
+      throw this.transportError(error, signal, deadline, 'could not be reached');
+    }
+    const body = response.body as ResponseBody;
+    let text: string;
+    try {
+      text = await readLimited(body, response.statusCode === 200 ? MAX_BODY_BYTES : 64 * 1024);
+    } catch (error) {
+      throw this.transportError(error, signal, deadline, 'broke off its answer');
+    }
+    if (response.statusCode !== 200) throw statusError(response.statusCode, upstreamErrorMessage(text));
+    const parsed = parseJson(text);
+    if (parsed === undefined) throw brokenError('sent an answer that is not JSON');
+    return parsed;
+  }
+
+  async close(): Promise<void> {
+    await this.pool.destroy();
+  }
+
+  private headers(): Record<string, string> {
+    return {
+      'content-type': 'application/json',
+      accept: 'application/json',
+      ...this.settings.headers,
+      ...(this.settings.apiKey ? { authorization: `Bearer ${this.settings.apiKey}` } : {}),
+    };
+  }
+
+  private transportError(error: unknown, caller: AbortSignal | undefined, deadline: AbortSignal, what: string) {
+    if (error instanceof AppError) return error;
+    if (caller?.aborted) return cancelledError();
+    const code = (error as { code?: unknown } | null)?.code;
+    const detail = `${this.id}: ${typeof code === 'string' ? `${code} ` : ''}${error instanceof Error ? error.message : String(error)}`;
+    if (
+      deadline.aborted ||
+      code === 'UND_ERR_HEADERS_TIMEOUT' ||
+      code === 'UND_ERR_CONNECT_TIMEOUT' ||
+      code === 'UND_ERR_BODY_TIMEOUT'
+    )
+      return timeoutError(this.settings.timeoutMs, 'answer', detail);
+    return brokenError(what, detail);
+  }
+}
+
+/** An HTTP error status from the upstream, mapped so that only the caller's own mistakes are 4xx. */
+function statusError(status: number, message: string | undefined): AppError {
+  if (status === 400 || status === 413 || status === 422)
+    return new ValidationError(message ?? `The image server rejected the request (HTTP ${status})`);
+  if (status === 429)
+    return new ChatUpstreamError('The image server is at capacity; try again shortly', 'MODEL_AT_CAPACITY', true);
+  // 401/403 is the operator's key, 404 the operator's model name: not the caller's fault, and not worth a retry.
+  if (status < 500)
+    return new ChatUpstreamError(`The image server refused the request (HTTP ${status})`, 'UPSTREAM_ERROR', false);
+  return new ChatUpstreamError(`The image server failed (HTTP ${status})`, 'UPSTREAM_ERROR', true);
+}
+
+async function readLimited(body: ResponseBody, limit: number): Promise<string> {
+  const parts: Buffer[] = [];
+  let total = 0;
+  for await (const part of body) {
+    const buffer = part as Buffer;
+    total += buffer.length;
+    if (total > limit) {
+      body.destroy();
+      throw brokenError('sent an answer that is too large');
+    }
+    parts.push(buffer);
+  }
+  return Buffer.concat(parts).toString('utf8');
+}
+
+/** Decodes a base64 picture from an upstream answer (a data URL prefix is allowed). */
+export function decodeBase64Image(text: string): Buffer {
+  const bare = text.startsWith('data:') ? text.slice(text.indexOf(',') + 1) : text;
+  const bytes = Buffer.from(bare, 'base64');
+  if (bytes.length === 0) throw brokenError('sent an empty picture');
+  return bytes;
+}
+
+/** A provider's `options:` parsed by the engine's schema; a bad one stops the start with a clear message. */
+export function parseEngineOptions<T>(
+  config: ProviderConfig,
+  schema: {
+    safeParse(
+      value: unknown,
+    ): { success: true; data: T } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } };
+  },
+): T {
+  const parsed = schema.safeParse(config.options ?? {});
+  if (parsed.success) return parsed.data;
+  const problems = parsed.error.issues.map((issue) => `options.${issue.path.map(String).join('.')}: ${issue.message}`);
+  throw new Error(`Invalid operator config: provider "${config.id}" (${config.type}): ${problems.join('; ')}`);
+}
