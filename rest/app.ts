@@ -6,6 +6,7 @@ import { catalogRoutes } from './routes/catalog.ts';
 import { characterRoutes } from './routes/characters.ts';
 import { chatRoutes } from './routes/chat.ts';
 import { cryptoRpcRoutes } from './routes/crypto-rpc.ts';
+import { imageRoutes } from './routes/images.ts';
 import { mediaRoutes } from './routes/media.ts';
 import { searchRoutes } from './routes/search.ts';
 import { textParserRoutes } from './routes/text-parser.ts';
@@ -22,6 +23,7 @@ const domainRoutes: readonly Route[] = [
   ...cryptoRpcRoutes,
   ...chatRoutes,
   ...mediaRoutes,
+  ...imageRoutes,
 ];
 
 /** Every REST route, with this OpenAPI document at /openapi.json. */

@@ -30,6 +30,7 @@ import { createEventBus, type EventBus } from './events/event-bus.ts';
 import { Lifecycle, periodic } from './lifecycle.ts';
 import type { Logger } from './logger.ts';
 import { createMediaKit, type MediaKit } from './media/create.ts';
+import { createImageServices, type ImageServices } from './media/images/create.ts';
 import { WebScrapingConfigSchema, type OperatorConfig } from './operator-config/schema.ts';
 import { ChatGateway, type UpstreamMetrics } from './providers/chat/chat-gateway.ts';
 import { ModelDiscovery } from './providers/chat/model-discovery.ts';
@@ -56,6 +57,8 @@ export interface Operations {
   readonly chat: ChatService;
   /** Media objects and their signed URLs (`GET /media/<token>`). */
   readonly media: Omit<MediaKit, 'sweeper'>;
+  /** Image generation, billed per picture (src/media/images/create.ts). */
+  readonly images: Omit<ImageServices, 'engines' | 'gateway'>;
 }
 
 /**
@@ -254,6 +257,14 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
   lifecycle.add('crypto RPC proxy', { stop: () => cryptoRpc.close() });
   lifecycle.add('chat upstreams', { stop: () => chatGateway.close() });
   lifecycle.add('chat', { stop: () => chat.close() });
+  const { engines: imageEngines, ...images } = createImageServices({
+    billing,
+    catalog,
+    logger,
+    providers: options.operatorConfig?.providers,
+    metrics: options.metrics,
+  });
+  lifecycle.add('image engines', imageEngines);
   // Pending charges are written and leases given back before the event bus and the database close.
   lifecycle.add('billing', { stop: () => billing.close() });
   lifecycle.add('model discovery', modelDiscovery);
@@ -283,6 +294,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     chat,
     cryptoRpc,
     media,
+    images,
     start: () => lifecycle.start(),
     stop: () => lifecycle.stop(),
   };

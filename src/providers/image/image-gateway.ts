@@ -32,9 +32,12 @@ const RETRY_DELAY_MS = 100;
 export type ImageOperation = 'image_generate' | 'image_edit' | 'image_upscale' | 'image_styles';
 export type ImageUpstreamOutcome = 'ok' | 'timeout' | 'error' | 'rejected' | 'cancelled';
 
-/** Where upstream calls are counted (src/metrics.ts implements it). */
+/**
+ * Where upstream calls are counted (src/metrics.ts implements it; its labels are free strings, so the chat
+ * gateway's narrower declaration of the same method fits here too).
+ */
 export interface ImageUpstreamMetrics {
-  observeUpstream(provider: string, operation: ImageOperation, outcome: ImageUpstreamOutcome, seconds: number): void;
+  observeUpstream(provider: string, operation: string, outcome: string, seconds: number): void;
 }
 
 export interface ImageEngineEntry {
