@@ -6,6 +6,7 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatNano } from '../../src/billing/money.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { testDatabaseKind } from '../helpers/db.ts';
 import { startImageUpstream, type FakeImageUpstream } from '../helpers/image-upstreams.ts';
 import { createAccountWithKey } from '../helpers/services.ts';
@@ -94,6 +95,30 @@ describe(`REST POST /api/v1/image/generate (${testDatabaseKind})`, () => {
       .orderBy('created_at')
       .execute();
 
+  /** The usage entries once every settlement so far is written (their sum equals the balance change). */
+  const settledUsage = async () => {
+    let entries: Awaited<ReturnType<typeof usage>> = [];
+    await eventually(async () => {
+      entries = await usage();
+      const charged = entries.reduce((sum, entry) => sum - entry.amount, 0n);
+      expect(10_000_000_000n - (await balance()).amount).toBe(charged);
+    }, 15_000);
+    return entries;
+  };
+  /** The usage entries written after this call (entries of one batch can share a timestamp). */
+  const newEntries = async () => {
+    const ids = new Set((await usage()).map((entry) => entry.id));
+    // Settlements are written after the answer (balance leases): wait for them.
+    return async (count = 1) => {
+      let found: Awaited<ReturnType<typeof usage>> = [];
+      await eventually(async () => {
+        found = (await usage()).filter((entry) => !ids.has(entry.id));
+        expect(found.length).toBeGreaterThanOrEqual(count);
+      }, 15_000);
+      return found;
+    };
+  };
+
   beforeAll(async () => {
     upstream = await startImageUpstream();
     dir = await mkdtemp(join(tmpdir(), 'lagoon-images-'));
@@ -109,6 +134,7 @@ describe(`REST POST /api/v1/image/generate (${testDatabaseKind})`, () => {
 
   it('should generate one webp at the default aspect ratio with a random seed, without metadata, charging 0.01 USD', async () => {
     const before = await balance();
+    const added = await newEntries();
     const { status, headers, body } = await generateJson({ model: 'lagoon-sim-image', prompt: 'a lighthouse at dusk' });
     expect(status).toBe(200);
     expect(Object.keys(body)).toEqual(['id', 'images', 'timing', 'request']);
@@ -132,7 +158,9 @@ describe(`REST POST /api/v1/image/generate (${testDatabaseKind})`, () => {
     const after = await balance();
     expect(before.amount - after.amount).toBe(CENT);
     expect(headers.get('x-balance-usd')).toBe(formatNano(after.amount));
-    const entry = (await usage()).at(-1)!;
+    const entries = await added();
+    expect(entries).toHaveLength(1);
+    const entry = entries[0]!;
     expect(entry).toMatchObject({
       sku: 'lagoon-sim-image-image-generation',
       model_id: 'lagoon-sim-image',
@@ -155,6 +183,7 @@ describe(`REST POST /api/v1/image/generate (${testDatabaseKind})`, () => {
       aspect_ratio: '16:9',
     };
     const before = await balance();
+    const added = await newEntries();
     const first = await generateJson(body);
     const second = await generateJson(body);
     expect(first.status).toBe(200);
@@ -167,7 +196,10 @@ describe(`REST POST /api/v1/image/generate (${testDatabaseKind})`, () => {
       expect([meta.format, meta.width, meta.height]).toEqual(['png', 1368, 768]);
     }
     expect(before.amount - (await balance()).amount).toBe(6n * CENT);
-    expect((await usage()).at(-1)).toMatchObject({ units: '3', amount: -3n * CENT });
+    expect((await added(2)).map((entry) => [entry.units, entry.amount])).toEqual([
+      ['3', -3n * CENT],
+      ['3', -3n * CENT],
+    ]);
   });
 
   it('should embed prompt, model and seed in EXIF and XMP only when asked', async () => {
@@ -237,6 +269,7 @@ describe(`REST POST /api/v1/image/generate (${testDatabaseKind})`, () => {
 
   it('should size and price resolution-tier models by aspect_ratio and resolution', async () => {
     const before = await balance();
+    const added = await newEntries();
     const { status, body } = await generateJson({
       model: 'test-tier-image',
       prompt: 'mountains',
@@ -248,7 +281,7 @@ describe(`REST POST /api/v1/image/generate (${testDatabaseKind})`, () => {
     const meta = await sharp(Buffer.from(body.images[0]!, 'base64')).metadata();
     expect([meta.width, meta.height]).toEqual([2048, 2048]);
     expect(before.amount - (await balance()).amount).toBe(5n * CENT);
-    expect((await usage()).at(-1)).toMatchObject({ sku: 'test-tier-image-image-2k', units: '1', amount: -5n * CENT });
+    expect((await added())[0]).toMatchObject({ sku: 'test-tier-image-image-2k', units: '1', amount: -5n * CENT });
   });
 
   it('should accept a style from GET /image/styles and refuse others', async () => {
@@ -298,14 +331,14 @@ describe(`REST POST /api/v1/image/generate (${testDatabaseKind})`, () => {
     [{ model: 'lagoon-sim-image', prompt: 'x', enable_web_search: true }, 'enable_web_search'],
   ])('should answer 400 naming the field for %j, with no charge', async (body, field) => {
     const before = await balance();
-    const entries = (await usage()).length;
+    const entries = (await settledUsage()).length;
     const { status, body: error } = await generateJson(body);
     expect(status).toBe(400);
     expect(error.code).toBe('INVALID_REQUEST');
     expect(error.issues?.[0]?.path).toEqual([field]);
     expect(error.error).toContain(field);
     expect((await balance()).amount).toBe(before.amount);
-    expect(await usage()).toHaveLength(entries);
+    expect(await settledUsage()).toHaveLength(entries);
   });
 
   it('should answer 400 INVALID_MODEL for unknown and non-image models', async () => {
@@ -377,7 +410,7 @@ describe(`REST POST /api/v1/image/generate (${testDatabaseKind})`, () => {
     'should answer an upstream failure (%j) with %i and an error body, charging nothing',
     async (behavior, code) => {
       const before = await balance();
-      const entries = (await usage()).length;
+      const entries = (await settledUsage()).length;
       upstream.queue(behavior);
       const { status, body } = await generateJson({
         model: 'test-a1111-image',
@@ -391,7 +424,7 @@ describe(`REST POST /api/v1/image/generate (${testDatabaseKind})`, () => {
       const after = await balance();
       expect(after.amount).toBe(before.amount);
       expect(after.reserved).toBe(0n);
-      expect(await usage()).toHaveLength(entries);
+      expect(await settledUsage()).toHaveLength(entries);
     },
     20_000,
   );
@@ -414,9 +447,13 @@ describe(`REST POST /api/v1/image/generate (${testDatabaseKind})`, () => {
   });
 
   it('should keep the balance change equal to the sum of usage entries, each price × units', async () => {
-    const entries = await usage();
-    const charged = entries.reduce((sum, entry) => sum - entry.amount, 0n);
-    expect(10_000_000_000n - (await balance()).amount).toBe(charged);
+    let entries: Awaited<ReturnType<typeof usage>> = [];
+    await eventually(async () => {
+      entries = await usage();
+      const charged = entries.reduce((sum, entry) => sum - entry.amount, 0n);
+      expect(10_000_000_000n - (await balance()).amount).toBe(charged);
+    }, 15_000);
+    expect(entries.length).toBeGreaterThan(5);
     for (const entry of entries) {
       const perUnit = BigInt(Math.round(Number(entry.price_per_unit_usd) * 1e9));
       expect(-entry.amount).toBe(perUnit * BigInt(entry.units));
