@@ -1,0 +1,111 @@
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { testDatabaseKind } from '../helpers/db.ts';
+import { createAccountWithKey } from '../helpers/services.ts';
+
+const GENERATE = `mutation Generate($input: GenerateImageInput!) {
+  generateImage(input: $input) {
+    __typename
+    ... on MutationGenerateImageSuccess {
+      data {
+        id model seed simulated blurred charged currency request
+        images { base64 contentType width height blurred }
+        timing { inferenceDuration total }
+      }
+    }
+    ... on Error { message code }
+    ... on ValidationError { issues { path message } }
+  }
+}`;
+
+interface GeneratePayload {
+  generateImage: {
+    __typename: string;
+    data?: {
+      id: string;
+      model: string;
+      seed: number;
+      simulated: boolean;
+      blurred: boolean;
+      charged: string;
+      currency: string;
+      request: Record<string, unknown>;
+      images: { base64: string; contentType: string; width: number; height: number; blurred: boolean }[];
+      timing: { inferenceDuration: number; total: number };
+    };
+    message?: string;
+    code?: string;
+    issues?: { path: string[]; message: string }[];
+  };
+}
+
+describe(`GraphQL generateImage and imageStyles (${testDatabaseKind})`, () => {
+  let t: TestApp;
+  let secret: string;
+  let accountId: string;
+  const usd = async () =>
+    (await t.app.services.billing.balancesOf(accountId)).find((b) => b.currency === 'USD')!.amount;
+  const generate = (input: Record<string, unknown>, key: string | null = secret) =>
+    t.graphql<GeneratePayload>(GENERATE, { input }, key);
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    ({ secret, accountId } = await createAccountWithKey(t.app.services, { credit: { USD: '1' }, type: 'INFERENCE' }));
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('should generate base64 pictures with the seed, charging per picture', async () => {
+    const before = await usd();
+    const { data, errors } = await generate({
+      model: 'lagoon-sim-image',
+      prompt: 'a harbour at night',
+      format: 'PNG',
+      aspectRatio: '16:9',
+      variants: 2,
+      seed: 12,
+      embedExifMetadata: true,
+    });
+    expect(errors).toBeUndefined();
+    const result = data!.generateImage.data!;
+    expect(result).toMatchObject({ model: 'lagoon-sim-image', seed: 12, simulated: true, blurred: false });
+    expect(result).toMatchObject({ charged: '0.02', currency: 'USD' });
+    expect(result.request).toMatchObject({ aspect_ratio: '16:9', variants: 2, seed: 12 });
+    expect(result.images).toHaveLength(2);
+    const meta = await sharp(Buffer.from(result.images[0]!.base64, 'base64')).metadata();
+    expect([meta.format, meta.width, meta.height]).toEqual(['png', 1368, 768]);
+    expect(meta.exif).toBeDefined();
+    expect(result.images[0]).toMatchObject({ contentType: 'image/png', width: 1368, height: 768 });
+    expect(before - (await usd())).toBe(20_000_000n);
+  });
+
+  it('should return a typed ValidationError naming the field, charging nothing', async () => {
+    const before = await usd();
+    const { data } = await generate({ model: 'lagoon-sim-image', prompt: 'x', width: 512 });
+    expect(data!.generateImage).toMatchObject({ __typename: 'ValidationError', code: 'INVALID_REQUEST' });
+    expect(data!.generateImage.issues?.[0]?.path).toEqual(['width']);
+    expect(await usd()).toBe(before);
+  });
+
+  it('should return InvalidModelError for an unknown model', async () => {
+    const { data } = await generate({ model: 'nope', prompt: 'x' });
+    expect(data!.generateImage).toMatchObject({ __typename: 'InvalidModelError', code: 'INVALID_MODEL' });
+  });
+
+  it('should refuse an anonymous caller', async () => {
+    const { data, errors } = await generate({ model: 'lagoon-sim-image', prompt: 'x' }, null);
+    expect(data?.generateImage ?? null).toBeNull();
+    expect(errors?.length).toBeGreaterThan(0);
+  });
+
+  it('should list the default model’s styles publicly', async () => {
+    const { data } = await t.graphql<{ imageStyles: { data?: string[] } }>(
+      '{ imageStyles { ... on QueryImageStylesSuccess { data } } }',
+      {},
+      null,
+    );
+    expect(data!.imageStyles.data).toContain('Cinematic');
+  });
+});
