@@ -135,12 +135,13 @@ describe(`text parser pool: budget, per-account cap and queue timeout (${testDat
   }, 60_000);
 
   it('should stop a bad document within a short budget, replace its worker and charge nothing', async () => {
-    await useParser({ size: 1, perAccount: 2, timeoutMs: 2_000, queueTimeoutMs: 10_000 });
+    // A budget roomy enough that a fresh worker's first small document fits it on a loaded host.
+    await useParser({ size: 1, perAccount: 2, timeoutMs: 5_000, queueTimeoutMs: 10_000 });
     const account = await fundedAccount(t, '1');
     const answer = await upload(account, bad(5));
     expect(answer.status, JSON.stringify(answer.body)).toBe(400);
-    expect(answer.body.error).toMatch(/took longer than 2 s/);
-    expect(answer.ms).toBeLessThan(12_000);
+    expect(answer.body.error).toMatch(/took longer than 5 s/);
+    expect(answer.ms).toBeLessThan(20_000);
     await expectUncharged(account, 1_000_000_000n);
     const next = await upload(account, 'served by a fresh worker');
     expect(next.status, JSON.stringify(next.body)).toBe(200);
