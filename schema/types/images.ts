@@ -1,3 +1,4 @@
+import { requireAccount } from '../../src/auth/permissions.ts';
 import { formatNano } from '../../src/billing/money.ts';
 import {
   ForbiddenError,
@@ -8,28 +9,19 @@ import {
   ValidationError,
 } from '../../src/errors.ts';
 import type { GeneratedImages, ImageTiming } from '../../src/media/images/image.service.ts';
-import type { ProcessedImage } from '../../src/media/images/post-process.ts';
 import { builder } from '../builder.ts';
 import { CurrencyEnum } from './enums.ts';
+import { INCLUDE_BASE64_ARG, MediaFileRef, mediaFileFor, type MediaFile } from './media.ts';
 
-/* Image generation over GraphQL: the REST body of POST /image/generate in camelCase, pictures as base64. */
+/*
+ * Image generation over GraphQL: the REST body of POST /image/generate in camelCase; the pictures come back as
+ * MediaFile (a signed URL, and base64 with includeBase64), stored only once the call is paid for.
+ */
+
+type GenerateImageAnswer = GeneratedImages & { readonly files: readonly MediaFile[] };
 
 const ImageFormatEnum = builder.enumType('ImageFormat', {
   values: { JPEG: { value: 'jpeg' }, PNG: { value: 'png' }, WEBP: { value: 'webp' } } as const,
-});
-
-const GeneratedImageRef = builder.objectRef<ProcessedImage>('GeneratedImage').implement({
-  description: 'One generated picture.',
-  fields: (t) => ({
-    base64: t.string({
-      description: 'The picture, base64-encoded.',
-      resolve: (image) => image.bytes.toString('base64'),
-    }),
-    contentType: t.exposeString('contentType'),
-    width: t.exposeInt('width'),
-    height: t.exposeInt('height'),
-    blurred: t.exposeBoolean('blurred', { description: 'Safe mode blurred it as adult content.' }),
-  }),
 });
 
 const ImageTimingRef = builder.objectRef<ImageTiming>('ImageTiming').implement({
@@ -42,11 +34,19 @@ const ImageTimingRef = builder.objectRef<ImageTiming>('ImageTiming').implement({
   }),
 });
 
-const GenerateImageResultRef = builder.objectRef<GeneratedImages>('GenerateImageResult').implement({
+const GenerateImageResultRef = builder.objectRef<GenerateImageAnswer>('GenerateImageResult').implement({
   fields: (t) => ({
     id: t.exposeString('id'),
     model: t.string({ resolve: (generated) => generated.model.id }),
-    images: t.field({ type: [GeneratedImageRef], resolve: (generated) => [...generated.images] }),
+    images: t.field({ type: [MediaFileRef], resolve: (generated) => [...generated.files] }),
+    width: t.int({
+      description: 'Width of every picture, in pixels.',
+      resolve: (generated) => generated.images[0]?.width ?? 0,
+    }),
+    height: t.int({
+      description: 'Height of every picture, in pixels.',
+      resolve: (generated) => generated.images[0]?.height ?? 0,
+    }),
     seed: t.exposeInt('seed', { description: 'The seed used (random when none or 0 was sent).' }),
     simulated: t.exposeBoolean('simulated', { description: 'Made by the built-in simulator, not a real model.' }),
     blurred: t.exposeBoolean('blurred', { description: 'Some picture was blurred as adult content.' }),
@@ -116,7 +116,10 @@ builder.mutationFields((t) => ({
       'Generate images, priced per picture from the model’s pricing; the price of every picture is held first, ' +
       'and nothing is charged when the engine fails.',
     authScopes: { account: true },
-    args: { input: t.arg({ type: GenerateImageInputRef, required: true }) },
+    args: {
+      input: t.arg({ type: GenerateImageInputRef, required: true }),
+      includeBase64: t.arg.boolean(INCLUDE_BASE64_ARG),
+    },
     errors: {
       types: [
         ValidationError,
@@ -127,8 +130,19 @@ builder.mutationFields((t) => ({
         UpstreamError,
       ],
     },
-    resolve: (_root, { input }, context) =>
-      context.services.images.generation.generate(context.auth, toRequestBody(input), { signal: context.signal }),
+    resolve: async (_root, { input, includeBase64 }, context): Promise<GenerateImageAnswer> => {
+      const generated = await context.services.images.generation.generate(context.auth, toRequestBody(input), {
+        signal: context.signal,
+      });
+      // The call was paid for by this account (generate required one): its pictures are stored for it.
+      const { accountId } = requireAccount(context.auth);
+      const files = await Promise.all(
+        generated.images.map((image) =>
+          mediaFileFor(context, accountId, { bytes: image.bytes, contentType: image.contentType }, { includeBase64 }),
+        ),
+      );
+      return { ...generated, files };
+    },
   }),
 }));
 

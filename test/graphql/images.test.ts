@@ -4,13 +4,13 @@ import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { testDatabaseKind } from '../helpers/db.ts';
 import { createAccountWithKey } from '../helpers/services.ts';
 
-const GENERATE = `mutation Generate($input: GenerateImageInput!) {
-  generateImage(input: $input) {
+const GENERATE = `mutation Generate($input: GenerateImageInput!, $includeBase64: Boolean) {
+  generateImage(input: $input, includeBase64: $includeBase64) {
     __typename
     ... on MutationGenerateImageSuccess {
       data {
-        id model seed simulated blurred charged currency request
-        images { base64 contentType width height blurred }
+        id model seed simulated blurred charged currency request width height
+        images { contentType url expiresAt byteSize base64 }
         timing { inferenceDuration total }
       }
     }
@@ -31,7 +31,9 @@ interface GeneratePayload {
       charged: string;
       currency: string;
       request: Record<string, unknown>;
-      images: { base64: string; contentType: string; width: number; height: number; blurred: boolean }[];
+      width: number;
+      height: number;
+      images: { contentType: string; url: string; expiresAt: string; byteSize: number; base64: string | null }[];
       timing: { inferenceDuration: number; total: number };
     };
     message?: string;
@@ -46,8 +48,8 @@ describe(`GraphQL generateImage and imageStyles (${testDatabaseKind})`, () => {
   let accountId: string;
   const usd = async () =>
     (await t.app.services.billing.balancesOf(accountId)).find((b) => b.currency === 'USD')!.amount;
-  const generate = (input: Record<string, unknown>, key: string | null = secret) =>
-    t.graphql<GeneratePayload>(GENERATE, { input }, key);
+  const generate = (input: Record<string, unknown>, key: string | null = secret, includeBase64 = false) =>
+    t.graphql<GeneratePayload>(GENERATE, { input, includeBase64 }, key);
 
   beforeAll(async () => {
     t = await createTestApp();
@@ -57,7 +59,7 @@ describe(`GraphQL generateImage and imageStyles (${testDatabaseKind})`, () => {
     await t.close();
   });
 
-  it('should generate base64 pictures with the seed, charging per picture', async () => {
+  it('should generate pictures as signed media URLs with the seed, charging per picture', async () => {
     const before = await usd();
     const { data, errors } = await generate({
       model: 'lagoon-sim-image',
@@ -71,14 +73,27 @@ describe(`GraphQL generateImage and imageStyles (${testDatabaseKind})`, () => {
     expect(errors).toBeUndefined();
     const result = data!.generateImage.data!;
     expect(result).toMatchObject({ model: 'lagoon-sim-image', seed: 12, simulated: true, blurred: false });
-    expect(result).toMatchObject({ charged: '0.02', currency: 'USD' });
+    expect(result).toMatchObject({ charged: '0.02', currency: 'USD', width: 1368, height: 768 });
     expect(result.request).toMatchObject({ aspect_ratio: '16:9', variants: 2, seed: 12 });
     expect(result.images).toHaveLength(2);
-    const meta = await sharp(Buffer.from(result.images[0]!.base64, 'base64')).metadata();
+    expect(result.images[0]).toMatchObject({ contentType: 'image/png', base64: null });
+    const url = new URL(result.images[0]!.url, 'http://lagoon.test');
+    const response = await t.call(url.pathname, { key: null });
+    expect(response.status).toBe(200);
+    const bytes = Buffer.from(await response.arrayBuffer());
+    expect(bytes.byteLength).toBe(result.images[0]!.byteSize);
+    const meta = await sharp(bytes).metadata();
     expect([meta.format, meta.width, meta.height]).toEqual(['png', 1368, 768]);
     expect(meta.exif).toBeDefined();
-    expect(result.images[0]).toMatchObject({ contentType: 'image/png', width: 1368, height: 768 });
     expect(before - (await usd())).toBe(20_000_000n);
+  });
+
+  it('should also return base64 when asked', async () => {
+    const { data } = await generate({ model: 'lagoon-sim-image', prompt: 'inline', format: 'JPEG' }, secret, true);
+    const image = data!.generateImage.data!.images[0]!;
+    expect(image.contentType).toBe('image/jpeg');
+    const meta = await sharp(Buffer.from(image.base64!, 'base64')).metadata();
+    expect([meta.format, meta.width]).toEqual(['jpeg', 1024]);
   });
 
   it('should return a typed ValidationError naming the field, charging nothing', async () => {
