@@ -85,7 +85,10 @@ export const defaultOperatorConfig = {
       id: 'lagoon-sim-image',
       type: 'image',
       name: 'Lagoon Simulator Image',
-      description: simulated('Images are generated patterns derived from the prompt.'),
+      description: simulated(
+        'Images are shapes and gradients derived from the prompt, seed and style, labelled SIMULATED; ' +
+          'its styles are listed by GET /image/styles.',
+      ),
       created: CREATED,
       traits: ['default', 'fastest'],
       constraints: {
