@@ -1,0 +1,266 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { Pool } from 'undici';
+import { buildServer, SERVER_ENTRY } from '../build.ts';
+import { runLoad, type LoadResult } from './load.ts';
+import { openLoop, type OpenLoopResult } from './open-loop.ts';
+import { profileImagePath } from './image-profile.ts';
+
+/**
+ * Media benchmarks (`npm run bench:media`), three parts (BENCH_PARTS, default profile,image,chat):
+ * - profile: where the time of one 1024×1024 PNG goes on Lagoon's side, step by step, in this process (parse the
+ *   upstream's JSON, base64 decode, post-processing with sharp, base64 encode, the JSON answer).
+ * - image: Lagoon's added latency over calling an OpenAI-compatible image upstream directly
+ *   (bench/image-upstream.ts, a fixed 1024×1024 PNG after BENCH_IMAGE_LATENCY_MS, default 50 ms):
+ *   POST /v1/images/generations straight to it and POST /api/v1/images/generations through Lagoon (auth, model
+ *   resolution, reserve, post-processing, settle), side by side at the same fixed concurrency
+ *   (BENCH_CONCURRENCY, default 4), alternating for BENCH_ROUNDS (default 2) rounds of BENCH_SECONDS (default 10).
+ * - chat: chat p50/p99 through Lagoon at BENCH_CHAT_RATE (default 200) requests/s, open loop, against the 20 ms
+ *   chat upstream (bench/chat-upstream.ts), with and without BENCH_IMAGE_WORKERS (default 8) simulator image
+ *   generations (lagoon-sim-image, 1024×1024) running back to back at the same time.
+ * Lagoon runs as `npm start` runs it (built, `node dist/main.js`), on PGlite or on DATABASE_URL.
+ * BENCH_LAGOON_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) profiles the Lagoon process.
+ */
+const PARTS = (process.env.BENCH_PARTS ?? 'profile,image,chat').split(',');
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
+const IMAGE_LATENCY_MS = Number(process.env.BENCH_IMAGE_LATENCY_MS ?? 50);
+const CHAT_RATE = Number(process.env.BENCH_CHAT_RATE ?? 200);
+const IMAGE_WORKERS = Number(process.env.BENCH_IMAGE_WORKERS ?? 8);
+const CHAT_LATENCY_MS = 20;
+const ADMIN = 'bench-media-admin-key-0123456789';
+const PROMPT = 'a lighthouse on a rocky shore at dusk, oil painting';
+const root = new URL('..', import.meta.url).pathname;
+const children: ChildProcess[] = [];
+
+function start(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  ready: RegExp,
+): Promise<{ child: ChildProcess; match: RegExpMatchArray }> {
+  const child = spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  children.push(child);
+  return new Promise((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout! });
+    let started = false;
+    lines.on('line', (line) => {
+      const match = started ? null : line.match(ready);
+      if (match) {
+        started = true;
+        resolve({ child, match });
+      } else if (started) {
+        process.stderr.write(`${line}\n`);
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}`)));
+  });
+}
+
+/** CPU time (user + system) a process has used so far, in ms (/proc/<pid>/stat, clock ticks of 10 ms). */
+const cpuMs = (pid: number) => {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+};
+
+/** One POST whose whole answer is read; true for a 200. */
+async function post(pool: Pool, path: string, body: string, auth: boolean): Promise<boolean> {
+  const response = await pool.request({
+    method: 'POST',
+    path,
+    headers: { 'content-type': 'application/json', ...(auth && { authorization: `Bearer ${ADMIN}` }) },
+    body,
+  });
+  const text = await response.body.text();
+  if (response.statusCode !== 200 && process.env.BENCH_VERBOSE)
+    console.error(path, response.statusCode, text.slice(0, 300));
+  return response.statusCode === 200;
+}
+
+const out: string[] = [];
+const say = (line = '') => {
+  out.push(line);
+  console.log(line);
+};
+
+try {
+  say(
+    `Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}, database: ${process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'}`,
+  );
+
+  if (PARTS.includes('profile')) {
+    say('\n### Where one 1024×1024 PNG spends its time in Lagoon (this process, median of 20 runs)\n');
+    for (const line of await profileImagePath(20)) say(line);
+  }
+
+  if (PARTS.includes('image') || PARTS.includes('chat')) {
+    const images = await start(
+      ['--import', 'tsx', 'bench/image-upstream.ts', String(IMAGE_LATENCY_MS)],
+      process.env,
+      /^ready (\d+) (\d+)/,
+    );
+    const imageOrigin = `http://127.0.0.1:${images.match[1]}`;
+    const chat = await start(
+      ['--import', 'tsx', 'bench/chat-upstream.ts', String(CHAT_LATENCY_MS)],
+      process.env,
+      /^ready (\d+)/,
+    );
+    const chatOrigin = `http://127.0.0.1:${chat.match[1]}`;
+    const dir = mkdtempSync(join(tmpdir(), 'lagoon-media-bench-'));
+    const configPath = join(dir, 'operator.json');
+    writeFileSync(
+      configPath,
+      JSON.stringify({
+        providers: [
+          { id: 'bench-images', type: 'openai-compatible', baseUrl: `${imageOrigin}/v1`, timeoutMs: 60_000 },
+          { id: 'bench-chat', type: 'openai-compatible', baseUrl: `${chatOrigin}/v1`, timeoutMs: 60_000 },
+        ],
+        models: [
+          {
+            id: 'bench-image',
+            name: 'Bench image',
+            type: 'image',
+            provider: 'bench-images',
+            upstreamModel: 'bench-image',
+            pricing: { generation: { usd: 0.01 } },
+          },
+          {
+            id: 'bench-model',
+            name: 'Bench',
+            type: 'text',
+            provider: 'bench-chat',
+            upstreamModel: 'bench',
+            pricing: { input: { usd: 0.1 }, output: { usd: 0.2 } },
+          },
+        ],
+      }),
+    );
+    const lagoonEnv = {
+      ...process.env,
+      PORT: '0',
+      LOG_LEVEL: 'warn',
+      LAGOON_CONFIG: configPath,
+      LAGOON_BOOTSTRAP_ADMIN_KEY: ADMIN,
+      LAGOON_DATA_DIR: join(dir, 'data'),
+    };
+    await buildServer();
+    const nodeArgs = process.env.BENCH_LAGOON_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+    const lagoon = await start([...nodeArgs, SERVER_ENTRY], lagoonEnv, /on (http:\/\/127\.0\.0\.1:\d+)/);
+    const lagoonOrigin = lagoon.match[1]!;
+    const credit = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'src/cli/main.ts',
+        'accounts',
+        'credit',
+        '--key',
+        ADMIN,
+        '--currency',
+        'USD',
+        '--amount',
+        '1000000',
+      ],
+      { cwd: root, env: lagoonEnv, stdio: 'inherit' },
+    );
+    await new Promise((resolve) => credit.once('exit', resolve));
+    const lagoonPool = new Pool(lagoonOrigin, { connections: 64, keepAliveTimeout: 60_000 });
+    const imagePool = new Pool(imageOrigin, { connections: 64, keepAliveTimeout: 60_000 });
+
+    if (PARTS.includes('image')) {
+      const body = (model: string) =>
+        JSON.stringify({ model, prompt: PROMPT, n: 1, size: '1024x1024', response_format: 'b64_json' });
+      const direct = () => post(imagePool, '/v1/images/generations', body('bench-image'), false);
+      const through = () => post(lagoonPool, '/api/v1/images/generations', body('bench-image'), true);
+      if (!(await through().catch(() => false)))
+        throw new Error('POST /api/v1/images/generations through Lagoon failed (BENCH_VERBOSE=1 shows why)');
+      say(
+        `\n### Image: ${IMAGE_LATENCY_MS} ms upstream, 1024×1024 PNG (${images.match[2]} bytes), concurrency ${CONCURRENCY}, ${SECONDS} s per run; ms\n`,
+      );
+      say(
+        '| round | direct p50 / p90 / p99 | through Lagoon p50 / p90 / p99 | added p50 / p99 | Lagoon req/s | Lagoon CPU ms/request | errors |',
+      );
+      say('|---|---:|---:|---:|---:|---:|---:|');
+      for (let round = 1; round <= ROUNDS; round += 1) {
+        const d = await runLoad(direct, { connections: CONCURRENCY, seconds: SECONDS, warmupSeconds: 2 });
+        const before = cpuMs(lagoon.child.pid!);
+        const l = await runLoad(through, { connections: CONCURRENCY, seconds: SECONDS, warmupSeconds: 2 });
+        const cpu = (cpuMs(lagoon.child.pid!) - before) / Math.max(1, l.requests);
+        say(
+          `| ${round} | ${triple(d)} | ${triple(l)} | **${diff(d.p50, l.p50)} / ${diff(d.p99, l.p99)}** | ${l.rps} | ${cpu.toFixed(1)} | ${d.errors} / ${l.errors} |`,
+        );
+      }
+    }
+
+    if (PARTS.includes('chat')) {
+      const chatBody = JSON.stringify({
+        model: 'bench-model',
+        max_tokens: 64,
+        messages: [{ role: 'user', content: 'Say something about foxes.' }],
+      });
+      const target = {
+        origin: lagoonOrigin,
+        path: '/api/v1/chat/completions',
+        body: chatBody,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN}` },
+      };
+      const simBody = JSON.stringify({
+        model: 'lagoon-sim-image',
+        prompt: PROMPT,
+        width: 1024,
+        height: 1024,
+        format: 'png',
+      });
+      let generated = 0;
+      let failed = 0;
+      const withImages = async (): Promise<OpenLoopResult> => {
+        let running = true;
+        const workers = Array.from({ length: IMAGE_WORKERS }, async () => {
+          while (running) {
+            if (await post(lagoonPool, '/api/v1/image/generate', simBody, true).catch(() => false)) generated += 1;
+            else failed += 1;
+          }
+        });
+        await new Promise((resolve) => setTimeout(resolve, 1000)); // the generations are under way first
+        const result = await openLoop(target, { rate: CHAT_RATE, seconds: SECONDS });
+        running = false;
+        await Promise.all(workers);
+        return result;
+      };
+      await openLoop(target, { rate: CHAT_RATE, seconds: 3 }); // warm-up
+      say(
+        `\n### Chat at ${CHAT_RATE} req/s through Lagoon (20 ms upstream), alone and beside ${IMAGE_WORKERS} simulator image generations (1024×1024 PNG) running back to back; ${SECONDS} s per run, ms from each request's scheduled send\n`,
+      );
+      say(
+        '| round | chat alone p50 / p99 | with image generations p50 / p99 | difference p50 / p99 | chat errors alone / with |',
+      );
+      say('|---|---:|---:|---:|---:|');
+      for (let round = 1; round <= ROUNDS; round += 1) {
+        const alone = await openLoop(target, { rate: CHAT_RATE, seconds: SECONDS });
+        const loaded = await withImages();
+        say(
+          `| ${round} | ${alone.p50} / ${alone.p99} | ${loaded.p50} / ${loaded.p99} | **${diff(alone.p50, loaded.p50)} / ${diff(alone.p99, loaded.p99)}** | ${alone.errors} / ${loaded.errors} |`,
+        );
+      }
+      say(`\nImage generations completed during the loaded runs: ${generated} (${failed} failed).`);
+    }
+    await Promise.all([lagoonPool.close(), imagePool.close()]);
+  }
+  say(
+    `\nCommand: BENCH_PARTS=${PARTS.join(',')} BENCH_SECONDS=${SECONDS} BENCH_ROUNDS=${ROUNDS} BENCH_CONCURRENCY=${CONCURRENCY} npm run bench:media`,
+  );
+} finally {
+  for (const child of children) child.kill('SIGTERM');
+}
+
+function triple(result: LoadResult): string {
+  return `${result.p50} / ${result.p90} / ${result.p99}`;
+}
+
+function diff(a: number, b: number): string {
+  return (Math.round((b - a) * 100) / 100).toFixed(2);
+}
