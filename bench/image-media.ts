@@ -231,19 +231,31 @@ try {
         await Promise.all(workers);
         return result;
       };
+      /** Lagoon's event-loop delay p99 / max since the previous read (prom-client resets it on each scrape), ms. */
+      const loopDelay = async () => {
+        const text = await (await fetch(`${lagoonOrigin}/metrics`)).text();
+        const read = (name: string) =>
+          (
+            Number(new RegExp(`^lagoon_nodejs_eventloop_lag_${name}_seconds (\\S+)$`, 'm').exec(text)?.[1]) * 1000
+          ).toFixed(1);
+        return `${read('p99')} / ${read('max')}`;
+      };
       await openLoop(target, { rate: CHAT_RATE, seconds: 3 }); // warm-up
       say(
         `\n### Chat at ${CHAT_RATE} req/s through Lagoon (20 ms upstream), alone and beside ${IMAGE_WORKERS} simulator image generations (1024×1024 PNG) running back to back; ${SECONDS} s per run, ms from each request's scheduled send\n`,
       );
       say(
-        '| round | chat alone p50 / p99 | with image generations p50 / p99 | difference p50 / p99 | chat errors alone / with |',
+        '| round | chat alone p50 / p99 | with image generations p50 / p99 | difference p50 / p99 | event-loop delay p99 / max alone, with | chat errors alone / with |',
       );
-      say('|---|---:|---:|---:|---:|');
+      say('|---|---:|---:|---:|---:|---:|');
       for (let round = 1; round <= ROUNDS; round += 1) {
+        await loopDelay();
         const alone = await openLoop(target, { rate: CHAT_RATE, seconds: SECONDS });
+        const delayAlone = await loopDelay();
         const loaded = await withImages();
+        const delayLoaded = await loopDelay();
         say(
-          `| ${round} | ${alone.p50} / ${alone.p99} | ${loaded.p50} / ${loaded.p99} | **${diff(alone.p50, loaded.p50)} / ${diff(alone.p99, loaded.p99)}** | ${alone.errors} / ${loaded.errors} |`,
+          `| ${round} | ${alone.p50} / ${alone.p99} | ${loaded.p50} / ${loaded.p99} | **${diff(alone.p50, loaded.p50)} / ${diff(alone.p99, loaded.p99)}** | ${delayAlone}, ${delayLoaded} | ${alone.errors} / ${loaded.errors} |`,
         );
       }
       say(`\nImage generations completed during the loaded runs: ${generated} (${failed} failed).`);
