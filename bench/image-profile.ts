@@ -1,4 +1,5 @@
 import sharp from 'sharp';
+import { postProcess } from '../src/media/images/post-process.ts';
 
 /*
  * The media benchmark's picture, and the steps one picture takes on Lagoon's side of an image call, timed one by
@@ -60,6 +61,22 @@ export async function profileImagePath(runs: number): Promise<string[]> {
     ['base64 decode of the upstream picture', () => Buffer.from(b64, 'base64')],
     ['sharp: read the header (metadata)', () => sharp(png).metadata()],
     ['sharp: PNG decode only (to raw pixels)', () => sharp(png).raw().toBuffer()],
+    [
+      'postProcess: PNG, watermark, no metadata (the default path)',
+      () => postProcess({ bytes: png, adult: false }, { format: 'png', watermark: true, safeMode: true }),
+    ],
+    [
+      'postProcess: PNG, no watermark, no metadata',
+      () => postProcess({ bytes: png, adult: false }, { format: 'png', watermark: false, safeMode: true }),
+    ],
+    [
+      'postProcess: PNG, watermark, prompt/model/seed in EXIF and XMP',
+      () =>
+        postProcess(
+          { bytes: png, adult: false },
+          { format: 'png', watermark: true, safeMode: true, metadata: { prompt: 'a lighthouse', model: 'm', seed: 7 } },
+        ),
+    ],
     [
       'sharp: decode + watermark + PNG encode (default, compression 6)',
       () =>
