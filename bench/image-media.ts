@@ -211,8 +211,7 @@ try {
       const simBody = JSON.stringify({
         model: 'lagoon-sim-image',
         prompt: PROMPT,
-        width: 1024,
-        height: 1024,
+        aspect_ratio: '1:1', // 1024×1024 at the default tier
         format: 'png',
       });
       let generated = 0;
