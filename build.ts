@@ -24,6 +24,7 @@ export async function buildServer(): Promise<void> {
       { in: join(root, 'src/main.ts'), out: 'main' },
       { in: join(root, 'src/augment/extract/worker.ts'), out: 'extract-worker' },
       { in: join(root, 'src/token-worker.ts'), out: 'token-worker' },
+      { in: join(root, 'src/providers/speech/espeak-worker.ts'), out: 'espeak-worker' },
       ...migrations,
     ],
     outdir: out,

@@ -20,3 +20,8 @@ export const EXTRACT_WORKER = compiled
 export const TOKEN_WORKER = compiled
   ? { url: new URL('./token-worker.js', import.meta.url), typescript: false }
   : { url: new URL('./token-worker.ts', import.meta.url), typescript: true };
+
+/** The module run by each eSpeak NG speech thread (src/providers/speech/espeak-pool.ts). */
+export const ESPEAK_WORKER = compiled
+  ? { url: new URL('./espeak-worker.js', import.meta.url), typescript: false }
+  : { url: new URL('./providers/speech/espeak-worker.ts', import.meta.url), typescript: true };
