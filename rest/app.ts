@@ -9,6 +9,7 @@ import { cryptoRpcRoutes } from './routes/crypto-rpc.ts';
 import { imageRoutes } from './routes/images.ts';
 import { mediaRoutes } from './routes/media.ts';
 import { searchRoutes } from './routes/search.ts';
+import { speechRoutes } from './routes/speech.ts';
 import { textParserRoutes } from './routes/text-parser.ts';
 
 /* The REST route table: each handler written once, served by the pipeline (pipeline.ts) on both entries. */
@@ -24,6 +25,7 @@ const domainRoutes: readonly Route[] = [
   ...chatRoutes,
   ...mediaRoutes,
   ...imageRoutes,
+  ...speechRoutes,
 ];
 
 /** Every REST route, with this OpenAPI document at /openapi.json. */

@@ -31,6 +31,7 @@ import { Lifecycle, periodic } from './lifecycle.ts';
 import type { Logger } from './logger.ts';
 import { createMediaKit, type MediaKit } from './media/create.ts';
 import { createImageServices, type ImageServices } from './media/images/create.ts';
+import { createSpeechService, type SpeechService } from './media/speech/create.ts';
 import { WebScrapingConfigSchema, type OperatorConfig } from './operator-config/schema.ts';
 import { ChatGateway, type UpstreamMetrics } from './providers/chat/chat-gateway.ts';
 import { ModelDiscovery } from './providers/chat/model-discovery.ts';
@@ -59,6 +60,8 @@ export interface Operations {
   readonly media: Omit<MediaKit, 'sweeper'>;
   /** Image generation, billed per picture (src/media/images/create.ts). */
   readonly images: Omit<ImageServices, 'engines' | 'gateway'>;
+  /** Text to speech and voice cloning (eSpeak NG built in, OpenAI-compatible speech servers), billed per character. */
+  readonly speech: SpeechService;
 }
 
 /**
@@ -265,6 +268,8 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     metrics: options.metrics,
   });
   lifecycle.add('image engines', imageEngines);
+  const speech = createSpeechService({ db, billing, catalog, logger, providers: options.operatorConfig?.providers });
+  lifecycle.add('speech engines', { stop: () => speech.close() });
   // Pending charges are written and leases given back before the event bus and the database close.
   lifecycle.add('billing', { stop: () => billing.close() });
   lifecycle.add('model discovery', modelDiscovery);
@@ -295,6 +300,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     cryptoRpc,
     media,
     images,
+    speech,
     start: () => lifecycle.start(),
     stop: () => lifecycle.stop(),
   };

@@ -15,6 +15,7 @@ const TS_TYPES: Record<string, string> = {
   int2: 'number',
   int8: 'bigint',
   numeric: 'string',
+  float4: 'number',
   bool: 'boolean',
   timestamptz: 'Date',
   date: 'string',

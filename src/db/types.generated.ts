@@ -225,6 +225,17 @@ export interface UsageEntriesTable {
   inference_details: Json | null;
 }
 
+export interface VoicesTable {
+  id: string;
+  account_id: string;
+  model_id: string;
+  sample: Uint8Array;
+  sample_format: string;
+  sample_seconds: number;
+  created_at: Generated<Date>;
+  expires_at: Date;
+}
+
 export interface DB {
   account_ledger: AccountLedgerTable;
   accounts: AccountsTable;
@@ -243,4 +254,5 @@ export interface DB {
   usage_daily_key: UsageDailyKeyTable;
   usage_daily_model: UsageDailyModelTable;
   usage_entries: UsageEntriesTable;
+  voices: VoicesTable;
 }

@@ -133,13 +133,22 @@ export const defaultOperatorConfig = {
       id: 'lagoon-sim-speech',
       type: 'tts',
       name: 'Lagoon Simulator Speech',
-      description: simulated('Audio is a synthetic tone sequence, not speech.'),
+      description:
+        'Real speech from eSpeak NG, a formant synthesizer built in (robotic but intelligible; no upstream, no model ' +
+        'files), encoded by ffmpeg. Voices are eSpeak variants (a/b = American/British, f/m = female/male); `language` ' +
+        "picks an eSpeak language; cloned voices match the sample speaker's pitch and register.",
       created: CREATED,
       traits: ['default'],
-      pricing: { input: price(3.5) },
+      pricing: { input: price(3.5), voice_clone: price(0.05) },
       spec: {
         voices: ['af_sky', 'af_bella', 'af_nicole', 'am_adam', 'am_michael', 'bf_emma', 'bm_george'],
         default_voice: 'af_sky',
+        voice_cloning: {
+          mode: 'zero_shot',
+          accepted_formats: ['wav', 'mp3'],
+          min_sample_seconds: 5,
+          retention_days: 30,
+        },
         supports_custom_voice_id: false,
         supported_formats: ['mp3', 'opus', 'aac', 'flac', 'wav', 'pcm'],
         default_format: 'mp3',

@@ -82,8 +82,9 @@ export const InpaintPricingSchema = z.strictObject({
   resolutions: PriceTable.optional(),
   quality: z.record(z.string().min(1), PriceTable).optional(),
 });
-/** Speech: `input` per 1M characters. */
-export const TtsPricingSchema = z.strictObject({ input: PricePairSchema });
+/** Speech: `input` per 1M characters; `voice_clone` per cloned voice (POST /audio/voices; none: cloning is free). */
+export const TtsPricingSchema = z.strictObject({ input: PricePairSchema, voice_clone: PricePairSchema.optional() });
+export type TtsPricing = z.output<typeof TtsPricingSchema>;
 export const AsrPricingSchema = z.strictObject({ per_audio_second: PricePairSchema });
 
 const DurationTier = z

@@ -1,0 +1,34 @@
+import type { BillingService } from '../../billing/billing.service.ts';
+import type { CatalogService } from '../../catalog/catalog.service.ts';
+import type { Database } from '../../db/database.ts';
+import type { Logger } from '../../logger.ts';
+import type { ProviderConfig } from '../../operator-config/schema.ts';
+import { SpeechGateway, type SpeechEngineEntry } from '../../providers/speech/speech-gateway.ts';
+import { SpeechService } from './speech.service.ts';
+
+export type { SpeechService } from './speech.service.ts';
+
+/** Wires speech: the gateway over the operator's providers (simulator → eSpeak NG, openai-compatible → adapter). */
+export function createSpeechService(deps: {
+  db: Database;
+  billing: BillingService;
+  catalog: CatalogService;
+  logger: Logger;
+  /** The operator config's providers; none (tests wiring services directly): the built-in simulator. */
+  providers: readonly ProviderConfig[] | undefined;
+  /** Ready-made engines (tests). */
+  extra?: readonly SpeechEngineEntry[];
+}): SpeechService {
+  const gateway = new SpeechGateway({
+    providers: deps.providers ?? [{ id: 'simulator', type: 'simulator' }],
+    logger: deps.logger,
+    extra: deps.extra,
+  });
+  return new SpeechService({
+    db: deps.db,
+    billing: deps.billing,
+    catalog: deps.catalog,
+    gateway,
+    logger: deps.logger,
+  });
+}
