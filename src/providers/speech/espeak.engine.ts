@@ -215,8 +215,9 @@ export class EspeakEngine implements SpeechEngine {
     };
     signal?.addEventListener('abort', stop, { once: true });
     const feed = async () => {
+      // ffmpeg killed mid-write closes its stdin without a 'drain': the process's end releases the wait too.
       const write = async (pcm: Uint8Array) => {
-        if (!encoder.stdin.write(pcm)) await once(encoder.stdin, 'drain');
+        if (!encoder.stdin.write(pcm)) await Promise.race([once(encoder.stdin, 'drain'), closed]);
       };
       await write(first);
       for (const [index, job] of rest.entries()) {
@@ -236,7 +237,7 @@ export class EspeakEngine implements SpeechEngine {
         yield new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
       }
       const [code] = await closed;
-      await feeding;
+      if (!stopped) await feeding;
       if (signal?.aborted) throw cancelledError();
       if (failure) throw failure;
       if (code !== 0) {

@@ -31,7 +31,7 @@ export function ffmpegPath(): string {
 
 const ENCODER_ARGS: Readonly<Record<AudioFormat, readonly string[]>> = {
   mp3: ['-c:a', 'libmp3lame', '-b:a', '64k', '-f', 'mp3'],
-  opus: ['-c:a', 'libopus', '-b:a', '32k', '-f', 'ogg'],
+  opus: ['-c:a', 'libopus', '-b:a', '32k', '-page_duration', '200000', '-f', 'ogg'],
   aac: ['-c:a', 'aac', '-b:a', '64k', '-f', 'adts'],
   flac: ['-c:a', 'flac', '-f', 'flac'],
   wav: ['-c:a', 'pcm_s16le', '-f', 'wav'],
@@ -63,6 +63,7 @@ export function startEncoder(format: AudioFormat, tempo: number): ChildProcessWi
   const filter = atempoChain(tempo);
   const args = [
     ...['-hide_banner', '-loglevel', 'error'],
+    ...['-probesize', '32', '-analyzeduration', '0', '-fflags', '+nobuffer'],
     ...['-f', 's16le', '-ar', String(PCM_RATE), '-ac', '1', '-i', 'pipe:0'],
     ...(filter ? ['-af', filter] : []),
     ...ENCODER_ARGS[format],

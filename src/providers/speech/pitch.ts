@@ -16,7 +16,7 @@ export function estimatePitchHz(samples: Int16Array, rate: number): number | und
   const hop = frame;
   const minLag = Math.floor(rate / MAX_HZ);
   const maxLag = Math.ceil(rate / MIN_HZ);
-  if (samples.length < frame + maxLag) return undefined;
+  if (samples.length < frame + maxLag + 1) return undefined;
 
   // Frames quieter than a tenth of the loudest one's RMS are silence or breath.
   const rmsOf = (start: number) => {
@@ -25,7 +25,7 @@ export function estimatePitchHz(samples: Int16Array, rate: number): number | und
     return Math.sqrt(sum / frame);
   };
   const starts: number[] = [];
-  for (let start = 0; start + frame + maxLag <= samples.length; start += hop) starts.push(start);
+  for (let start = 0; start + frame + maxLag + 1 <= samples.length; start += hop) starts.push(start);
   const loudest = starts.reduce((max, start) => Math.max(max, rmsOf(start)), 0);
   if (loudest < 100) return undefined;
 
@@ -36,23 +36,33 @@ export function estimatePitchHz(samples: Int16Array, rate: number): number | und
     if (rmsOf(start) < loudest / 10) continue;
     let energy = 0;
     for (let i = start; i < start + frame; i += 1) energy += samples[i]! * samples[i]!;
-    let bestLag = 0;
+    const scores = new Float64Array(maxLag + 2);
     let best = 0;
-    for (let lag = minLag; lag <= maxLag; lag += 1) {
+    for (let lag = minLag - 1; lag <= maxLag + 1; lag += 1) {
       let sum = 0;
       let lagged = 0;
       for (let i = start; i < start + frame; i += 1) {
         sum += samples[i]! * samples[i + lag]!;
         lagged += samples[i + lag]! * samples[i + lag]!;
       }
-      const score = sum / Math.sqrt(energy * lagged || 1);
-      // The first clear peak, not a multiple of the period (octave errors favour long lags).
-      if (score > best * 1.1) {
-        best = score;
+      scores[lag] = sum / Math.sqrt(energy * lagged || 1);
+      if (lag >= minLag && lag <= maxLag) best = Math.max(best, scores[lag]!);
+    }
+    // The shortest lag that peaks near the best score: multiples of the period score almost as high (octave errors).
+    let bestLag = 0;
+    for (let lag = minLag; lag <= maxLag; lag += 1) {
+      const here = scores[lag]!;
+      if (here >= best * 0.9 && here >= scores[lag - 1]! && here >= scores[lag + 1]!) {
         bestLag = lag;
+        break;
       }
     }
-    if (best >= VOICED && bestLag > 0) estimates.push(rate / bestLag);
+    if (best < VOICED || bestLag === 0) continue;
+    // Parabolic interpolation between the neighbouring lags, for a period finer than one sample.
+    const [before, here, after] = [scores[bestLag - 1]!, scores[bestLag]!, scores[bestLag + 1]!];
+    const curve = before - 2 * here + after;
+    const shift = curve === 0 ? 0 : (0.5 * (before - after)) / curve;
+    estimates.push(rate / (bestLag + shift));
   }
   if (estimates.length === 0) return undefined;
   estimates.sort((a, b) => a - b);
