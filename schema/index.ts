@@ -12,6 +12,7 @@ import './types/crypto-rpc.ts';
 import './types/images.ts';
 import './types/media.ts';
 import './types/search.ts';
+import './types/speech.ts';
 import './types/text-parser.ts';
 
 export const schema = builder.toSchema({ sortSchema: true });

@@ -37,7 +37,10 @@ describe(parseOperatorConfig.name, () => {
     ]);
     for (const model of config.models) {
       expect(model.provider).toBe('simulator');
-      expect(model.description).toMatch(/built-in deterministic simulator; it is not a real model/);
+      // Speech is real (eSpeak NG built in), the other built-in models are simulated.
+      expect(model.description).toMatch(
+        model.type === 'tts' ? /eSpeak NG/ : /built-in deterministic simulator; it is not a real model/,
+      );
     }
     const speech = config.models.find((model) => model.type === 'tts');
     expect(speech?.spec).toMatchObject({ default_voice: 'af_sky', voices: expect.arrayContaining(['af_sky']) });
