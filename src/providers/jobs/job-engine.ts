@@ -1,0 +1,65 @@
+/**
+ * Queued media (music/audio and video jobs): one interface, one adapter per engine (the built-in simulator, which
+ * renders real media with ffmpeg; a generic queue API that is submitted to, polled and fetched from). Adapters
+ * only make media; per-model rules, quotes, the job table, the queue and the money belong to the job service, so
+ * every engine's job is reserved, retried, charged and stored alike.
+ */
+
+export type JobKind = 'audio' | 'video';
+
+/** A validated job as the rules (src/media/jobs) normalise it; what the engine needs and nothing else. */
+export interface AudioJobRequest {
+  readonly kind: 'audio';
+  readonly prompt: string;
+  readonly lyrics?: string | undefined;
+  readonly durationSeconds: number;
+  readonly forceInstrumental: boolean;
+  readonly voice?: string | undefined;
+  readonly languageCode?: string | undefined;
+  readonly speed?: number | undefined;
+  /** The container/codec the engine should produce (catalog `default_format` unless asked otherwise). */
+  readonly format: 'mp3' | 'wav' | 'flac';
+}
+
+export interface VideoJobRequest {
+  readonly kind: 'video';
+  readonly prompt: string;
+  readonly negativePrompt?: string | undefined;
+  readonly durationSeconds: number;
+  readonly width: number;
+  readonly height: number;
+  readonly aspectRatio?: string | undefined;
+  readonly resolution?: string | undefined;
+  readonly audio: boolean;
+  readonly upscaleFactor?: number | undefined;
+  /** Remote inputs already fetched under the public-address policy, with their probed facts. */
+  readonly inputs: readonly JobInput[];
+}
+
+export interface JobInput {
+  readonly role: 'image' | 'end_image' | 'audio' | 'video' | 'reference_image' | 'reference_video' | 'reference_audio';
+  readonly bytes: Buffer;
+  readonly contentType: string;
+  readonly durationSeconds?: number | undefined;
+}
+
+export type JobRequest = AudioJobRequest | VideoJobRequest;
+
+export interface JobRunContext {
+  readonly signal: AbortSignal;
+  /** 0–100, where the engine knows it. */
+  progress(percent: number): void;
+}
+
+export type JobResult =
+  | { readonly kind: 'media'; readonly bytes: Buffer; readonly contentType: string }
+  /** The engine keeps the file: a URL valid for a day that the caller downloads from. */
+  | { readonly kind: 'download'; readonly url: string; readonly contentType: string };
+
+export interface JobEngine {
+  readonly id: string;
+  readonly simulated: boolean;
+  /** Runs the job to its end. Throws UpstreamError for faults worth a retry, ValidationError for refusals. */
+  run(upstreamModel: string, request: JobRequest, context: JobRunContext): Promise<JobResult>;
+  close?(): Promise<void>;
+}
