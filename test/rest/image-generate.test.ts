@@ -1,3 +1,4 @@
+import { createServer } from 'node:http';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +10,7 @@ import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { testDatabaseKind } from '../helpers/db.ts';
 import { startImageUpstream, type FakeImageUpstream } from '../helpers/image-upstreams.ts';
+import { listenLocally } from '../helpers/local-server.ts';
 import { createAccountWithKey } from '../helpers/services.ts';
 
 interface GenerateBody {
@@ -429,6 +431,34 @@ describe(`REST POST /api/v1/image/generate (${testDatabaseKind})`, () => {
     20_000,
   );
 
+  it('should charge nothing when the client goes away while the engine works', async () => {
+    // Over a real port, as `npm start` serves it: the client's disconnect reaches the engine call.
+    const listening = await listenLocally(createServer(t.app.nodeListener));
+    try {
+      const before = await balance();
+      const entries = (await settledUsage()).length;
+      const calls = upstream.requests.length;
+      upstream.queue({ kind: 'delay', ms: 1_000 });
+      const controller = new AbortController();
+      const pending = fetch(`${listening.url}/api/v1/image/generate`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'test-a1111-image', prompt: 'gone', width: 256, height: 256 }),
+        signal: controller.signal,
+      }).catch((error: unknown) => error);
+      await eventually(async () => expect(upstream.requests.length).toBeGreaterThan(calls));
+      controller.abort();
+      expect(await pending).toBeInstanceOf(Error);
+      await eventually(async () => expect((await balance()).reserved).toBe(0n));
+      // Well after the engine would have answered: still nothing charged.
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      expect((await balance()).amount).toBe(before.amount);
+      expect(await settledUsage()).toHaveLength(entries);
+    } finally {
+      await listening.close();
+    }
+  }, 30_000);
+
   it('should answer 402 without funds and charge nothing', async () => {
     const poor = await createAccountWithKey(t.app.services, { type: 'INFERENCE' });
     const response = await t.call('/api/v1/image/generate', {
@@ -436,6 +466,22 @@ describe(`REST POST /api/v1/image/generate (${testDatabaseKind})`, () => {
       key: poor.secret,
     });
     expect(response.status).toBe(402);
+  });
+
+  it('should answer 402 past the key’s spend limit: 3 variants do not fit a 0.025 USD limit', async () => {
+    const limited = await createAccountWithKey(t.app.services, {
+      credit: { USD: '1' },
+      keyInput: { consumptionLimit: { usd: 0.025 } },
+    });
+    const call = (variants: number) =>
+      t.call('/api/v1/image/generate', {
+        body: { model: 'lagoon-sim-image', prompt: 'x', variants },
+        key: limited.secret,
+      });
+    const refused = await call(3);
+    expect(refused.status).toBe(402);
+    expect(((await refused.json()) as ErrorBody).code).toBe('API_KEY_USD_SPEND_LIMIT_EXCEEDED');
+    expect((await call(2)).status).toBe(200);
   });
 
   it('should answer 401 without a key', async () => {

@@ -137,8 +137,10 @@ async function renderPicture(request: GenerateImageRequest, seed: number): Promi
       .toBuffer();
     picture = sharp(small).resize(width, height, { kernel: 'nearest', fit: 'fill' });
   }
+  // Opaque: the background covers the whole picture, so the alpha channel would only add bytes.
   return picture
     .composite([{ input: labelSvg(width, height), top: 0, left: 0 }])
+    .removeAlpha()
     .png()
     .toBuffer();
 }
