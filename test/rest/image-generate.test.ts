@@ -484,6 +484,16 @@ describe(`REST POST /api/v1/image/generate (${testDatabaseKind})`, () => {
     expect((await call(2)).status).toBe(200);
   });
 
+  it('should charge a DIEM balance the model’s DIEM price', async () => {
+    const diem = await createAccountWithKey(t.app.services, { credit: { DIEM: '1' }, type: 'INFERENCE' });
+    const response = await t.call('/api/v1/image/generate', {
+      body: { model: 'test-tier-image', prompt: 'x', resolution: '2K' },
+      key: diem.secret,
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('x-balance-diem')).toBe('0.95');
+  });
+
   it('should answer 401 without a key', async () => {
     const response = await t.call('/api/v1/image/generate', {
       body: { model: 'lagoon-sim-image', prompt: 'x' },
