@@ -5,7 +5,8 @@ import { listenLocally } from './local-server.ts';
 /*
  * A fake image upstream on 127.0.0.1:<port 0> speaking both protocols the image adapters use:
  * - AUTOMATIC1111/Forge: POST /sdapi/v1/txt2img → `{images: [base64 png…], parameters, info: "<json>"}` (with
- *   `batch_size` pictures, a grid first when `grid` is set), GET /sdapi/v1/prompt-styles → `[{name, prompt}]`.
+ *   `batch_size` pictures; with `grid` set, a grid first and an extension's picture last),
+ *   GET /sdapi/v1/prompt-styles → `[{name, prompt}]`.
  * - OpenAI images: POST /v1/images/generations → `{created, data: [{b64_json}]}`.
  * Pictures are solid PNGs of the requested size. Every request is recorded; `queue` answers the next requests
  * with one-off behaviours (a status, a delay, a reset connection, an adult verdict), in order.
@@ -29,7 +30,7 @@ export interface FakeImageUpstream {
   readonly url: string;
   readonly requests: FakeImageRequest[];
   styles: string[];
-  /** A grid picture before the batch (A1111 with return_grid). */
+  /** A grid picture before the batch and an extension's picture after it (A1111 with return_grid, ControlNet). */
   grid: boolean;
   queue(...behaviors: FakeImageBehavior[]): void;
   close(): Promise<void>;
@@ -88,11 +89,17 @@ export async function startImageUpstream(): Promise<FakeImageUpstream> {
       const picture = await solidPng(number(body?.width, 512), number(body?.height, 512));
       const images = Array.from({ length: count }, () => picture);
       if (state.grid && count > 1) images.unshift(await solidPng(64, 64));
-      const info = { seed: body?.seed, all_seeds: images.map((_, i) => number(body?.seed, 1) + i) };
+      const info = {
+        seed: body?.seed,
+        all_seeds: Array.from({ length: count }, (_, i) => number(body?.seed, 1) + i),
+        index_of_first_image: images.length - count,
+      };
+      // An extension's extra picture after the batch (as ControlNet appends its detected maps).
+      if (state.grid) images.push(await solidPng(32, 32));
       send({
         images,
         parameters: body,
-        info: JSON.stringify(adult ? { ...info, nsfw: images.map(() => true) } : info),
+        info: JSON.stringify(adult ? { ...info, nsfw: Array.from({ length: count }, () => true) } : info),
       });
       return;
     }

@@ -24,6 +24,7 @@ const TxtToImgAnswer = z.looseObject({
   info: z.string().optional(),
 });
 const InfoSchema = z.looseObject({
+  index_of_first_image: z.number().int().nonnegative().optional(),
   nsfw: z.union([z.boolean(), z.array(z.boolean().nullable())]).optional(),
   has_nsfw_concepts: z.array(z.boolean().nullable()).optional(),
 });
@@ -71,10 +72,13 @@ export class Automatic1111Engine implements ImageEngine {
     };
     const parsed = TxtToImgAnswer.safeParse(await this.http.json('POST', '/sdapi/v1/txt2img', payload, options.signal));
     if (!parsed.success) throw brokenError('sent a malformed txt2img answer');
-    // With several pictures the server may put a grid of them first: the batch is the last `variants` images.
-    const images = parsed.data.images.slice(-request.variants);
+    // A grid of the batch may come first (`index_of_first_image` says so), and extensions may append their own
+    // pictures (ControlNet maps) after it: the batch is the `variants` pictures from the first one.
+    const info = parseInfo(parsed.data.info);
+    const first = info.index_of_first_image ?? 0;
+    const images = parsed.data.images.slice(first, first + request.variants);
     if (images.length < request.variants) throw brokenError('sent fewer pictures than asked for');
-    const flags = adultFlags(parsed.data.info);
+    const flags = adultFlags(info);
     return images.map((image, index) => ({ bytes: decodeBase64Image(image), adult: flags(index) }));
   }
 
@@ -91,11 +95,17 @@ export class Automatic1111Engine implements ImageEngine {
   }
 }
 
-/** Picture index → the safety checker's verdict (no checker, or no verdict: not adult). */
-function adultFlags(info: string | undefined): (index: number) => boolean {
+type Info = z.output<typeof InfoSchema>;
+
+/** The `info` JSON string of a txt2img answer; anything unreadable reads as no information. */
+function parseInfo(info: string | undefined): Info {
   const parsed = InfoSchema.safeParse(info === undefined ? {} : parseJson(info));
-  if (!parsed.success) return () => false;
-  const { nsfw, has_nsfw_concepts: concepts } = parsed.data;
+  return parsed.success ? parsed.data : {};
+}
+
+/** Picture index (within the batch) → the safety checker's verdict (no checker, or no verdict: not adult). */
+function adultFlags(info: Info): (index: number) => boolean {
+  const { nsfw, has_nsfw_concepts: concepts } = info;
   if (typeof nsfw === 'boolean') return () => nsfw;
   const list = nsfw ?? concepts ?? [];
   return (index) => list[index] === true;
