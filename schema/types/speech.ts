@@ -13,8 +13,10 @@ import type { CloneOutcome, ModelVoices } from '../../src/media/speech/voice-clo
 import { VOICE_SAMPLE_MAX_BYTES } from '../../src/media/speech/voice-cloning.ts';
 import type { VoiceSummary } from '../../src/media/speech/voices.repository.ts';
 import type { SettledCharge } from '../../src/billing/billing.types.ts';
+import { requireAccount } from '../../src/auth/permissions.ts';
 import { builder } from '../builder.ts';
 import { CurrencyEnum } from './enums.ts';
+import { INCLUDE_BASE64_ARG, MediaFileRef, mediaFileFor, type MediaFile } from './media.ts';
 
 const AudioFormatEnum = builder.enumType('AudioFormat', {
   description: 'The encoding of synthesised speech (REST `response_format`).',
@@ -28,16 +30,17 @@ const AudioFormatEnum = builder.enumType('AudioFormat', {
   } as const,
 });
 
-type SynthesizedSpeech = SpeechDescription & { readonly audio: Uint8Array; readonly charge: SettledCharge };
+type SynthesizedSpeech = SpeechDescription & { readonly file: MediaFile; readonly charge: SettledCharge };
 
 const SpeechResultRef = builder.objectRef<SynthesizedSpeech>('SpeechResult').implement({
   description: 'Synthesised speech.',
   fields: (t) => ({
-    audio: t.string({
-      description: 'The audio file, base64-encoded.',
-      resolve: (speech) => Buffer.from(speech.audio).toString('base64'),
+    file: t.field({
+      type: MediaFileRef,
+      description: 'The audio: a signed URL, and base64 with includeBase64.',
+      resolve: (speech) => speech.file,
     }),
-    contentType: t.exposeString('contentType', { description: 'The MIME type of `audio`, e.g. audio/mpeg.' }),
+    contentType: t.exposeString('contentType', { description: 'The MIME type of the audio, e.g. audio/mpeg.' }),
     format: t.field({ type: AudioFormatEnum, resolve: (speech) => speech.format }),
     model: t.exposeString('model', { description: 'The model that spoke (a compatibility name resolved).' }),
     voice: t.exposeString('voice'),
@@ -122,9 +125,13 @@ builder.mutationFields((t) => ({
   synthesizeSpeech: t.field({
     type: SpeechResultRef,
     description:
-      'Text to speech, the audio returned base64-encoded. Priced per character of input; a failure costs nothing.',
+      'Text to speech; the audio is a MediaFile (signed URL, base64 on request). Priced per character of input; a ' +
+      'failure costs nothing.',
     authScopes: { account: true },
-    args: { input: t.arg({ type: SpeechInputRef, required: true }) },
+    args: {
+      input: t.arg({ type: SpeechInputRef, required: true }),
+      includeBase64: t.arg.boolean(INCLUDE_BASE64_ARG),
+    },
     errors: {
       types: [
         ValidationError,
@@ -135,7 +142,7 @@ builder.mutationFields((t) => ({
         UpstreamError,
       ],
     },
-    resolve: async (_root, { input }, context) => {
+    resolve: async (_root, { input, includeBase64 }, context) => {
       const outcome = await context.services.speech.synthesize(
         context.auth,
         {
@@ -153,7 +160,15 @@ builder.mutationFields((t) => ({
         { signal: context.signal },
       );
       if (outcome.streaming) throw new Error('unreachable: a non-streaming call returned a stream');
-      return outcome;
+      // Stored and signed once paid for (the audio is charged by now).
+      const file = await mediaFileFor(
+        context,
+        requireAccount(context.auth).accountId,
+        { bytes: outcome.audio, contentType: outcome.contentType },
+        { includeBase64 },
+      );
+      const { audio: _audio, ...rest } = outcome;
+      return { ...rest, file };
     },
   }),
   cloneVoice: t.field({

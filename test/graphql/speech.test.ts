@@ -6,10 +6,12 @@ import { fundedAccount } from '../helpers/uploads.ts';
 
 /* GraphQL synthesizeSpeech, cloneVoice and voices, against the built-in eSpeak NG engine. */
 
-const SPEAK = `mutation Speak($input: SpeechInput!) {
-  synthesizeSpeech(input: $input) {
+const SPEAK = `mutation Speak($input: SpeechInput!, $includeBase64: Boolean) {
+  synthesizeSpeech(input: $input, includeBase64: $includeBase64) {
     __typename
-    ... on MutationSynthesizeSpeechSuccess { data { audio contentType format model voice characters charged currency } }
+    ... on MutationSynthesizeSpeechSuccess {
+      data { file { url contentType byteSize base64 } contentType format model voice characters charged currency }
+    }
     ... on ValidationError { message issues { path message } }
     ... on Error { message code }
   }
@@ -35,7 +37,7 @@ interface Speak {
   synthesizeSpeech: {
     __typename: string;
     data?: {
-      audio: string;
+      file: { url: string; contentType: string; byteSize: number; base64: string | null };
       contentType: string;
       format: string;
       model: string;
@@ -60,12 +62,12 @@ describe(`GraphQL speech (${testDatabaseKind})`, () => {
   }, 60_000);
   afterAll(async () => t.close());
 
-  it('should synthesise speech as base64 and charge the characters', async () => {
+  it('should synthesise speech as a MediaFile (signed URL and base64) and charge the characters', async () => {
     const before = await account.balance();
     const input = 'Hello from GraphQL. This is real speech.';
     const { data, errors } = await t.graphql<Speak>(
       SPEAK,
-      { input: { input, model: 'tts-1', voice: 'am_adam', responseFormat: 'OPUS', speed: 1.25 } },
+      { input: { input, model: 'tts-1', voice: 'am_adam', responseFormat: 'OPUS', speed: 1.25 }, includeBase64: true },
       account.secret,
     );
     expect(errors).toBeUndefined();
@@ -78,9 +80,16 @@ describe(`GraphQL speech (${testDatabaseKind})`, () => {
       characters: input.length,
       currency: 'USD',
     });
-    const probed = await probeAudio(Buffer.from(result.audio, 'base64'));
+    const audio = Buffer.from(result.file.base64!, 'base64');
+    expect(result.file).toMatchObject({ contentType: 'audio/ogg', byteSize: audio.byteLength });
+    const probed = await probeAudio(audio);
     expect(probed.codec).toBe('opus');
     expect(probed.duration).toBeGreaterThan(1);
+    // The signed URL serves the same bytes, without a key.
+    const url = new URL(result.file.url);
+    const fetched = await t.app.fetch(new Request(`${BASE}${url.pathname}${url.search}`));
+    expect(fetched.status).toBe(200);
+    expect(Buffer.from(await fetched.arrayBuffer()).equals(audio)).toBe(true);
     const cost = BigInt(input.length) * 3_500n;
     expect(result.charged).toBe((Number(cost) / 1e9).toString());
     expect(before.amount - (await account.balance()).amount).toBe(cost);
