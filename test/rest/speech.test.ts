@@ -106,6 +106,25 @@ describe(`REST POST /api/v1/audio/speech (${testDatabaseKind})`, () => {
     });
   }, 60_000);
 
+  it('should show speech in the usage analytics as a TTS model counted in chars', async () => {
+    const entries = (await account.allEntries()).filter((entry) => entry.sku === 'lagoon-sim-speech-tts-input-mchars');
+    expect(entries.length).toBeGreaterThan(0);
+    const response = await fetch(`${server.url}/api/v1/billing/usage-analytics?lookback=1d`, {
+      headers: { authorization: `Bearer ${account.adminSecret}` },
+    });
+    expect(response.status).toBe(200);
+    const analytics = (await response.json()) as {
+      byModel: { modelName: string; modelType: string; unitType: string; totalUnits: number; totalUsd: number }[];
+    };
+    const speech = analytics.byModel.find((model) => model.modelName === 'lagoon-sim-speech');
+    expect(speech).toMatchObject({
+      modelType: 'TTS',
+      unitType: 'chars',
+      totalUnits: entries.reduce((sum, entry) => sum + entry.units, 0),
+    });
+    expect(speech!.totalUsd).toBeCloseTo(-entries.reduce((sum, entry) => sum + entry.amount, 0), 9);
+  });
+
   it('should stream: the first audio arrives while the last sentence is still held back', async () => {
     const gate = server.gate();
     gate.open(1); // sentences 0 and 1 may run; 2 waits until the test has audio in hand
