@@ -77,8 +77,9 @@ export async function profileImagePath(runs: number): Promise<string[]> {
           { format: 'png', watermark: true, safeMode: true, metadata: { prompt: 'a lighthouse', model: 'm', seed: 7 } },
         ),
     ],
+    ['sharp: decode + PNG encode, no watermark (compression 6)', () => sharp(png).png().toBuffer()],
     [
-      'sharp: decode + watermark + PNG encode (default, compression 6)',
+      'sharp: decode + small corner SVG watermark + PNG encode (compression 6)',
       () =>
         sharp(png)
           .composite([{ input: WATERMARK, gravity: 'southeast' }])
