@@ -58,6 +58,47 @@ describe(`GraphQL MediaFile (${testDatabaseKind})`, () => {
     expect(inline.expiresAt.getTime() - Date.now()).toBeLessThanOrEqual(61_000);
   });
 
+  it('generateImage answers absolute URLs on the origin the client reached, or on LAGOON_PUBLIC_URL', async () => {
+    const { secret } = await createAccountWithKey(t.app.services, { credit: { USD: '1' } });
+    const query = `mutation ($input: GenerateImageInput!) {
+      generateImage(input: $input) { ... on MutationGenerateImageSuccess { data { images { url contentType } } } }
+    }`;
+    const generate = async (app: TestApp, headers: Record<string, string>) => {
+      const response = await app.call('/graphql', {
+        key: secret,
+        body: { query, variables: { input: { model: 'lagoon-sim-image', prompt: 'a buoy', format: 'PNG' } } },
+        headers: { accept: 'application/json', ...headers },
+      });
+      const body = (await response.json()) as {
+        data?: { generateImage: { data?: { images: { url: string; contentType: string }[] } } };
+      };
+      const url = body.data?.generateImage.data?.images[0]?.url;
+      if (!url) throw new Error(`no image: ${JSON.stringify(body)}`);
+      return url;
+    };
+    const url = await generate(t, { 'x-forwarded-proto': 'https' });
+    expect(url).toMatch(/^https:\/\/lagoon\.test\/media\//);
+    const response = await t.call(new URL(url).pathname, { key: null });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('image/png');
+
+    const behindProxy = await createTestApp({ LAGOON_PUBLIC_URL: 'https://api.example.com/lagoon/' });
+    try {
+      const { secret: other } = await createAccountWithKey(behindProxy.app.services, { credit: { USD: '1' } });
+      const answer = await behindProxy.call('/graphql', {
+        key: other,
+        body: { query, variables: { input: { model: 'lagoon-sim-image', prompt: 'a buoy', format: 'PNG' } } },
+      });
+      const body = (await answer.json()) as { data: { generateImage: { data: { images: { url: string }[] } } } };
+      const proxied = body.data.generateImage.data.images[0]!.url;
+      expect(proxied).toMatch(/^https:\/\/api\.example\.com\/lagoon\/media\//);
+      const path = new URL(proxied).pathname.replace(/^\/lagoon/, '');
+      expect((await behindProxy.call(path, { key: null })).status).toBe(200);
+    } finally {
+      await behindProxy.close();
+    }
+  });
+
   it('gives a path when neither LAGOON_PUBLIC_URL nor a request names the origin', async () => {
     const file = await mediaFileFor({ services: t.app.services }, accountId, { bytes, contentType: 'image/png' });
     expect(file.url).toMatch(/^\/media\//);
