@@ -187,6 +187,24 @@ describe(`GET /media/<token> (${testDatabaseKind})`, () => {
     expect(response.status).toBe(206);
   });
 
+  it('serves an empty object, and refuses any range of it or a zero-length suffix', async () => {
+    const link = await publish({ bytes: Buffer.alloc(0), contentType: 'application/octet-stream' });
+    const whole = await fetchFrom(appA, pathOf(link.url));
+    expect(whole.status).toBe(200);
+    expect(whole.headers.get('content-length')).toBe('0');
+    expect((await whole.arrayBuffer()).byteLength).toBe(0);
+    const ranged = await fetchFrom(appA, pathOf(link.url), { headers: { range: 'bytes=0-' } });
+    expect(ranged.status).toBe(416);
+    expect(ranged.headers.get('content-range')).toBe('bytes */0');
+
+    const other = await publish();
+    const zeroSuffix = await fetchFrom(appA, pathOf(other.url), { headers: { range: 'bytes=-0' } });
+    expect(zeroSuffix.status).toBe(416);
+    const garbage = await fetchFrom(appA, pathOf(other.url), { headers: { range: 'items=0-5' } });
+    expect(garbage.status).toBe(200);
+    expect((await garbage.arrayBuffer()).byteLength).toBe(5000);
+  });
+
   it('answers HEAD with the head only', async () => {
     const link = await publish();
     const head = await fetchFrom(appA, pathOf(link.url), { method: 'HEAD' });
