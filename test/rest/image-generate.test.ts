@@ -1,137 +1,21 @@
-import { createServer } from 'node:http';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import sharp from 'sharp';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { formatNano } from '../../src/billing/money.ts';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
+import type { TestApp } from '../helpers/app.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { testDatabaseKind } from '../helpers/db.ts';
-import { startImageUpstream, type FakeImageUpstream } from '../helpers/image-upstreams.ts';
-import { listenLocally } from '../helpers/local-server.ts';
+import { CENT, useImageApp, type ErrorBody, type GenerateBody } from '../helpers/image-app.ts';
+import type { FakeImageUpstream } from '../helpers/image-upstreams.ts';
 import { createAccountWithKey } from '../helpers/services.ts';
 
-interface GenerateBody {
-  id: string;
-  images: string[];
-  timing: Record<string, number>;
-  request: Record<string, unknown>;
-}
-interface ErrorBody {
-  error: string;
-  code: string;
-  issues?: { path: (string | number)[]; message: string }[];
-}
-
-const CENT = 10_000_000n; // 0.01 USD in nano-units
-const price = (usd: number) => ({ usd, diem: usd });
-
-/** Extra image models of each sizing style, one on the fake A1111 upstream. */
-function operatorConfig(upstreamUrl: string) {
-  return {
-    providers: [{ id: 'fake-a1111', type: 'automatic1111', baseUrl: upstreamUrl, timeoutMs: 1_500, maxRetries: 0 }],
-    models: [
-      {
-        id: 'test-pixel-image',
-        type: 'image',
-        name: 'Pixel-sized test model',
-        constraints: { promptCharacterLimit: 100, steps: { default: 10, max: 20 }, widthHeightDivisor: 16 },
-        pricing: { generation: price(0.02) },
-        provider: 'simulator',
-      },
-      {
-        id: 'test-tier-image',
-        type: 'image',
-        name: 'Resolution-tier test model',
-        constraints: {
-          promptCharacterLimit: 1_000,
-          steps: { default: 8, max: 30 },
-          widthHeightDivisor: 16,
-          aspectRatios: ['1:1', '16:9'],
-          resolutions: ['1K', '2K'],
-          defaultResolution: '1K',
-        },
-        pricing: { resolutions: { '1K': price(0.03), '2K': price(0.05) } },
-        provider: 'simulator',
-      },
-      {
-        id: 'test-a1111-image',
-        type: 'image',
-        name: 'A1111 test model',
-        constraints: { promptCharacterLimit: 1_000, steps: { default: 20, max: 50 }, widthHeightDivisor: 8 },
-        pricing: { generation: price(0.02) },
-        providers: [{ id: 'fake-a1111', upstreamModel: 'sdxl-base.safetensors' }],
-      },
-    ],
-  };
-}
-
 describe(`REST POST /api/v1/image/generate (${testDatabaseKind})`, () => {
-  let upstream: FakeImageUpstream;
-  let dir: string;
+  const app = useImageApp(10);
+  const { generate, generateJson, balance, usage, settledUsage, newEntries } = app;
   let t: TestApp;
-  let secret: string;
-  let accountId: string;
-
-  const generate = async (body: unknown, headers: Record<string, string> = {}) => {
-    const response = await t.call('/api/v1/image/generate', { body, key: secret, headers });
-    return response;
-  };
-  const generateJson = async (body: unknown) => {
-    const response = await generate(body);
-    return {
-      status: response.status,
-      headers: response.headers,
-      body: (await response.json()) as GenerateBody & ErrorBody,
-    };
-  };
-  const balance = async () =>
-    (await t.app.services.billing.balancesOf(accountId)).find((entry) => entry.currency === 'USD')!;
-  const usage = () =>
-    t.app.database.db
-      .selectFrom('usage_entries')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .orderBy('created_at')
-      .execute();
-
-  /** The usage entries once every settlement so far is written (their sum equals the balance change). */
-  const settledUsage = async () => {
-    let entries: Awaited<ReturnType<typeof usage>> = [];
-    await eventually(async () => {
-      entries = await usage();
-      const charged = entries.reduce((sum, entry) => sum - entry.amount, 0n);
-      expect(10_000_000_000n - (await balance()).amount).toBe(charged);
-    }, 15_000);
-    return entries;
-  };
-  /** The usage entries written after this call (entries of one batch can share a timestamp). */
-  const newEntries = async () => {
-    const ids = new Set((await usage()).map((entry) => entry.id));
-    // Settlements are written after the answer (balance leases): wait for them.
-    return async (count = 1) => {
-      let found: Awaited<ReturnType<typeof usage>> = [];
-      await eventually(async () => {
-        found = (await usage()).filter((entry) => !ids.has(entry.id));
-        expect(found.length).toBeGreaterThanOrEqual(count);
-      }, 15_000);
-      return found;
-    };
-  };
-
-  beforeAll(async () => {
-    upstream = await startImageUpstream();
-    dir = await mkdtemp(join(tmpdir(), 'lagoon-images-'));
-    const path = join(dir, 'operator.json');
-    await writeFile(path, JSON.stringify(operatorConfig(upstream.url)));
-    t = await createTestApp({ LAGOON_CONFIG: path });
-    ({ secret, accountId } = await createAccountWithKey(t.app.services, { credit: { USD: '10' }, type: 'INFERENCE' }));
-  }, 60_000);
-  afterAll(async () => {
-    await t.close();
-    await Promise.all([upstream.close(), rm(dir, { recursive: true, force: true })]);
+  let upstream: FakeImageUpstream;
+  beforeAll(() => {
+    ({ t, upstream } = app.state);
   });
 
   it('should generate one webp at the default aspect ratio with a random seed, without metadata, charging 0.01 USD', async () => {
@@ -351,113 +235,6 @@ describe(`REST POST /api/v1/image/generate (${testDatabaseKind})`, () => {
       expect(body.error).toContain('model');
     }
   });
-
-  it('should send the A1111 request shape and post-process its pictures', async () => {
-    upstream.requests.length = 0;
-    upstream.grid = true;
-    const { status, body } = await generateJson({
-      model: 'test-a1111-image',
-      prompt: 'a harbour',
-      negative_prompt: 'fog',
-      width: 640,
-      height: 384,
-      seed: 11,
-      steps: 25,
-      cfg_scale: 6.5,
-      variants: 2,
-      format: 'jpeg',
-      style_preset: 'Cinematic',
-    });
-    upstream.grid = false;
-    expect(status).toBe(200);
-    const txt2img = upstream.requests.find((request) => request.path === '/sdapi/v1/txt2img')!;
-    expect(txt2img.body).toMatchObject({
-      prompt: 'a harbour',
-      negative_prompt: 'fog',
-      width: 640,
-      height: 384,
-      seed: 11,
-      steps: 25,
-      cfg_scale: 6.5,
-      batch_size: 2,
-      styles: ['Cinematic'],
-      override_settings: { sd_model_checkpoint: 'sdxl-base.safetensors' },
-    });
-    expect(body.images).toHaveLength(2);
-    for (const image of body.images) {
-      const meta = await sharp(Buffer.from(image, 'base64')).metadata();
-      expect([meta.format, meta.width, meta.height]).toEqual(['jpeg', 640, 384]);
-    }
-  });
-
-  it('should blur a picture the A1111 safety checker flagged', async () => {
-    upstream.queue({ kind: 'adult' });
-    const { status, headers } = await generateJson({
-      model: 'test-a1111-image',
-      prompt: 'flagged',
-      width: 256,
-      height: 256,
-    });
-    expect(status).toBe(200);
-    expect(headers.get('x-is-blurred')).toBe('true');
-  });
-
-  it.each([
-    [{ kind: 'status', status: 500 } as const, 502],
-    [{ kind: 'status', status: 429 } as const, 503],
-    [{ kind: 'reset' } as const, 502],
-    [{ kind: 'malformed' } as const, 502],
-    [{ kind: 'delay', ms: 4_000 } as const, 504],
-  ])(
-    'should answer an upstream failure (%j) with %i and an error body, charging nothing',
-    async (behavior, code) => {
-      const before = await balance();
-      const entries = (await settledUsage()).length;
-      upstream.queue(behavior);
-      const { status, body } = await generateJson({
-        model: 'test-a1111-image',
-        prompt: 'fails',
-        width: 256,
-        height: 256,
-      });
-      expect(status).toBe(code);
-      expect(typeof body.error).toBe('string');
-      expect(body.error).not.toContain('127.0.0.1');
-      const after = await balance();
-      expect(after.amount).toBe(before.amount);
-      expect(after.reserved).toBe(0n);
-      expect(await settledUsage()).toHaveLength(entries);
-    },
-    20_000,
-  );
-
-  it('should charge nothing when the client goes away while the engine works', async () => {
-    // Over a real port, as `npm start` serves it: the client's disconnect reaches the engine call.
-    const listening = await listenLocally(createServer(t.app.nodeListener));
-    try {
-      const before = await balance();
-      const entries = (await settledUsage()).length;
-      const calls = upstream.requests.length;
-      upstream.queue({ kind: 'delay', ms: 1_000 });
-      const controller = new AbortController();
-      const pending = fetch(`${listening.url}/api/v1/image/generate`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'test-a1111-image', prompt: 'gone', width: 256, height: 256 }),
-        signal: controller.signal,
-      }).catch((error: unknown) => error);
-      await eventually(async () => expect(upstream.requests.length).toBeGreaterThan(calls));
-      controller.abort();
-      expect(await pending).toBeInstanceOf(Error);
-      await eventually(async () => expect((await balance()).reserved).toBe(0n));
-      // Well after the engine would have answered: still nothing charged.
-      await new Promise((resolve) => setTimeout(resolve, 1_500));
-      expect((await balance()).amount).toBe(before.amount);
-      expect(await settledUsage()).toHaveLength(entries);
-    } finally {
-      await listening.close();
-    }
-  }, 30_000);
 
   it('should answer 402 without funds and charge nothing', async () => {
     const poor = await createAccountWithKey(t.app.services, { type: 'INFERENCE' });
