@@ -143,12 +143,15 @@ describe('ImageGateway', () => {
   });
 
   it('should refuse edit and upscale with a 400 naming the model when no bound engine can', async () => {
-    const created = gateway();
-    const edit = await failure(created.edit([sd, oa], { prompt: 'x', images: [], width: 8, height: 8 }, {}));
+    // A1111, OpenAI-compatible and simulator engines all edit; an engine that only generates cannot.
+    const generator: ImageEngine = { id: 'generator', simulated: false, generate: () => Promise.resolve([]) };
+    const created = gateway({}, [generator]);
+    const only = [{ providerId: 'generator', upstreamModel: 'g' }];
+    const edit = await failure(created.edit(only, { prompt: 'x', images: [], width: 8, height: 8 }, {}));
     expect(edit).toBeInstanceOf(ValidationError);
     expect((edit as ValidationError).message).toContain('cannot edit');
     expect((edit as ValidationError).issues[0]?.path).toEqual(['model']);
-    const upscale = await failure(created.upscale([sd], { image: Buffer.alloc(0), scale: 2, creativity: 0 }, {}));
+    const upscale = await failure(created.upscale(only, { image: Buffer.alloc(0), scale: 2, creativity: 0 }, {}));
     expect((upscale as ValidationError).message).toContain('cannot upscale');
     expect(a1111.requests).toHaveLength(0);
   });

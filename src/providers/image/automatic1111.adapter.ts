@@ -1,7 +1,14 @@
 import { z } from 'zod';
 import { parseJson } from '../chat/openai-wire.ts';
 import { brokenError } from '../chat/upstream-errors.ts';
-import type { EngineImage, GenerateImageRequest, ImageCallOptions, ImageEngine } from './image-engine.ts';
+import type {
+  EditImageRequest,
+  EngineImage,
+  GenerateImageRequest,
+  ImageCallOptions,
+  ImageEngine,
+  UpscaleImageRequest,
+} from './image-engine.ts';
 import { decodeBase64Image, ImageHttpClient, type ImageHttpSettings } from './image-http.ts';
 
 /*
@@ -17,7 +24,12 @@ const Options = z.strictObject({
   sampler: z.string().min(1).max(100).optional(),
   /** `scheduler` of every call (Forge and A1111 1.9+; default: the server's). */
   scheduler: z.string().min(1).max(100).optional(),
+  /** `upscaler_1` of extra-single-image (upscales), e.g. "R-ESRGAN 4x+"; default "Lanczos". */
+  upscaler: z.string().min(1).max(100).optional(),
+  /** img2img `denoising_strength` of edits: how far the result may stray from the input (default 0.6). */
+  denoisingStrength: z.number().min(0).max(1).optional(),
 });
+const UpscaleAnswer = z.looseObject({ image: z.string().min(1) });
 
 const TxtToImgAnswer = z.looseObject({
   images: z.array(z.string()).min(1),
@@ -88,6 +100,48 @@ export class Automatic1111Engine implements ImageEngine {
     );
     if (!parsed.success) throw brokenError('sent a malformed style list');
     return [...new Set(parsed.data.map((style) => style.name))];
+  }
+
+  /** `POST /sdapi/v1/img2img`: the base as the init image, the second picture (multi-edit) as the inpaint mask. */
+  async edit(upstreamModel: string, request: EditImageRequest, options: ImageCallOptions): Promise<EngineImage> {
+    const settings = this.settings.options ?? {};
+    const [image, mask] = request.images;
+    const payload = {
+      prompt: request.prompt,
+      init_images: image ? [image.toString('base64')] : [],
+      ...(mask ? { mask: mask.toString('base64') } : {}),
+      width: request.width,
+      height: request.height,
+      denoising_strength: settings.denoisingStrength ?? 0.6,
+      ...(settings.sampler ? { sampler_name: settings.sampler } : {}),
+      ...(settings.scheduler ? { scheduler: settings.scheduler } : {}),
+      send_images: true,
+      save_images: false,
+      ...(upstreamModel === SERVER_DEFAULT_MODEL
+        ? {}
+        : { override_settings: { sd_model_checkpoint: upstreamModel }, override_settings_restore_afterwards: false }),
+    };
+    const parsed = TxtToImgAnswer.safeParse(await this.http.json('POST', '/sdapi/v1/img2img', payload, options.signal));
+    if (!parsed.success) throw brokenError('sent a malformed img2img answer');
+    // As for txt2img: the picture is the one `index_of_first_image` points at (extensions may append others).
+    const info = parseInfo(parsed.data.info);
+    const picture = parsed.data.images[info.index_of_first_image ?? 0];
+    if (picture === undefined) throw brokenError('sent no picture');
+    return { bytes: decodeBase64Image(picture), adult: adultFlags(info)(0) };
+  }
+
+  /** `POST /sdapi/v1/extra-single-image` with the configured upscaler; `creativity` has no A1111 counterpart. */
+  async upscale(_upstreamModel: string, request: UpscaleImageRequest, options: ImageCallOptions): Promise<EngineImage> {
+    const payload = {
+      image: request.image.toString('base64'),
+      resize_mode: 0,
+      upscaling_resize: request.scale,
+      upscaler_1: this.settings.options?.upscaler ?? 'Lanczos',
+    };
+    const answer = await this.http.json('POST', '/sdapi/v1/extra-single-image', payload, options.signal);
+    const parsed = UpscaleAnswer.safeParse(answer);
+    if (!parsed.success) throw brokenError('sent a malformed extra-single-image answer');
+    return { bytes: decodeBase64Image(parsed.data.image), adult: false };
   }
 
   async close(): Promise<void> {

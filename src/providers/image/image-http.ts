@@ -102,7 +102,7 @@ export class ImageHttpClient {
 }
 
 /** An HTTP error status from the upstream, mapped so that only the caller's own mistakes are 4xx. */
-function statusError(status: number, message: string | undefined): AppError {
+export function statusError(status: number, message: string | undefined): AppError {
   if (status === 400 || status === 413 || status === 422)
     return new ValidationError(message ?? `The image server rejected the request (HTTP ${status})`);
   if (status === 429)

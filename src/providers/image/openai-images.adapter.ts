@@ -1,7 +1,14 @@
 import { z } from 'zod';
 import { brokenError } from '../chat/upstream-errors.ts';
-import type { EngineImage, GenerateImageRequest, ImageCallOptions, ImageEngine } from './image-engine.ts';
+import type {
+  EditImageRequest,
+  EngineImage,
+  GenerateImageRequest,
+  ImageCallOptions,
+  ImageEngine,
+} from './image-engine.ts';
 import { decodeBase64Image, ImageHttpClient, type ImageHttpSettings } from './image-http.ts';
+import { openAiEdit } from './remote-edit.ts';
 
 /*
  * The OpenAI images protocol (`POST {baseUrl}/images/generations`, as LocalAI and OpenAI serve it). The base URL
@@ -38,7 +45,7 @@ export class OpenAIImagesEngine implements ImageEngine {
 
   constructor(
     readonly id: string,
-    settings: ImageHttpSettings & { options?: z.output<typeof Options> },
+    private readonly settings: ImageHttpSettings & { options?: z.output<typeof Options> },
   ) {
     this.http = new ImageHttpClient(id, settings);
   }
@@ -64,6 +71,11 @@ export class OpenAIImagesEngine implements ImageEngine {
       if (!item.b64_json) throw brokenError('sent a picture without b64_json');
       return { bytes: decodeBase64Image(item.b64_json), adult: item.nsfw === true || flags[index] === true };
     });
+  }
+
+  /** `POST {baseUrl}/images/edits` (multipart): the base picture, and the second one as the mask. */
+  edit(upstreamModel: string, request: EditImageRequest, options: ImageCallOptions): Promise<EngineImage> {
+    return openAiEdit(this.settings, upstreamModel, request, options);
   }
 
   async close(): Promise<void> {

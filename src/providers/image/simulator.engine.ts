@@ -2,7 +2,15 @@ import { createHash } from 'node:crypto';
 import sharp from 'sharp';
 import { SIMULATOR_IMAGE_STYLES } from '../../operator-config/default-config.ts';
 import { cancelledError } from '../chat/upstream-errors.ts';
-import type { EngineImage, GenerateImageRequest, ImageCallOptions, ImageEngine } from './image-engine.ts';
+import type {
+  EditImageRequest,
+  EngineImage,
+  GenerateImageRequest,
+  ImageCallOptions,
+  ImageEngine,
+  UpscaleImageRequest,
+} from './image-engine.ts';
+import { resampleUpscale, simulateEdit } from './local-edit.ts';
 
 /*
  * The built-in image engine: no model, no network. A picture is an SVG of a gradient and shapes whose colours
@@ -40,6 +48,20 @@ export class SimulatorImageEngine implements ImageEngine {
 
   styles(): Promise<string[]> {
     return Promise.resolve([...SIMULATOR_IMAGE_STYLES]);
+  }
+
+  /** A deterministic, visible edit (local-edit.ts): layers and a prompt-coloured band over the base. */
+  async edit(_upstreamModel: string, request: EditImageRequest, options: ImageCallOptions): Promise<EngineImage> {
+    const bytes = await simulateEdit(request, options.signal);
+    if (options.signal?.aborted) throw cancelledError();
+    return { bytes, adult: request.prompt.toLowerCase().includes(SIMULATE_ADULT_MARKER) };
+  }
+
+  /** A real resampler (Lanczos 3 and a mild sharpen), not an AI upscaler: `creativity` is ignored. */
+  async upscale(_upstreamModel: string, request: UpscaleImageRequest, options: ImageCallOptions): Promise<EngineImage> {
+    const bytes = await resampleUpscale(request, options.signal);
+    if (options.signal?.aborted) throw cancelledError();
+    return { bytes, adult: false };
   }
 }
 
