@@ -6,6 +6,7 @@ import { catalogRoutes } from './routes/catalog.ts';
 import { characterRoutes } from './routes/characters.ts';
 import { chatRoutes } from './routes/chat.ts';
 import { cryptoRpcRoutes } from './routes/crypto-rpc.ts';
+import { imageEditRoutes } from './routes/image-edit.ts';
 import { imageRoutes } from './routes/images.ts';
 import { mediaRoutes } from './routes/media.ts';
 import { searchRoutes } from './routes/search.ts';
@@ -25,6 +26,7 @@ const domainRoutes: readonly Route[] = [
   ...chatRoutes,
   ...mediaRoutes,
   ...imageRoutes,
+  ...imageEditRoutes,
   ...speechRoutes,
 ];
 

@@ -31,6 +31,7 @@ import { Lifecycle, periodic } from './lifecycle.ts';
 import type { Logger } from './logger.ts';
 import { createMediaKit, type MediaKit } from './media/create.ts';
 import { createImageServices, type ImageServices } from './media/images/create.ts';
+import { createImageEditService } from './media/images/edit-create.ts';
 import { createSpeechService, type SpeechService } from './media/speech/create.ts';
 import { WebScrapingConfigSchema, type OperatorConfig } from './operator-config/schema.ts';
 import { ChatGateway, type UpstreamMetrics } from './providers/chat/chat-gateway.ts';
@@ -60,6 +61,8 @@ export interface Operations {
   readonly media: Omit<MediaKit, 'sweeper'>;
   /** Image generation, billed per picture (src/media/images/create.ts). */
   readonly images: Omit<ImageServices, 'engines' | 'gateway'>;
+  /** Image edit, multi-edit and upscale, billed per picture (src/media/images/edit-create.ts). */
+  readonly imageEdit: Omit<ReturnType<typeof createImageEditService>, 'close'>;
   /** Text to speech and voice cloning (eSpeak NG built in, OpenAI-compatible speech servers), billed per character. */
   readonly speech: SpeechService;
 }
@@ -268,6 +271,14 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     metrics: options.metrics,
   });
   lifecycle.add('image engines', imageEngines);
+  const imageEdit = createImageEditService({
+    billing,
+    catalog,
+    logger,
+    operatorConfig: options.operatorConfig,
+    gateway: images.gateway,
+  });
+  lifecycle.add('image edit URL fetches', { stop: () => imageEdit.close() });
   const speech = createSpeechService({ db, billing, catalog, logger, providers: options.operatorConfig?.providers });
   lifecycle.add('speech engines', { stop: () => speech.close() });
   // Pending charges are written and leases given back before the event bus and the database close.
@@ -300,6 +311,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     cryptoRpc,
     media,
     images,
+    imageEdit,
     speech,
     start: () => lifecycle.start(),
     stop: () => lifecycle.stop(),

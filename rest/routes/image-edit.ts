@@ -1,0 +1,144 @@
+import { z } from 'zod';
+import { requireAccount } from '../../src/auth/permissions.ts';
+import { EditImageInput, MultiEditImageInput, UpscaleImageInput } from '../../src/media/images/edit.inputs.ts';
+import type { ImageEditOutcome } from '../../src/media/images/image-edit.service.ts';
+import { MAX_INPUT_BASE64_CHARS, MAX_INPUT_BYTES } from '../../src/media/images/image-input.ts';
+import { balanceHeaders, json, text, type Reply } from '../http.ts';
+import { readMultipartUpload } from '../multipart.ts';
+import type { Route, RouteContext } from '../router.ts';
+
+/** A JSON body with one base64 picture under 25 MB, a 32,768-character prompt (escaped) and the other fields. */
+const ONE_IMAGE_BODY_BYTES = MAX_INPUT_BASE64_CHARS + 1_048_576;
+const MULTIPART = /^multipart\/form-data\b/i;
+
+const Binary = z.string().describe('The picture (binary), with its Content-Type; x-is-blurred: true when blurred');
+const imageFile = z.file().describe('The picture as a file part; under 25 MB');
+
+/** The body as the service takes it: JSON, or a multipart form whose `image` file part travels beside the fields. */
+async function readBody(call: RouteContext): Promise<{ input: unknown; file?: Uint8Array }> {
+  if (!MULTIPART.test(call.header('content-type') ?? '')) return { input: await call.json() };
+  // Refuse an unauthenticated upload before reading any of it.
+  requireAccount(call.auth);
+  const { file, fields } = await readMultipartUpload(call.headers, call.body, 'image', {
+    maxFileBytes: MAX_INPUT_BYTES - 1,
+  });
+  return { input: formFields(fields), file: file.bytes };
+}
+
+/** Form fields are text: booleans and numbers are read as such (a bad value is left for the schema to name). */
+function formFields(fields: Readonly<Record<string, string>>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...fields };
+  for (const key of ['safe_mode'] as const)
+    if (fields[key] === 'true' || fields[key] === 'false') out[key] = fields[key] === 'true';
+  for (const key of ['scale', 'creativity'] as const) {
+    const value = fields[key];
+    if (value !== undefined && value.trim() !== '' && Number.isFinite(Number(value))) out[key] = Number(value);
+  }
+  return out;
+}
+
+/** The picture itself; never compressed (it already is). */
+function binary(outcome: ImageEditOutcome): Reply {
+  return text(outcome.bytes, {
+    'content-type': outcome.contentType,
+    ...(outcome.blurred && { 'x-is-blurred': 'true' }),
+    ...balanceHeaders(outcome.charge),
+  });
+}
+
+const upscaleRoute = (path: string): Route => ({
+  method: 'POST',
+  path,
+  access: 'account',
+  bodyLimit: ONE_IMAGE_BODY_BYTES,
+  doc: {
+    summary:
+      'Upscale a picture 2× to 4× (output at most 16,777,216 pixels); priced per image by the effective scale. JSON or multipart.',
+    tags: ['Image'],
+    body: UpscaleImageInput,
+    response: Binary,
+    responseDescription: 'image/png',
+  },
+  async handler(call) {
+    const { input, file } = await readBody(call);
+    return binary(await call.services.imageEdit.upscale(call.auth, input, { signal: call.signal, file }));
+  },
+});
+
+export const imageEditRoutes: Route[] = [
+  {
+    method: 'POST',
+    path: '/image/edit',
+    access: 'account',
+    bodyLimit: ONE_IMAGE_BODY_BYTES,
+    doc: {
+      summary: 'Edit a picture with a prompt (experimental); priced per edit by model. JSON or multipart (image file).',
+      tags: ['Image'],
+      body: EditImageInput,
+      response: Binary,
+      responseDescription: 'The edited picture: image/png, image/jpeg or image/webp',
+    },
+    async handler(call) {
+      const { input, file } = await readBody(call);
+      return binary(await call.services.imageEdit.edit(call.auth, input, { signal: call.signal, file }));
+    },
+  },
+  {
+    method: 'POST',
+    path: '/image/multi-edit',
+    access: 'account',
+    bodyLimit: 3 * MAX_INPUT_BASE64_CHARS + 1_048_576,
+    doc: {
+      summary: 'Edit a base picture with up to two more layers/masks and a prompt; priced per edit and extra image.',
+      tags: ['Image'],
+      body: MultiEditImageInput,
+      response: Binary,
+      responseDescription: 'The edited picture: image/png, image/jpeg or image/webp',
+    },
+    async handler(call) {
+      return binary(await call.services.imageEdit.multiEdit(call.auth, await call.json(), { signal: call.signal }));
+    },
+  },
+  upscaleRoute('/image/upscale'),
+  upscaleRoute('/images/upscale'),
+  {
+    method: 'POST',
+    path: '/images/edits',
+    access: 'account',
+    bodyLimit: ONE_IMAGE_BODY_BYTES,
+    doc: {
+      summary:
+        'OpenAI-compatible image edit (multipart: image, prompt, model); an unknown model name uses the default edit model.',
+      tags: ['Image'],
+      body: z.object({
+        image: imageFile,
+        prompt: z.string().min(1).max(32_768),
+        model: z.string().optional(),
+        response_format: z.enum(['b64_json', 'url']).optional(),
+        output_format: z.enum(['png', 'jpeg', 'webp']).optional(),
+      }),
+      bodyContentType: 'multipart/form-data',
+      response: z.object({
+        created: z.number().int(),
+        data: z.array(z.object({ b64_json: z.string().optional(), url: z.string().optional() })),
+      }),
+    },
+    async handler(call) {
+      const { input, file } = await readBody(call);
+      const fields = input as Record<string, unknown>;
+      const { model, response_format: responseFormat, ...rest } = fields;
+      // As /images/generations does: a model name this catalog lacks (dall-e-2, gpt-image-1) means the default.
+      const known =
+        typeof model === 'string' && (await call.services.catalog.lookupModel(model, 'inpaint')).model !== undefined;
+      const outcome = await call.services.imageEdit.edit(
+        call.auth,
+        { ...rest, ...(known && { model }) },
+        { signal: call.signal, file },
+      );
+      const b64 = outcome.bytes.toString('base64');
+      const item = responseFormat === 'url' ? { url: `data:${outcome.contentType};base64,${b64}` } : { b64_json: b64 };
+      const headers = { ...(outcome.blurred && { 'x-is-blurred': 'true' }), ...balanceHeaders(outcome.charge) };
+      return json({ created: Math.floor(Date.now() / 1000), data: [item] }, 200, headers);
+    },
+  },
+];

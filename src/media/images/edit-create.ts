@@ -1,0 +1,47 @@
+import type { BillingService } from '../../billing/billing.service.ts';
+import type { CatalogService } from '../../catalog/catalog.service.ts';
+import type { Logger } from '../../logger.ts';
+import { WebScrapingConfigSchema, type OperatorConfig } from '../../operator-config/schema.ts';
+import { ImageGateway } from '../../providers/image/image-gateway.ts';
+import { ImageEditService, type ImageEditGateway } from './image-edit.service.ts';
+import { ImageInputLoader } from './image-input.ts';
+import sharp from 'sharp';
+
+/**
+ * Builds the edit/upscale service. Image URLs are fetched under the web scraper's address policy: the operator's
+ * `chat.webScraping.allowNetworks` (default: public addresses only) and its per-page timeout.
+ */
+export function createImageEditService(deps: {
+  billing: BillingService;
+  catalog: CatalogService;
+  logger: Logger;
+  operatorConfig?: Partial<Pick<OperatorConfig, 'providers' | 'chat'>> | undefined;
+  /** The shared image gateway, when the caller has one; else one over the operator's providers. */
+  gateway?: ImageEditGateway | undefined;
+}): ImageEditService {
+  // libvips' operation cache keeps decoded pictures around for reuse that never comes (every request's are new).
+  sharp.cache(false);
+  const scraping = deps.operatorConfig?.chat?.webScraping ?? WebScrapingConfigSchema.parse({});
+  const inputs = new ImageInputLoader({ allowNetworks: scraping.allowNetworks, timeoutMs: scraping.timeoutMs });
+  // Without an operator config (tests wiring services directly) the built-in simulator still serves.
+  const own = deps.gateway
+    ? undefined
+    : new ImageGateway({
+        providers: deps.operatorConfig?.providers ?? [{ id: 'simulator', type: 'simulator' }],
+        logger: deps.logger,
+      });
+  return new ImageEditService({
+    billing: deps.billing,
+    catalog: deps.catalog,
+    gateway: deps.gateway ?? own!,
+    inputs,
+    logger: deps.logger,
+    closeGateway: own && (() => own.close()),
+    localProviders: new Set(
+      (deps.operatorConfig?.providers ?? [])
+        .filter((p) => p.type === 'simulator')
+        .map((p) => p.id)
+        .concat('simulator'),
+    ),
+  });
+}

@@ -1,0 +1,126 @@
+import sharp from 'sharp';
+import { AddressPolicy } from '../../augment/scrape/address-policy.ts';
+import { PageFetchError, PageFetcher } from '../../augment/scrape/page-fetch.ts';
+import { PayloadTooLargeError, ValidationError } from '../../errors.ts';
+
+/*
+ * Input pictures of the edit and upscale routes: a file part, base64, a data URL or an http(s) URL. URLs are fetched
+ * with the web scraper's fetcher and address policy (src/augment/scrape/), so a caller cannot make the server read
+ * its own loopback, the cloud metadata endpoint or the operator's private network through an image URL.
+ */
+
+/** Inputs must be under 25 MB (as the text parser counts a megabyte: 10^6 bytes). */
+export const MAX_INPUT_BYTES = 25_000_000;
+export const MIN_INPUT_PIXELS = 65_536;
+export const MAX_INPUT_PIXELS = 33_177_600;
+/** A base64 string of a picture just under MAX_INPUT_BYTES, for JSON body limits. */
+export const MAX_INPUT_BASE64_CHARS = Math.ceil(MAX_INPUT_BYTES / 3) * 4;
+
+export interface LoadedImage {
+  readonly bytes: Buffer;
+  readonly width: number;
+  readonly height: number;
+  /** sharp's name of the input format (png, jpeg, webp, gif, …). */
+  readonly format: string;
+}
+
+export interface ImageInputSettings {
+  /** Non-public networks URLs may reach (CIDR or address), as the scraper's `allowNetworks`. */
+  readonly allowNetworks: readonly string[];
+  /** The whole fetch of one URL, redirects included. */
+  readonly timeoutMs: number;
+  /** Smallest picture accepted, in pixels (upscale has the same floor as edit). */
+  readonly minPixels?: number;
+}
+
+const DATA_URL = /^data:([^,;]*)((?:;[^,;]*)*),/i;
+const BASE64 = /^[A-Za-z0-9+/_-]+={0,2}$/;
+
+/** Loads and checks input pictures: size under 25 MB (413), a picture sharp reads, pixel count within bounds (400). */
+export class ImageInputLoader {
+  private readonly fetcher: PageFetcher;
+
+  constructor(private readonly settings: ImageInputSettings) {
+    // One byte past the limit is enough to know the picture is too large.
+    this.fetcher = new PageFetcher(new AddressPolicy(settings.allowNetworks), {
+      timeoutMs: settings.timeoutMs,
+      maxBytes: MAX_INPUT_BYTES,
+      maxRedirects: 5,
+    });
+  }
+
+  /**
+   * One input: `source` is the file part's bytes, or the field's text (base64, a data URL or an http(s) URL).
+   * `field` is the request path of the value, named in every refusal.
+   */
+  async load(field: readonly (string | number)[], source: Uint8Array | string, signal?: AbortSignal) {
+    const bytes = typeof source === 'string' ? await this.fromText(field, source.trim(), signal) : Buffer.from(source);
+    if (bytes.byteLength >= MAX_INPUT_BYTES) throw new PayloadTooLargeError(MAX_INPUT_BYTES);
+    return inspect(field, bytes, this.settings.minPixels ?? MIN_INPUT_PIXELS);
+  }
+
+  close(): Promise<void> {
+    return this.fetcher.close();
+  }
+
+  private async fromText(field: readonly (string | number)[], text: string, signal?: AbortSignal): Promise<Buffer> {
+    if (/^https?:\/\//i.test(text)) return this.fetchUrl(field, text, signal);
+    if (/^[a-z][a-z0-9+.-]*:\/\//i.test(text))
+      throw invalid(field, 'Must be base64 image data, a data URL or an http(s) URL');
+    const data = DATA_URL.exec(text);
+    if (data) {
+      if (!/;base64$/i.test(data[2] ?? '')) throw invalid(field, 'A data URL must be base64-encoded (";base64,")');
+      return decodeBase64(field, text.slice(data[0].length));
+    }
+    return decodeBase64(field, text);
+  }
+
+  private async fetchUrl(field: readonly (string | number)[], url: string, signal?: AbortSignal): Promise<Buffer> {
+    try {
+      const page = await this.fetcher.fetch(url, signal);
+      if (page.truncated) throw new PayloadTooLargeError(MAX_INPUT_BYTES);
+      return Buffer.from(page.bytes.buffer, page.bytes.byteOffset, page.bytes.byteLength);
+    } catch (error) {
+      if (error instanceof PageFetchError) throw invalid(field, `Could not fetch the image URL: ${error.reason}`);
+      if (error instanceof TypeError) throw invalid(field, 'Not a valid URL');
+      throw error;
+    }
+  }
+}
+
+function decodeBase64(field: readonly (string | number)[], text: string): Buffer {
+  // Most callers send no line breaks: no copy of a 30 MB string then.
+  const compact = /\s/.test(text) ? text.replace(/\s+/g, '') : text;
+  if (compact.length === 0) throw invalid(field, 'Must not be empty');
+  // Refuse an oversized picture before decoding it.
+  if (Math.floor((compact.length * 3) / 4) - 2 >= MAX_INPUT_BYTES) throw new PayloadTooLargeError(MAX_INPUT_BYTES);
+  if (!BASE64.test(compact)) throw invalid(field, 'Must be base64 image data, a data URL or an http(s) URL');
+  return Buffer.from(compact, compact.includes('-') || compact.includes('_') ? 'base64url' : 'base64');
+}
+
+/** Reads the header only (sharp does not decode the pixels for metadata), so a huge picture costs nothing here. */
+async function inspect(field: readonly (string | number)[], bytes: Buffer, minPixels: number): Promise<LoadedImage> {
+  let meta: Awaited<ReturnType<ReturnType<typeof sharp>['metadata']>>;
+  try {
+    meta = await sharp(bytes, { limitInputPixels: false }).metadata();
+  } catch {
+    throw invalid(field, 'Not an image sharp can read (PNG, JPEG, WebP, GIF, AVIF, TIFF)');
+  }
+  const { width, format } = meta;
+  // Animated pictures: one frame counts.
+  const height = meta.pageHeight ?? meta.height;
+  if (!width || !height || !format) throw invalid(field, 'Not an image with a width and a height');
+  const pixels = width * height;
+  if (pixels < minPixels || pixels > MAX_INPUT_PIXELS) {
+    throw invalid(
+      field,
+      `Must have ${minPixels.toLocaleString('en-US')} to ${MAX_INPUT_PIXELS.toLocaleString('en-US')} pixels; ` +
+        `this one is ${width}×${height} (${pixels.toLocaleString('en-US')})`,
+    );
+  }
+  return { bytes, width, height, format };
+}
+
+export function invalid(field: readonly (string | number)[], message: string): ValidationError {
+  return new ValidationError(`Invalid request: ${field.join('.')}: ${message}`, [{ path: [...field], message }]);
+}

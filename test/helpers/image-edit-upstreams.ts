@@ -1,0 +1,103 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import sharp from 'sharp';
+import { listenLocally } from './local-server.ts';
+
+/*
+ * Local stand-ins for remote image engines on 127.0.0.1, speaking their protocols:
+ * - OpenAI images API: POST /v1/images/edits (multipart: model, prompt, image, mask?, size, response_format)
+ *   → { created, data: [{ b64_json }] }.
+ * - AUTOMATIC1111/Forge: POST /sdapi/v1/img2img { init_images, mask?, prompt, width, height, … } → { images, info },
+ *   POST /sdapi/v1/extra-single-image { image, upscaling_resize, upscaler_1 } → { image, html_info }.
+ * Answers are real pictures (solid colour at the asked size), so the service's post-processing runs on them.
+ */
+
+export interface ImageUpstreamRequest {
+  readonly path: string;
+  readonly contentType: string;
+  /** JSON bodies parsed; multipart bodies as text fields plus the file parts' sizes. */
+  readonly body: Record<string, unknown>;
+}
+
+export type ImageOverride = (request: IncomingMessage, response: ServerResponse) => void;
+
+export interface FakeImageUpstream {
+  readonly url: string;
+  readonly requests: ImageUpstreamRequest[];
+  queue(...overrides: ImageOverride[]): void;
+  close(): Promise<void>;
+}
+
+export const failWith =
+  (code: number): ImageOverride =>
+  (_request, response) => {
+    response.writeHead(code, { 'content-type': 'application/json' }).end('{"error":"upstream failure"}');
+  };
+
+/** Never answers (the caller's timeout fires first); the socket is destroyed at close. */
+export const hang = (): ImageOverride => () => undefined;
+
+const solid = (width: number, height: number) =>
+  sharp({ create: { width, height, channels: 3, background: { r: 20, g: 120, b: 200 } } })
+    .png()
+    .toBuffer();
+
+export async function startImageUpstream(): Promise<FakeImageUpstream> {
+  const requests: ImageUpstreamRequest[] = [];
+  const overrides: ImageOverride[] = [];
+  const server = createServer((request, response) => {
+    void (async () => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of request) chunks.push(chunk as Buffer);
+      const raw = Buffer.concat(chunks);
+      const contentType = request.headers['content-type'] ?? '';
+      const path = request.url ?? '/';
+      const body = contentType.startsWith('multipart/')
+        ? await multipartFields(raw, contentType)
+        : (JSON.parse(raw.toString('utf8') || '{}') as Record<string, unknown>);
+      requests.push({ path, contentType, body });
+      const override = overrides.shift();
+      if (override) return override(request, response);
+      const send = (value: unknown) =>
+        response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(value));
+      if (path === '/v1/images/edits') {
+        const [width, height] = String(body.size ?? '1024x1024')
+          .split('x')
+          .map(Number);
+        const nsfw = String(body.prompt).includes('[adult]');
+        return send({
+          created: 1,
+          data: [
+            { b64_json: (await solid(width ?? 64, height ?? 64)).toString('base64'), ...(nsfw && { nsfw: true }) },
+          ],
+        });
+      }
+      if (path === '/sdapi/v1/img2img') {
+        const image = await solid(Number(body.width), Number(body.height));
+        return send({ images: [image.toString('base64')], info: JSON.stringify({ nsfw: [false] }) });
+      }
+      if (path === '/sdapi/v1/extra-single-image') {
+        const input = Buffer.from(String(body.image), 'base64');
+        const meta = await sharp(input).metadata();
+        const scale = Number(body.upscaling_resize);
+        const image = await solid(Math.round((meta.width ?? 1) * scale), Math.round((meta.height ?? 1) * scale));
+        return send({ image: image.toString('base64'), html_info: '' });
+      }
+      response.writeHead(404).end();
+    })().catch((error: unknown) => {
+      if (!response.headersSent) response.writeHead(500).end(String(error));
+    });
+  });
+  const { url, close } = await listenLocally(server);
+  return { url, requests, queue: (...more) => overrides.push(...more), close };
+}
+
+/** The text fields of a multipart body, and `<name>Bytes` for each file part (parsed with the Fetch API). */
+async function multipartFields(raw: Buffer, contentType: string): Promise<Record<string, unknown>> {
+  const form = await new Response(new Uint8Array(raw), { headers: { 'content-type': contentType } }).formData();
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of form.entries()) {
+    if (typeof value === 'string') out[name] = value;
+    else out[`${name}Bytes`] = value.size;
+  }
+  return out;
+}
