@@ -9,6 +9,7 @@ import './types/catalog.ts';
 import './types/characters.ts';
 import './types/chat.ts';
 import './types/crypto-rpc.ts';
+import './types/image-edit.ts';
 import './types/images.ts';
 import './types/media.ts';
 import './types/search.ts';
