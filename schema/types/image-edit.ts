@@ -1,3 +1,4 @@
+import { requireAccount } from '../../src/auth/permissions.ts';
 import { formatNano } from '../../src/billing/money.ts';
 import {
   ForbiddenError,
@@ -11,20 +12,24 @@ import {
 import { ASPECT_RATIOS, OUTPUT_FORMATS } from '../../src/media/images/edit.inputs.ts';
 import type { ImageEditOutcome } from '../../src/media/images/image-edit.service.ts';
 import { builder } from '../builder.ts';
+import type { GraphQLContext } from '../context.ts';
 import { CurrencyEnum } from './enums.ts';
+import { INCLUDE_BASE64_ARG, MediaFileRef, mediaFileFor, type MediaFile } from './media.ts';
 // Registers PayloadTooLargeError as a GraphQL type.
 import './text-parser.ts';
 
 /*
  * editImage and upscaleImage: the REST routes' services (src/media/images/image-edit.service.ts) with the same
- * inputs; pictures go in as base64, data URLs or http(s) URLs and come back as base64 with their content type.
+ * inputs; pictures go in as base64, data URLs or http(s) URLs and come back as a MediaFile (a signed URL, and base64
+ * with includeBase64), stored only once the call is paid for.
  */
 
-const ImageResultRef = builder.objectRef<ImageEditOutcome>('EditedImage').implement({
+type EditAnswer = ImageEditOutcome & { readonly file: MediaFile };
+
+const ImageResultRef = builder.objectRef<EditAnswer>('EditedImage').implement({
   description: 'An edited or upscaled picture.',
   fields: (t) => ({
-    base64: t.string({ description: 'The picture, base64-encoded.', resolve: (r) => r.bytes.toString('base64') }),
-    contentType: t.exposeString('contentType', { description: 'image/png, image/jpeg or image/webp.' }),
+    file: t.field({ type: MediaFileRef, resolve: (r) => r.file }),
     width: t.exposeInt('width'),
     height: t.exposeInt('height'),
     blurred: t.exposeBoolean('blurred', { description: 'Blurred as adult content (safe mode).' }),
@@ -85,6 +90,23 @@ const ERRORS = [
   UpstreamError,
 ];
 
+/** The paid call's picture, stored for the caller's account and signed. */
+async function answer(
+  context: GraphQLContext,
+  outcome: Promise<ImageEditOutcome>,
+  includeBase64: boolean | null | undefined,
+): Promise<EditAnswer> {
+  const done = await outcome;
+  const { accountId } = requireAccount(context.auth);
+  const file = await mediaFileFor(
+    context,
+    accountId,
+    { bytes: done.bytes, contentType: done.contentType },
+    { includeBase64 },
+  );
+  return { ...done, file };
+}
+
 const defined = <T extends Record<string, unknown>>(value: T) =>
   Object.fromEntries(Object.entries(value).filter(([, field]) => field !== null && field !== undefined));
 
@@ -94,9 +116,12 @@ builder.mutationFields((t) => ({
     type: ImageResultRef,
     description: 'Edit a picture (one image) or combine up to three (multi-edit) with a prompt; priced by model.',
     authScopes: { account: true },
-    args: { input: t.arg({ type: EditImageInputRef, required: true }) },
+    args: {
+      input: t.arg({ type: EditImageInputRef, required: true }),
+      includeBase64: t.arg.boolean(INCLUDE_BASE64_ARG),
+    },
     errors: { types: ERRORS },
-    resolve: (_root, { input }, context) => {
+    resolve: (_root, { input, includeBase64 }, context) => {
       const common = defined({
         prompt: input.prompt,
         aspect_ratio: input.aspectRatio,
@@ -107,30 +132,39 @@ builder.mutationFields((t) => ({
       const { imageEdit } = context.services;
       const options = { signal: context.signal };
       // One picture is an edit (priced as POST /image/edit); more are a multi-edit.
-      return input.images.length === 1
-        ? imageEdit.edit(
-            context.auth,
-            { ...common, image: input.images[0], ...defined({ model: input.model }) },
-            options,
-          )
-        : imageEdit.multiEdit(
-            context.auth,
-            { ...common, images: input.images, ...defined({ modelId: input.model }) },
-            options,
-          );
+      const outcome =
+        input.images.length === 1
+          ? imageEdit.edit(
+              context.auth,
+              { ...common, image: input.images[0], ...defined({ model: input.model }) },
+              options,
+            )
+          : imageEdit.multiEdit(
+              context.auth,
+              { ...common, images: input.images, ...defined({ modelId: input.model }) },
+              options,
+            );
+      return answer(context, outcome, includeBase64);
     },
   }),
   upscaleImage: t.field({
     type: ImageResultRef,
     description: 'Upscale a picture 2× to 4× (output at most 16,777,216 pixels); priced by the effective scale.',
     authScopes: { account: true },
-    args: { input: t.arg({ type: UpscaleImageInputRef, required: true }) },
+    args: {
+      input: t.arg({ type: UpscaleImageInputRef, required: true }),
+      includeBase64: t.arg.boolean(INCLUDE_BASE64_ARG),
+    },
     errors: { types: ERRORS },
-    resolve: (_root, { input }, context) =>
-      context.services.imageEdit.upscale(
-        context.auth,
-        defined({ image: input.image, scale: input.scale, creativity: input.creativity, model: input.model }),
-        { signal: context.signal },
+    resolve: (_root, { input, includeBase64 }, context) =>
+      answer(
+        context,
+        context.services.imageEdit.upscale(
+          context.auth,
+          defined({ image: input.image, scale: input.scale, creativity: input.creativity, model: input.model }),
+          { signal: context.signal },
+        ),
+        includeBase64,
       ),
   }),
 }));

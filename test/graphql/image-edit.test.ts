@@ -7,9 +7,9 @@ import { fundedAccount } from '../helpers/uploads.ts';
 const TIMEOUT = 60_000;
 
 const EDIT = `mutation Edit($input: EditImageInput!) {
-  editImage(input: $input) {
+  editImage(input: $input, includeBase64: true) {
     __typename
-    ... on MutationEditImageSuccess { data { base64 contentType width height blurred model charged currency } }
+    ... on MutationEditImageSuccess { data { file { url contentType byteSize base64 } width height blurred model charged currency } }
     ... on ValidationError { message issues { path message } }
     ... on Error { message code }
   }
@@ -17,14 +17,13 @@ const EDIT = `mutation Edit($input: EditImageInput!) {
 const UPSCALE = `mutation Upscale($input: UpscaleImageInput!) {
   upscaleImage(input: $input) {
     __typename
-    ... on MutationUpscaleImageSuccess { data { base64 contentType width height charged } }
+    ... on MutationUpscaleImageSuccess { data { file { url contentType base64 } width height charged } }
     ... on Error { message code }
   }
 }`;
 
 interface ImageData {
-  base64: string;
-  contentType: string;
+  file: { url: string; contentType: string; byteSize?: number; base64: string | null };
   width: number;
   height: number;
   blurred?: boolean;
@@ -65,7 +64,7 @@ describe(`GraphQL editImage and upscaleImage (${testDatabaseKind})`, () => {
       const one = await edit({ images: [square], prompt: 'sunset', outputFormat: 'WEBP', aspectRatio: 'R16_9' });
       expect(one.__typename).toBe('MutationEditImageSuccess');
       expect(one.data).toMatchObject({
-        contentType: 'image/webp',
+        file: { contentType: 'image/webp' },
         width: 1024,
         height: 576,
         blurred: false,
@@ -73,10 +72,15 @@ describe(`GraphQL editImage and upscaleImage (${testDatabaseKind})`, () => {
         charged: '0.04',
         currency: 'USD',
       });
-      const meta = await sharp(Buffer.from(one.data!.base64, 'base64')).metadata();
+      const meta = await sharp(Buffer.from(one.data!.file.base64!, 'base64')).metadata();
       expect([meta.format, meta.width, meta.height]).toEqual(['webp', 1024, 576]);
+      // The signed URL serves the same picture without an API key.
+      const fetched = await t.app.fetch(new Request(one.data!.file.url));
+      expect(fetched.status).toBe(200);
+      expect(fetched.headers.get('content-type')).toBe('image/webp');
+      expect((await fetched.arrayBuffer()).byteLength).toBe(one.data!.file.byteSize);
       const two = await edit({ images: [square, square], prompt: 'merge' });
-      expect(two.data).toMatchObject({ contentType: 'image/png', width: 1024, height: 768, charged: '0.05' });
+      expect(two.data).toMatchObject({ file: { contentType: 'image/png' }, width: 1024, height: 768, charged: '0.05' });
     },
     TIMEOUT,
   );
@@ -102,7 +106,8 @@ describe(`GraphQL editImage and upscaleImage (${testDatabaseKind})`, () => {
       const result = (
         await t.graphql<{ upscaleImage: Result }>(UPSCALE, { input: { image: square, scale: 2 } }, account.secret)
       ).data!.upscaleImage;
-      expect(result.data).toMatchObject({ contentType: 'image/png', width: 800, height: 600, charged: '0.02' });
+      expect(result.data).toMatchObject({ file: { contentType: 'image/png', base64: null }, width: 800, height: 600 });
+      expect(result.data!.charged).toBe('0.02');
       const bad = (
         await t.graphql<{ upscaleImage: Result }>(UPSCALE, { input: { image: square, scale: 9 } }, account.secret)
       ).data!.upscaleImage;
