@@ -10,8 +10,8 @@ import { listenLocally } from './local-server.ts';
 export interface FakeSpeechUpstream {
   readonly url: string;
   readonly requests: Record<string, unknown>[];
-  /** `ok`: audio in three writes; `fail`: HTTP 500. */
-  mode: 'ok' | 'fail';
+  /** `ok`: audio in three writes; `fail`: HTTP 500; `hang`: never answers. */
+  mode: 'ok' | 'fail' | 'hang';
   close(): Promise<void>;
 }
 
@@ -20,7 +20,7 @@ export const FAKE_AUDIO = ['ID3-fake-part-1|', 'part-2|', 'part-3'];
 /** An OpenAI-compatible speech server (POST /v1/audio/speech), as Kokoro-FastAPI answers. */
 export async function startFakeSpeechUpstream(): Promise<FakeSpeechUpstream> {
   const requests: Record<string, unknown>[] = [];
-  const state = { mode: 'ok' as 'ok' | 'fail' };
+  const state = { mode: 'ok' as FakeSpeechUpstream['mode'] };
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const parts: Buffer[] = [];
     req.on('data', (chunk: Buffer) => parts.push(chunk));
@@ -30,6 +30,7 @@ export async function startFakeSpeechUpstream(): Promise<FakeSpeechUpstream> {
         return;
       }
       requests.push(JSON.parse(Buffer.concat(parts).toString('utf8')) as Record<string, unknown>);
+      if (state.mode === 'hang') return; // the client's timeout ends it (close() drops the connection)
       if (state.mode === 'fail') {
         res.writeHead(500, { 'content-type': 'application/json' }).end('{"detail":"engine exploded"}');
         return;
@@ -55,13 +56,14 @@ export async function startFakeSpeechUpstream(): Promise<FakeSpeechUpstream> {
 
 /**
  * The operator file of the speech tests: `gated-speech` on an eSpeak engine whose sentences the test can hold back,
- * and `kokoro-speech` on the fake OpenAI-compatible upstream (no retries, so a failure shows at once).
+ * `kokoro-speech` on the fake OpenAI-compatible upstream (no retries, so a failure shows at once), and
+ * `fallback-speech` on the upstream first, then the gated engine.
  */
 function operatorFile(upstreamUrl: string): string {
   return [
     'providers:',
     '  - { id: gated, type: simulator }',
-    `  - { id: kokoro, type: openai-compatible, baseUrl: "${upstreamUrl}/v1", timeoutMs: 5000, maxRetries: 0 }`,
+    `  - { id: kokoro, type: openai-compatible, baseUrl: "${upstreamUrl}/v1", timeoutMs: 3000, maxRetries: 0 }`,
     'models:',
     '  - id: gated-speech',
     '    type: tts',
@@ -82,6 +84,12 @@ function operatorFile(upstreamUrl: string): string {
     '      voices: [af_sky, af_bella]',
     '      supported_formats: [mp3, wav]',
     '      supportsPromptParam: true',
+    '  - id: fallback-speech',
+    '    type: tts',
+    '    name: Fallback speech',
+    '    providers: [kokoro, gated]',
+    '    pricing: { input: { usd: 2 } }',
+    '    spec: { voices: [af_sky] }',
   ].join('\n');
 }
 

@@ -270,5 +270,40 @@ describe(`REST POST /api/v1/audio/speech (${testDatabaseKind})`, () => {
         server.upstream.mode = 'ok';
       }
     });
+
+    it('should answer 504 and charge nothing when the upstream never answers', async () => {
+      server.upstream.mode = 'hang';
+      try {
+        const before = await account.balance();
+        const response = await post({ model: 'kokoro-speech', input: 'Anyone there?' });
+        expect(response.status).toBe(504);
+        expect(((await response.json()) as ErrorBody).code).toBe('REQUEST_TIMEOUT');
+        const after = await account.balance();
+        expect(after.amount).toBe(before.amount);
+        expect(after.reserved).toBe(0n);
+      } finally {
+        server.upstream.mode = 'ok';
+      }
+    }, 30_000);
+
+    // Last: it leaves the upstream cooling down.
+    it('should fall back to the next engine, and stop trying an upstream that keeps failing', async () => {
+      server.upstream.mode = 'fail';
+      try {
+        let reached = server.upstream.requests.length;
+        let skipped = false;
+        for (let call = 0; call < 4 && !skipped; call += 1) {
+          const response = await post({ model: 'fallback-speech', input: 'Spoken by the fallback.' });
+          expect(response.status).toBe(200);
+          expect((await probeAudio(new Uint8Array(await response.arrayBuffer()))).codec).toBe('mp3');
+          // Once the upstream cools down (3 failures in a row), calls go straight to the next engine.
+          skipped = server.upstream.requests.length === reached;
+          reached = server.upstream.requests.length;
+        }
+        expect(skipped).toBe(true);
+      } finally {
+        server.upstream.mode = 'ok';
+      }
+    }, 60_000);
   });
 });
