@@ -167,3 +167,88 @@ function drained(parser: busboy.Busboy): Promise<void> {
     parser.on('error', done);
   });
 }
+
+/**
+ * Reads a multipart/form-data upload whose file parts all count (e.g. `images` repeated, or `images[]`), streaming
+ * as readMultipartUpload does: each file is refused (413) the moment it passes `maxFileBytes`, the whole body past
+ * `maxFiles` files' worth plus the overhead. Files come in the order sent; text fields as in readMultipartUpload.
+ */
+export async function readMultipartFiles(
+  headers: IncomingHttpHeaders,
+  body: Readable,
+  fileField: string,
+  limits: MultipartLimits & { readonly maxFiles: number },
+): Promise<{ files: UploadedFile[]; fields: Readonly<Record<string, string>> }> {
+  const type = headers['content-type'] ?? '';
+  if (!MULTIPART.test(type))
+    throw new InvalidContentTypeError(`Content-Type must be multipart/form-data with "${fileField}" file parts`);
+  const maxBody = limits.maxFileBytes * limits.maxFiles + (limits.overheadBytes ?? 1_048_576);
+  const declared = Number(headers['content-length'] ?? Number.NaN);
+  if (Number.isFinite(declared) && declared > maxBody) throw new PayloadTooLargeError(limits.maxFileBytes);
+  let parser: busboy.Busboy;
+  try {
+    parser = busboy({
+      headers: { 'content-type': type },
+      limits: { fileSize: limits.maxFileBytes + 1, files: limits.maxFiles + 1, fields: 20, fieldSize: 65_536 },
+    });
+  } catch (error) {
+    throw new ValidationError(
+      `Malformed multipart/form-data request: ${error instanceof Error ? error.message : 'bad header'}`,
+    );
+  }
+  const fields: Record<string, string> = {};
+  const files: UploadedFile[] = [];
+  let failure: Error | undefined;
+  const finished = new Promise<void>((resolve, reject) => {
+    const fail = (error: Error) => {
+      failure ??= error;
+      reject(failure);
+    };
+    parser.on('file', (name, stream, info) => {
+      stream.on('error', () => undefined);
+      if (name !== fileField && name !== `${fileField}[]`) {
+        stream.resume();
+        return;
+      }
+      const index = files.length;
+      files.push({ bytes: new Uint8Array(), filename: info.filename, contentType: info.mimeType });
+      const chunks: Buffer[] = [];
+      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+      stream.on('limit', () => fail(new PayloadTooLargeError(limits.maxFileBytes)));
+      stream.on('end', () => {
+        if (!stream.truncated) files[index] = { ...files[index]!, bytes: new Uint8Array(Buffer.concat(chunks)) };
+      });
+    });
+    parser.on('field', (name, value) => {
+      if (!(name in fields)) fields[name] = value;
+    });
+    parser.on('filesLimit', () =>
+      fail(
+        new ValidationError(`At most ${limits.maxFiles} "${fileField}" files`, [
+          { path: [fileField], message: `At most ${limits.maxFiles} files` },
+        ]),
+      ),
+    );
+    parser.on('error', (error: Error) =>
+      fail(new ValidationError(`Malformed multipart/form-data body: ${error.message}`)),
+    );
+    parser.on('close', () => resolve());
+  });
+  finished.catch(() => undefined);
+  await pump(
+    body,
+    parser,
+    { maxBody, tooLarge: () => new PayloadTooLargeError(limits.maxFileBytes) },
+    () => failure,
+    (error) => {
+      failure ??= error;
+    },
+  );
+  if (failure) throw failure;
+  await finished;
+  if (files.length === 0)
+    throw new ValidationError(`Missing required file field "${fileField}"`, [
+      { path: [fileField], message: 'Required' },
+    ]);
+  return { files, fields };
+}

@@ -4,7 +4,7 @@ import { EditImageInput, MultiEditImageInput, UpscaleImageInput } from '../../sr
 import type { ImageEditOutcome } from '../../src/media/images/image-edit.service.ts';
 import { MAX_INPUT_BASE64_CHARS, MAX_INPUT_BYTES } from '../../src/media/images/image-input.ts';
 import { balanceHeaders, json, text, type Reply } from '../http.ts';
-import { readMultipartUpload } from '../multipart.ts';
+import { readMultipartFiles, readMultipartUpload } from '../multipart.ts';
 import type { Route, RouteContext } from '../router.ts';
 
 /** A JSON body with one base64 picture under 25 MB, a 32,768-character prompt (escaped) and the other fields. */
@@ -89,14 +89,24 @@ export const imageEditRoutes: Route[] = [
     access: 'account',
     bodyLimit: 3 * MAX_INPUT_BASE64_CHARS + 1_048_576,
     doc: {
-      summary: 'Edit a base picture with up to two more layers/masks and a prompt; priced per edit and extra image.',
+      summary:
+        'Edit a base picture with up to two more layers/masks and a prompt; priced per edit and extra image. JSON or multipart (images files).',
       tags: ['Image'],
       body: MultiEditImageInput,
       response: Binary,
       responseDescription: 'The edited picture: image/png, image/jpeg or image/webp',
     },
     async handler(call) {
-      return binary(await call.services.imageEdit.multiEdit(call.auth, await call.json(), { signal: call.signal }));
+      const { signal } = call;
+      if (!MULTIPART.test(call.header('content-type') ?? ''))
+        return binary(await call.services.imageEdit.multiEdit(call.auth, await call.json(), { signal }));
+      requireAccount(call.auth);
+      const { files, fields } = await readMultipartFiles(call.headers, call.body, 'images', {
+        maxFileBytes: MAX_INPUT_BYTES - 1,
+        maxFiles: 3,
+      });
+      const uploads = files.map((file) => file.bytes);
+      return binary(await call.services.imageEdit.multiEdit(call.auth, formFields(fields), { signal, files: uploads }));
     },
   },
   upscaleRoute('/image/upscale'),

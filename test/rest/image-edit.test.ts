@@ -288,6 +288,34 @@ describe(`REST image edit and multi-edit (${testDatabaseKind})`, () => {
   );
 
   it(
+    'should take a multi-edit as multipart images file parts',
+    async () => {
+      const upload = async (count: number) => {
+        const form = new FormData();
+        for (let i = 0; i < count; i += 1)
+          form.append('images', new Blob([new Uint8Array(square)], { type: 'image/png' }), `in${i}.png`);
+        form.set('prompt', 'layers');
+        form.set('output_format', 'webp');
+        return t.app.fetch(
+          new Request(`${BASE}/api/v1/image/multi-edit`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${account.secret}` },
+            body: form,
+          }),
+        );
+      };
+      const two = await upload(2);
+      expect(two.status).toBe(200);
+      expect(two.headers.get('content-type')).toBe('image/webp');
+      const entries = await entriesOf(two, 2);
+      expect(entries.reduce((sum, entry) => sum - BigInt(entry.amount), 0n)).toBe(50_000_000n);
+      const four = await errorOf(await upload(4));
+      expect([four.status, four.body.issues?.[0]?.path[0]]).toEqual([400, 'images']);
+    },
+    TIMEOUT,
+  );
+
+  it(
     'should not charge a caller that hangs up before its picture is ready',
     async () => {
       const before = await account.balance();

@@ -50,6 +50,8 @@ export interface ImageCallContext {
   readonly signal?: AbortSignal | undefined;
   /** The picture as a multipart file part, in place of the body's `image` field. */
   readonly file?: Uint8Array | undefined;
+  /** Multi-edit: the pictures as multipart file parts, in place of the body's `images` field. */
+  readonly files?: readonly Uint8Array[] | undefined;
 }
 
 interface InpaintConstraints {
@@ -111,14 +113,18 @@ export class ImageEditService {
 
   async multiEdit(auth: AuthContext, input: unknown, context: ImageCallContext = {}): Promise<ImageEditOutcome> {
     const account = requireAccount(auth);
-    const body = parseInput(MultiEditImageInput, input);
+    const uploads = context.files;
+    // Uploaded pictures stand in for `images`, checked by the same rules (count, and the field named in errors).
+    const fields =
+      uploads && typeof input === 'object' && input !== null ? { ...input, images: uploads.map(() => '-') } : input;
+    const body = parseInput(MultiEditImageInput, fields);
     if (body.model !== undefined && body.modelId !== undefined && body.model !== body.modelId)
       throw invalid(['model'], 'model is an alias of modelId; send one of them, or the same value');
     const model = await this.model(account, body.modelId ?? body.model, 'inpaint', body.modelId ? 'modelId' : 'model');
     const constraints = (model.spec.constraints ?? {}) as InpaintConstraints;
     const max = constraints.maxInputImages ?? (constraints.combineImages === false ? 1 : 3);
     if (body.images.length > max) throw invalid(['images'], `This model takes at most ${max} images`);
-    return this.runEdit(account, model, body, body.images, 'images', context.signal);
+    return this.runEdit(account, model, body, uploads ?? body.images, 'images', context.signal);
   }
 
   async upscale(auth: AuthContext, input: unknown, context: ImageCallContext = {}): Promise<ImageEditOutcome> {
