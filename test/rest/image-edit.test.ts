@@ -195,6 +195,16 @@ describe(`REST image edit and multi-edit (${testDatabaseKind})`, () => {
       const meta = await sharp(Buffer.from(b64!, 'base64')).metadata();
       expect([meta.format, meta.width]).toEqual(['png', 1024]);
       expect((await entriesOf(response))[0]!.model_id).toBe('lagoon-sim-edit');
+      // Through Lagoon to the fake OpenAI-compatible upstream, with a data URL answer.
+      upstream.requests.length = 0;
+      const viaUpstream = await client.images.edit({
+        model: 'oai-edit',
+        image: await toFile(square, 'in.png', { type: 'image/png' }),
+        prompt: 'a scarf',
+        response_format: 'url',
+      });
+      expect(viaUpstream.data?.[0]?.url).toMatch(/^data:image\/png;base64,/);
+      expect(upstream.requests[0]).toMatchObject({ path: '/v1/images/edits', body: { model: 'gpt-image-1' } });
     },
     TIMEOUT,
   );
