@@ -93,7 +93,7 @@ export function decodeToPcm(
     ...['-t', String(maxSeconds + 1), '-ac', '1', '-ar', String(rate), '-f', 's16le', 'pipe:1'],
   ];
   return new Promise((resolve, reject) => {
-    const child = spawn(ffmpegPath(), args, { stdio: ['pipe', 'pipe', 'pipe'], signal });
+    const child = spawn(ffmpegPath(), args, { stdio: ['pipe', 'pipe', 'pipe'], signal, killSignal: 'SIGKILL' });
     const out: Buffer[] = [];
     let errors = '';
     child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
