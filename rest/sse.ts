@@ -67,22 +67,31 @@ export async function writeEvents(
   }
 }
 
-/** Writes a body chunk by chunk as the client reads it; a client that goes away ends the source. */
+/**
+ * Writes a body chunk by chunk as the client reads it; a client that goes away ends the source, a source that fails
+ * cuts the connection (a chunked body then never ends cleanly).
+ */
 export async function writeChunks(res: HttpResponse, source: ChunkSource): Promise<void> {
   const chunks = (source as AsyncIterable<string | Uint8Array>)[Symbol.asyncIterator]();
   let finished = false;
   res.once('close', () => {
     if (!finished) void chunks.return?.(undefined);
   });
+  let broken = false;
   try {
     for (;;) {
       const next = await chunks.next();
       if (next.done || res.destroyed) break;
       if (!corkedWrite(res, next.value)) await drained(res);
     }
+  } catch (error) {
+    // A body that broke off must not look complete to the client: cut the connection rather than end the body.
+    broken = true;
+    res.destroy(error instanceof Error ? error : new Error(String(error)));
+    throw error;
   } finally {
     finished = true;
-    res.end();
+    if (!broken) res.end();
   }
 }
 

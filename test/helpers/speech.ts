@@ -10,8 +10,8 @@ import { listenLocally } from './local-server.ts';
 export interface FakeSpeechUpstream {
   readonly url: string;
   readonly requests: Record<string, unknown>[];
-  /** `ok`: audio in three writes; `fail`: HTTP 500; `hang`: never answers. */
-  mode: 'ok' | 'fail' | 'hang';
+  /** `ok`: audio in three writes; `fail`: HTTP 500; `hang`: never answers; `break`: one write, then a reset. */
+  mode: 'ok' | 'fail' | 'hang' | 'break';
   close(): Promise<void>;
 }
 
@@ -36,6 +36,11 @@ export async function startFakeSpeechUpstream(): Promise<FakeSpeechUpstream> {
         return;
       }
       res.writeHead(200, { 'content-type': 'audio/mpeg' });
+      if (state.mode === 'break') {
+        res.write(FAKE_AUDIO[0]);
+        setImmediate(() => res.destroy());
+        return;
+      }
       for (const part of FAKE_AUDIO) res.write(part);
       res.end();
     });

@@ -286,6 +286,26 @@ describe(`REST POST /api/v1/audio/speech (${testDatabaseKind})`, () => {
       }
     }, 30_000);
 
+    it('should not charge an upstream that breaks off, and cut a stream it broke', async () => {
+      server.upstream.mode = 'break';
+      try {
+        const before = await account.balance();
+        const whole = await post({ model: 'kokoro-speech', input: 'Broken whole.' });
+        expect(whole.status).toBe(502);
+        const streamed = await post({ model: 'kokoro-speech', input: 'Broken stream.', streaming: true });
+        expect(streamed.status).toBe(200);
+        // The body does not end cleanly: a client cannot mistake the piece it got for the whole audio.
+        await expect(streamed.arrayBuffer()).rejects.toThrow();
+        await eventually(async () => {
+          const after = await account.balance();
+          expect(after.amount).toBe(before.amount);
+          expect(after.reserved).toBe(0n);
+        });
+      } finally {
+        server.upstream.mode = 'ok';
+      }
+    }, 30_000);
+
     // Last: it leaves the upstream cooling down.
     it('should fall back to the next engine, and stop trying an upstream that keeps failing', async () => {
       server.upstream.mode = 'fail';
