@@ -31,9 +31,13 @@ export interface PutMedia {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** The PostgreSQL driver gives a Buffer, PGlite a Uint8Array: both become a Buffer, without a copy. */
-const asBuffer = (bytes: Uint8Array): Buffer =>
-  Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+/*
+ * Bytes cross the driver as base64 text, decoded and encoded by the database: PGlite (in this thread) converts a
+ * bytea parameter or column value of 2 MB in ≈ 0.5–1.4 s, base64 text in ≈ 40–140 ms; PostgreSQL is fast either way.
+ */
+const toBase64 = (bytes: Uint8Array): string =>
+  (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)).toString('base64');
+const encoded = (expression: ReturnType<typeof sql>) => sql<string>`encode(${expression}, 'base64')`;
 
 export class MediaStore {
   constructor(private readonly deps: { readonly db: Database }) {}
@@ -54,7 +58,7 @@ export class MediaStore {
         id: info.id,
         account_id: info.accountId,
         content_type: info.contentType,
-        bytes: media.bytes,
+        bytes: sql<Uint8Array>`decode(${toBase64(media.bytes)}, 'base64')`,
         byte_size: BigInt(info.byteSize),
         created_at: info.createdAt,
         expires_at: info.expiresAt,
@@ -80,11 +84,12 @@ export class MediaStore {
     if (!UUID.test(id)) return undefined;
     const row = await this.deps.db
       .selectFrom('media_objects')
-      .selectAll()
+      .select(['id', 'account_id', 'content_type', 'byte_size', 'created_at', 'expires_at'])
+      .select(encoded(sql.ref('bytes')).as('base64'))
       .where('id', '=', id)
       .where('expires_at', '>', now)
       .executeTakeFirst();
-    return row && { ...toInfo(row), bytes: asBuffer(row.bytes) };
+    return row && { ...toInfo(row), bytes: Buffer.from(row.base64, 'base64') };
   }
 
   /**
@@ -95,10 +100,10 @@ export class MediaStore {
     if (!UUID.test(id)) return undefined;
     const row = await this.deps.db
       .selectFrom('media_objects')
-      .select(sql<Uint8Array>`substring(bytes from ${offset + 1} for ${length})`.as('part'))
+      .select(encoded(sql`substring(bytes from ${offset + 1} for ${length})`).as('part'))
       .where('id', '=', id)
       .executeTakeFirst();
-    return row && asBuffer(row.part);
+    return row && Buffer.from(row.part, 'base64');
   }
 
   async delete(id: string): Promise<boolean> {
