@@ -55,7 +55,7 @@ export async function postProcess(image: EngineImage, options: PostProcessOption
     pipeline = pipeline.blur(Math.max(20, Math.round(Math.min(size.width, size.height) / 12)));
   }
   if (options.watermark) {
-    pipeline = pipeline.composite([{ input: watermarkSvg(size.width, size.height), top: 0, left: 0 }]);
+    pipeline = pipeline.composite([{ input: watermarkSvg(size.width, size.height), gravity: 'southeast' }]);
   }
   if (options.metadata) {
     const { prompt, model, seed } = options.metadata;
@@ -81,14 +81,19 @@ export async function postProcess(image: EngineImage, options: PostProcessOption
   };
 }
 
-/** The watermark: small text in the bottom right corner, scaled to the picture. */
+/**
+ * The watermark: small text in the bottom right corner, scaled to the picture. The SVG covers only the text's box
+ * (rasterising a picture-sized SVG cost ~50 ms a megapixel; this costs ~1 ms), placed by gravity.
+ */
 function watermarkSvg(width: number, height: number): Buffer {
   const size = Math.max(8, Math.round(Math.min(width, height) / 32));
+  const boxWidth = Math.min(width, Math.ceil(size * 0.62 * WATERMARK_TEXT.length + size));
+  const boxHeight = Math.min(height, Math.ceil(size * 1.6));
   return Buffer.from(
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">` +
-      `<text x="${width - size / 2}" y="${height - size / 2}" text-anchor="end" font-family="DejaVu Sans, sans-serif" ` +
-      `font-size="${size}" fill="white" fill-opacity="0.7" stroke="black" stroke-opacity="0.35" stroke-width="1">` +
-      `${WATERMARK_TEXT}</text></svg>`,
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${boxWidth}" height="${boxHeight}">` +
+      `<text x="${boxWidth - size / 2}" y="${boxHeight - size / 2}" text-anchor="end" ` +
+      `font-family="DejaVu Sans, sans-serif" font-size="${size}" fill="white" fill-opacity="0.7" stroke="black" ` +
+      `stroke-opacity="0.35" stroke-width="1">${WATERMARK_TEXT}</text></svg>`,
   );
 }
 
