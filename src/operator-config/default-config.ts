@@ -141,7 +141,11 @@ export const defaultOperatorConfig = {
       traits: ['default'],
       pricing: { input: price(3.5), voice_clone: price(0.05) },
       spec: {
-        voices: ['af_sky', 'af_bella', 'af_nicole', 'am_adam', 'am_michael', 'bf_emma', 'bm_george'],
+        voices: [
+          ...['af_sky', 'af_bella', 'af_nicole', 'am_adam', 'am_michael', 'bf_emma', 'bm_george'],
+          // OpenAI's names too, for clients written for OpenAI's speech route.
+          ...['alloy', 'echo', 'fable', 'onyx', 'nova', 'shimmer'],
+        ],
         default_voice: 'af_sky',
         voice_cloning: {
           mode: 'zero_shot',

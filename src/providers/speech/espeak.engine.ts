@@ -41,6 +41,13 @@ export const ESPEAK_VOICES: Readonly<Record<string, EspeakVoice>> = {
   am_michael: { accent: 'us', variant: 'm1', pitch: 50 },
   bf_emma: { accent: 'gb', variant: 'f3', pitch: 55 },
   bm_george: { accent: 'gb', variant: 'm3', pitch: 40 },
+  // OpenAI's voice names, so a client written for OpenAI's speech route works unchanged with the built-in model.
+  alloy: { accent: 'us', variant: 'f1', pitch: 50 },
+  echo: { accent: 'us', variant: 'm2', pitch: 45 },
+  fable: { accent: 'gb', variant: 'm1', pitch: 55 },
+  onyx: { accent: 'us', variant: 'm4', pitch: 35 },
+  nova: { accent: 'us', variant: 'f5', pitch: 60 },
+  shimmer: { accent: 'us', variant: 'f2', pitch: 65 },
 };
 
 /** Languages by name, to eSpeak voice ids; ISO 639-1 codes that eSpeak knows are used as they are. */
