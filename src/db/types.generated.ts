@@ -94,6 +94,30 @@ export interface InstanceMetaTable {
   updated_at: Generated<Date>;
 }
 
+export interface JobsTable {
+  id: string;
+  account_id: string;
+  api_key_id: string | null;
+  kind: string;
+  model_id: string;
+  status: Generated<string>;
+  progress: Generated<number>;
+  request: Json;
+  quote_usd: bigint;
+  reservation_id: string | null;
+  reservation: Json | null;
+  provider_id: string;
+  provider_job_id: string | null;
+  media_object_id: string | null;
+  content_type: string | null;
+  error: string | null;
+  created_at: Generated<Date>;
+  started_at: Date | null;
+  finished_at: Date | null;
+  attempts: Generated<number>;
+  deleted_at: Date | null;
+}
+
 export interface MediaObjectsTable {
   id: string;
   account_id: string;
@@ -244,6 +268,7 @@ export interface DB {
   balances: BalancesTable;
   characters: CharactersTable;
   instance_meta: InstanceMetaTable;
+  jobs: JobsTable;
   media_objects: MediaObjectsTable;
   model_aliases: ModelAliasesTable;
   models: ModelsTable;
