@@ -8,6 +8,7 @@ import { chatRoutes } from './routes/chat.ts';
 import { cryptoRpcRoutes } from './routes/crypto-rpc.ts';
 import { imageEditRoutes } from './routes/image-edit.ts';
 import { imageRoutes } from './routes/images.ts';
+import { jobRoutesList } from './routes/jobs.ts';
 import { mediaRoutes } from './routes/media.ts';
 import { searchRoutes } from './routes/search.ts';
 import { speechRoutes } from './routes/speech.ts';
@@ -28,6 +29,7 @@ const domainRoutes: readonly Route[] = [
   ...imageRoutes,
   ...imageEditRoutes,
   ...speechRoutes,
+  ...jobRoutesList,
 ];
 
 /** Every REST route, with this OpenAPI document at /openapi.json. */

@@ -58,6 +58,12 @@ const EnvironmentModel = z.object({
   LAGOON_PUBLIC_URL: z.preprocess(emptyToUndefined, z.url({ protocol: /^https?$/ }).optional()),
   LAGOON_MEDIA_SECRET: z.preprocess(emptyToUndefined, z.string().min(32, 'at least 32 characters').optional()),
   LAGOON_MEDIA_URL_TTL_SECONDS: intWithDefault(3600, 1),
+  LAGOON_JOB_CONCURRENCY: intWithDefault(2, 1),
+  LAGOON_JOB_WORKERS: boolWithDefault(true),
+  LAGOON_JOB_RETRIES: intWithDefault(2, 0),
+  LAGOON_JOB_TIMEOUT_SECONDS: intWithDefault(1800, 1),
+  LAGOON_JOB_HOLD_SECONDS: intWithDefault(3600, 120),
+  LAGOON_JOB_MEDIA_RETENTION_SECONDS: intWithDefault(86_400, 1),
   LAGOON_MEDIA_SWEEP_SECONDS: intWithDefault(300, 1),
   LAGOON_RPC_PRICE_PER_CREDIT_USD: z.preprocess(
     emptyToUndefined,
@@ -139,6 +145,15 @@ export interface Config {
    * the database), how long a URL lives, the public origin URLs are built on (none: the request's), and how often
    * expired objects are deleted.
    */
+  /** Queued audio/video jobs (src/media/jobs): workers, retries, holds and how long results are kept. */
+  readonly jobs: {
+    readonly concurrency: number;
+    readonly workers: boolean;
+    readonly retries: number;
+    readonly timeoutMs: number;
+    readonly holdTtlMs: number;
+    readonly mediaTtlMs: number;
+  };
   readonly media: {
     readonly secret: string | undefined;
     readonly urlTtlMs: number;
@@ -201,6 +216,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       baseUrl: e.OPENAI_COMPATIBLE_BASE_URL,
       apiKey: e.OPENAI_COMPATIBLE_API_KEY,
       refreshMs: e.OPENAI_COMPATIBLE_REFRESH_SECONDS * 1000,
+    },
+    jobs: {
+      concurrency: e.LAGOON_JOB_CONCURRENCY,
+      workers: e.LAGOON_JOB_WORKERS,
+      retries: e.LAGOON_JOB_RETRIES,
+      timeoutMs: e.LAGOON_JOB_TIMEOUT_SECONDS * 1000,
+      holdTtlMs: e.LAGOON_JOB_HOLD_SECONDS * 1000,
+      mediaTtlMs: e.LAGOON_JOB_MEDIA_RETENTION_SECONDS * 1000,
     },
     media: {
       secret: e.LAGOON_MEDIA_SECRET,

@@ -32,6 +32,7 @@ import type { Logger } from './logger.ts';
 import { createMediaKit, type MediaKit } from './media/create.ts';
 import { createImageServices, type ImageServices } from './media/images/create.ts';
 import { createImageEditService } from './media/images/edit-create.ts';
+import { createJobServices, type JobServices } from './media/jobs/create.ts';
 import { createSpeechService, type SpeechService } from './media/speech/create.ts';
 import { WebScrapingConfigSchema, type OperatorConfig } from './operator-config/schema.ts';
 import { ChatGateway, type UpstreamMetrics } from './providers/chat/chat-gateway.ts';
@@ -65,6 +66,8 @@ export interface Operations {
   readonly imageEdit: Omit<ReturnType<typeof createImageEditService>, 'close'>;
   /** Text to speech and voice cloning (eSpeak NG built in, OpenAI-compatible speech servers), billed per character. */
   readonly speech: SpeechService;
+  /** Queued music/audio and video jobs (src/media/jobs/create.ts): the API service, its runner and the queue. */
+  readonly jobs: JobServices;
 }
 
 /**
@@ -108,6 +111,7 @@ export type ServiceOptions = Pick<Config, 'auth' | 'billing'> & {
   readonly streams?: Config['streams'];
   /** Signed media URLs: secret, lifetime, public origin, sweep interval (none: the defaults). */
   readonly media?: Config['media'];
+  readonly jobs?: Config['jobs'];
 };
 
 export interface BillingChoice extends BillingOptions {
@@ -286,6 +290,18 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
   lifecycle.add('model discovery', modelDiscovery);
   const { sweeper: mediaSweeper, ...media } = createMediaKit({ db, logger, options: options.media });
   lifecycle.add('media sweep', mediaSweeper);
+  const jobs = createJobServices(
+    {
+      db,
+      billing,
+      catalog,
+      media: media.store,
+      logger,
+      providers: options.operatorConfig?.providers,
+      options: options.jobs,
+    },
+    lifecycle,
+  );
   lifecycle.add('last-used flushes', lastUsed);
   lifecycle.add(
     'reservation sweep',
@@ -313,6 +329,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     images,
     imageEdit,
     speech,
+    jobs,
     start: () => lifecycle.start(),
     stop: () => lifecycle.stop(),
   };

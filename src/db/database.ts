@@ -11,6 +11,7 @@ import {
   type PostgresPoolClient,
   type PostgresQueryResult,
 } from 'kysely';
+import type { PGlite } from '@electric-sql/pglite';
 import type pg from 'pg';
 import { lockDataDir } from './data-dir-lock.ts';
 import { asDatabaseUnavailable, isConnectionLost } from './errors.ts';
@@ -38,6 +39,13 @@ export interface DatabaseOptions {
   loadDataDir?: Blob;
 }
 
+/** How another client of the same database (the job queue, src/media/jobs/job-queue.ts) reaches it. */
+export type SharedConnection =
+  { readonly kind: 'postgres'; readonly url: string } | { readonly kind: 'pglite'; readonly pglite: PGlite };
+const sharedConnections = new WeakMap<Database, SharedConnection>();
+/** The URL or embedded instance behind a database opened by openDatabase (undefined for any other). */
+export const sharedConnectionOf = (db: Database): SharedConnection | undefined => sharedConnections.get(db);
+
 const INT8_OID = 20;
 const DATE_OID = 1082;
 
@@ -60,6 +68,7 @@ async function openPostgres(url: string, poolSize: number, preparedStatements: b
   pool.on('connect', (client) => client.on('error', () => undefined));
   pool.on('error', () => undefined);
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: lagoonPool(pool, preparedStatements) }) });
+  sharedConnections.set(db, { kind: 'postgres', url });
   let closing: Promise<void> | undefined;
   return {
     db,
@@ -203,6 +212,7 @@ async function openPglite(dataDir: string, loadDataDir: Blob | undefined): Promi
     throw error;
   });
   const db = new Kysely<DB>({ dialect: new PGliteDialect(pglite) });
+  sharedConnections.set(db, { kind: 'pglite', pglite });
   let closed = false;
   return {
     db,

@@ -1,0 +1,87 @@
+import type { BillingService } from '../../billing/billing.service.ts';
+import type { CatalogService } from '../../catalog/catalog.service.ts';
+import type { Config } from '../../config.ts';
+import type { Database } from '../../db/database.ts';
+import type { Lifecycle } from '../../lifecycle.ts';
+import type { Logger } from '../../logger.ts';
+import type { ProviderConfig } from '../../operator-config/schema.ts';
+import type { JobEngine } from '../../providers/jobs/job-engine.ts';
+import { SimulatorJobsEngine } from '../../providers/jobs/simulator-standin.ts';
+import type { MediaStore } from '../media-store.ts';
+import { JobQueue } from './job-queue.ts';
+import { JobRunner } from './job-runner.ts';
+import { JobService } from './job.service.ts';
+
+export type { JobService } from './job.service.ts';
+
+/** The env defaults of src/config.ts, for a wiring without a config (tests building services directly). */
+const DEFAULTS: Config['jobs'] = {
+  concurrency: 2,
+  workers: true,
+  retries: 2,
+  timeoutMs: 1_800_000,
+  holdTtlMs: 3_600_000,
+  mediaTtlMs: 86_400_000,
+};
+
+export interface JobServices {
+  readonly service: JobService;
+  readonly runner: JobRunner;
+  readonly queue: JobQueue;
+}
+
+/** One engine per provider that makes queued media (the built-in simulator for now). */
+export function createJobEngines(providers: readonly ProviderConfig[] | undefined): Map<string, JobEngine> {
+  const engines = new Map<string, JobEngine>();
+  for (const provider of providers ?? [{ id: 'simulator', type: 'simulator' as const }])
+    if (provider.type === 'simulator') engines.set(provider.id, new SimulatorJobsEngine());
+  return engines;
+}
+
+/**
+ * Wires queued jobs: the service (API side), the runner (worker side) and the pg-boss queue between them; the
+ * queue (and with it the workers) starts and stops with the process's other background work.
+ */
+export function createJobServices(
+  deps: {
+    db: Database;
+    billing: BillingService;
+    catalog: CatalogService;
+    media: MediaStore;
+    logger: Logger;
+    providers: readonly ProviderConfig[] | undefined;
+    options?: Config['jobs'] | undefined;
+  },
+  lifecycle?: Lifecycle,
+): JobServices {
+  const options = deps.options ?? DEFAULTS;
+  const runner = new JobRunner({
+    ...deps,
+    engines: createJobEngines(deps.providers),
+    options: { holdTtlMs: options.holdTtlMs, mediaTtlMs: options.mediaTtlMs },
+  });
+  const queue = new JobQueue({
+    db: deps.db,
+    logger: deps.logger,
+    handler: (jobId, attempt) => runner.run(jobId, attempt),
+    options: {
+      concurrency: options.concurrency,
+      workers: options.workers,
+      retryLimit: options.retries,
+      expireSeconds: Math.ceil(options.timeoutMs / 1000),
+      pollingSeconds: 0.5,
+    },
+  });
+  const service = new JobService({ ...deps, queue, options: { holdTtlMs: options.holdTtlMs } });
+  lifecycle?.add('job queue', {
+    // In the background: the app answers while pg-boss installs its schema; a send waits for it (and retries it).
+    start: () => {
+      queue.start().catch((error: unknown) => deps.logger.error({ err: error }, 'the job queue failed to start'));
+    },
+    stop: async () => {
+      await queue.stop();
+      for (const engine of runner.engines.values()) await engine.close?.();
+    },
+  });
+  return { service, runner, queue };
+}

@@ -1,0 +1,177 @@
+import type { BillingService } from '../../billing/billing.service.ts';
+import { limitGroupOf, type Reservation, type Usage } from '../../billing/billing.types.ts';
+import { formatNano } from '../../billing/money.ts';
+import { releaseOrLog } from '../../billing/release-or-log.ts';
+import type { CatalogService } from '../../catalog/catalog.service.ts';
+import type { Database } from '../../db/database.ts';
+import { AppError, ValidationError } from '../../errors.ts';
+import type { Logger } from '../../logger.ts';
+import type { JobEngine, JobRequest } from '../../providers/jobs/job-engine.ts';
+import type { MediaStore } from '../media-store.ts';
+import type { Attempt } from './job-queue.ts';
+import * as repo from './jobs.repository.ts';
+
+export interface JobRunnerOptions {
+  /** Each extension of a running job's hold reaches this far ahead (renewed every quarter of it). */
+  readonly holdTtlMs: number;
+  /** How long a finished job's media is kept (then swept). */
+  readonly mediaTtlMs: number;
+}
+
+const PROGRESS_EVERY_MS = 1_000;
+
+/** A failure no retry can change: the engine refused the request, or no engine serves the job any more. */
+class PermanentJobError extends Error {}
+
+/**
+ * Runs one delivery of a queued job (pg-boss calls it; a job is delivered again after a failed attempt or a dead
+ * worker). Claim → engine → media stored → PROCESSING → COMPLETED → settle. Only the attempt that makes the
+ * COMPLETED transition settles, and a delivery that finds the job COMPLETED settles again, which charges nothing
+ * twice (settling a reservation twice charges once), so a crash between the transition and the settlement is
+ * charged once, on the next delivery. A job that fails its last attempt is FAILED and its hold released.
+ */
+export class JobRunner {
+  /** Engines by provider id (tests may swap one in). */
+  readonly engines: Map<string, JobEngine>;
+
+  constructor(
+    private readonly deps: {
+      readonly db: Database;
+      readonly billing: BillingService;
+      readonly catalog: CatalogService;
+      readonly media: MediaStore;
+      readonly engines: Map<string, JobEngine>;
+      readonly logger: Logger;
+      readonly options: JobRunnerOptions;
+    },
+  ) {
+    this.engines = deps.engines;
+  }
+
+  async run(jobId: string, attempt: Attempt): Promise<void> {
+    const { db, logger } = this.deps;
+    const job = await repo.claimJob(db, jobId, attempt.retryCount);
+    if (!job) {
+      await this.settleIfCompleted(jobId);
+      return;
+    }
+    const reservation = repo.decodeReservation(job.reservation);
+    const keepHeld = this.keepHeld(reservation);
+    try {
+      const engine = this.engines.get(job.provider_id);
+      if (!engine) throw new PermanentJobError(`No engine serves provider ${job.provider_id}`);
+      const model = await this.deps.catalog.findModelsByIds([job.model_id]).then(([found]) => found);
+      const upstream = model?.providers.find((p) => p.providerId === job.provider_id)?.upstreamModel ?? job.model_id;
+      const request = repo.decodeRequest(job.request);
+      const started = Date.now();
+      const result = await engine.run(upstream, request, {
+        signal: attempt.signal,
+        progress: this.progressReporter(job.id, job.attempts),
+      });
+      if (result.kind !== 'media') throw new PermanentJobError('Download-URL results are not supported yet');
+      const stored = await this.deps.media.put({
+        accountId: job.account_id,
+        contentType: result.contentType,
+        bytes: result.bytes,
+        ttlMs: this.deps.options.mediaTtlMs,
+      });
+      const completed = await repo.markCompleted(db, job.id, job.attempts, {
+        objectId: stored.id,
+        contentType: result.contentType,
+      });
+      if (!completed) {
+        // Another attempt finished it (or it was deleted) meanwhile: that one settles.
+        await this.deps.media.delete(stored.id);
+        return;
+      }
+      await this.settle(job, request, Date.now() - started, engine.simulated);
+    } catch (error) {
+      const permanent = error instanceof PermanentJobError || error instanceof ValidationError;
+      if (!permanent && !attempt.lastAttempt) {
+        logger.warn({ err: error, jobId, attempt: job.attempts }, 'job attempt failed; it will be retried');
+        throw error;
+      }
+      if (await repo.markFailed(db, job.id, publicMessage(error)))
+        await releaseOrLog(this.deps.billing, reservation, logger);
+      logger.warn({ err: error, jobId }, 'job failed; its hold was released');
+    } finally {
+      keepHeld();
+    }
+  }
+
+  /** A delivery of a job already COMPLETED: makes sure its settlement happened (once). */
+  private async settleIfCompleted(jobId: string): Promise<void> {
+    const job = await repo.jobById(this.deps.db, jobId);
+    if (job?.status !== 'COMPLETED') return;
+    const ms = job.finished_at && job.started_at ? job.finished_at.getTime() - job.started_at.getTime() : 0;
+    const engine = this.engines.get(job.provider_id);
+    await this.settle(job, repo.decodeRequest(job.request), ms, engine?.simulated ?? false);
+  }
+
+  private async settle(job: repo.JobRow, request: JobRequest, executionMs: number, simulated: boolean): Promise<void> {
+    const reservation = repo.decodeReservation(job.reservation);
+    await this.deps.billing.settle(reservation, jobUsage(job, reservation, request, executionMs, simulated));
+  }
+
+  /** Moves the hold's expiry forward while the job runs, so the reservation sweeper never frees a running job. */
+  private keepHeld(reservation: Reservation): () => void {
+    const ttlMs = this.deps.options.holdTtlMs;
+    const extend = () =>
+      void this.deps.billing.holds.extend(reservation, ttlMs).catch((error: unknown) => {
+        this.deps.logger.warn({ err: error, reservationId: reservation.id }, 'extending a job hold failed');
+      });
+    extend();
+    const timer = setInterval(extend, Math.max(1_000, ttlMs / 4));
+    timer.unref();
+    return () => clearInterval(timer);
+  }
+
+  private progressReporter(jobId: string, attempt: number): (percent: number) => void {
+    let last = 0;
+    let sent = -1;
+    return (percent) => {
+      const value = Math.max(0, Math.min(100, Math.round(percent)));
+      if (value === sent || Date.now() - last < PROGRESS_EVERY_MS) return;
+      last = Date.now();
+      sent = value;
+      void repo.setProgress(this.deps.db, jobId, attempt, value).catch(() => undefined);
+    };
+  }
+}
+
+/** Seconds of media, charged at the quote held at queue time (VIDEO; music counts as TTS in analytics). */
+function jobUsage(
+  job: repo.JobRow,
+  reservation: Reservation,
+  request: JobRequest,
+  executionMs: number,
+  simulated: boolean,
+): Usage {
+  const seconds = Math.max(1, Math.round(request.durationSeconds));
+  // The hold is the price in its currency's group; the other group's figure is the USD quote.
+  const cost =
+    limitGroupOf(reservation.currency) === 'diem'
+      ? { usd: job.quote_usd, diem: reservation.amount }
+      : { usd: reservation.amount, diem: reservation.amount };
+  return {
+    modelId: job.model_id,
+    modelType: job.kind === 'video' ? 'VIDEO' : 'MUSIC',
+    unitType: 'seconds',
+    notes: `${job.kind} job ${job.id}${simulated ? ' (simulated)' : ''}`,
+    lines: [
+      {
+        sku: `${job.model_id}-${job.kind}-seconds`,
+        units: String(seconds),
+        pricePerUnitUsd: formatNano(job.quote_usd / BigInt(seconds)),
+        cost,
+      },
+    ],
+    inferenceDetails: { requestId: reservation.requestId, inferenceExecutionTime: executionMs },
+  };
+}
+
+/** What a caller may see of a failure: our own errors' messages, a generic line for anything else. */
+function publicMessage(error: unknown): string {
+  if (error instanceof AppError || error instanceof PermanentJobError) return error.message;
+  return 'The engine failed to produce the media';
+}

@@ -1,0 +1,206 @@
+import { randomUUID } from 'node:crypto';
+import type { AccountAuthContext, AuthContext } from '../../auth/auth-context.ts';
+import { requireAccount } from '../../auth/permissions.ts';
+import type { BillingService } from '../../billing/billing.service.ts';
+import type { Price } from '../../billing/billing.types.ts';
+import { nanoToNumber } from '../../billing/money.ts';
+import { releaseOrLog } from '../../billing/release-or-log.ts';
+import type { CatalogService } from '../../catalog/catalog.service.ts';
+import type { CatalogModel } from '../../catalog/model.ts';
+import type { Database } from '../../db/database.ts';
+import {
+  clip,
+  ForbiddenError,
+  InvalidModelError,
+  NotFoundError,
+  UpstreamError,
+  ValidationError,
+} from '../../errors.ts';
+import type { Logger } from '../../logger.ts';
+import type { JobKind, JobRequest } from '../../providers/jobs/job-engine.ts';
+import { parseInput } from '../../validation.ts';
+import type { MediaStore } from '../media-store.ts';
+import { CompleteJobInput, RetrieveJobInput } from './job.inputs.ts';
+import type { JobQueue } from './job-queue.ts';
+import * as repo from './jobs.repository.ts';
+import {
+  parseAudioJob,
+  parseAudioQuote,
+  parseVideoJob,
+  parseVideoQuote,
+  quoteAudio,
+  quoteVideo,
+} from './rules-standin.ts';
+
+export interface JobServiceOptions {
+  /** How long the hold taken at queue time lasts before a worker starts extending it (queue wait included). */
+  readonly holdTtlMs: number;
+}
+
+export interface QueuedJob {
+  readonly model: string;
+  readonly queue_id: string;
+  readonly status: 'QUEUED';
+}
+
+/** What retrieve answers: a status (running or failed), or the media bytes. */
+export type Retrieved =
+  | {
+      readonly kind: 'status';
+      readonly body:
+        | {
+            readonly status: 'QUEUED' | 'PROCESSING';
+            readonly average_execution_time: number;
+            readonly execution_duration: number;
+          }
+        | { readonly status: 'FAILED'; readonly error: string };
+    }
+  | { readonly kind: 'media'; readonly bytes: Buffer; readonly contentType: string };
+
+const CATALOG_TYPE: Record<JobKind, 'music' | 'video'> = { audio: 'music', video: 'video' };
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Queued music/audio and video jobs (POST /<kind>/quote, /queue, /retrieve, /complete). The quote is held at queue
+ * time and the job row written before pg-boss is asked to run it; the worker (job-runner.ts) charges it when it
+ * completes or releases it when it fails. Another account's job, an unknown one and a deleted one look alike: 404.
+ */
+export class JobService {
+  constructor(
+    private readonly deps: {
+      readonly db: Database;
+      readonly billing: BillingService;
+      readonly catalog: CatalogService;
+      readonly media: MediaStore;
+      readonly queue: Pick<JobQueue, 'send'>;
+      readonly logger: Logger;
+      readonly options: JobServiceOptions;
+    },
+  ) {}
+
+  /** The price the same input would be charged when queued; nothing is held or charged. */
+  async quote(auth: AuthContext, kind: JobKind, raw: unknown): Promise<{ quote: number }> {
+    const account = requireAccount(auth);
+    const model = await this.resolveModel(account, kind, raw);
+    const price =
+      kind === 'audio'
+        ? quoteAudio(model, await parseAudioQuote(model, raw))
+        : quoteVideo(model, await parseVideoQuote(model, raw));
+    return { quote: nanoToNumber(price.usd) };
+  }
+
+  async queue(auth: AuthContext, kind: JobKind, raw: unknown): Promise<QueuedJob> {
+    const account = requireAccount(auth);
+    const model = await this.resolveModel(account, kind, raw);
+    const { request, price } = await this.parseJob(kind, model, raw);
+    const binding = model.providers[0];
+    if (!binding) throw new UpstreamError(`Model ${model.id} has no provider`, 'MODEL_OFFLINE');
+    // Every bad input is refused above, before anything is held; 402 here when funds or the key limit fall short.
+    const reservation = await this.deps.billing.reserve(account, price, { ttlMs: this.deps.options.holdTtlMs });
+    const id = randomUUID();
+    try {
+      await repo.insertJob(this.deps.db, {
+        id,
+        accountId: account.accountId,
+        apiKeyId: account.apiKey.id,
+        kind,
+        modelId: model.id,
+        providerId: binding.providerId,
+        request,
+        quoteUsd: price.usd,
+        reservation,
+      });
+    } catch (error) {
+      await releaseOrLog(this.deps.billing, reservation, this.deps.logger);
+      throw error;
+    }
+    try {
+      await this.deps.queue.send(kind, id);
+    } catch (error) {
+      // Never queued: nothing will run it, so it fails now and its hold goes back.
+      await repo.markFailed(this.deps.db, id, 'The job could not be queued');
+      await releaseOrLog(this.deps.billing, reservation, this.deps.logger);
+      throw error;
+    }
+    return { model: model.id, queue_id: id, status: 'QUEUED' };
+  }
+
+  async retrieve(auth: AuthContext, kind: JobKind, raw: unknown, now = new Date()): Promise<Retrieved> {
+    const account = requireAccount(auth);
+    const input = parseInput(RetrieveJobInput, raw);
+    const job = await this.ownJob(account, kind, input.queue_id);
+    if (job.status === 'FAILED') return { kind: 'status', body: { status: 'FAILED', error: job.error ?? 'failed' } };
+    if (job.status === 'COMPLETED') {
+      const object = job.media_object_id ? await this.deps.media.get(job.media_object_id, now) : undefined;
+      if (!object) throw notFound();
+      if (input.delete_media_on_completion) await this.deleteMedia(job);
+      return { kind: 'media', bytes: object.bytes, contentType: object.contentType };
+    }
+    return {
+      kind: 'status',
+      body: {
+        status: job.status === 'PROCESSING' ? 'PROCESSING' : 'QUEUED',
+        average_execution_time: await repo.averageExecutionMs(this.deps.db, job.model_id),
+        execution_duration: job.started_at ? Math.max(0, now.getTime() - job.started_at.getTime()) : 0,
+      },
+    };
+  }
+
+  /** The caller has the media: it is deleted, and the job answers 404 from now on. */
+  async complete(auth: AuthContext, kind: JobKind, raw: unknown): Promise<{ success: true }> {
+    const account = requireAccount(auth);
+    const input = parseInput(CompleteJobInput, raw);
+    const job = await this.ownJob(account, kind, input.queue_id);
+    await this.deleteMedia(job);
+    return { success: true };
+  }
+
+  private async deleteMedia(job: repo.JobRow): Promise<void> {
+    await repo.markDeleted(this.deps.db, job.id);
+    if (job.media_object_id) await this.deps.media.delete(job.media_object_id);
+  }
+
+  private async ownJob(account: AccountAuthContext, kind: JobKind, id: string): Promise<repo.JobRow> {
+    const job = UUID.test(id) ? await repo.findJob(this.deps.db, account.accountId, kind, id) : undefined;
+    if (!job) throw notFound();
+    return job;
+  }
+
+  private async parseJob(
+    kind: JobKind,
+    model: CatalogModel,
+    raw: unknown,
+  ): Promise<{ request: JobRequest; price: Price }> {
+    if (kind === 'audio') {
+      const request = await parseAudioJob(model, raw);
+      return { request, price: quoteAudio(model, request) };
+    }
+    const request = await parseVideoJob(model, raw);
+    return { request, price: quoteVideo(model, request) };
+  }
+
+  private async resolveModel(account: AccountAuthContext, kind: JobKind, raw: unknown): Promise<CatalogModel> {
+    const name = typeof raw === 'object' && raw !== null ? (raw as { model?: unknown }).model : undefined;
+    if (typeof name !== 'string' || name === '')
+      throw new ValidationError('model is required', [
+        { path: ['model'], message: `a ${CATALOG_TYPE[kind]} model id from GET /api/v1/models` },
+      ]);
+    const lookup = await this.deps.catalog.lookupModel(name, CATALOG_TYPE[kind]);
+    if (!lookup.model) {
+      if (lookup.otherType)
+        throw new InvalidModelError(
+          `Model ${clip(name)} is a ${lookup.otherType} model; this route needs a ${CATALOG_TYPE[kind]} model`,
+        );
+      throw new InvalidModelError(
+        `Unknown model ${clip(name)}: use a model from GET /api/v1/models?type=${CATALOG_TYPE[kind]}`,
+      );
+    }
+    const model = lookup.model;
+    if (account.apiKey.modelPrivacy === 'PRIVATE_ONLY' && model.privacy !== 'private')
+      throw new ForbiddenError(`This API key may only use private models; ${model.id} is ${model.privacy}`);
+    if (model.offline) throw new UpstreamError(`Model ${model.id} is offline`, 'MODEL_OFFLINE');
+    return model;
+  }
+}
+
+const notFound = () => new NotFoundError('No such job, or its media was deleted', 'MEDIA_NOT_FOUND');

@@ -1,0 +1,201 @@
+import { sql, type Selectable } from 'kysely';
+import type { Reservation } from '../../billing/billing.types.ts';
+import type { Currency } from '../../billing/money.ts';
+import type { Database } from '../../db/database.ts';
+import type { JobsTable } from '../../db/types.generated.ts';
+import type { JobKind, JobRequest } from '../../providers/jobs/job-engine.ts';
+
+/* The jobs table (migrations/2026-11-30T09-00-00_jobs.ts): every status change is one guarded UPDATE. */
+
+export type JobStatus = 'QUEUED' | 'PROCESSING' | 'COMPLETED' | 'FAILED';
+export type JobRow = Selectable<JobsTable>;
+
+export interface NewJob {
+  readonly id: string;
+  readonly accountId: string;
+  readonly apiKeyId: string | null;
+  readonly kind: JobKind;
+  readonly modelId: string;
+  readonly providerId: string;
+  readonly request: JobRequest;
+  readonly quoteUsd: bigint;
+  readonly reservation: Reservation;
+}
+
+// Buffers (fetched reference media) go into the jsonb request as base64 and come back as Buffers.
+const BYTES = '$bytes';
+const encodeRequest = (request: JobRequest): string =>
+  JSON.stringify(request, (_key, value: unknown) =>
+    isSerializedBuffer(value) ? { [BYTES]: Buffer.from(value.data).toString('base64') } : value,
+  );
+const isSerializedBuffer = (value: unknown): value is { type: 'Buffer'; data: number[] } =>
+  typeof value === 'object' && value !== null && (value as { type?: unknown }).type === 'Buffer';
+
+export function decodeRequest(stored: unknown): JobRequest {
+  return JSON.parse(JSON.stringify(stored), (_key, value: unknown) =>
+    typeof value === 'object' && value !== null && BYTES in value
+      ? Buffer.from(String((value as Record<string, unknown>)[BYTES]), 'base64')
+      : value,
+  ) as JobRequest;
+}
+
+interface StoredReservation {
+  id: string;
+  accountId: string;
+  apiKeyId: string | null;
+  currency: string;
+  amount: string;
+  keyPeriodStart: string | null;
+  requestId: string;
+}
+
+const encodeReservation = (r: Reservation): string =>
+  JSON.stringify({
+    id: r.id,
+    accountId: r.accountId,
+    apiKeyId: r.apiKeyId,
+    currency: r.currency,
+    amount: r.amount.toString(),
+    keyPeriodStart: r.keyPeriodStart?.toISOString() ?? null,
+    requestId: r.requestId,
+  } satisfies StoredReservation);
+
+export function decodeReservation(stored: unknown): Reservation {
+  const r = stored as StoredReservation;
+  return {
+    id: r.id,
+    accountId: r.accountId,
+    apiKeyId: r.apiKeyId,
+    currency: r.currency as Currency,
+    amount: BigInt(r.amount),
+    keyPeriodStart: r.keyPeriodStart === null ? null : new Date(r.keyPeriodStart),
+    requestId: r.requestId,
+  };
+}
+
+export async function insertJob(db: Database, job: NewJob): Promise<void> {
+  await db
+    .insertInto('jobs')
+    .values({
+      id: job.id,
+      account_id: job.accountId,
+      api_key_id: job.apiKeyId,
+      kind: job.kind,
+      model_id: job.modelId,
+      provider_id: job.providerId,
+      request: encodeRequest(job.request),
+      quote_usd: job.quoteUsd,
+      reservation_id: job.reservation.id,
+      reservation: encodeReservation(job.reservation),
+    })
+    .execute();
+}
+
+/** The caller's own job of that kind, unless unknown or deleted. */
+export async function findJob(db: Database, accountId: string, kind: JobKind, id: string): Promise<JobRow | undefined> {
+  return db
+    .selectFrom('jobs')
+    .selectAll()
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .where('kind', '=', kind)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+}
+
+export async function jobById(db: Database, id: string): Promise<JobRow | undefined> {
+  return db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/**
+ * Takes the job for one attempt: QUEUED (or PROCESSING left by the attempt before this one, whose worker died or
+ * failed) → PROCESSING, counted. `retryCount` is pg-boss's number of earlier attempts, so of two deliveries of the
+ * same attempt only one matches; a job that finished is never taken again.
+ */
+export async function claimJob(db: Database, id: string, retryCount: number): Promise<JobRow | undefined> {
+  return db
+    .updateTable('jobs')
+    .set({ status: 'PROCESSING', started_at: new Date(), attempts: sql<number>`attempts + 1`, progress: 0 })
+    .where('id', '=', id)
+    .where('status', 'in', ['QUEUED', 'PROCESSING'])
+    .where('attempts', '<=', retryCount)
+    .where('deleted_at', 'is', null)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export async function setProgress(db: Database, id: string, attempt: number, progress: number): Promise<void> {
+  await db
+    .updateTable('jobs')
+    .set({ progress })
+    .where('id', '=', id)
+    .where('status', '=', 'PROCESSING')
+    .where('attempts', '=', attempt)
+    .execute();
+}
+
+/** PROCESSING → COMPLETED for the attempt that ran it: true for exactly one caller, who then settles. */
+export async function markCompleted(
+  db: Database,
+  id: string,
+  attempt: number,
+  media: { objectId: string; contentType: string },
+): Promise<boolean> {
+  const row = await db
+    .updateTable('jobs')
+    .set({
+      status: 'COMPLETED',
+      progress: 100,
+      media_object_id: media.objectId,
+      content_type: media.contentType,
+      finished_at: new Date(),
+    })
+    .where('id', '=', id)
+    .where('status', '=', 'PROCESSING')
+    .where('attempts', '=', attempt)
+    .returning('id')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** → FAILED with its error, unless it finished already; true when this call failed it. */
+export async function markFailed(db: Database, id: string, error: string): Promise<boolean> {
+  const row = await db
+    .updateTable('jobs')
+    .set({ status: 'FAILED', error, finished_at: new Date() })
+    .where('id', '=', id)
+    .where('status', 'in', ['QUEUED', 'PROCESSING'])
+    .returning('id')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+export async function markDeleted(db: Database, id: string): Promise<boolean> {
+  const row = await db
+    .updateTable('jobs')
+    .set({ deleted_at: new Date() })
+    .where('id', '=', id)
+    .where('deleted_at', 'is', null)
+    .returning('id')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Mean run time in ms of the model's last completed jobs (0 when none completed yet). */
+export async function averageExecutionMs(db: Database, modelId: string, recent = 20): Promise<number> {
+  const row = await db
+    .selectFrom((qb) =>
+      qb
+        .selectFrom('jobs')
+        .select(sql<number>`extract(epoch from (finished_at - started_at)) * 1000`.as('ms'))
+        .where('model_id', '=', modelId)
+        .where('status', '=', 'COMPLETED')
+        .where('started_at', 'is not', null)
+        .orderBy('finished_at', 'desc')
+        .limit(recent)
+        .as('recent'),
+    )
+    .select(sql<string | number | null>`avg(ms)`.as('average'))
+    .executeTakeFirst();
+  return Math.round(Number(row?.average ?? 0));
+}
