@@ -26,6 +26,8 @@ export interface VideoJobRequest {
   readonly prompt: string;
   readonly negativePrompt?: string | undefined;
   readonly durationSeconds: number;
+  /** The `duration` the caller chose ("5s", "Auto", "1 gen"): the key of a `durations` price table. */
+  readonly duration?: string | undefined;
   readonly width: number;
   readonly height: number;
   readonly aspectRatio?: string | undefined;
@@ -36,8 +38,24 @@ export interface VideoJobRequest {
   readonly inputs: readonly JobInput[];
 }
 
+export type JobInputRole =
+  | 'image'
+  | 'end_image'
+  | 'audio'
+  | 'video'
+  | 'reference_image'
+  | 'reference_video'
+  | 'reference_audio'
+  /** `elements[n].frontal_image_url` and `elements[n].reference_image_urls` (cited as @Element<n>). */
+  | 'element_frontal_image'
+  | 'element_reference_image'
+  /** `scene_image_urls` (cited as @Image<n>). */
+  | 'scene_image';
+
 export interface JobInput {
-  readonly role: 'image' | 'end_image' | 'audio' | 'video' | 'reference_image' | 'reference_video' | 'reference_audio';
+  readonly role: JobInputRole;
+  /** Element images (`@Element<n>`): which element, from 1. */
+  readonly element?: number | undefined;
   readonly bytes: Buffer;
   readonly contentType: string;
   readonly durationSeconds?: number | undefined;

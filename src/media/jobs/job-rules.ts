@@ -1,0 +1,42 @@
+import type { Price } from '../../billing/billing.types.ts';
+import type { CatalogModel } from '../../catalog/model.ts';
+import type { AudioJobRequest } from '../../providers/jobs/job-engine.ts';
+import { checkAudioJob, checkAudioQuote, type AudioQuote } from './audio-rules.ts';
+import { quoteAudio, quoteVideo } from './job-pricing.ts';
+import { checkVideoJob, checkVideoQuote, type ParsedVideoJob, type ParsedVideoShape } from './video-rules.ts';
+
+/*
+ * The entry points of the queued-job rules: a body in, a normalised request (or quote basis) out, or a
+ * ValidationError (400) naming the field. Each parse also prices the result, so a request the model's price
+ * cannot cover (a music length no duration tier holds) is refused here, before anything is reserved.
+ */
+
+export { audioDurationRule, fieldError, musicSpec, type AudioQuote } from './audio-rules.ts';
+export { musicTier, quoteAudio, quoteVideo } from './job-pricing.ts';
+export { videoRules, type ParsedVideoJob, type ParsedVideoShape, type RemoteInput } from './video-rules.ts';
+
+/** POST /audio/queue. */
+export function parseAudioJob(model: CatalogModel, input: unknown): AudioJobRequest {
+  const request = checkAudioJob(model, input);
+  quoteAudio(model, request);
+  return request;
+}
+
+/** POST /video/queue: the request (without its inputs) and the remote media to fetch under the fetch policy. */
+export function parseVideoJob(model: CatalogModel, input: unknown): ParsedVideoJob {
+  const parsed = checkVideoJob(model, input);
+  quoteVideo(model, parsed.request);
+  return parsed;
+}
+
+/** POST /audio/quote: the basis and its price. */
+export function parseAudioQuote(model: CatalogModel, input: unknown): { basis: AudioQuote; price: Price } {
+  const basis = checkAudioQuote(model, input);
+  return { basis, price: quoteAudio(model, basis) };
+}
+
+/** POST /video/quote: the basis and its price. */
+export function parseVideoQuote(model: CatalogModel, input: unknown): { basis: ParsedVideoShape; price: Price } {
+  const basis = checkVideoQuote(model, input);
+  return { basis, price: quoteVideo(model, basis) };
+}
