@@ -1,9 +1,9 @@
 import type { z } from 'zod';
-import type { Price } from '../../billing/billing.types.ts';
-import { ATTO_DIGITS, costNano, parseAtto, type Atto } from '../../billing/money.ts';
+import type { Price, Usage } from '../../billing/billing.types.ts';
+import { ATTO_DIGITS, costNano, formatScaled, parseAtto, type Atto } from '../../billing/money.ts';
 import { attoPrice, type AttoPrice, type CatalogModel } from '../../catalog/model.ts';
 import type { MusicPricingSchema, PricePair, VideoPricingSchema } from '../../operator-config/schema.ts';
-import type { AudioJobRequest, VideoJobRequest } from '../../providers/jobs/job-engine.ts';
+import type { AudioJobRequest } from '../../providers/jobs/job-engine.ts';
 import { audioCharacters, fieldError, type AudioQuote } from './audio-rules.ts';
 import type { VideoPriceBasis } from './video-rules.ts';
 
@@ -59,8 +59,15 @@ export function quoteAudio(model: CatalogModel, parsed: AudioJobRequest | AudioQ
 
 const multiplier = (value: number | undefined): Atto => (value === undefined ? ONE : parseAtto(value));
 
-/** The price of a video job (its request, or a quote body's basis). */
-export function quoteVideo(model: CatalogModel, parsed: VideoPriceBasis | Omit<VideoJobRequest, 'inputs'>): Price {
+interface VideoPriceParts {
+  readonly base: AttoPrice;
+  readonly units: bigint;
+  /** resolution × audio multipliers, at 10^-36 scale. */
+  readonly factor: bigint;
+  readonly perSecond: boolean;
+}
+
+function videoPriceParts(model: CatalogModel, parsed: VideoPriceBasis): VideoPriceParts {
   const pricing = model.spec.pricing as VideoPricing;
   let base: AttoPrice;
   let units = 1n;
@@ -78,7 +85,78 @@ export function quoteVideo(model: CatalogModel, parsed: VideoPriceBasis | Omit<V
   const factor =
     multiplier(own(pricing.resolution_multipliers, parsed.resolution)) *
     (parsed.audio ? multiplier(pricing.audio_multiplier) : ONE);
+  return { base, units, factor, perSecond: pricing.per_second !== undefined };
+}
+
+/** The price of a video job (its request, or a quote body's basis). */
+export function quoteVideo(model: CatalogModel, parsed: VideoPriceBasis): Price {
+  const { base, units, factor } = videoPriceParts(model, parsed);
   // base × units × factor is at 10^-18 · 10^-36 scale: one rounding up to the nano-unit.
   const cost = (price: Atto) => costNano(units * factor, price, ONE * ONE);
   return { usd: cost(base.usd), diem: cost(base.diem) };
+}
+
+export interface JobUsageDetails {
+  readonly requestId: string;
+  readonly executionTimeMs: number;
+  readonly notes: string;
+}
+
+/** The usage entry of a completed music job: one line, its cost exactly the quote. */
+export function audioUsage(model: CatalogModel, request: AudioJobRequest, details: JobUsageDetails): Usage {
+  const pricing = model.spec.pricing as MusicPricing;
+  const shape = pricing.per_second
+    ? { unitType: 'seconds', units: request.durationSeconds, pair: pricing.per_second, digits: ATTO_DIGITS }
+    : pricing.per_thousand_characters
+      ? {
+          unitType: 'chars',
+          units: audioCharacters(request),
+          pair: pricing.per_thousand_characters,
+          digits: ATTO_DIGITS + 3,
+        }
+      : {
+          unitType: 'requests',
+          units: 1,
+          pair: pricing.generation ?? musicTier(pricing, request.durationSeconds),
+          digits: ATTO_DIGITS,
+        };
+  const perUnit = shape.pair ? attoPrice(shape.pair).usd : 0n;
+  return {
+    modelId: model.id,
+    modelType: 'MUSIC',
+    unitType: shape.unitType,
+    notes: details.notes,
+    lines: [
+      {
+        sku: `${model.id}-music-${shape.unitType === 'requests' ? 'track' : shape.unitType}`,
+        lineType: 'Generation',
+        units: String(shape.units),
+        // Per character: the price is per 1,000 characters, so three more decimal places.
+        pricePerUnitUsd: formatScaled(perUnit, shape.digits),
+        cost: quoteAudio(model, request),
+      },
+    ],
+    inferenceDetails: { requestId: details.requestId, inferenceExecutionTime: details.executionTimeMs },
+  };
+}
+
+/** The usage entry of a completed video job: one line (seconds or clips), multipliers folded into the unit price. */
+export function videoUsage(model: CatalogModel, request: VideoPriceBasis, details: JobUsageDetails): Usage {
+  const { base, units, factor, perSecond } = videoPriceParts(model, request);
+  return {
+    modelId: model.id,
+    modelType: 'VIDEO',
+    unitType: perSecond ? 'seconds' : 'requests',
+    notes: details.notes,
+    lines: [
+      {
+        sku: `${model.id}-video-${(request.resolution ?? 'default').toLowerCase()}${request.audio ? '-audio' : ''}`,
+        lineType: 'Generation',
+        units: String(units),
+        pricePerUnitUsd: formatScaled(base.usd * factor, ATTO_DIGITS + 2 * ATTO_DIGITS),
+        cost: quoteVideo(model, request),
+      },
+    ],
+    inferenceDetails: { requestId: details.requestId, inferenceExecutionTime: details.executionTimeMs },
+  };
 }

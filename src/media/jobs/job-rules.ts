@@ -12,7 +12,8 @@ import { checkVideoJob, checkVideoQuote, type ParsedVideoJob, type ParsedVideoSh
  */
 
 export { audioDurationRule, fieldError, musicSpec, type AudioQuote } from './audio-rules.ts';
-export { musicTier, quoteAudio, quoteVideo } from './job-pricing.ts';
+export { audioUsage, musicTier, quoteAudio, quoteVideo, videoUsage, type JobUsageDetails } from './job-pricing.ts';
+export { checkProbedInputs, INPUT_LIMITS, maxFetchBytes, type ProbedInput } from './input-limits.ts';
 export { videoRules, type ParsedVideoJob, type ParsedVideoShape, type RemoteInput } from './video-rules.ts';
 
 /** POST /audio/queue. */
