@@ -6,7 +6,7 @@ import type { Lifecycle } from '../../lifecycle.ts';
 import type { Logger } from '../../logger.ts';
 import type { ProviderConfig } from '../../operator-config/schema.ts';
 import type { JobEngine } from '../../providers/jobs/job-engine.ts';
-import { SimulatorJobsEngine } from '../../providers/jobs/simulator-standin.ts';
+import { SimulatorJobEngine } from '../../providers/jobs/simulator-jobs.engine.ts';
 import type { MediaStore } from '../media-store.ts';
 import { JobQueue } from './job-queue.ts';
 import { JobRunner } from './job-runner.ts';
@@ -34,7 +34,7 @@ export interface JobServices {
 export function createJobEngines(providers: readonly ProviderConfig[] | undefined): Map<string, JobEngine> {
   const engines = new Map<string, JobEngine>();
   for (const provider of providers ?? [{ id: 'simulator', type: 'simulator' as const }])
-    if (provider.type === 'simulator') engines.set(provider.id, new SimulatorJobsEngine());
+    if (provider.type === 'simulator') engines.set(provider.id, new SimulatorJobEngine(provider.id));
   return engines;
 }
 

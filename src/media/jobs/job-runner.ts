@@ -9,6 +9,7 @@ import type { Logger } from '../../logger.ts';
 import type { JobEngine, JobRequest } from '../../providers/jobs/job-engine.ts';
 import type { MediaStore } from '../media-store.ts';
 import type { Attempt } from './job-queue.ts';
+import { audioUsage, videoUsage } from './job-rules.ts';
 import * as repo from './jobs.repository.ts';
 
 export interface JobRunnerOptions {
@@ -110,7 +111,19 @@ export class JobRunner {
 
   private async settle(job: repo.JobRow, request: JobRequest, executionMs: number, simulated: boolean): Promise<void> {
     const reservation = repo.decodeReservation(job.reservation);
-    await this.deps.billing.settle(reservation, jobUsage(job, reservation, request, executionMs, simulated));
+    const [model] = await this.deps.catalog.findModelsByIds([job.model_id]);
+    const details = {
+      requestId: reservation.requestId,
+      executionTimeMs: executionMs,
+      notes: `${job.kind} job ${job.id}${simulated ? ' (simulated)' : ''}`,
+    };
+    // The model's own usage (its cost is the quote); a model gone from the catalog since: the quote held, per second.
+    const usage = !model
+      ? fallbackUsage(job, reservation, request, details)
+      : request.kind === 'audio'
+        ? audioUsage(model, request, details)
+        : videoUsage(model, request, details);
+    await this.deps.billing.settle(reservation, usage);
   }
 
   /** Moves the hold's expiry forward while the job runs, so the reservation sweeper never frees a running job. */
@@ -139,13 +152,12 @@ export class JobRunner {
   }
 }
 
-/** Seconds of media, charged at the quote held at queue time (VIDEO; music counts as TTS in analytics). */
-function jobUsage(
+/** Seconds of media at the quote held at queue time (a model removed from the catalog after its job was queued). */
+function fallbackUsage(
   job: repo.JobRow,
   reservation: Reservation,
   request: JobRequest,
-  executionMs: number,
-  simulated: boolean,
+  details: { requestId: string; executionTimeMs: number; notes: string },
 ): Usage {
   const seconds = Math.max(1, Math.round(request.durationSeconds));
   // The hold is the price in its currency's group; the other group's figure is the USD quote.
@@ -157,7 +169,7 @@ function jobUsage(
     modelId: job.model_id,
     modelType: job.kind === 'video' ? 'VIDEO' : 'MUSIC',
     unitType: 'seconds',
-    notes: `${job.kind} job ${job.id}${simulated ? ' (simulated)' : ''}`,
+    notes: details.notes,
     lines: [
       {
         sku: `${job.model_id}-${job.kind}-seconds`,
@@ -166,7 +178,7 @@ function jobUsage(
         cost,
       },
     ],
-    inferenceDetails: { requestId: reservation.requestId, inferenceExecutionTime: executionMs },
+    inferenceDetails: { requestId: details.requestId, inferenceExecutionTime: details.executionTimeMs },
   };
 }
 

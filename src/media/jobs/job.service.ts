@@ -24,13 +24,14 @@ import { CompleteJobInput, RetrieveJobInput } from './job.inputs.ts';
 import type { JobQueue } from './job-queue.ts';
 import * as repo from './jobs.repository.ts';
 import {
+  fieldError,
   parseAudioJob,
   parseAudioQuote,
   parseVideoJob,
   parseVideoQuote,
   quoteAudio,
   quoteVideo,
-} from './rules-standin.ts';
+} from './job-rules.ts';
 
 export interface JobServiceOptions {
   /** How long the hold taken at queue time lasts before a worker starts extending it (queue wait included). */
@@ -82,17 +83,14 @@ export class JobService {
   async quote(auth: AuthContext, kind: JobKind, raw: unknown): Promise<{ quote: number }> {
     const account = requireAccount(auth);
     const model = await this.resolveModel(account, kind, raw);
-    const price =
-      kind === 'audio'
-        ? quoteAudio(model, await parseAudioQuote(model, raw))
-        : quoteVideo(model, await parseVideoQuote(model, raw));
+    const { price } = kind === 'audio' ? parseAudioQuote(model, raw) : parseVideoQuote(model, raw);
     return { quote: nanoToNumber(price.usd) };
   }
 
   async queue(auth: AuthContext, kind: JobKind, raw: unknown): Promise<QueuedJob> {
     const account = requireAccount(auth);
     const model = await this.resolveModel(account, kind, raw);
-    const { request, price } = await this.parseJob(kind, model, raw);
+    const { request, price } = this.parseJob(kind, model, raw);
     const binding = model.providers[0];
     if (!binding) throw new UpstreamError(`Model ${model.id} has no provider`, 'MODEL_OFFLINE');
     // Every bad input is refused above, before anything is held; 402 here when funds or the key limit fall short.
@@ -166,17 +164,16 @@ export class JobService {
     return job;
   }
 
-  private async parseJob(
-    kind: JobKind,
-    model: CatalogModel,
-    raw: unknown,
-  ): Promise<{ request: JobRequest; price: Price }> {
+  private parseJob(kind: JobKind, model: CatalogModel, raw: unknown): { request: JobRequest; price: Price } {
     if (kind === 'audio') {
-      const request = await parseAudioJob(model, raw);
+      const request = parseAudioJob(model, raw);
       return { request, price: quoteAudio(model, request) };
     }
-    const request = await parseVideoJob(model, raw);
-    return { request, price: quoteVideo(model, request) };
+    const { request, remote } = parseVideoJob(model, raw);
+    // Fetching remote media (under the public-address policy, probed) is a later step: refused, naming the field.
+    const first = remote[0];
+    if (first) throw fieldError(first.field, 'remote media inputs are not supported by this server yet');
+    return { request: { ...request, inputs: [] }, price: quoteVideo(model, request) };
   }
 
   private async resolveModel(account: AccountAuthContext, kind: JobKind, raw: unknown): Promise<CatalogModel> {
