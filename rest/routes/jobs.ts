@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AudioJobInput, AudioQuoteInput, VideoJobInput, VideoQuoteInput } from '../../src/media/jobs/job-inputs.ts';
 import { CompleteJobInput, RetrieveJobInput } from '../../src/media/jobs/job.inputs.ts';
 import type { JobKind } from '../../src/providers/jobs/job-engine.ts';
 import { json, text } from '../http.ts';
@@ -6,7 +7,10 @@ import type { Route } from '../router.ts';
 
 /* Queued music/audio and video jobs: quote, queue, poll (retrieve) and complete, per kind. */
 
-const JobBody = z.looseObject({ model: z.string().describe('A music (audio) or video model id') });
+const BODIES = {
+  audio: { queue: AudioJobInput, quote: AudioQuoteInput },
+  video: { queue: VideoJobInput, quote: VideoQuoteInput },
+} as const;
 const Quote = z.object({ quote: z.number().describe('USD the job would be charged') });
 const Queued = z.object({
   model: z.string(),
@@ -26,7 +30,7 @@ function jobRoutes(kind: JobKind): Route[] {
       doc: {
         summary: `The price of a ${kind} job, without queueing or charging anything`,
         tags,
-        body: JobBody,
+        body: BODIES[kind].quote,
         response: Quote,
       },
       async handler(call) {
@@ -41,7 +45,7 @@ function jobRoutes(kind: JobKind): Route[] {
       doc: {
         summary: `Queue a ${kind} job; its quote is held now and charged when it completes (402 when not covered)`,
         tags,
-        body: JobBody,
+        body: BODIES[kind].queue,
         response: Queued,
       },
       async handler(call) {
