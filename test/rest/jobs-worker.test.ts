@@ -1,0 +1,49 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { testDatabaseKind, type TestDatabase } from '../helpers/db.ts';
+import { eventually } from '../helpers/eventually.ts';
+import { createAccountWithKey } from '../helpers/services.ts';
+
+/*
+ * `npm run worker` as operators run it: an API server without workers (LAGOON_JOB_WORKERS=false) queues, a
+ * separate worker process on the same PostgreSQL runs the job, and the API then serves the media. PostgreSQL only
+ * (the embedded database belongs to one process).
+ */
+describe.skipIf(testDatabaseKind !== 'postgres')('queued jobs run by a separate worker process', () => {
+  let t: TestApp;
+  let worker: ChildProcess | undefined;
+  let secret: string;
+
+  beforeAll(async () => {
+    t = await createTestApp({ LAGOON_JOB_WORKERS: 'false' });
+    ({ secret } = await createAccountWithKey(t.app.services, { credit: { USD: '5' }, type: 'INFERENCE' }));
+    const url = (t.app.database as TestDatabase).url!;
+    worker = spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
+      env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'silent', LAGOON_JOB_CONCURRENCY: '1' },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+  }, 120_000);
+  afterAll(async () => {
+    if (worker && worker.exitCode === null) {
+      const exited = new Promise((resolve) => worker!.once('exit', resolve));
+      worker.kill('SIGTERM');
+      await exited;
+    }
+    await t?.close();
+  }, 60_000);
+
+  it('should run a job queued by a server without workers, and stop on SIGTERM', async () => {
+    const job = { model: 'lagoon-sim-video', prompt: 'elsewhere', duration: '5s' };
+    const queued = await t.call('/api/v1/video/queue', { body: job, key: secret });
+    expect(queued.status).toBe(200);
+    const { queue_id } = (await queued.json()) as { queue_id: string };
+    await eventually(async () => {
+      const response = await t.call('/api/v1/video/retrieve', {
+        body: { model: 'lagoon-sim-video', queue_id },
+        key: secret,
+      });
+      expect(response.headers.get('content-type')).toBe('video/mp4');
+    }, 90_000);
+  }, 120_000);
+});
