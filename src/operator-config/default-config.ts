@@ -227,6 +227,25 @@ export const defaultOperatorConfig = {
       pricing: { per_second: price(0.05), resolution_multipliers: { '480p': 1, '720p': 1.5 }, audio_multiplier: 1.2 },
       provider: SIMULATOR_PROVIDER_ID,
     },
+    {
+      id: 'lagoon-sim-video-upscaler',
+      type: 'video',
+      name: 'Lagoon Simulator Video Upscaler',
+      description: simulated('Scales the input video (video_url) by upscale_factor, produced as a queued job.'),
+      created: CREATED,
+      constraints: {
+        aspect_ratios: [],
+        resolutions: [],
+        durations: ['5s', '10s', '15s'],
+        // model_type `video`: the upscale model (video_url required, upscale_factor instead of resolution).
+        model_type: 'video',
+        audio: true,
+        audio_configurable: true,
+        prompt_character_limit: 2_500,
+      },
+      pricing: { per_second: price(0.01), resolution_multipliers: { '1x': 0.5, '2x': 1, '4x': 2 } },
+      provider: SIMULATOR_PROVIDER_ID,
+    },
   ],
   compatibilityMappings: {
     text: {

@@ -169,3 +169,16 @@ describe('job usage entries', () => {
     expect(usage.lines[0]!.cost.usd).toBe(900_000_000n);
   });
 });
+
+describe('the built-in upscaler', () => {
+  it('needs video_url, takes upscale_factor and prices by it', () => {
+    const upscaler = builtIn('lagoon-sim-video-upscaler');
+    const body = { model: upscaler.id, prompt: 'sharper', duration: '10s', video_url: 'https://example.com/v.mp4' };
+    expect(refusedField(() => parseVideoJob(upscaler, { ...body, video_url: undefined }))).toEqual(['video_url']);
+    expect(refusedField(() => parseVideoJob(upscaler, { ...body, resolution: '720p' }))).toEqual(['resolution']);
+    const { request, remote } = parseVideoJob(upscaler, { ...body, upscale_factor: 4, audio: false });
+    expect(request).toMatchObject({ upscaleFactor: 4, resolution: '4x', durationSeconds: 10, audio: false });
+    expect(remote).toEqual([{ role: 'video', url: body.video_url, field: 'video_url' }]);
+    expect(quoteVideo(upscaler, request).usd).toBe(200_000_000n);
+  });
+});
