@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AudioJobRequest, JobResult, VideoJobRequest } from '../../src/providers/jobs/job-engine.ts';
 import { melody } from '../../src/providers/jobs/simulator-media.ts';
+import { ffmpegPath } from '../../src/providers/speech/ffmpeg.ts';
 import { SimulatorJobEngine } from '../../src/providers/jobs/simulator-jobs.engine.ts';
 import { ffprobePath } from '../helpers/audio.ts';
 
@@ -98,9 +99,38 @@ describe('SimulatorJobEngine video', () => {
     const small = await engine.run('sim', video({ width: 320, height: 180 }), context());
     if (small.kind !== 'media') throw new Error('expected media');
     const input = { role: 'video' as const, bytes: small.bytes, contentType: 'video/mp4', durationSeconds: 2 };
-    const probed = await probe(await engine.run('sim', video({ upscaleFactor: 2, inputs: [input] }), context()));
+    const upscale = video({ upscaleFactor: 2, inputs: [input], durationSeconds: 1 });
+    const probed = await probe(await engine.run('sim', upscale, context()));
     expect(probed.streams.find((s) => s.codec_type === 'video')).toMatchObject({ width: 640, height: 360 });
     expect(probed.streams.some((s) => s.codec_type === 'audio')).toBe(true);
+    // At most the paid length of the input.
+    within5(probed.format.duration, 1);
+  });
+
+  it('fills the frame with the start image of an image-to-video job, for the paid length', async () => {
+    const { stdout: png } = await run(
+      ffmpegPath(),
+      [
+        '-hide_banner',
+        '-loglevel',
+        'error',
+        '-f',
+        'lavfi',
+        '-i',
+        'color=c=orange:size=300x200',
+        '-frames:v',
+        '1',
+        '-f',
+        'image2pipe',
+        '-c:v',
+        'png',
+        'pipe:1',
+      ],
+      { encoding: 'buffer' },
+    );
+    const image = { role: 'image' as const, bytes: png, contentType: 'image/png' };
+    const probed = await probe(await engine.run('sim', video({ inputs: [image], width: 480, height: 480 }), context()));
+    expect(probed.streams.find((s) => s.codec_type === 'video')).toMatchObject({ width: 480, height: 480 });
     within5(probed.format.duration, 2);
   });
 

@@ -16,9 +16,9 @@ import { melody, MUSIC_RATE, promptLook, renderMelody } from './simulator-media.
 /*
  * The built-in job engine: real media, labelled simulated, made by ffmpeg. A video is an H.264 MP4 of the
  * requested length and size, a moving test pattern coloured by the prompt's hash with a "SIMULATED" caption, and
- * an AAC tone when audio is asked for; the upscale model (an input video and upscaleFactor) scales the input
- * video itself. Music is a tune derived from the prompt, encoded as the requested mp3, wav or flac. Files carry a
- * "Lagoon simulator" comment in their metadata.
+ * an AAC tone when audio is asked for (an image-to-video job's start image replaces the pattern); the upscale
+ * model (an input video and upscaleFactor) scales the input video itself, cut to the paid length. Music is a tune
+ * derived from the prompt, encoded as the requested mp3, wav or flac. Files carry a "SIMULATED" comment tag.
  */
 
 const FRAME_RATE = 24;
@@ -64,10 +64,11 @@ export class SimulatorJobEngine implements JobEngine {
   private async video(request: VideoJobRequest, context: JobRunContext, dir: string): Promise<JobResult> {
     const output = join(dir, 'video.mp4');
     const source = request.inputs.find((input) => input.role === 'video');
+    const still = request.inputs.find((input) => input.role === 'image');
     const build = async (caption: boolean) =>
       request.upscaleFactor !== undefined && source
         ? upscaleArgs(request, await writeInput(dir, source.bytes), caption)
-        : patternArgs(request, caption);
+        : patternArgs(request, caption, still && (await writeInput(dir, still.bytes)));
     const encode = ['-c:v', 'libx264', '-preset', this.preset, '-crf', '28', '-pix_fmt', 'yuv420p'];
     const finish = [...encode, ...LABEL, '-movflags', '+faststart', '-f', 'mp4', output];
     const render = async (caption: boolean) =>
@@ -94,16 +95,23 @@ export class SimulatorJobEngine implements JobEngine {
 const CAPTION =
   "drawtext=text='SIMULATED':fontcolor=white:fontsize=h/12:box=1:boxcolor=black@0.5:boxborderw=8:x=(w-tw)/2:y=h-th-h/10";
 
-function patternArgs(request: VideoJobRequest, caption: boolean): string[] {
+/** The test pattern, or the start image (image-to-video) filling the frame, then the tone when audio is on. */
+function patternArgs(request: VideoJobRequest, caption: boolean, image?: string): string[] {
   const look = promptLook(request.prompt);
   const seconds = request.durationSeconds;
-  const size = `${request.width}x${request.height}`;
+  const { width, height } = request;
   const filters = [`hue=h=${look.hue}:s=${look.saturation}`, ...(caption ? [CAPTION] : [])].join(',');
+  const fill = `scale=${width}:${height}:force_original_aspect_ratio=increase,crop=${width}:${height},setsar=1`;
+  const picture = image
+    ? ['-loop', '1', '-framerate', String(FRAME_RATE), '-t', String(seconds), '-i', image]
+    : ['-f', 'lavfi', '-i', `testsrc2=size=${width}x${height}:rate=${FRAME_RATE}:duration=${seconds}`];
   return [
-    ...['-f', 'lavfi', '-i', `testsrc2=size=${size}:rate=${FRAME_RATE}:duration=${seconds},${filters}`],
+    ...picture,
     ...(request.audio
       ? ['-f', 'lavfi', '-i', `sine=frequency=${look.tone}:sample_rate=44100:duration=${seconds}`]
       : []),
+    // Output options from here: every input is declared above.
+    ...['-vf', image ? `${fill},${filters}` : filters],
     ...(request.audio ? ['-c:a', 'aac', '-b:a', '96k', '-ac', '2'] : ['-an']),
     ...['-t', String(seconds)],
   ];
@@ -116,6 +124,8 @@ function upscaleArgs(request: VideoJobRequest, input: string, caption: boolean):
     ...['-i', input, '-map', '0:v:0'],
     ...(request.audio ? ['-map', '0:a?', '-c:a', 'aac', '-b:a', '128k'] : ['-an']),
     ...['-vf', caption ? `${scale},${CAPTION}` : scale],
+    // What was paid for: at most the requested length of the input.
+    ...['-t', String(request.durationSeconds)],
   ];
 }
 
