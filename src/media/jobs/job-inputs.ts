@@ -27,7 +27,7 @@ export const VIDEO_RESOLUTIONS = [
 ] as const;
 export const UPSCALE_FACTORS = [1, 2, 4] as const;
 
-/** Reference media counts (the contract's limits). */
+/** Reference media counts: the contract's limits; an element's reference images (no published limit) Lagoon caps at 4. */
 export const REFERENCE_LIMITS = {
   reference_image_urls: 9,
   reference_video_urls: 3,
