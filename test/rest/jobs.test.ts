@@ -130,6 +130,22 @@ describe(`REST queued jobs (${testDatabaseKind})`, () => {
     expect(await usage()).toHaveLength(1);
   }, 120_000);
 
+  it('should charge a job once however often it is delivered again after it completed', async () => {
+    const job = { model: 'lagoon-sim-video', prompt: 'twice', duration: '5s' };
+    const { queue_id } = (await (await post('/video/queue', job)).json()) as { queue_id: string };
+    await poll('video', 'lagoon-sim-video', queue_id);
+    const count = async () => (await usage()).filter((entry) => entry.notes.includes(queue_id)).length;
+    await eventually(async () => expect(await count()).toBe(1), 15_000);
+    const before = await balance();
+    // pg-boss delivering it again (a retry after a crash past the COMPLETED transition), or a stale duplicate.
+    const runner = t.app.services.jobs.runner;
+    for (const retryCount of [0, 1, 5])
+      await runner.run(queue_id, { retryCount, lastAttempt: false, signal: new AbortController().signal });
+    await t.app.services.billing.flush(accountId);
+    expect(await count()).toBe(1);
+    expect((await balance()).amount).toBe(before.amount);
+  }, 120_000);
+
   it('should make music of the requested length', async () => {
     const job = { model: 'lagoon-sim-music', prompt: 'a calm tune', duration_seconds: 5 };
     const { quote } = (await (await post('/audio/quote', job)).json()) as { quote: number };
