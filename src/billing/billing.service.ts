@@ -44,11 +44,15 @@ export class BillingService {
    * Holds the most a call can cost, in the first currency of the charging order whose balance and key limit
    * both cover it. Throws 402-class errors when none does.
    */
-  async reserve(auth: AuthContext, maxCost: Price, options: { ttlMs?: number } = {}): Promise<Reservation> {
+  async reserve(
+    auth: AuthContext,
+    maxCost: Price,
+    options: { ttlMs?: number; durable?: boolean } = {},
+  ): Promise<Reservation> {
     if (auth.kind !== 'apiKey') throw new ForbiddenError('Only an account can be charged');
     if (maxCost.usd < 0n || maxCost.diem < 0n) throw new ValidationError('A cost cannot be negative');
     const ttlMs = options.ttlMs ?? this.deps.options.reservationTimeoutMs;
-    return this.holds.reserve(auth, maxCost, ttlMs);
+    return this.holds.reserve(auth, maxCost, ttlMs, { durable: options.durable });
   }
 
   /**

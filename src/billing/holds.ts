@@ -16,8 +16,16 @@ import type { SettledUsageEntry, UsagePublisher } from './usage.types.ts';
  * memory and write the charges after the answer. Both write through the batch writer (batch-writer.ts).
  */
 export interface Holds {
-  /** Holds `maxCost` for a call until `ttlMs` from now; 402-class errors when no currency covers it. */
-  reserve(auth: AccountAuthContext, maxCost: Price, ttlMs: number): Promise<Reservation>;
+  /**
+   * Holds `maxCost` for a call until `ttlMs` from now; 402-class errors when no currency covers it. `durable`: a
+   * reservation row in the database, never a draw on this process's lease (any process may settle it).
+   */
+  reserve(
+    auth: AccountAuthContext,
+    maxCost: Price,
+    ttlMs: number,
+    options?: { durable?: boolean },
+  ): Promise<Reservation>;
   /** Charges a call (at most its hold) and gives the rest back. Settling twice charges once. */
   settle(reservation: Reservation, call: LeaseCall): Promise<SettledCharge>;
   /** Gives the whole hold back; false when it was not held any more. */

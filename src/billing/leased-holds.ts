@@ -48,9 +48,14 @@ export class LeasedHolds implements Holds {
   }
 
   /** Holds `maxCost` for a call from this process's lease, taking or growing the lease when it does not cover it. */
-  async reserve(auth: AccountAuthContext, maxCost: Price, ttlMs: number): Promise<Reservation> {
-    // A hold that outlives a lease (a queued job, settled later by any process) is held in the database instead.
-    if (ttlMs > this.deps.options.ttlMs && this.deps.perCall) return this.deps.perCall.reserve(auth, maxCost, ttlMs);
+  async reserve(
+    auth: AccountAuthContext,
+    maxCost: Price,
+    ttlMs: number,
+    options: { durable?: boolean } = {},
+  ): Promise<Reservation> {
+    // A hold another process may settle (a queued job's) cannot live in this process's lease: held per call instead.
+    if (options.durable && this.deps.perCall) return this.deps.perCall.reserve(auth, maxCost, ttlMs);
     const keyPeriodStart = periodStart(auth.apiKey.limitPeriod, new Date());
     const key = `${auth.accountId}/${auth.apiKey.id}/${keyPeriodStart.getTime()}`;
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {

@@ -14,10 +14,11 @@ describe.skipIf(testDatabaseKind !== 'postgres')('queued jobs run by a separate 
   let t: TestApp;
   let worker: ChildProcess | undefined;
   let secret: string;
+  let accountId: string;
 
   beforeAll(async () => {
     t = await createTestApp({ LAGOON_JOB_WORKERS: 'false' });
-    ({ secret } = await createAccountWithKey(t.app.services, { credit: { USD: '5' }, type: 'INFERENCE' }));
+    ({ secret, accountId } = await createAccountWithKey(t.app.services, { credit: { USD: '5' }, type: 'INFERENCE' }));
     const url = (t.app.database as TestDatabase).url!;
     worker = spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
       env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'silent', LAGOON_JOB_CONCURRENCY: '1' },
@@ -45,5 +46,10 @@ describe.skipIf(testDatabaseKind !== 'postgres')('queued jobs run by a separate 
       });
       expect(response.headers.get('content-type')).toBe('video/mp4');
     }, 90_000);
+    // Held by the API process, charged by the worker: the quote, once.
+    await eventually(async () => {
+      const usd = (await t.app.services.billing.balancesOf(accountId)).find((b) => b.currency === 'USD')!;
+      expect(usd).toMatchObject({ amount: 4_700_000_000n, reserved: 0n });
+    }, 15_000);
   }, 120_000);
 });

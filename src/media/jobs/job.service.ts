@@ -94,7 +94,11 @@ export class JobService {
     const binding = model.providers[0];
     if (!binding) throw new UpstreamError(`Model ${model.id} has no provider`, 'MODEL_OFFLINE');
     // Every bad input is refused above, before anything is held; 402 here when funds or the key limit fall short.
-    const reservation = await this.deps.billing.reserve(account, price, { ttlMs: this.deps.options.holdTtlMs });
+    // Durable: held in the database (not this process's balance lease), so any worker process can settle it.
+    const reservation = await this.deps.billing.reserve(account, price, {
+      ttlMs: this.deps.options.holdTtlMs,
+      durable: true,
+    });
     const id = randomUUID();
     try {
       await repo.insertJob(this.deps.db, {
