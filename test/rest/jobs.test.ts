@@ -146,6 +146,46 @@ describe(`REST queued jobs (${testDatabaseKind})`, () => {
     expect((await balance()).amount).toBe(before.amount);
   }, 120_000);
 
+  it('should fail a job nothing finishes in time, release its hold, and not charge a late answer', async () => {
+    const engines = t.app.services.jobs.runner.engines;
+    const simulator = engines.get('simulator')!;
+    let finish: () => void = () => undefined;
+    let started = false;
+    const stuck: JobEngine = {
+      id: 'simulator',
+      simulated: true,
+      async run(model, request, context) {
+        started = true;
+        await new Promise<void>((resolve) => (finish = resolve));
+        return simulator.run(model, request, context);
+      },
+    };
+    engines.set('simulator', stuck);
+    try {
+      const before = await balance();
+      const entriesBefore = (await usage()).length;
+      const job = { model: 'lagoon-sim-video', prompt: 'stuck', duration: '5s' };
+      const { queue_id } = (await (await post('/video/queue', job)).json()) as { queue_id: string };
+      await eventually(async () => expect(started).toBe(true), 60_000);
+      const later = new Date(Date.now() + 7 * 24 * 3_600_000);
+      expect(await t.app.services.jobs.runner.sweepStale({ timeoutMs: 1_000, retries: 0 }, later)).toBe(1);
+      const failed = await post('/video/retrieve', { model: 'lagoon-sim-video', queue_id });
+      expect(await failed.json()).toMatchObject({ status: 'FAILED' });
+      expect((await balance()).reserved).toBe(0n);
+      finish(); // the engine answers after all: the job stays FAILED and nothing is charged
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      await t.app.services.billing.flush(accountId);
+      expect(await (await post('/video/retrieve', { model: 'lagoon-sim-video', queue_id })).json()).toMatchObject({
+        status: 'FAILED',
+      });
+      expect((await balance()).amount).toBe(before.amount);
+      expect(await usage()).toHaveLength(entriesBefore);
+    } finally {
+      finish();
+      engines.set('simulator', simulator);
+    }
+  }, 120_000);
+
   it('should make music of the requested length', async () => {
     const job = { model: 'lagoon-sim-music', prompt: 'a calm tune', duration_seconds: 5 };
     const { quote } = (await (await post('/audio/quote', job)).json()) as { quote: number };

@@ -2,7 +2,7 @@ import type { BillingService } from '../../billing/billing.service.ts';
 import type { CatalogService } from '../../catalog/catalog.service.ts';
 import type { Config } from '../../config.ts';
 import type { Database } from '../../db/database.ts';
-import type { Lifecycle } from '../../lifecycle.ts';
+import { periodic, type Lifecycle } from '../../lifecycle.ts';
 import type { Logger } from '../../logger.ts';
 import type { ProviderConfig } from '../../operator-config/schema.ts';
 import type { JobEngine } from '../../providers/jobs/job-engine.ts';
@@ -83,5 +83,14 @@ export function createJobServices(
       for (const engine of runner.engines.values()) await engine.close?.();
     },
   });
+  lifecycle?.add(
+    'stale job sweep',
+    periodic(
+      () => runner.sweepStale({ timeoutMs: options.timeoutMs, retries: options.retries }),
+      60_000,
+      deps.logger,
+      'stale job sweep',
+    ),
+  );
   return { service, runner, queue };
 }

@@ -100,6 +100,23 @@ export class JobRunner {
     }
   }
 
+  /**
+   * Fails the jobs nothing will finish (see repo.failStale) and releases their holds: an attempt running past
+   * `timeoutMs` × (retries + 1) plus a margin, or a job queued longer than its hold lasts. Returns how many.
+   */
+  async sweepStale(limits: { timeoutMs: number; retries: number }, now = new Date()): Promise<number> {
+    const margin = 5 * 60_000;
+    const stale = await repo.failStale(this.deps.db, {
+      processingBefore: new Date(now.getTime() - limits.timeoutMs * (limits.retries + 1) - margin),
+      queuedBefore: new Date(now.getTime() - this.deps.options.holdTtlMs),
+    });
+    for (const job of stale)
+      if (job.reservation)
+        await releaseOrLog(this.deps.billing, repo.decodeReservation(job.reservation), this.deps.logger);
+    if (stale.length > 0) this.deps.logger.warn({ failed: stale.length }, 'stale jobs failed and their holds released');
+    return stale.length;
+  }
+
   /** A delivery of a job already COMPLETED: makes sure its settlement happened (once). */
   private async settleIfCompleted(jobId: string): Promise<void> {
     const job = await repo.jobById(this.deps.db, jobId);

@@ -199,3 +199,32 @@ export async function averageExecutionMs(db: Database, modelId: string, recent =
     .executeTakeFirst();
   return Math.round(Number(row?.average ?? 0));
 }
+
+/**
+ * Jobs nothing will finish: PROCESSING whose attempt started before `processingBefore` (its worker died and the
+ * queue gave up on it), or QUEUED since before `queuedBefore` (never handed out). → FAILED; returns their holds.
+ */
+export async function failStale(
+  db: Database,
+  cutoffs: { processingBefore: Date; queuedBefore: Date },
+  limit = 100,
+): Promise<{ id: string; reservation: unknown }[]> {
+  return db
+    .updateTable('jobs')
+    .set({ status: 'FAILED', error: 'The job did not finish in time', finished_at: new Date() })
+    .where('id', 'in', (qb) =>
+      qb
+        .selectFrom('jobs')
+        .select('id')
+        .where((eb) =>
+          eb.or([
+            eb.and([eb('status', '=', 'PROCESSING'), eb('started_at', '<', cutoffs.processingBefore)]),
+            eb.and([eb('status', '=', 'QUEUED'), eb('created_at', '<', cutoffs.queuedBefore)]),
+          ]),
+        )
+        .limit(limit),
+    )
+    .where('status', 'in', ['QUEUED', 'PROCESSING'])
+    .returning(['id', 'reservation'])
+    .execute();
+}
