@@ -39,7 +39,6 @@ interface Message {
 }
 
 export class JobQueue {
-  private boss: PgBoss | undefined;
   private starting: Promise<PgBoss> | undefined;
 
   constructor(
@@ -71,7 +70,6 @@ export class JobQueue {
     if (!starting) return;
     const boss = await starting.catch(() => undefined);
     this.starting = undefined;
-    this.boss = undefined;
     // Running jobs get a short grace; one cut off is handed out again once its attempt expires.
     await boss?.stop({ graceful: true, timeout: 5_000, close: true });
   }
@@ -91,7 +89,6 @@ export class JobQueue {
       await boss.stop({ graceful: false, close: true }).catch(() => undefined);
       throw error;
     }
-    this.boss = boss;
     return boss;
   }
 
