@@ -1,3 +1,4 @@
+import { outcomeOf, pauseBeforeRetry, type UpstreamOutcome } from '../upstream-retry.ts';
 import { UpstreamHealth } from '../upstream-health.ts';
 import { UpstreamError, ValidationError } from '../../errors.ts';
 import type { ProviderBinding } from '../../catalog/model.ts';
@@ -31,7 +32,6 @@ import { allowsFallback, cancelledError, describeFailure, isRetryable } from './
 export const ENV_CHAT_PROVIDER_ID = 'openai-compatible';
 export const CHAT_DEFAULTS = { maxRetries: 1, cooldownMs: 30_000 } as const;
 const FAILURES_BEFORE_COOLDOWN = 3;
-const RETRY_DELAY_MS = 100;
 
 /** Where upstream calls are counted (src/metrics.ts implements it). */
 export interface UpstreamMetrics {
@@ -42,7 +42,7 @@ export interface UpstreamMetrics {
     seconds: number,
   ): void;
 }
-export type UpstreamOutcome = 'ok' | 'timeout' | 'error' | 'rejected' | 'cancelled' | 'broken';
+export type { UpstreamOutcome } from '../upstream-retry.ts';
 
 /** The env shortcut, as src/config.ts reads it. */
 export interface ChatEnvUpstream {
@@ -184,7 +184,7 @@ export class ChatGateway {
           if (signal?.aborted) throw cancelledError();
           if (!allowsFallback(error)) throw error;
           lastError = error;
-          if (isRetryable(error) && attempt < entry.maxRetries && (await pause(signal))) continue;
+          if (isRetryable(error) && attempt < entry.maxRetries && (await pauseBeforeRetry(signal))) continue;
           if (signal?.aborted) throw cancelledError();
           break;
         }
@@ -286,25 +286,4 @@ function parseOptions<T>(
   if (parsed.success) return parsed.data;
   const problems = parsed.error.issues.map((issue) => `options.${issue.path.map(String).join('.')}: ${issue.message}`);
   throw new Error(`Invalid operator config: provider "${config.id}" (${config.type}): ${problems.join('; ')}`);
-}
-
-function outcomeOf(error: unknown, signal: AbortSignal | undefined): UpstreamOutcome {
-  if (signal?.aborted) return 'cancelled';
-  if (!(error instanceof UpstreamError)) return 'rejected';
-  return error.code === 'REQUEST_TIMEOUT' ? 'timeout' : 'error';
-}
-
-/** Waits before a retry; false when the caller aborted meanwhile. */
-async function pause(signal: AbortSignal | undefined): Promise<boolean> {
-  if (signal?.aborted) return false;
-  await new Promise<void>((resolve) => {
-    const timer = setTimeout(done, RETRY_DELAY_MS);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
-  return !signal?.aborted;
 }

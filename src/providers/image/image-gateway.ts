@@ -1,3 +1,4 @@
+import { outcomeOf, pauseBeforeRetry } from '../upstream-retry.ts';
 import { UpstreamHealth } from '../upstream-health.ts';
 import { UpstreamError, ValidationError } from '../../errors.ts';
 import type { ProviderBinding } from '../../catalog/model.ts';
@@ -27,7 +28,6 @@ import { SimulatorImageEngine } from './simulator.engine.ts';
 
 export const IMAGE_DEFAULTS = { maxRetries: 1, cooldownMs: 30_000 } as const;
 const FAILURES_BEFORE_COOLDOWN = 3;
-const RETRY_DELAY_MS = 100;
 
 export type ImageOperation = 'image_generate' | 'image_edit' | 'image_upscale' | 'image_styles';
 export type ImageUpstreamOutcome = 'ok' | 'timeout' | 'error' | 'rejected' | 'cancelled';
@@ -192,7 +192,7 @@ export class ImageGateway {
           if (signal?.aborted) throw cancelledError();
           if (!allowsFallback(error)) throw error;
           lastError = error;
-          if (isRetryable(error) && attempt < entry.maxRetries && (await pause(signal))) continue;
+          if (isRetryable(error) && attempt < entry.maxRetries && (await pauseBeforeRetry(signal))) continue;
           if (signal?.aborted) throw cancelledError();
           break;
         }
@@ -233,25 +233,4 @@ function entryFromConfig(config: ProviderConfig): ImageEngineEntry | undefined {
     return { engine: new Automatic1111Engine(config.id, { ...http, options }), ...retries };
   }
   return undefined;
-}
-
-function outcomeOf(error: unknown, signal: AbortSignal | undefined): ImageUpstreamOutcome {
-  if (signal?.aborted) return 'cancelled';
-  if (!(error instanceof UpstreamError)) return 'rejected';
-  return error.code === 'REQUEST_TIMEOUT' ? 'timeout' : 'error';
-}
-
-/** Waits before a retry; false when the caller aborted meanwhile. */
-async function pause(signal: AbortSignal | undefined): Promise<boolean> {
-  if (signal?.aborted) return false;
-  await new Promise<void>((resolve) => {
-    const timer = setTimeout(done, RETRY_DELAY_MS);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
-  return !signal?.aborted;
 }
