@@ -74,12 +74,23 @@ describe('tokenizer', () => {
 
   it('should take as long for one 100 KB word as for ten words of 10 KB (it took ten times as long)', () => {
     countTextTokens(randomWord(1_000)); // loaded and warm
-    const tenWords = Array.from({ length: 3 }, () => Array.from({ length: 10 }, () => randomWord(10_000)));
-    const oneWord = Array.from({ length: 3 }, () => randomWord(100_000));
-    const short = fastest(3, () => tenWords.pop()!.forEach((word) => countTextTokens(word)));
-    const long = fastest(3, () => countTextTokens(oneWord.pop()!));
+    const tenWords = Array.from({ length: 5 }, () => Array.from({ length: 10 }, () => randomWord(10_000)));
+    const oneWord = Array.from({ length: 5 }, () => randomWord(100_000));
+    // Interleaved, so a burst of load on a shared host slows both kinds alike; the fastest of each is compared.
+    let short = Infinity;
+    let long = Infinity;
+    for (let round = 0; round < 5; round += 1) {
+      short = Math.min(
+        short,
+        fastest(1, () => tenWords.pop()!.forEach((word) => countTextTokens(word))),
+      );
+      long = Math.min(
+        long,
+        fastest(1, () => countTextTokens(oneWord.pop()!)),
+      );
+    }
     // The same amount of text: linear is 1×, quadratic was 10× (100 KB took ~6 s). Generous for a busy machine.
-    expect(long / short).toBeLessThan(3);
+    expect(long / short).toBeLessThan(5);
   });
 
   it('should count long texts off the event loop with the same result, and in slices on it', async () => {
