@@ -299,6 +299,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
       logger,
       providers: options.operatorConfig?.providers,
       options: options.jobs,
+      webScraping: options.operatorConfig?.chat?.webScraping,
     },
     lifecycle,
   );

@@ -8,6 +8,8 @@ import type { ProviderConfig } from '../../operator-config/schema.ts';
 import type { JobEngine } from '../../providers/jobs/job-engine.ts';
 import { SimulatorJobEngine } from '../../providers/jobs/simulator-jobs.engine.ts';
 import type { MediaStore } from '../media-store.ts';
+import { WebScrapingConfigSchema, type WebScrapingConfig } from '../../operator-config/schema.ts';
+import { JobInputFetcher } from './job-inputs-fetch.ts';
 import { JobQueue } from './job-queue.ts';
 import { JobRunner } from './job-runner.ts';
 import { JobService } from './job.service.ts';
@@ -23,6 +25,8 @@ const DEFAULTS: Config['jobs'] = {
   holdTtlMs: 3_600_000,
   mediaTtlMs: 86_400_000,
 };
+
+const INPUT_FETCH_MIN_TIMEOUT_MS = 60_000;
 
 export interface JobServices {
   readonly service: JobService;
@@ -51,6 +55,8 @@ export function createJobServices(
     logger: Logger;
     providers: readonly ProviderConfig[] | undefined;
     options?: Config['jobs'] | undefined;
+    /** The operator's `chat.webScraping` (address policy, per-URL timeout) for remote inputs; default: public only. */
+    webScraping?: WebScrapingConfig | undefined;
   },
   lifecycle?: Lifecycle,
 ): JobServices {
@@ -72,7 +78,13 @@ export function createJobServices(
       pollingSeconds: 0.5,
     },
   });
-  const service = new JobService({ ...deps, queue, options: { holdTtlMs: options.holdTtlMs } });
+  const scraping = deps.webScraping ?? WebScrapingConfigSchema.parse({});
+  // Media files are larger than web pages: at least a minute per URL whatever the scraper's page timeout.
+  const inputs = new JobInputFetcher({
+    allowNetworks: scraping.allowNetworks,
+    timeoutMs: Math.max(scraping.timeoutMs, INPUT_FETCH_MIN_TIMEOUT_MS),
+  });
+  const service = new JobService({ ...deps, queue, inputs, options: { holdTtlMs: options.holdTtlMs } });
   lifecycle?.add('job queue', {
     // In the background: the app answers while pg-boss installs its schema; a send waits for it (and retries it).
     start: () => {
@@ -80,6 +92,7 @@ export function createJobServices(
     },
     stop: async () => {
       await queue.stop();
+      await inputs.close();
       for (const engine of runner.engines.values()) await engine.close?.();
     },
   });

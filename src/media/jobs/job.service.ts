@@ -20,18 +20,11 @@ import type { Logger } from '../../logger.ts';
 import type { JobKind, JobRequest } from '../../providers/jobs/job-engine.ts';
 import { parseInput } from '../../validation.ts';
 import type { MediaStore } from '../media-store.ts';
+import type { JobInputFetcher } from './job-inputs-fetch.ts';
 import { CompleteJobInput, RetrieveJobInput } from './job.inputs.ts';
 import type { JobQueue } from './job-queue.ts';
 import * as repo from './jobs.repository.ts';
-import {
-  fieldError,
-  parseAudioJob,
-  parseAudioQuote,
-  parseVideoJob,
-  parseVideoQuote,
-  quoteAudio,
-  quoteVideo,
-} from './job-rules.ts';
+import { parseAudioJob, parseAudioQuote, parseVideoJob, parseVideoQuote, quoteAudio, quoteVideo } from './job-rules.ts';
 
 export interface JobServiceOptions {
   /** How long the hold taken at queue time lasts before a worker starts extending it (queue wait included). */
@@ -74,6 +67,8 @@ export class JobService {
       readonly catalog: CatalogService;
       readonly media: MediaStore;
       readonly queue: Pick<JobQueue, 'send'>;
+      /** Remote media of video jobs: fetched under the public-address policy and probed, before anything is held. */
+      readonly inputs: Pick<JobInputFetcher, 'fetchAll'>;
       readonly logger: Logger;
       readonly options: JobServiceOptions;
     },
@@ -90,7 +85,7 @@ export class JobService {
   async queue(auth: AuthContext, kind: JobKind, raw: unknown): Promise<QueuedJob> {
     const account = requireAccount(auth);
     const model = await this.resolveModel(account, kind, raw);
-    const { request, price } = this.parseJob(kind, model, raw);
+    const { request, price } = await this.parseJob(kind, model, raw);
     const binding = model.providers[0];
     if (!binding) throw new UpstreamError(`Model ${model.id} has no provider`, 'MODEL_OFFLINE');
     // Every bad input is refused above, before anything is held; 402 here when funds or the key limit fall short.
@@ -168,16 +163,20 @@ export class JobService {
     return job;
   }
 
-  private parseJob(kind: JobKind, model: CatalogModel, raw: unknown): { request: JobRequest; price: Price } {
+  private async parseJob(
+    kind: JobKind,
+    model: CatalogModel,
+    raw: unknown,
+  ): Promise<{ request: JobRequest; price: Price }> {
     if (kind === 'audio') {
       const request = parseAudioJob(model, raw);
       return { request, price: quoteAudio(model, request) };
     }
     const { request, remote } = parseVideoJob(model, raw);
-    // Fetching remote media (under the public-address policy, probed) is a later step: refused, naming the field.
-    const first = remote[0];
-    if (first) throw fieldError(first.field, 'remote media inputs are not supported by this server yet');
-    return { request: { ...request, inputs: [] }, price: quoteVideo(model, request) };
+    const price = quoteVideo(model, request);
+    // The bytes travel in the stored request (jobs.repository.ts encodes Buffers), so any worker process has them.
+    const inputs = remote.length > 0 ? await this.deps.inputs.fetchAll(remote) : [];
+    return { request: { ...request, inputs }, price };
   }
 
   private async resolveModel(account: AccountAuthContext, kind: JobKind, raw: unknown): Promise<CatalogModel> {

@@ -141,7 +141,12 @@ function remoteInputs(body: VideoJobInput): RemoteInput[] {
   many('reference_audio', 'reference_audio_urls', body.reference_audio_urls);
   body.elements?.forEach((element, i) => {
     const field = `elements[${i}]`;
-    remote.push({ role: 'element_frontal_image', url: element.frontal_image_url, element: i + 1, field });
+    remote.push({
+      role: 'element_frontal_image',
+      url: element.frontal_image_url,
+      element: i + 1,
+      field: `${field}.frontal_image_url`,
+    });
     element.reference_image_urls.forEach((url, j) =>
       remote.push({
         role: 'element_reference_image',
