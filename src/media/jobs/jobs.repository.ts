@@ -24,12 +24,12 @@ export interface NewJob {
 
 // Buffers (fetched reference media) go into the jsonb request as base64 and come back as Buffers.
 const BYTES = '$bytes';
+// The replacer reads the holder's own property: `value` is already Buffer#toJSON's array of numbers (one per byte).
 const encodeRequest = (request: JobRequest): string =>
-  JSON.stringify(request, (_key, value: unknown) =>
-    isSerializedBuffer(value) ? { [BYTES]: Buffer.from(value.data).toString('base64') } : value,
-  );
-const isSerializedBuffer = (value: unknown): value is { type: 'Buffer'; data: number[] } =>
-  typeof value === 'object' && value !== null && (value as { type?: unknown }).type === 'Buffer';
+  JSON.stringify(request, function (this: Record<string, unknown>, key: string, value: unknown) {
+    const raw = this[key];
+    return Buffer.isBuffer(raw) ? { [BYTES]: raw.toString('base64') } : value;
+  });
 
 export function decodeRequest(stored: unknown): JobRequest {
   return JSON.parse(JSON.stringify(stored), (_key, value: unknown) =>
