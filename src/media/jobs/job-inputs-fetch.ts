@@ -26,6 +26,11 @@ export interface JobInputFetchSettings {
   readonly timeoutMs: number;
 }
 
+/**
+ * The inputs of one job together: they travel base64-encoded in the job's jsonb request (jobs.repository.ts), and
+ * PostgreSQL refuses a jsonb value past 255 MB, so a 200 MB video_url alone would fail there (a 500) instead of here.
+ */
+export const MAX_JOB_INPUT_BYTES = 150 * 1024 * 1024;
 /** ffmpeg reading a container's header: a bounded wait even for a hostile file. */
 const PROBE_TIMEOUT_MS = 30_000;
 const DATA_URL = /^data:([^,;]*)((?:;[^,;]*)*),/i;
@@ -50,8 +55,15 @@ export class JobInputFetcher {
     const inputs: JobInput[] = [];
     const probed: ProbedInput[] = [];
     // One at a time: at most one large body in memory beyond those already accepted.
+    let total = 0;
     for (const item of remote) {
       const bytes = await this.load(item, signal);
+      total += bytes.byteLength;
+      if (total > MAX_JOB_INPUT_BYTES)
+        throw fieldError(
+          item.field,
+          `the media of one job must be at most ${MAX_JOB_INPUT_BYTES / (1024 * 1024)} MB together`,
+        );
       const facts = await probe(item.role, bytes);
       const fact: ProbedInput = { role: item.role, field: item.field, bytes: bytes.byteLength, ...facts };
       probed.push(fact);
