@@ -277,7 +277,7 @@ describe('parseVideoJob', () => {
       ['image', 'image_url', undefined],
       ['reference_video', 'reference_video_urls[0]', undefined],
       ['reference_audio', 'reference_audio_urls[0]', undefined],
-      ['element_frontal_image', 'elements[0]', 1],
+      ['element_frontal_image', 'elements[0].frontal_image_url', 1],
       ['element_reference_image', 'elements[0].reference_image_urls[0]', 1],
       ['scene_image', 'scene_image_urls[0]', undefined],
       ['scene_image', 'scene_image_urls[1]', undefined],
