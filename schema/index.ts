@@ -11,6 +11,7 @@ import './types/chat.ts';
 import './types/crypto-rpc.ts';
 import './types/image-edit.ts';
 import './types/images.ts';
+import './types/jobs.ts';
 import './types/media.ts';
 import './types/search.ts';
 import './types/speech.ts';

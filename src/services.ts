@@ -297,6 +297,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
       catalog,
       media: media.store,
       logger,
+      events,
       providers: options.operatorConfig?.providers,
       options: options.jobs,
       webScraping: options.operatorConfig?.chat?.webScraping,

@@ -20,6 +20,8 @@ export type EventTopics = {
   ];
   /** A process asks the others to give back the unused part of their balance leases on an account (id: always `all`). */
   'lagoon:lease-reclaim': [scope: 'all', request: { readonly accountId: string; readonly origin: string }];
+  /** A queued job changed status or progress (id: the job id); subscribers read the row again for the rest. */
+  'lagoon:job': [jobId: string, event: { readonly status: string; readonly progress: number }];
 };
 
 type Topic = Extract<keyof EventTopics, string>;

@@ -3,6 +3,7 @@ import type { CatalogService } from '../../catalog/catalog.service.ts';
 import type { Config } from '../../config.ts';
 import type { Database } from '../../db/database.ts';
 import { periodic, type Lifecycle } from '../../lifecycle.ts';
+import type { EventBus } from '../../events/event-bus.ts';
 import type { Logger } from '../../logger.ts';
 import type { ProviderConfig } from '../../operator-config/schema.ts';
 import type { JobEngine } from '../../providers/jobs/job-engine.ts';
@@ -53,6 +54,7 @@ export function createJobServices(
     catalog: CatalogService;
     media: MediaStore;
     logger: Logger;
+    events?: EventBus | undefined;
     providers: readonly ProviderConfig[] | undefined;
     options?: Config['jobs'] | undefined;
     /** The operator's `chat.webScraping` (address policy, per-URL timeout) for remote inputs; default: public only. */

@@ -5,6 +5,7 @@ import { releaseOrLog } from '../../billing/release-or-log.ts';
 import type { CatalogService } from '../../catalog/catalog.service.ts';
 import type { Database } from '../../db/database.ts';
 import { AppError, ValidationError } from '../../errors.ts';
+import type { EventBus } from '../../events/event-bus.ts';
 import type { Logger } from '../../logger.ts';
 import type { JobEngine, JobRequest } from '../../providers/jobs/job-engine.ts';
 import type { MediaStore } from '../media-store.ts';
@@ -44,6 +45,8 @@ export class JobRunner {
       readonly engines: Map<string, JobEngine>;
       readonly logger: Logger;
       readonly options: JobRunnerOptions;
+      /** Where each status/progress change is announced (GraphQL jobUpdated in any process). */
+      readonly events?: Pick<EventBus, 'publish'> | undefined;
     },
   ) {
     this.engines = deps.engines;
@@ -56,6 +59,7 @@ export class JobRunner {
       await this.settleIfCompleted(jobId);
       return;
     }
+    this.announce(job.id, 'PROCESSING', 0);
     const reservation = repo.decodeReservation(job.reservation);
     const keepHeld = this.keepHeld(reservation);
     try {
@@ -85,6 +89,7 @@ export class JobRunner {
         await this.deps.media.delete(stored.id);
         return;
       }
+      this.announce(job.id, 'COMPLETED', 100);
       await this.settle(job, request, Date.now() - started, engine.simulated);
     } catch (error) {
       const permanent = error instanceof PermanentJobError || error instanceof ValidationError;
@@ -92,8 +97,10 @@ export class JobRunner {
         logger.warn({ err: error, jobId, attempt: job.attempts }, 'job attempt failed; it will be retried');
         throw error;
       }
-      if (await repo.markFailed(db, job.id, publicMessage(error)))
+      if (await repo.markFailed(db, job.id, publicMessage(error))) {
+        this.announce(job.id, 'FAILED', job.progress);
         await releaseOrLog(this.deps.billing, reservation, logger);
+      }
       logger.warn({ err: error, jobId }, 'job failed; its hold was released');
     } finally {
       keepHeld();
@@ -110,6 +117,7 @@ export class JobRunner {
       processingBefore: new Date(now.getTime() - limits.timeoutMs * (limits.retries + 1) - margin),
       queuedBefore: new Date(now.getTime() - this.deps.options.holdTtlMs),
     });
+    for (const job of stale) this.announce(job.id, 'FAILED', 0);
     for (const job of stale)
       if (job.reservation)
         await releaseOrLog(this.deps.billing, repo.decodeReservation(job.reservation), this.deps.logger);
@@ -156,6 +164,15 @@ export class JobRunner {
     return () => clearInterval(timer);
   }
 
+  /** A live update only: the row is the truth, so a lost event never fails the job. */
+  private announce(jobId: string, status: repo.JobStatus, progress: number): void {
+    try {
+      this.deps.events?.publish('lagoon:job', jobId, { status, progress });
+    } catch (error) {
+      this.deps.logger.warn({ err: error, jobId }, 'could not publish a job update');
+    }
+  }
+
   private progressReporter(jobId: string, attempt: number): (percent: number) => void {
     let last = 0;
     let sent = -1;
@@ -164,7 +181,10 @@ export class JobRunner {
       if (value === sent || Date.now() - last < PROGRESS_EVERY_MS) return;
       last = Date.now();
       sent = value;
-      void repo.setProgress(this.deps.db, jobId, attempt, value).catch(() => undefined);
+      void repo
+        .setProgress(this.deps.db, jobId, attempt, value)
+        .then(() => this.announce(jobId, 'PROCESSING', value))
+        .catch(() => undefined);
     };
   }
 }

@@ -16,10 +16,11 @@ import {
   UpstreamError,
   ValidationError,
 } from '../../errors.ts';
+import type { EventBus } from '../../events/event-bus.ts';
 import type { Logger } from '../../logger.ts';
 import type { JobKind, JobRequest } from '../../providers/jobs/job-engine.ts';
 import { parseInput } from '../../validation.ts';
-import type { MediaStore } from '../media-store.ts';
+import type { MediaInfo, MediaStore } from '../media-store.ts';
 import type { JobInputFetcher } from './job-inputs-fetch.ts';
 import { CompleteJobInput, RetrieveJobInput } from './job.inputs.ts';
 import type { JobQueue } from './job-queue.ts';
@@ -71,8 +72,77 @@ export class JobService {
       readonly inputs: Pick<JobInputFetcher, 'fetchAll'>;
       readonly logger: Logger;
       readonly options: JobServiceOptions;
+      /** Live job updates (GraphQL jobUpdated); without it, watch yields the current state only. */
+      readonly events?: Pick<EventBus, 'publish' | 'subscribe'> | undefined;
     },
   ) {}
+
+  /** The caller's own job of either kind; undefined when unknown, another account's or deleted. */
+  async get(auth: AuthContext, id: string): Promise<repo.JobRow | undefined> {
+    const account = requireAccount(auth);
+    if (!UUID.test(id)) return undefined;
+    const job = await repo.jobById(this.deps.db, id);
+    return job && job.account_id === account.accountId && job.deleted_at === null ? job : undefined;
+  }
+
+  /** The caller's jobs, newest first: `first` (1–100) after the cursor of a previous page's last job. */
+  async list(
+    auth: AuthContext,
+    args: {
+      status?: repo.JobStatus | undefined;
+      model?: string | undefined;
+      first: number;
+      after?: string | undefined;
+    },
+  ): Promise<{ jobs: repo.JobRow[]; hasNextPage: boolean }> {
+    const account = requireAccount(auth);
+    if (!Number.isInteger(args.first) || args.first < 1 || args.first > 100)
+      throw new ValidationError('first must be 1 to 100', [{ path: ['first'], message: 'Must be 1 to 100' }]);
+    const after = args.after === undefined ? undefined : decodeJobCursor(args.after);
+    const rows = await repo.listJobs(
+      this.deps.db,
+      account.accountId,
+      { status: args.status, modelId: args.model },
+      { limit: args.first + 1, after },
+    );
+    return { jobs: rows.slice(0, args.first), hasNextPage: rows.length > args.first };
+  }
+
+  /** The stored media of a COMPLETED job while it is kept (a signed URL is made from it). */
+  async mediaOf(job: repo.JobRow, now = new Date()): Promise<MediaInfo | undefined> {
+    if (job.status !== 'COMPLETED' || !job.media_object_id || job.deleted_at) return undefined;
+    return this.deps.media.info(job.media_object_id, now);
+  }
+
+  /**
+   * The caller's job now, then again at each status or progress change until it is COMPLETED or FAILED (any
+   * process's worker publishes them, see job-runner.ts). Another account's job: 404, and no events.
+   */
+  async watch(auth: AuthContext, id: string): Promise<AsyncIterableIterator<repo.JobRow>> {
+    const job = await this.get(auth, id);
+    if (!job) throw notFound();
+    const events = this.deps.events?.subscribe('lagoon:job', job.id);
+    const db = this.deps.db;
+    async function* updates(): AsyncGenerator<repo.JobRow> {
+      try {
+        let last: repo.JobRow | undefined = job;
+        yield job as repo.JobRow;
+        if (!events || isDone(job as repo.JobRow)) return;
+        // Subscribed after the first read: a change in between is caught by reading the row again.
+        for (let next = true; next;) {
+          const row: repo.JobRow | undefined = await repo.jobById(db, id);
+          if (!row || row.deleted_at) return;
+          if (row.status !== last?.status || row.progress !== last.progress) yield row;
+          last = row;
+          if (isDone(row)) return;
+          next = !(await events.next()).done;
+        }
+      } finally {
+        await events?.return?.();
+      }
+    }
+    return updates();
+  }
 
   /** The price the same input would be charged when queued; nothing is held or charged. */
   async quote(auth: AuthContext, kind: JobKind, raw: unknown): Promise<{ quote: number }> {
@@ -201,6 +271,19 @@ export class JobService {
     if (model.offline) throw new UpstreamError(`Model ${model.id} is offline`, 'MODEL_OFFLINE');
     return model;
   }
+}
+
+const isDone = (job: repo.JobRow) => job.status === 'COMPLETED' || job.status === 'FAILED';
+
+/** A page cursor: the last job's creation time (ms) and id. */
+export const encodeJobCursor = (job: repo.JobRow): string =>
+  Buffer.from(`${job.created_at.getTime()}:${job.id}`).toString('base64url');
+
+function decodeJobCursor(cursor: string): { createdAt: Date; id: string } {
+  const [ms, id] = Buffer.from(cursor, 'base64url').toString('utf8').split(':');
+  if (!ms || !/^\d+$/.test(ms) || !id || !UUID.test(id))
+    throw new ValidationError('after is not a cursor of this list', [{ path: ['after'], message: 'Not a cursor' }]);
+  return { createdAt: new Date(Number(ms)), id };
 }
 
 const notFound = () => new NotFoundError('No such job, or its media was deleted', 'MEDIA_NOT_FOUND');

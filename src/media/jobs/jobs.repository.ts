@@ -228,3 +228,32 @@ export async function failStale(
     .returning(['id', 'reservation'])
     .execute();
 }
+
+/** One page of the account's jobs, newest first, after the (created_at, id) keyset of the previous page's last. */
+export async function listJobs(
+  db: Database,
+  accountId: string,
+  filter: { status?: JobStatus | undefined; modelId?: string | undefined },
+  page: { limit: number; after?: { createdAt: Date; id: string } | undefined },
+): Promise<JobRow[]> {
+  let query = db
+    .selectFrom('jobs')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('deleted_at', 'is', null)
+    // At the millisecond a cursor carries (PostgreSQL keeps microseconds), so no row falls between two pages.
+    .orderBy(sql`date_trunc('milliseconds', created_at)`, 'desc')
+    .orderBy('id', 'desc')
+    .limit(page.limit);
+  if (filter.status) query = query.where('status', '=', filter.status);
+  if (filter.modelId) query = query.where('model_id', '=', filter.modelId);
+  const after = page.after;
+  if (after)
+    query = query.where((eb) =>
+      eb.or([
+        eb(sql`date_trunc('milliseconds', created_at)`, '<', after.createdAt),
+        eb.and([eb(sql`date_trunc('milliseconds', created_at)`, '=', after.createdAt), eb('id', '<', after.id)]),
+      ]),
+    );
+  return query.execute();
+}
