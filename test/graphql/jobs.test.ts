@@ -218,4 +218,54 @@ describe(`GraphQL queued jobs (${testDatabaseKind}, ${REDIS_URL ? 'Redis' : 'in-
     expect(first.done ? undefined : (value?.data ?? null)).toBeNull();
     expect(value?.errors?.[0]?.message).toMatch(/No such job/);
   }, 120_000);
+
+  it('should end the stream with FAILED and its error when the engine keeps failing', async () => {
+    const { engines } = t.app.services.jobs.runner;
+    const simulator = engines.get('simulator')!;
+    engines.set('simulator', {
+      id: 'simulator',
+      simulated: true,
+      run: () => Promise.reject(new Error('engine exploded')),
+    });
+    try {
+      const job = (await queueVideo({ ...VIDEO, prompt: 'doomed' })).data!.queueVideo.data!;
+      const events = sse(secret).iterate<{ jobUpdated: JobView & { error: string | null } }>({
+        query: `subscription($id: ID!) { jobUpdated(id: $id) { ${JOB_FIELDS} } }`,
+        variables: { id: job.id },
+      });
+      const seen: (JobView & { error: string | null })[] = [];
+      for await (const event of events) seen.push(event.data!.jobUpdated);
+      const last = seen.at(-1)!;
+      expect(last).toMatchObject({ status: 'FAILED', media: null });
+      expect(last.error).toBeTruthy();
+      expect(last.error).not.toContain('exploded');
+    } finally {
+      engines.set('simulator', simulator);
+    }
+  }, 150_000);
+
+  it('should page the caller’s jobs newest first', async () => {
+    const ids: string[] = [];
+    type Page = { jobs: { edges: { cursor: string; node: { id: string } }[]; pageInfo: { hasNextPage: boolean } } };
+    let after: string | null = null;
+    for (let page = 0; page < 10; page += 1) {
+      const result: Awaited<ReturnType<typeof t.graphql<Page>>> = await t.graphql<Page>(
+        'query($after: String) { jobs(first: 1, after: $after) { edges { cursor node { id } } pageInfo { hasNextPage } } }',
+        { after },
+        secret,
+      );
+      const connection = result.data!.jobs;
+      ids.push(...connection.edges.map((edge) => edge.node.id));
+      if (!connection.pageInfo.hasNextPage) break;
+      after = connection.edges.at(-1)!.cursor;
+    }
+    const all = await t.graphql<{ jobs: { edges: { node: { id: string } }[] } }>(
+      'query { jobs(first: 100) { edges { node { id } } } }',
+      {},
+      secret,
+    );
+    expect(ids).toEqual(all.data!.jobs.edges.map((edge) => edge.node.id));
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids.length).toBeGreaterThanOrEqual(3);
+  }, 60_000);
 });
