@@ -83,7 +83,11 @@ describe(`GraphQL queued jobs (${testDatabaseKind}, ${REDIS_URL ? 'Redis' : 'in-
     );
 
   beforeAll(async () => {
-    t = await createTestApp({ LAGOON_JOB_RETRIES: '1', ...(REDIS_URL ? { REDIS_URL } : {}) });
+    t = await createTestApp({
+      LAGOON_JOB_WORKERS: 'true',
+      LAGOON_JOB_RETRIES: '1',
+      ...(REDIS_URL ? { REDIS_URL } : {}),
+    });
     ({ secret } = await createAccountWithKey(t.app.services, { credit: { USD: '10' }, type: 'INFERENCE' }));
     server = createServer(createServerAdapter((request: Request) => t.app.fetch(request)));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -25,7 +25,14 @@ export interface TestApp {
 /** The whole app in-process on a fresh database, with a known bootstrap ADMIN key. */
 export async function createTestApp(env: Record<string, string> = {}): Promise<TestApp> {
   const database = await createTestDatabase();
-  const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', LAGOON_BOOTSTRAP_ADMIN_KEY: ADMIN_KEY, ...env });
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'silent',
+    LAGOON_BOOTSTRAP_ADMIN_KEY: ADMIN_KEY,
+    // Job workers poll the database; only the job suites turn them on.
+    LAGOON_JOB_WORKERS: 'false',
+    ...env,
+  });
   const app = await createApp(config, { database, logger: createLogger('silent') });
   const call: TestApp['call'] = (path, init = {}) => {
     const headers: Record<string, string> = { ...init.headers };

@@ -77,7 +77,7 @@ describe(`REST queued jobs (${testDatabaseKind})`, () => {
   }
 
   beforeAll(async () => {
-    t = await createTestApp({ LAGOON_JOB_RETRIES: '1' });
+    t = await createTestApp({ LAGOON_JOB_WORKERS: 'true', LAGOON_JOB_RETRIES: '1' });
     ({ secret, accountId } = await createAccountWithKey(t.app.services, { credit: { USD: '10' }, type: 'INFERENCE' }));
   }, 120_000);
   afterAll(async () => t?.close());
