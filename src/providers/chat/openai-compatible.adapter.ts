@@ -1,7 +1,7 @@
 import { Pool } from 'undici';
 import { z } from 'zod';
 import { followAbort } from '../../abort.ts';
-import { AppError, ValidationError } from '../../errors.ts';
+import { AppError } from '../../errors.ts';
 import type {
   ChatCallOptions,
   ChatProvider,
@@ -18,7 +18,14 @@ import {
   upstreamErrorMessage,
 } from './openai-wire.ts';
 import { SseChunkStream, type ResponseBody } from './sse-chunk-stream.ts';
-import { brokenError, cancelledError, ChatUpstreamError, timeoutError } from './upstream-errors.ts';
+import {
+  brokenError,
+  cancelledError,
+  ChatUpstreamError,
+  readLimited,
+  timeoutError,
+  upstreamStatusError,
+} from './upstream-errors.ts';
 
 /*
  * The OpenAI chat-completions protocol over HTTP (vLLM, llama.cpp server, Ollama, OpenAI and the like).
@@ -206,7 +213,7 @@ export class OpenAICompatibleAdapter implements ChatProvider {
     } catch {
       body.destroy();
     }
-    throw statusError(response.statusCode, upstreamErrorMessage(text));
+    throw upstreamStatusError(response.statusCode, upstreamErrorMessage(text), 'model server');
   }
 
   /** A transport failure as the caller sees it: cancelled, timed out (504) or broken (502). */
@@ -220,34 +227,6 @@ export class OpenAICompatibleAdapter implements ChatProvider {
     if (code === 'UND_ERR_BODY_TIMEOUT') return timeoutError(this.idleTimeoutMs, 'send anything', detail);
     return brokenError(what, detail);
   }
-}
-
-/** An HTTP error status from the upstream, mapped so that only the caller's own mistakes are 4xx. */
-function statusError(status: number, message: string | undefined): AppError {
-  if (status === 400 || status === 413 || status === 422) {
-    return new ValidationError(message ?? `The model server rejected the request (HTTP ${status})`);
-  }
-  if (status === 429)
-    return new ChatUpstreamError('The model server is at capacity; try again shortly', 'MODEL_AT_CAPACITY', true);
-  // 401/403 is the operator's key, 404 the operator's model name: not the caller's fault, and not worth a retry.
-  if (status < 500)
-    return new ChatUpstreamError(`The model server refused the request (HTTP ${status})`, 'UPSTREAM_ERROR', false);
-  return new ChatUpstreamError(`The model server failed (HTTP ${status})`, 'UPSTREAM_ERROR', true);
-}
-
-async function readLimited(body: ResponseBody, limit: number): Promise<string> {
-  const parts: Buffer[] = [];
-  let total = 0;
-  for await (const part of body) {
-    const buffer = part as Buffer;
-    total += buffer.length;
-    if (total > limit) {
-      body.destroy();
-      throw brokenError('sent an answer that is too large');
-    }
-    parts.push(buffer);
-  }
-  return Buffer.concat(parts).toString('utf8');
 }
 
 let sequence = 0;

@@ -1,4 +1,4 @@
-import { UpstreamError } from '../../errors.ts';
+import { ValidationError, UpstreamError, type AppError } from '../../errors.ts';
 
 /**
  * An UpstreamError from a chat adapter, with what the gateway needs to decide what to do next. Messages are
@@ -49,4 +49,38 @@ export function isRetryable(error: unknown): boolean {
 /** Whether the gateway may move on to the model's next provider: any upstream failure but a cancellation. */
 export function allowsFallback(error: unknown): boolean {
   return error instanceof UpstreamError && !(error instanceof ChatUpstreamError && error.cancelled);
+}
+
+/**
+ * An HTTP error status from an OpenAI-style upstream, mapped so that only the caller's own mistakes are 4xx;
+ * `server` names it in the messages ("model server", "image server").
+ */
+export function upstreamStatusError(status: number, message: string | undefined, server: string): AppError {
+  if (status === 400 || status === 413 || status === 422)
+    return new ValidationError(message ?? `The ${server} rejected the request (HTTP ${status})`);
+  if (status === 429)
+    return new ChatUpstreamError(`The ${server} is at capacity; try again shortly`, 'MODEL_AT_CAPACITY', true);
+  // 401/403 is the operator's key, 404 the operator's model name: not the caller's fault, and not worth a retry.
+  if (status < 500)
+    return new ChatUpstreamError(`The ${server} refused the request (HTTP ${status})`, 'UPSTREAM_ERROR', false);
+  return new ChatUpstreamError(`The ${server} failed (HTTP ${status})`, 'UPSTREAM_ERROR', true);
+}
+
+/** An upstream answer's body as text, refused as broken once it passes `limit` bytes. */
+export async function readLimited(
+  body: AsyncIterable<unknown> & { destroy(): unknown },
+  limit: number,
+): Promise<string> {
+  const parts: Buffer[] = [];
+  let total = 0;
+  for await (const part of body) {
+    const buffer = part as Buffer;
+    total += buffer.length;
+    if (total > limit) {
+      body.destroy();
+      throw brokenError('sent an answer that is too large');
+    }
+    parts.push(buffer);
+  }
+  return Buffer.concat(parts).toString('utf8');
 }

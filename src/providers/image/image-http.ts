@@ -1,9 +1,15 @@
 import { Pool } from 'undici';
-import { AppError, ValidationError } from '../../errors.ts';
+import { AppError } from '../../errors.ts';
 import type { ProviderConfig } from '../../operator-config/schema.ts';
 import { parseJson, upstreamErrorMessage } from '../chat/openai-wire.ts';
 import type { ResponseBody } from '../chat/sse-chunk-stream.ts';
-import { brokenError, cancelledError, ChatUpstreamError, timeoutError } from '../chat/upstream-errors.ts';
+import {
+  brokenError,
+  cancelledError,
+  readLimited,
+  upstreamStatusError,
+  timeoutError,
+} from '../chat/upstream-errors.ts';
 
 /*
  * JSON over HTTP for the image adapters (OpenAI-compatible images, AUTOMATIC1111/Forge): one undici keep-alive
@@ -101,33 +107,6 @@ export class ImageHttpClient {
   }
 }
 
-/** An HTTP error status from the upstream, mapped so that only the caller's own mistakes are 4xx. */
-export function statusError(status: number, message: string | undefined): AppError {
-  if (status === 400 || status === 413 || status === 422)
-    return new ValidationError(message ?? `The image server rejected the request (HTTP ${status})`);
-  if (status === 429)
-    return new ChatUpstreamError('The image server is at capacity; try again shortly', 'MODEL_AT_CAPACITY', true);
-  // 401/403 is the operator's key, 404 the operator's model name: not the caller's fault, and not worth a retry.
-  if (status < 500)
-    return new ChatUpstreamError(`The image server refused the request (HTTP ${status})`, 'UPSTREAM_ERROR', false);
-  return new ChatUpstreamError(`The image server failed (HTTP ${status})`, 'UPSTREAM_ERROR', true);
-}
-
-async function readLimited(body: ResponseBody, limit: number): Promise<string> {
-  const parts: Buffer[] = [];
-  let total = 0;
-  for await (const part of body) {
-    const buffer = part as Buffer;
-    total += buffer.length;
-    if (total > limit) {
-      body.destroy();
-      throw brokenError('sent an answer that is too large');
-    }
-    parts.push(buffer);
-  }
-  return Buffer.concat(parts).toString('utf8');
-}
-
 /** Decodes a base64 picture from an upstream answer (a data URL prefix is allowed). */
 export function decodeBase64Image(text: string): Buffer {
   const bare = text.startsWith('data:') ? text.slice(text.indexOf(',') + 1) : text;
@@ -150,3 +129,7 @@ export function parseEngineOptions<T>(
   const problems = parsed.error.issues.map((issue) => `options.${issue.path.map(String).join('.')}: ${issue.message}`);
   throw new Error(`Invalid operator config: provider "${config.id}" (${config.type}): ${problems.join('; ')}`);
 }
+
+/** An upstream's HTTP error status, worded for an image server (the chat adapter's table). */
+export const statusError = (status: number, message: string | undefined) =>
+  upstreamStatusError(status, message, 'image server');
