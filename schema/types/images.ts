@@ -1,17 +1,10 @@
 import { requireAccount } from '../../src/auth/permissions.ts';
 import { formatNano } from '../../src/billing/money.ts';
-import {
-  ForbiddenError,
-  InsufficientBalanceError,
-  InvalidModelError,
-  SpendLimitExceededError,
-  UpstreamError,
-  ValidationError,
-} from '../../src/errors.ts';
+import { InvalidModelError, UpstreamError, ValidationError } from '../../src/errors.ts';
 import type { GeneratedImages, ImageTiming } from '../../src/media/images/image.service.ts';
 import { builder } from '../builder.ts';
 import { CurrencyEnum } from './enums.ts';
-import { INCLUDE_BASE64_ARG, MediaFileRef, mediaFileFor, type MediaFile } from './media.ts';
+import { INCLUDE_BASE64_ARG, MediaFileRef, mediaFileFor, PAID_MEDIA_ERRORS, type MediaFile } from './media.ts';
 
 /*
  * Image generation over GraphQL: the REST body of POST /image/generate in camelCase; the pictures come back as
@@ -120,16 +113,7 @@ builder.mutationFields((t) => ({
       input: t.arg({ type: GenerateImageInputRef, required: true }),
       includeBase64: t.arg.boolean(INCLUDE_BASE64_ARG),
     },
-    errors: {
-      types: [
-        ValidationError,
-        InvalidModelError,
-        ForbiddenError,
-        InsufficientBalanceError,
-        SpendLimitExceededError,
-        UpstreamError,
-      ],
-    },
+    errors: { types: PAID_MEDIA_ERRORS },
     resolve: async (_root, { input, includeBase64 }, context): Promise<GenerateImageAnswer> => {
       const generated = await context.services.images.generation.generate(context.auth, toRequestBody(input), {
         signal: context.signal,

@@ -1,19 +1,12 @@
 import { formatNano } from '../../src/billing/money.ts';
-import {
-  ForbiddenError,
-  InsufficientBalanceError,
-  InvalidModelError,
-  SpendLimitExceededError,
-  UpstreamError,
-  ValidationError,
-} from '../../src/errors.ts';
+import { ForbiddenError, InvalidModelError, UpstreamError, ValidationError } from '../../src/errors.ts';
 import { encodeJobCursor } from '../../src/media/jobs/job.service.ts';
 import type { JobRow, JobStatus } from '../../src/media/jobs/jobs.repository.ts';
 import { requestOrigin } from '../../src/media/media-links.ts';
 import type { JobKind } from '../../src/providers/jobs/job-engine.ts';
 import { builder } from '../builder.ts';
 import type { GraphQLContext } from '../context.ts';
-import { MediaFileRef, type MediaFile } from './media.ts';
+import { MediaFileRef, PAID_MEDIA_ERRORS, type MediaFile } from './media.ts';
 
 /*
  * Queued music/audio and video jobs (the GraphQL side of POST /audio|video/quote, /queue, /retrieve): the same
@@ -77,15 +70,6 @@ export const JobRef = builder.objectRef<JobRow>('Job').implement({
   }),
 });
 
-const ERRORS = [
-  ValidationError,
-  InvalidModelError,
-  ForbiddenError,
-  InsufficientBalanceError,
-  SpendLimitExceededError,
-  UpstreamError,
-];
-
 const quoteField = (kind: JobKind) =>
   builder.queryField(kind === 'audio' ? 'quoteAudio' : 'quoteVideo', (t) =>
     t.field({
@@ -106,7 +90,7 @@ const queueField = (kind: JobKind) =>
       description: `Queues a ${kind} job (REST POST /${kind}/queue): its quote is held now and charged on completion.`,
       authScopes: { account: true },
       args: { input: t.arg({ type: 'JSONObject', required: true, description: `The POST /${kind}/queue body.` }) },
-      errors: { types: ERRORS },
+      errors: { types: PAID_MEDIA_ERRORS },
       resolve: async (_root, { input }, context) => {
         const { service } = context.services.jobs;
         const queued = await service.queue(context.auth, kind, input);

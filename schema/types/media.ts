@@ -1,5 +1,13 @@
 import type { PublishMedia } from '../../src/media/media-links.ts';
 import { requestOrigin } from '../../src/media/media-links.ts';
+import {
+  ForbiddenError,
+  InsufficientBalanceError,
+  InvalidModelError,
+  SpendLimitExceededError,
+  UpstreamError,
+  ValidationError,
+} from '../../src/errors.ts';
 import { builder } from '../builder.ts';
 import type { GraphQLContext } from '../context.ts';
 
@@ -85,3 +93,13 @@ export const MediaFileRef = builder.objectRef<MediaFile>('MediaFile').implement(
     }),
   }),
 });
+
+/** The typed errors of a paid media call (generate, speak, queue): bad input, model, access, money, the engine. */
+export const PAID_MEDIA_ERRORS = [
+  ValidationError,
+  InvalidModelError,
+  ForbiddenError,
+  InsufficientBalanceError,
+  SpendLimitExceededError,
+  UpstreamError,
+];

@@ -16,7 +16,7 @@ import type { SettledCharge } from '../../src/billing/billing.types.ts';
 import { requireAccount } from '../../src/auth/permissions.ts';
 import { builder } from '../builder.ts';
 import { CurrencyEnum } from './enums.ts';
-import { INCLUDE_BASE64_ARG, MediaFileRef, mediaFileFor, type MediaFile } from './media.ts';
+import { INCLUDE_BASE64_ARG, MediaFileRef, mediaFileFor, PAID_MEDIA_ERRORS, type MediaFile } from './media.ts';
 
 const AudioFormatEnum = builder.enumType('AudioFormat', {
   description: 'The encoding of synthesised speech (REST `response_format`).',
@@ -132,16 +132,7 @@ builder.mutationFields((t) => ({
       input: t.arg({ type: SpeechInputRef, required: true }),
       includeBase64: t.arg.boolean(INCLUDE_BASE64_ARG),
     },
-    errors: {
-      types: [
-        ValidationError,
-        InvalidModelError,
-        ForbiddenError,
-        InsufficientBalanceError,
-        SpendLimitExceededError,
-        UpstreamError,
-      ],
-    },
+    errors: { types: PAID_MEDIA_ERRORS },
     resolve: async (_root, { input, includeBase64 }, context) => {
       const outcome = await context.services.speech.synthesize(
         context.auth,
