@@ -40,3 +40,23 @@ export async function setMetaIfAbsent(db: Database, key: string, value: string):
     .executeTakeFirst();
   return (result.numInsertedOrUpdatedRows ?? 0n) > 0n;
 }
+
+/**
+ * The account of a wallet, created on first use. Addresses are stored lower-case so the checksummed and plain
+ * spellings of one wallet are one account; concurrent first uses create it once (the address is unique).
+ */
+export async function findOrCreateWalletAccount(db: Database, address: string) {
+  const walletAddress = address.toLowerCase();
+  const existing = await db
+    .selectFrom('accounts')
+    .selectAll()
+    .where('wallet_address', '=', walletAddress)
+    .executeTakeFirst();
+  if (existing) return existing;
+  await db
+    .insertInto('accounts')
+    .values({ name: `wallet ${walletAddress}`, kind: 'wallet', wallet_address: walletAddress })
+    .onConflict((oc) => oc.column('wallet_address').doNothing())
+    .execute();
+  return db.selectFrom('accounts').selectAll().where('wallet_address', '=', walletAddress).executeTakeFirstOrThrow();
+}
