@@ -2,6 +2,7 @@ import { buildOpenApiDocument } from './openapi.ts';
 import type { Route } from './router.ts';
 import { apiKeyRoutes } from './routes/api-keys.ts';
 import { billingRoutes } from './routes/billing.ts';
+import { usageHistoryRoutes } from './routes/usage-history.ts';
 import { catalogRoutes } from './routes/catalog.ts';
 import { characterRoutes } from './routes/characters.ts';
 import { chatRoutes } from './routes/chat.ts';
@@ -21,6 +22,7 @@ const domainRoutes: readonly Route[] = [
   ...characterRoutes,
   ...apiKeyRoutes,
   ...billingRoutes,
+  ...usageHistoryRoutes,
   ...searchRoutes,
   ...textParserRoutes,
   ...cryptoRpcRoutes,

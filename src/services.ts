@@ -18,6 +18,7 @@ import { DEFAULT_LEASE_OPTIONS, type LeaseOptions } from './billing/lease-option
 import { LeaseReclaim } from './billing/lease-reclaim.ts';
 import { UsageEventPublisher } from './billing/usage-events.ts';
 import type { UsagePublisher } from './billing/usage.types.ts';
+import { UsageHistoryService } from './billing/usage-history.ts';
 import { UsageService } from './billing/usage.service.ts';
 import { CatalogService } from './catalog/catalog.service.ts';
 import { CharacterService } from './characters/character.service.ts';
@@ -26,6 +27,7 @@ import type { Config } from './config.ts';
 import { createCryptoRpc } from './crypto-rpc/create.ts';
 import type { CryptoRpcService } from './crypto-rpc/rpc-proxy.service.ts';
 import type { Database } from './db/database.ts';
+import { instanceSecret } from './instance-secret.ts';
 import { createEventBus, type EventBus } from './events/event-bus.ts';
 import { Lifecycle, periodic } from './lifecycle.ts';
 import type { Logger } from './logger.ts';
@@ -52,6 +54,8 @@ export interface Operations {
   readonly search: SearchService;
   readonly textParser: TextParserService;
   readonly usage: UsageService;
+  /** The usage ledger walked by signed cursor (GET /billing/usage-history). */
+  readonly usageHistory: UsageHistoryService;
   readonly analytics: AnalyticsService;
   readonly balance: BalanceService;
   /** The metered crypto JSON-RPC proxy (networks from the operator file's `rpc` section and RPC_UPSTREAM_*). */
@@ -218,6 +222,11 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     diemCutoverDate: options.diemCutoverDate ?? new Date('2025-01-01T00:00:00Z'),
     settled: billing,
   });
+  const usageHistory = new UsageHistoryService({
+    db,
+    secret: instanceSecret(db, 'usage_history_cursor_secret'),
+    settled: billing,
+  });
   const analytics = new AnalyticsService({
     db,
     cache: createAnalyticsCache({ redisUrl: options.redisUrl, logger }),
@@ -320,6 +329,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     search,
     textParser,
     usage,
+    usageHistory,
     analytics,
     balance,
     events,

@@ -152,3 +152,41 @@ builder.subscriptionFields((t) => ({
     resolve: (entry) => entry,
   }),
 }));
+
+const UsageHistoryPageRef = builder
+  .objectRef<{ entries: readonly UsageEntry[]; nextCursor: string | null }>('UsageHistoryPage')
+  .implement({
+    description: 'One page of the usage ledger in ascending time order (REST: GET /billing/usage-history).',
+    fields: (t) => ({
+      entries: t.field({ type: [UsageEntryRef], resolve: (page) => page.entries }),
+      nextCursor: t.string({
+        nullable: true,
+        description: 'Pass it alone as `cursor` for the next page; null on the last page.',
+        resolve: (page) => page.nextCursor,
+      }),
+    }),
+  });
+
+builder.queryFields((t) => ({
+  usageHistory: t.field({
+    type: UsageHistoryPageRef,
+    description:
+      'The usage ledger walked by cursor, oldest first (ADMIN keys only). The first page takes the filters; later pages take only `cursor`, which carries them.',
+    authScopes: { admin: true },
+    args: {
+      currency: t.arg({ type: CurrencyEnum, required: false }),
+      startTimestamp: t.arg.string({ required: false, description: 'Inclusive, UTC date-time ending in Z' }),
+      endTimestamp: t.arg.string({ required: false, description: 'Exclusive, UTC date-time ending in Z' }),
+      pageSize: t.arg.int({ required: false, description: '10 to 1000, default 1000' }),
+      cursor: t.arg.string({ required: false }),
+    },
+    resolve: (_root, args, context) =>
+      context.services.usageHistory.page(context.auth, {
+        currency: args.currency ?? undefined,
+        startTimestamp: args.startTimestamp ?? undefined,
+        endTimestamp: args.endTimestamp ?? undefined,
+        pageSize: args.pageSize ?? undefined,
+        cursor: args.cursor ?? undefined,
+      }),
+  }),
+}));
