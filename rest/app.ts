@@ -5,6 +5,7 @@ import { billingRoutes } from './routes/billing.ts';
 import { usageHistoryRoutes } from './routes/usage-history.ts';
 import { catalogRoutes } from './routes/catalog.ts';
 import { characterRoutes } from './routes/characters.ts';
+import { characterReviewRoutes } from './routes/character-reviews.ts';
 import { chatRoutes } from './routes/chat.ts';
 import { cryptoRpcRoutes } from './routes/crypto-rpc.ts';
 import { imageEditRoutes } from './routes/image-edit.ts';
@@ -20,6 +21,7 @@ import { textParserRoutes } from './routes/text-parser.ts';
 const domainRoutes: readonly Route[] = [
   ...catalogRoutes,
   ...characterRoutes,
+  ...characterReviewRoutes,
   ...apiKeyRoutes,
   ...billingRoutes,
   ...usageHistoryRoutes,

@@ -22,6 +22,7 @@ import { UsageHistoryService } from './billing/usage-history.ts';
 import { UsageService } from './billing/usage.service.ts';
 import { CatalogService } from './catalog/catalog.service.ts';
 import { CharacterService } from './characters/character.service.ts';
+import { CharacterReviewService } from './characters/review.service.ts';
 import { ChatService } from './chat/chat.service.ts';
 import type { Config } from './config.ts';
 import { createCryptoRpc } from './crypto-rpc/create.ts';
@@ -51,6 +52,8 @@ export interface Operations {
   readonly accounts: AccountService;
   readonly catalog: CatalogService;
   readonly characters: CharacterService;
+  /** Character reviews: read by accounts, added by the operator. */
+  readonly characterReviews: CharacterReviewService;
   readonly search: SearchService;
   readonly textParser: TextParserService;
   readonly usage: UsageService;
@@ -196,6 +199,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
   const accounts = new AccountService({ db, apiKeys, billing });
   const catalog = new CatalogService({ db });
   const characters = new CharacterService({ db });
+  const characterReviews = new CharacterReviewService({ db });
   const searchRoutes = buildSearchRoutes({
     providers: options.operatorConfig?.providers ?? [],
     mapping: options.operatorConfig?.search,
@@ -325,6 +329,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     billing,
     catalog,
     characters,
+    characterReviews,
     lastUsed,
     search,
     textParser,

@@ -1,4 +1,5 @@
 import type { Character } from '../../src/characters/character.service.ts';
+import type { CharacterReview, CharacterReviewPage } from '../../src/characters/review.service.ts';
 import { NotFoundError } from '../../src/errors.ts';
 import { builder } from '../builder.ts';
 import { ModelRef } from './catalog.ts';
@@ -77,5 +78,46 @@ builder.queryFields((t) => ({
     args: { slug: t.arg.string({ required: true }) },
     errors: { types: [NotFoundError] },
     resolve: (_root, { slug }, context) => context.services.characters.getBySlug(context.auth, slug),
+  }),
+}));
+
+const CharacterReviewRef = builder.objectRef<CharacterReview>('CharacterReview').implement({
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    characterId: t.exposeID('characterId'),
+    createdAt: t.field({ type: 'DateTime', resolve: (review) => review.createdAt }),
+    isOwner: t.exposeBoolean('isOwner', { description: 'Whether the caller’s account wrote it.' }),
+    locale: t.exposeString('locale', { nullable: true }),
+    message: t.exposeString('message', { nullable: true }),
+    rating: t.exposeInt('rating', { description: '1 to 5' }),
+    userAvatarUrl: t.exposeString('userAvatarUrl', { nullable: true }),
+    username: t.exposeString('username'),
+  }),
+});
+
+const CharacterReviewPageRef = builder.objectRef<CharacterReviewPage>('CharacterReviewPage').implement({
+  fields: (t) => ({
+    reviews: t.field({ type: [CharacterReviewRef], resolve: (page) => page.reviews }),
+    page: t.int({ resolve: (page) => page.pagination.page }),
+    pageSize: t.int({ resolve: (page) => page.pagination.pageSize }),
+    total: t.int({ resolve: (page) => page.pagination.total }),
+    totalPages: t.int({ resolve: (page) => page.pagination.totalPages }),
+    averageRating: t.float({ resolve: (page) => page.summary.averageRating }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  characterReviews: t.field({
+    type: CharacterReviewPageRef,
+    description: 'A character’s reviews, newest first, with the average rating.',
+    authScopes: { account: true },
+    args: {
+      slug: t.arg.string({ required: true }),
+      page: t.arg.int({ required: false, description: 'From 1 (default 1)' }),
+      pageSize: t.arg.int({ required: false, description: '1 to 100 (default 20)' }),
+    },
+    errors: { types: [NotFoundError] },
+    resolve: (_root, args, context) =>
+      context.services.characterReviews.list(context.auth, args.slug, { page: args.page, pageSize: args.pageSize }),
   }),
 }));

@@ -3,6 +3,7 @@ import { operator } from '../auth/auth-context.ts';
 import { CURRENCIES, formatNano, nanoToNumber } from '../billing/money.ts';
 import { AppError } from '../errors.ts';
 import type { Operations } from '../services.ts';
+import { addCharacterCommands } from './character-commands.ts';
 
 export interface CliIo {
   out(text: string): void;
@@ -119,6 +120,8 @@ function buildProgram(services: Operations, io: CliIo): Command {
         );
       },
     );
+
+  addCharacterCommands(program, services, op, print);
 
   const keys = program.command('keys').description('API keys');
   keys

@@ -65,6 +65,18 @@ export interface BalancesTable {
   debt_since: Date | null;
 }
 
+export interface CharacterReviewsTable {
+  id: Generated<string>;
+  character_id: string;
+  account_id: string | null;
+  username: string;
+  user_avatar_url: string | null;
+  rating: number;
+  message: string | null;
+  locale: string | null;
+  created_at: Generated<Date>;
+}
+
 export interface CharactersTable {
   id: Generated<string>;
   slug: string;
@@ -266,6 +278,7 @@ export interface DB {
   api_key_spend: ApiKeySpendTable;
   api_keys: ApiKeysTable;
   balances: BalancesTable;
+  character_reviews: CharacterReviewsTable;
   characters: CharactersTable;
   instance_meta: InstanceMetaTable;
   jobs: JobsTable;
