@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AccountService } from './accounts/account.service.ts';
+import { ScrapeService } from './augment/scrape.service.ts';
 import { SearchService } from './augment/search.service.ts';
 import { TextParserService } from './augment/text-parser.service.ts';
 import { WebScraper } from './augment/scrape/web-scraper.ts';
@@ -55,6 +56,8 @@ export interface Operations {
   /** Character reviews: read by accounts, added by the operator. */
   readonly characterReviews: CharacterReviewService;
   readonly search: SearchService;
+  /** One web page as Markdown (POST /augment/scrape), billed per page. */
+  readonly scrape: ScrapeService;
   readonly textParser: TextParserService;
   readonly usage: UsageService;
   /** The usage ledger walked by signed cursor (GET /billing/usage-history). */
@@ -256,6 +259,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     readPage: (bytes, page) => textParser.readPage(bytes, page),
     logger,
   });
+  const scrape = new ScrapeService({ billing, scraper, logger });
   const chat = new ChatService({
     billing,
     catalog,
@@ -332,6 +336,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     characterReviews,
     lastUsed,
     search,
+    scrape,
     textParser,
     usage,
     usageHistory,

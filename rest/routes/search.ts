@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ScrapeInput } from '../../src/augment/scrape.service.ts';
 import { SearchInput } from '../../src/augment/search.inputs.ts';
 import { balanceHeaders, json } from '../http.ts';
 import type { Route } from '../router.ts';
@@ -33,6 +34,24 @@ export const searchRoutes: Route[] = [
         200,
         balanceHeaders(charge),
       );
+    },
+  },
+  {
+    method: 'POST',
+    path: '/augment/scrape',
+    access: 'account',
+    doc: {
+      summary:
+        'One web page as Markdown; 0.01 USD per page read, nothing when it cannot be read. Public addresses only; sites that refuse automated readers (X/Twitter, Reddit) are refused at once.',
+      tags: ['Augment'],
+      body: ScrapeInput,
+      response: z.object({ url: z.string(), content: z.string(), format: z.literal('markdown') }),
+    },
+    async handler(call) {
+      const { url, content, charge } = await call.services.scrape.scrape(call.auth, await call.json(), {
+        signal: call.signal,
+      });
+      return json({ url, content, format: 'markdown' }, 200, balanceHeaders(charge));
     },
   },
 ];

@@ -1,3 +1,4 @@
+import type { ScrapeOutcome } from '../../src/augment/scrape.service.ts';
 import type { SearchOutcome } from '../../src/augment/search.service.ts';
 import { formatNano } from '../../src/billing/money.ts';
 import { InsufficientBalanceError, SpendLimitExceededError, UpstreamError, ValidationError } from '../../src/errors.ts';
@@ -65,5 +66,29 @@ builder.mutationFields((t) => ({
         ...(input.limit !== null && input.limit !== undefined ? { limit: input.limit } : {}),
         ...(input.searchProvider ? { search_provider: input.searchProvider } : {}),
       }),
+  }),
+}));
+
+const ScrapeResponseRef = builder.objectRef<ScrapeOutcome>('ScrapeResponse').implement({
+  fields: (t) => ({
+    url: t.exposeString('url'),
+    content: t.exposeString('content', { description: 'The page as Markdown.' }),
+    charged: t.field({
+      type: 'Decimal',
+      description: 'The amount charged, in `currency`.',
+      resolve: (outcome) => formatNano(outcome.charge.charged),
+    }),
+    currency: t.field({ type: CurrencyEnum, resolve: (outcome) => outcome.charge.currency }),
+  }),
+});
+
+builder.mutationFields((t) => ({
+  scrape: t.field({
+    type: ScrapeResponseRef,
+    description: 'One web page as Markdown: 0.01 USD per page read, nothing when it cannot be read.',
+    authScopes: { account: true },
+    args: { url: t.arg.string({ required: true, description: 'http or https; public addresses only' }) },
+    errors: { types: [ValidationError, InsufficientBalanceError, SpendLimitExceededError, UpstreamError] },
+    resolve: (_root, { url }, context) => context.services.scrape.scrape(context.auth, { url }),
   }),
 }));

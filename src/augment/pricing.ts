@@ -8,7 +8,7 @@ export const AUGMENT_PRICE: Price = { usd: parseNano(AUGMENT_PRICE_USD), diem: p
 /** The usage record of one augment request: one line of one request at the fixed price. The sku doubles as the
  * model id, so analytics show the text parser and web search as two products rather than one "AUGMENT". */
 export function augmentUsage(
-  sku: 'augment-text-parser' | 'augment-web-search',
+  sku: 'augment-text-parser' | 'augment-web-search' | 'augment-web-scrape',
   notes: string,
   requestId: string,
   executionTimeMs: number,

@@ -2,7 +2,7 @@ import { parentPort } from 'node:worker_threads';
 import { getResolvedPDFJS } from 'unpdf';
 import { ValidationError } from '../../errors.ts';
 import { countTextTokens } from '../../tokenizer.ts';
-import { htmlPageText, limitTokens, type PageRequest } from '../scrape/page-text.ts';
+import { htmlPageMarkdown, htmlPageText, limitTokens, type PageRequest } from '../scrape/page-text.ts';
 import { extractDocument, type ExtractLimits } from './extract.ts';
 import type { WorkerReply, WorkerRequest } from './pool.ts';
 
@@ -37,7 +37,7 @@ async function handle(bytes: Uint8Array, limits: ExtractLimits): Promise<WorkerR
 async function handlePage(bytes: Uint8Array, limits: ExtractLimits, page: PageRequest): Promise<WorkerReply> {
   try {
     const { title, text } = page.html
-      ? htmlPageText(bytes, page.charset)
+      ? (page.markdown ? htmlPageMarkdown : htmlPageText)(bytes, page.charset)
       : { title: '', text: (await extractDocument(bytes, limits)).text };
     return { type: 'page', title, ...limitTokens(text, page.maxTokens) };
   } catch (error) {

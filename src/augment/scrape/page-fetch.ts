@@ -24,7 +24,11 @@ export interface FetchedPage {
 
 /** Why a page was not fetched; `reason` is short and safe to log (never the page content). */
 export class PageFetchError extends Error {
-  constructor(readonly reason: string) {
+  /** `refused`: the caller asked for something never fetched (a private address, another scheme); `failed`: the site. */
+  constructor(
+    readonly reason: string,
+    readonly kind: 'refused' | 'failed' = 'failed',
+  ) {
     super(reason);
     this.name = 'PageFetchError';
   }
@@ -85,7 +89,7 @@ export class PageFetcher {
     let url = new URL(start);
     for (let hop = 0; ; hop += 1) {
       if (url.protocol !== 'http:' && url.protocol !== 'https:')
-        throw new PageFetchError(`not an http(s) URL: ${url.protocol}`);
+        throw new PageFetchError(`not an http(s) URL: ${url.protocol}`, 'refused');
       const literal = literalAddress(url.hostname);
       if (literal !== undefined && !this.policy.allows(literal)) throw blockedAddress(literal);
       url.hash = '';
@@ -144,7 +148,10 @@ export class PageFetcher {
 }
 
 function blockedAddress(address: string, hostname?: string): PageFetchError {
-  return new PageFetchError(`${hostname ? `${hostname} resolves to ` : ''}${address}, which is not a public address`);
+  return new PageFetchError(
+    `${hostname ? `${hostname} resolves to ` : ''}${address}, which is not a public address`,
+    'refused',
+  );
 }
 
 /** The policy's refusal, wherever undici wrapped it. */

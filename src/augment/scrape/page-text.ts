@@ -1,4 +1,5 @@
 import { convert, type HtmlToTextOptions } from 'html-to-text';
+import { NodeHtmlMarkdown } from 'node-html-markdown';
 import { decodeTokens, encodeText } from '../../tokenizer.ts';
 
 /*
@@ -13,6 +14,8 @@ export interface PageRequest {
   readonly charset?: string | undefined;
   /** The text is cut to this many tokens. */
   readonly maxTokens: number;
+  /** HTML as Markdown (headings, links and lists kept) rather than plain text. */
+  readonly markdown?: boolean | undefined;
 }
 
 /** The page's readable text: navigation, footers, scripts, controls and images left out, link targets dropped. (Not `header` nor `form`: articles keep their title in one, and some sites wrap the whole page in the other.) */
@@ -57,6 +60,34 @@ export function htmlPageText(bytes: Uint8Array, charset: string | undefined): { 
       .replace(/[^\S\n]+$/gm, '')
       .replace(/\n{3,}/g, '\n\n')
       .trim(),
+  };
+}
+
+/** The parts of a page that are not its content, left out of the Markdown as they are out of the text. */
+const NOT_CONTENT = [
+  'head',
+  'nav',
+  'footer',
+  'aside',
+  'button',
+  'select',
+  'svg',
+  'iframe',
+  'noscript',
+  'script',
+  'style',
+  'template',
+  'form',
+];
+const markdown = new NodeHtmlMarkdown({ ignore: NOT_CONTENT, keepDataImages: false, maxConsecutiveNewlines: 2 });
+
+/** Title and content of an HTML page as Markdown (GET /augment/scrape). */
+export function htmlPageMarkdown(bytes: Uint8Array, charset: string | undefined): { title: string; text: string } {
+  const html = decodeHtml(bytes, charset);
+  const title = /<title[^>]*>([\s\S]*?)<\/title>/i.exec(html)?.[1];
+  return {
+    title: title === undefined ? '' : convert(title, { wordwrap: false }).replace(/\s+/g, ' ').trim(),
+    text: markdown.translate(html).trim(),
   };
 }
 

@@ -77,6 +77,38 @@ export class WebScraper {
     return this.fetcher.close();
   }
 
+  /**
+   * One page for a paid scrape: like the pages of chat web scraping, but a page that cannot be had is an error
+   * (PageFetchError, or a refusal of the extraction) for the caller rather than left out.
+   */
+  async read(
+    url: string,
+    options: { maxTokens: number; markdown?: boolean; signal?: AbortSignal | undefined },
+  ): Promise<ScrapedPage> {
+    const fetched = await this.fetcher.fetch(url, options.signal);
+    const html = isHtml(fetched);
+    if (!html && !DOCUMENT_TYPE.test(fetched.mediaType) && fetched.mediaType !== '')
+      throw new PageFetchError(`unsupported media type ${fetched.mediaType}`);
+    // A cut-off PDF or DOCX cannot be read; cut-off HTML or text still can.
+    if (fetched.truncated && !html && !fetched.mediaType.startsWith('text/'))
+      throw new PageFetchError(`larger than ${this.deps.settings.maxBytes} bytes`);
+    const page = await this.deps.readPage(fetched.bytes, {
+      html,
+      charset: fetched.charset,
+      maxTokens: options.maxTokens,
+      markdown: options.markdown,
+    });
+    if (page.text.trim() === '') throw new PageFetchError('no text');
+    return {
+      url,
+      title: page.title,
+      text: page.text,
+      tokens: page.tokens,
+      truncated: page.truncated || fetched.truncated,
+      lastModified: fetched.lastModified,
+    };
+  }
+
   private async scrapeOne(
     requestId: string,
     url: string,
@@ -84,23 +116,7 @@ export class WebScraper {
     signal: AbortSignal | undefined,
   ): Promise<ScrapedPage | undefined> {
     try {
-      const fetched = await this.fetcher.fetch(url, signal);
-      const html = isHtml(fetched);
-      if (!html && !DOCUMENT_TYPE.test(fetched.mediaType) && fetched.mediaType !== '')
-        throw new PageFetchError(`unsupported media type ${fetched.mediaType}`);
-      // A cut-off PDF or DOCX cannot be read; cut-off HTML or text still can.
-      if (fetched.truncated && !html && !fetched.mediaType.startsWith('text/'))
-        throw new PageFetchError(`larger than ${this.deps.settings.maxBytes} bytes`);
-      const page = await this.deps.readPage(fetched.bytes, { html, charset: fetched.charset, maxTokens });
-      if (page.text.trim() === '') throw new PageFetchError('no text');
-      return {
-        url,
-        title: page.title,
-        text: page.text,
-        tokens: page.tokens,
-        truncated: page.truncated || fetched.truncated,
-        lastModified: fetched.lastModified,
-      };
+      return await this.read(url, { maxTokens, signal });
     } catch (error) {
       if (signal?.aborted) throw error;
       const reason = error instanceof Error ? error.message : String(error);
