@@ -8,6 +8,7 @@ import { characterRoutes } from './routes/characters.ts';
 import { characterReviewRoutes } from './routes/character-reviews.ts';
 import { chatRoutes } from './routes/chat.ts';
 import { cryptoRpcRoutes } from './routes/crypto-rpc.ts';
+import { backgroundRemovalRoutes } from './routes/background-removal.ts';
 import { imageEditRoutes } from './routes/image-edit.ts';
 import { imageRoutes } from './routes/images.ts';
 import { jobRoutesList } from './routes/jobs.ts';
@@ -32,6 +33,7 @@ const domainRoutes: readonly Route[] = [
   ...mediaRoutes,
   ...imageRoutes,
   ...imageEditRoutes,
+  ...backgroundRemovalRoutes,
   ...speechRoutes,
   ...jobRoutesList,
 ];

@@ -10,6 +10,7 @@ import './types/characters.ts';
 import './types/chat.ts';
 import './types/crypto-rpc.ts';
 import './types/image-edit.ts';
+import './types/background-removal.ts';
 import './types/images.ts';
 import './types/jobs.ts';
 import './types/media.ts';

@@ -72,6 +72,15 @@ const EnvironmentModel = z.object({
       .regex(/^\d+(\.\d{1,18})?$/, 'a plain decimal such as 0.000000625')
       .optional(),
   ),
+  LAGOON_BACKGROUND_REMOVAL_URL: z.preprocess(emptyToUndefined, z.url({ protocol: /^https?$/ }).optional()),
+  LAGOON_BACKGROUND_REMOVAL_MODEL: z.preprocess(emptyToUndefined, z.enum(['small', 'medium']).default('small')),
+  LAGOON_BACKGROUND_REMOVAL_PRICE_USD: z.preprocess(
+    emptyToUndefined,
+    z
+      .string()
+      .regex(/^\d+(\.\d{1,9})?$/, 'a plain decimal such as 0.02')
+      .default('0.02'),
+  ),
 });
 
 export type Environment = z.infer<typeof EnvironmentModel>;
@@ -154,6 +163,12 @@ export interface Config {
     readonly holdTtlMs: number;
     readonly mediaTtlMs: number;
   };
+  /** POST /image/background-remove: an HTTP engine (rembg-style) when `url` is set, else the local model. */
+  readonly backgroundRemoval: {
+    readonly url: string | undefined;
+    readonly model: 'small' | 'medium';
+    readonly priceUsd: string;
+  };
   readonly media: {
     readonly secret: string | undefined;
     readonly urlTtlMs: number;
@@ -224,6 +239,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       timeoutMs: e.LAGOON_JOB_TIMEOUT_SECONDS * 1000,
       holdTtlMs: e.LAGOON_JOB_HOLD_SECONDS * 1000,
       mediaTtlMs: e.LAGOON_JOB_MEDIA_RETENTION_SECONDS * 1000,
+    },
+    backgroundRemoval: {
+      url: e.LAGOON_BACKGROUND_REMOVAL_URL,
+      model: e.LAGOON_BACKGROUND_REMOVAL_MODEL,
+      priceUsd: e.LAGOON_BACKGROUND_REMOVAL_PRICE_USD,
     },
     media: {
       secret: e.LAGOON_MEDIA_SECRET,

@@ -35,6 +35,10 @@ import { Lifecycle, periodic } from './lifecycle.ts';
 import type { Logger } from './logger.ts';
 import { createMediaKit, type MediaKit } from './media/create.ts';
 import { createImageServices, type ImageServices } from './media/images/create.ts';
+import {
+  createBackgroundRemovalService,
+  type BackgroundRemovalService,
+} from './media/images/background-removal.service.ts';
 import { createImageEditService } from './media/images/edit-create.ts';
 import { createJobServices, type JobServices } from './media/jobs/create.ts';
 import { createSpeechService, type SpeechService } from './media/speech/create.ts';
@@ -74,6 +78,8 @@ export interface Operations {
   readonly images: Omit<ImageServices, 'engines' | 'gateway'>;
   /** Image edit, multi-edit and upscale, billed per picture (src/media/images/edit-create.ts). */
   readonly imageEdit: Omit<ReturnType<typeof createImageEditService>, 'close'>;
+  /** POST /image/background-remove: one price per picture, local model or an HTTP engine. */
+  readonly backgroundRemoval: BackgroundRemovalService;
   /** Text to speech and voice cloning (eSpeak NG built in, OpenAI-compatible speech servers), billed per character. */
   readonly speech: SpeechService;
   /** Queued music/audio and video jobs (src/media/jobs/create.ts): the API service, its runner and the queue. */
@@ -122,6 +128,7 @@ export type ServiceOptions = Pick<Config, 'auth' | 'billing'> & {
   /** Signed media URLs: secret, lifetime, public origin, sweep interval (none: the defaults). */
   readonly media?: Config['media'];
   readonly jobs?: Config['jobs'];
+  readonly backgroundRemoval?: Config['backgroundRemoval'];
 };
 
 export interface BillingChoice extends BillingOptions {
@@ -300,6 +307,12 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     gateway: images.gateway,
   });
   lifecycle.add('image edit URL fetches', { stop: () => imageEdit.close() });
+  const backgroundRemoval = createBackgroundRemovalService({
+    billing,
+    settings: options.backgroundRemoval,
+    scraping: options.operatorConfig?.chat?.webScraping ?? WebScrapingConfigSchema.parse({}),
+  });
+  lifecycle.add('background removal URL fetches', { stop: () => backgroundRemoval.close() });
   const speech = createSpeechService({ db, billing, catalog, logger, providers: options.operatorConfig?.providers });
   lifecycle.add('speech engines', { stop: () => speech.close() });
   // Pending charges are written and leases given back before the event bus and the database close.
@@ -350,6 +363,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     media,
     images,
     imageEdit,
+    backgroundRemoval: backgroundRemoval.service,
     speech,
     jobs,
     start: () => lifecycle.start(),

