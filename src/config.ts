@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { z } from 'zod';
 import { familyOfSlug, NETWORK_SLUG, slugOfEnvName } from './crypto-rpc/chains.ts';
 
@@ -63,8 +64,18 @@ const EnvironmentModel = z.object({
   LAGOON_JOB_RETRIES: intWithDefault(2, 0),
   LAGOON_JOB_TIMEOUT_SECONDS: intWithDefault(1800, 1),
   LAGOON_JOB_HOLD_SECONDS: intWithDefault(3600, 120),
-  LAGOON_JOB_MEDIA_RETENTION_SECONDS: intWithDefault(86_400, 1),
+  LAGOON_MEDIA_RETENTION_HOURS: intWithDefault(24, 1),
   LAGOON_MEDIA_SWEEP_SECONDS: intWithDefault(300, 1),
+  LAGOON_MEDIA_STORAGE: z.preprocess(emptyToUndefined, z.enum(['local', 's3', 'database']).optional()),
+  LAGOON_MEDIA_DIR: optionalString,
+  LAGOON_MEDIA_S3_ENDPOINT: z.preprocess(emptyToUndefined, z.url({ protocol: /^https?$/ }).optional()),
+  LAGOON_MEDIA_S3_BUCKET: optionalString,
+  LAGOON_MEDIA_S3_REGION: z.preprocess(emptyToUndefined, z.string().default('us-east-1')),
+  LAGOON_MEDIA_S3_ACCESS_KEY_ID: optionalString,
+  LAGOON_MEDIA_S3_SECRET_ACCESS_KEY: optionalString,
+  LAGOON_MEDIA_S3_FORCE_PATH_STYLE: boolWithDefault(false),
+  LAGOON_MEDIA_S3_PREFIX: z.preprocess(emptyToUndefined, z.string().default('')),
+  LAGOON_MEDIA_S3_PRESIGNED_URLS: boolWithDefault(false),
   LAGOON_RPC_PRICE_PER_CREDIT_USD: z.preprocess(
     emptyToUndefined,
     z
@@ -149,11 +160,6 @@ export interface Config {
     readonly apiKey: string | undefined;
     readonly refreshMs: number;
   };
-  /**
-   * Media served by signed URL (src/media/): the HMAC secret every process shares (none: one generated and kept in
-   * the database), how long a URL lives, the public origin URLs are built on (none: the request's), and how often
-   * expired objects are deleted.
-   */
   /** Queued audio/video jobs (src/media/jobs): workers, retries, holds and how long results are kept. */
   readonly jobs: {
     readonly concurrency: number;
@@ -169,12 +175,38 @@ export interface Config {
     readonly model: 'small' | 'medium';
     readonly priceUsd: string;
   };
+  /**
+   * Media served by signed URL (src/media/): the HMAC secret every process shares (none: one generated and kept in
+   * the database), how long a URL lives, the public origin URLs are built on (none: the request's), how often
+   * expired objects are deleted, and where their bytes are stored (src/media/storage/).
+   */
   readonly media: {
     readonly secret: string | undefined;
     readonly urlTtlMs: number;
     readonly publicUrl: string | undefined;
     readonly sweepIntervalMs: number;
+    readonly storage: MediaStorageConfig;
   };
+}
+
+/** Where media bytes go: a directory (`local`), an S3-compatible bucket (`s3`), or the database rows. */
+export interface MediaStorageConfig {
+  readonly kind: 'local' | 's3' | 'database';
+  /** The directory of `local` (and of objects stored there before a switch to another kind). */
+  readonly dir: string;
+  readonly s3:
+    | {
+        readonly endpoint: string | undefined;
+        readonly bucket: string;
+        readonly region: string;
+        readonly accessKeyId: string | undefined;
+        readonly secretAccessKey: string | undefined;
+        readonly forcePathStyle: boolean;
+        readonly prefix: string;
+      }
+    | undefined;
+  /** Media URLs are S3 pre-signed GETs instead of Lagoon's own `/media/<token>`. */
+  readonly presignedUrls: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -238,7 +270,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       retries: e.LAGOON_JOB_RETRIES,
       timeoutMs: e.LAGOON_JOB_TIMEOUT_SECONDS * 1000,
       holdTtlMs: e.LAGOON_JOB_HOLD_SECONDS * 1000,
-      mediaTtlMs: e.LAGOON_JOB_MEDIA_RETENTION_SECONDS * 1000,
+      mediaTtlMs: e.LAGOON_MEDIA_RETENTION_HOURS * 3_600_000,
     },
     backgroundRemoval: {
       url: e.LAGOON_BACKGROUND_REMOVAL_URL,
@@ -250,8 +282,39 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       urlTtlMs: e.LAGOON_MEDIA_URL_TTL_SECONDS * 1000,
       publicUrl: e.LAGOON_PUBLIC_URL?.replace(/\/+$/, ''),
       sweepIntervalMs: e.LAGOON_MEDIA_SWEEP_SECONDS * 1000,
+      storage: mediaStorage(e),
     },
   });
+}
+
+/** The media store: `s3` when a bucket is set (unless LAGOON_MEDIA_STORAGE says otherwise), else `local`. */
+function mediaStorage(e: Environment): MediaStorageConfig {
+  const bucket = e.LAGOON_MEDIA_S3_BUCKET;
+  const kind = e.LAGOON_MEDIA_STORAGE ?? (bucket ? 's3' : 'local');
+  if (kind === 's3' && !bucket)
+    throw new ConfigError('Invalid environment: LAGOON_MEDIA_STORAGE=s3 needs LAGOON_MEDIA_S3_BUCKET');
+  if (Boolean(e.LAGOON_MEDIA_S3_ACCESS_KEY_ID) !== Boolean(e.LAGOON_MEDIA_S3_SECRET_ACCESS_KEY))
+    throw new ConfigError(
+      'Invalid environment: set both LAGOON_MEDIA_S3_ACCESS_KEY_ID and LAGOON_MEDIA_S3_SECRET_ACCESS_KEY, or neither',
+    );
+  if (e.LAGOON_MEDIA_S3_PRESIGNED_URLS && kind !== 's3')
+    throw new ConfigError('Invalid environment: LAGOON_MEDIA_S3_PRESIGNED_URLS needs the s3 media storage');
+  return {
+    kind,
+    dir: e.LAGOON_MEDIA_DIR ?? join(e.LAGOON_DATA_DIR, 'media'),
+    s3: bucket
+      ? {
+          endpoint: e.LAGOON_MEDIA_S3_ENDPOINT,
+          bucket,
+          region: e.LAGOON_MEDIA_S3_REGION,
+          accessKeyId: e.LAGOON_MEDIA_S3_ACCESS_KEY_ID,
+          secretAccessKey: e.LAGOON_MEDIA_S3_SECRET_ACCESS_KEY,
+          forcePathStyle: e.LAGOON_MEDIA_S3_FORCE_PATH_STYLE,
+          prefix: e.LAGOON_MEDIA_S3_PREFIX,
+        }
+      : undefined,
+    presignedUrls: e.LAGOON_MEDIA_S3_PRESIGNED_URLS,
+  };
 }
 
 /** `RPC_UPSTREAM_ETHEREUM_SEPOLIA=http://a:8545,http://b:8545` → { "ethereum-sepolia": [a, b] }; a bad one stops the start. */

@@ -319,6 +319,8 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
   lifecycle.add('billing', { stop: () => billing.close() });
   lifecycle.add('model discovery', modelDiscovery);
   const { sweeper: mediaSweeper, ...media } = createMediaKit({ db, logger, options: options.media });
+  // Added before everything that reads or writes media, so the store's connections close after all of them.
+  lifecycle.add('media store', { stop: () => media.store.close() });
   lifecycle.add('media sweep', mediaSweeper);
   const jobs = createJobServices(
     {

@@ -7,6 +7,7 @@ import { createEventBus } from './events/event-bus.ts';
 import { Lifecycle } from './lifecycle.ts';
 import { createLogger } from './logger.ts';
 import { createJobServices } from './media/jobs/create.ts';
+import { createBlobStores } from './media/create.ts';
 import { MediaStore } from './media/media-store.ts';
 import { loadOperatorConfig } from './operator-config/load.ts';
 import { createBilling } from './services.ts';
@@ -42,12 +43,15 @@ async function main(): Promise<void> {
     publisher: new UsageEventPublisher({ events, logger }),
   });
   lifecycle.add('billing', { stop: () => billing.close() });
+  // The same store as the API servers (a directory of this machine, or the bucket they all share).
+  const media = new MediaStore({ db: database.db, logger, ...createBlobStores(config.media.storage) });
+  lifecycle.add('media store', { stop: () => media.close() });
   const jobs = createJobServices(
     {
       db: database.db,
       billing,
       catalog: new CatalogService({ db: database.db }),
-      media: new MediaStore({ db: database.db }),
+      media,
       logger,
       providers: operatorConfig.providers,
       options: { ...config.jobs, workers: true },

@@ -128,16 +128,18 @@ export interface JobsTable {
   finished_at: Date | null;
   attempts: Generated<number>;
   deleted_at: Date | null;
+  download_expires_at: Date | null;
 }
 
 export interface MediaObjectsTable {
   id: string;
   account_id: string;
   content_type: string;
-  bytes: Uint8Array;
+  bytes: Uint8Array | null;
   byte_size: bigint;
   created_at: Generated<Date>;
   expires_at: Date;
+  storage: Generated<string>;
 }
 
 export interface ModelAliasesTable {

@@ -3,6 +3,9 @@ import type { Database } from '../db/database.ts';
 import type { Logger } from '../logger.ts';
 import { MediaLinks } from './media-links.ts';
 import { MediaStore } from './media-store.ts';
+import type { BlobStore } from './storage/blob-store.ts';
+import { LocalBlobStore } from './storage/local-blob-store.ts';
+import { S3BlobStore } from './storage/s3-blob-store.ts';
 
 /** Defaults for a wiring without a config (tests building services directly): the env defaults of src/config.ts. */
 const DEFAULTS: Config['media'] = {
@@ -10,6 +13,8 @@ const DEFAULTS: Config['media'] = {
   urlTtlMs: 3_600_000,
   publicUrl: undefined,
   sweepIntervalMs: 300_000,
+  // Except the storage: without a config the bytes stay in the database, so such a wiring writes no files.
+  storage: { kind: 'database', dir: '.lagoon/media', s3: undefined, presignedUrls: false },
 };
 
 /** Deletes expired media every interval; the app starts it with the other background tasks and stops it on close. */
@@ -55,7 +60,7 @@ export class MediaSweeper {
 }
 
 export interface MediaKit {
-  /** The objects (table media_objects). */
+  /** The objects (table media_objects, their bytes in the configured store); close() on stop. */
   readonly store: MediaStore;
   /** Signed URLs for them (`GET /media/<token>`, rest/routes/media.ts). */
   readonly links: MediaLinks;
@@ -69,12 +74,29 @@ export function createMediaKit(deps: {
   options?: Config['media'] | undefined;
 }): MediaKit {
   const options = deps.options ?? DEFAULTS;
-  const store = new MediaStore({ db: deps.db });
+  const store = new MediaStore({ db: deps.db, logger: deps.logger, ...createBlobStores(options.storage) });
   const links = new MediaLinks({
     db: deps.db,
     store,
-    options: { secret: options.secret, ttlMs: options.urlTtlMs, publicUrl: options.publicUrl },
+    options: {
+      secret: options.secret,
+      ttlMs: options.urlTtlMs,
+      publicUrl: options.publicUrl,
+      presigned: options.storage.presignedUrls,
+    },
   });
   const sweeper = new MediaSweeper({ store, logger: deps.logger, intervalMs: options.sweepIntervalMs });
   return { store, links, sweeper };
+}
+
+/**
+ * The store new media goes to, and the others configured, still read: objects written before the operator moved
+ * from the directory to a bucket (or back) are served and deleted where they are.
+ */
+export function createBlobStores(storage: Config['media']['storage']): { blobs?: BlobStore; others: BlobStore[] } {
+  const local = new LocalBlobStore(storage.dir);
+  const s3 = storage.s3 && new S3BlobStore(storage.s3);
+  if (storage.kind === 's3' && s3) return { blobs: s3, others: [local] };
+  const others = s3 ? [s3] : [];
+  return storage.kind === 'local' ? { blobs: local, others } : { others: [local, ...others] };
 }

@@ -29,6 +29,8 @@ export interface MediaLinksOptions {
   readonly ttlMs: number;
   /** LAGOON_PUBLIC_URL without a trailing slash: URLs are built on it when set, whatever the request said. */
   readonly publicUrl?: string | undefined;
+  /** LAGOON_MEDIA_S3_PRESIGNED_URLS: links are the store's pre-signed URLs where it makes them (S3). */
+  readonly presigned?: boolean | undefined;
 }
 
 export interface PublishMedia {
@@ -67,11 +69,27 @@ export class MediaLinks {
     return this.link(info, info.expiresAt, origin);
   }
 
-  /** A URL for an object already stored (a job's result), valid until `expiresAt` or the object's own expiry. */
+  /**
+   * A URL for an object already stored (a job's result), valid until `expiresAt` or the object's own expiry:
+   * Lagoon's own signed URL, or with pre-signed URLs on, the store's (which Lagoon cannot revoke before it expires).
+   */
   async link(media: MediaInfo, expiresAt: Date = media.expiresAt, origin?: string): Promise<MediaLink> {
     const until = new Date(Math.min(expiresAt.getTime(), media.expiresAt.getTime()));
-    const token = await this.sign(media.id, until);
-    return { url: this.urlOf(token, origin), token, expiresAt: until, media };
+    return { ...(await this.urlFor(media, until, origin)), expiresAt: until, media };
+  }
+
+  /**
+   * A URL for an object that may not exist yet (a job's download URL, given out at queue time): it answers 404
+   * until the object is stored, then serves it until `expiresAt` (unless deleted before).
+   */
+  async urlFor(
+    media: Pick<MediaInfo, 'id' | 'storage'>,
+    expiresAt: Date,
+    origin?: string,
+  ): Promise<{ url: string; token: string }> {
+    const token = await this.sign(media.id, expiresAt);
+    const presigned = this.deps.options.presigned ? await this.deps.store.signedUrl(media, expiresAt) : undefined;
+    return { url: presigned ?? this.urlOf(token, origin), token };
   }
 
   urlOf(token: string, origin?: string): string {

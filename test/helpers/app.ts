@@ -1,3 +1,6 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createApp, type App } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
@@ -25,12 +28,15 @@ export interface TestApp {
 /** The whole app in-process on a fresh database, with a known bootstrap ADMIN key. */
 export async function createTestApp(env: Record<string, string> = {}): Promise<TestApp> {
   const database = await createTestDatabase();
+  // Media files (the default local store) go to a directory of this app's own, removed on close.
+  const mediaDir = env.LAGOON_MEDIA_DIR ? undefined : await mkdtemp(join(tmpdir(), 'lagoon-test-media-'));
   const config = loadConfig({
     NODE_ENV: 'test',
     LOG_LEVEL: 'silent',
     LAGOON_BOOTSTRAP_ADMIN_KEY: ADMIN_KEY,
     // Job workers poll the database; only the job suites turn them on.
     LAGOON_JOB_WORKERS: 'false',
+    ...(mediaDir && { LAGOON_MEDIA_DIR: mediaDir }),
     ...env,
   });
   const app = await createApp(config, { database, logger: createLogger('silent') });
@@ -66,6 +72,7 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
     async close() {
       await app.close();
       await database.drop();
+      if (mediaDir) await rm(mediaDir, { recursive: true, force: true });
     },
   };
 }
