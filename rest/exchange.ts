@@ -40,7 +40,8 @@ export function requestFromFetch(request: Request): HttpRequest {
   return Object.assign(new FetchBody(request), {
     method: request.method,
     url: url.pathname + url.search,
-    headers: Object.fromEntries(request.headers) as IncomingHttpHeaders,
+    // Fetch never carries Host (it is in the URL); an HTTP request always does, so the handlers see one either way.
+    headers: { host: url.host, ...Object.fromEntries(request.headers) } as IncomingHttpHeaders,
     fetchRequest: request,
   });
 }

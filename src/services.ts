@@ -328,6 +328,8 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
       billing,
       catalog,
       media: media.store,
+      links: media.links,
+      retentionSweepMs: options.media?.sweepIntervalMs,
       logger,
       events,
       providers: options.operatorConfig?.providers,

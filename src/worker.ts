@@ -7,8 +7,7 @@ import { createEventBus } from './events/event-bus.ts';
 import { Lifecycle } from './lifecycle.ts';
 import { createLogger } from './logger.ts';
 import { createJobServices } from './media/jobs/create.ts';
-import { createBlobStores } from './media/create.ts';
-import { MediaStore } from './media/media-store.ts';
+import { createMediaKit } from './media/create.ts';
 import { loadOperatorConfig } from './operator-config/load.ts';
 import { createBilling } from './services.ts';
 
@@ -44,14 +43,17 @@ async function main(): Promise<void> {
   });
   lifecycle.add('billing', { stop: () => billing.close() });
   // The same store as the API servers (a directory of this machine, or the bucket they all share).
-  const media = new MediaStore({ db: database.db, logger, ...createBlobStores(config.media.storage) });
+  const { store: media, links, sweeper } = createMediaKit({ db: database.db, logger, options: config.media });
   lifecycle.add('media store', { stop: () => media.close() });
+  lifecycle.add('media sweep', sweeper);
   const jobs = createJobServices(
     {
       db: database.db,
       billing,
       catalog: new CatalogService({ db: database.db }),
       media,
+      links,
+      retentionSweepMs: config.media.sweepIntervalMs,
       logger,
       providers: operatorConfig.providers,
       options: { ...config.jobs, workers: true },

@@ -2,8 +2,10 @@ import { z } from 'zod';
 import { AudioJobInput, AudioQuoteInput, VideoJobInput, VideoQuoteInput } from '../../src/media/jobs/job-inputs.ts';
 import { CompleteJobInput, RetrieveJobInput } from '../../src/media/jobs/job.inputs.ts';
 import type { JobKind } from '../../src/providers/jobs/job-engine.ts';
-import { json, text } from '../http.ts';
-import type { Route } from '../router.ts';
+import { requestOrigin } from '../../src/media/media-links.ts';
+import { json } from '../http.ts';
+import type { Route, RouteContext } from '../router.ts';
+import { mediaReply } from './media.ts';
 
 /* Queued music/audio and video jobs: quote, queue, poll (retrieve) and complete, per kind. */
 
@@ -16,7 +18,15 @@ const Queued = z.object({
   model: z.string(),
   queue_id: z.string().describe('Poll /retrieve with it'),
   status: z.literal('QUEUED'),
+  download_url: z
+    .string()
+    .optional()
+    .describe('Models that deliver by URL: the media is fetched from here once COMPLETED; valid 24 hours'),
 });
+
+/** The origin the caller reached us on: a download URL is built on it (LAGOON_PUBLIC_URL wins). */
+const originOf = (call: RouteContext) =>
+  requestOrigin({ host: call.header('host'), forwardedProto: call.header('x-forwarded-proto') });
 
 const TAGS: Record<JobKind, string> = { audio: 'Audio', video: 'Video' };
 
@@ -50,7 +60,9 @@ function jobRoutes(kind: JobKind): Route[] {
       },
       async handler(call) {
         const { services, auth } = call;
-        return json({ ...(await services.jobs.service.queue(auth, kind, await call.json())) });
+        return json({
+          ...(await services.jobs.service.queue(auth, kind, await call.json(), { origin: originOf(call) })),
+        });
       },
     },
     {
@@ -63,14 +75,20 @@ function jobRoutes(kind: JobKind): Route[] {
         body: RetrieveJobInput,
         responseDescription:
           'Running: JSON {status: QUEUED|PROCESSING, average_execution_time, execution_duration} (ms). Done: the ' +
-          'media bytes with their Content-Type. Failed: JSON {status: "FAILED", error}. Unknown, another ' +
-          "account's or deleted: 404 MEDIA_NOT_FOUND.",
+          'media bytes with their Content-Type (a Range header gives 206, or 416 past the end), or for models ' +
+          'that deliver by URL JSON {status: "COMPLETED", download_url}. Failed: JSON {status: "FAILED", error}. ' +
+          "Unknown, another account's or deleted: 404 MEDIA_NOT_FOUND.",
       },
       async handler(call) {
         const { services, auth } = call;
-        const retrieved = await services.jobs.service.retrieve(auth, kind, await call.json());
+        const body = await call.json();
+        const retrieved = await services.jobs.service.retrieve(auth, kind, body, { origin: originOf(call) });
         if (retrieved.kind === 'status') return json({ ...retrieved.body });
-        return text(retrieved.bytes, { 'content-type': retrieved.contentType, 'cache-control': 'no-store' });
+        const range = { method: 'GET', range: call.header('range'), ifRange: call.header('if-range') };
+        return mediaReply(services.media.store, retrieved.media, range, call.requestId, {
+          cacheControl: 'no-store',
+          afterSent: retrieved.afterSent,
+        });
       },
     },
     {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { NotFoundError } from '../../src/errors.ts';
-import type { MediaInfo } from '../../src/media/media-store.ts';
+import type { MediaInfo, MediaStore } from '../../src/media/media-store.ts';
 import { MEDIA_PATH } from '../../src/media/media-links.ts';
 import type { Operations } from '../../src/services.ts';
 import type { HttpRequest } from '../exchange.ts';
@@ -10,7 +10,7 @@ import type { Route } from '../router.ts';
 
 /*
  * GET/HEAD /media/<token>: a media object by its signed URL (src/media/media-links.ts), with no API key: the token
- * is the credential. Served at the root, where the URLs handed out point, and under /api/v1 as well (the same
+ * is the credential (DELETE with it revokes the URL by deleting the object). Served at the root, where the URLs handed out point, and under /api/v1 as well (the same
  * answer, listed in the OpenAPI document). Unknown, expired, deleted or badly signed: 404 MEDIA_NOT_FOUND, all
  * alike. Single byte ranges (206, 416), so players and download managers can seek and resume.
  */
@@ -27,16 +27,41 @@ interface MediaRequest {
 }
 
 export async function serveMedia(services: Operations, request: MediaRequest, requestId: string): Promise<Reply> {
-  const { store, links } = services.media;
   const now = new Date();
-  const media = await links.stat(request.token, now);
+  const media = await services.media.links.stat(request.token, now);
   if (!media) return notFound(requestId);
   const remaining = Math.min(media.urlExpiresAt.getTime(), media.expiresAt.getTime()) - now.getTime();
+  const cacheControl = `private, max-age=${Math.max(0, Math.floor(remaining / 1000))}`;
+  return mediaReply(services.media.store, media, request, requestId, { cacheControl });
+}
+
+/**
+ * DELETE /media/<token>: revokes the URL by deleting the object it names (every other URL of that object stops
+ * too, and a job whose media it was answers 404). The token is the credential, as for GET.
+ */
+export async function revokeMedia(services: Operations, token: string, requestId: string): Promise<Reply> {
+  const signed = await services.media.links.verify(token);
+  if (!signed || !(await services.media.store.delete(signed.id))) return notFound(requestId);
+  return { status: 200, headers: { 'content-type': JSON_TYPE_HEADER }, body: JSON.stringify({ success: true }) };
+}
+
+/**
+ * The object's bytes as an HTTP answer: whole (200), one range (206) or 416, the head only for HEAD. `afterSent`
+ * runs once the last byte of the object has been written (an answer that ends earlier, or a client that went
+ * away, does not run it): POST /<kind>/retrieve deletes the media there when asked to.
+ */
+export async function mediaReply(
+  store: MediaStore,
+  media: MediaInfo,
+  request: Omit<MediaRequest, 'token'>,
+  requestId: string,
+  options: { cacheControl: string; afterSent?: (() => Promise<void>) | undefined },
+): Promise<Reply> {
   const etag = `"${media.id}"`;
   const headers: Record<string, string> = {
     'content-type': media.contentType,
     'accept-ranges': 'bytes',
-    'cache-control': `private, max-age=${Math.max(0, Math.floor(remaining / 1000))}`,
+    'cache-control': options.cacheControl,
     etag,
     // Served from the API's own origin: never sniffed into something else, never run as a page.
     'x-content-type-options': 'nosniff',
@@ -57,31 +82,51 @@ export async function serveMedia(services: Operations, request: MediaRequest, re
   const length = range ? range.end - range.start + 1 : media.byteSize;
   const status = range ? 206 : 200;
   if (range) headers['content-range'] = `bytes ${range.start}-${range.end}/${media.byteSize}`;
+  const afterSent = request.method !== 'HEAD' && start + length === media.byteSize ? options.afterSent : undefined;
   if (request.method === 'HEAD' || length === 0) {
     headers['content-length'] = String(length);
-    return { status, headers, stream: empty() };
+    return { status, headers, stream: empty(afterSent) };
   }
   if (length <= WHOLE_LIMIT_BYTES) {
-    const bytes = await store.read(media.id, start, length);
+    const bytes = await store.read(media, start, length);
     // Deleted (or swept) between the description and the bytes.
     if (!bytes || bytes.byteLength !== length) return notFound(requestId);
-    return { status, headers, body: bytes };
+    if (!afterSent) return { status, headers, body: bytes };
+    headers['content-length'] = String(length);
+    return { status, headers, stream: parts(store, media, start, length, bytes, afterSent) };
   }
   headers['content-length'] = String(length);
-  return { status, headers, stream: parts(services, media, start, length) };
+  return { status, headers, stream: parts(store, media, start, length, undefined, afterSent) };
 }
 
-async function* empty(): AsyncGenerator<Uint8Array> {}
+async function* empty(afterSent?: () => Promise<void>): AsyncGenerator<Uint8Array> {
+  yield* [];
+  await afterSent?.();
+}
 
-/** The object's bytes part by part, each read as the client takes the previous one. */
-async function* parts(services: Operations, media: MediaInfo, start: number, length: number) {
-  for (let offset = start; offset < start + length; offset += PART_BYTES) {
-    const size = Math.min(PART_BYTES, start + length - offset);
-    const part = await services.media.store.read(media.id, offset, size);
-    // Gone mid-answer: the connection is cut rather than a short body passed off as the object.
-    if (!part || part.byteLength !== size) throw new Error(`media ${media.id} disappeared while being sent`);
-    yield part;
-  }
+/**
+ * The object's bytes part by part, each read as the client takes the previous one (`first`: the part already read).
+ * The code after the loop runs only when the client took the last part: a client that went away ends the generator
+ * at its `yield`.
+ */
+async function* parts(
+  store: MediaStore,
+  media: MediaInfo,
+  start: number,
+  length: number,
+  first: Buffer | undefined,
+  afterSent: (() => Promise<void>) | undefined,
+) {
+  if (first) yield first;
+  else
+    for (let offset = start; offset < start + length; offset += PART_BYTES) {
+      const size = Math.min(PART_BYTES, start + length - offset);
+      const part = await store.read(media, offset, size);
+      // Gone mid-answer: the connection is cut rather than a short body passed off as the object.
+      if (!part || part.byteLength !== size) throw new Error(`media ${media.id} disappeared while being sent`);
+      yield part;
+    }
+  await afterSent?.();
 }
 
 function notFound(requestId: string): Reply {
@@ -118,18 +163,19 @@ const header = (req: HttpRequest, name: string): string | undefined => {
   return Array.isArray(value) ? value[0] : value;
 };
 
-/** The root mount: `/media/<token>`, GET and HEAD (another method is a 405). */
+/** The root mount: `/media/<token>`, GET, HEAD and DELETE (another method is a 405). */
 export function mediaMount(services: Operations): Mount {
   return (req, _res, path, requestId) => {
     if (!path.startsWith(MEDIA_PATH)) return undefined;
     const label = '/media/:token';
     const method = req.method ?? 'GET';
+    const token = path.slice(MEDIA_PATH.length);
+    if (method === 'DELETE') return revokeMedia(services, token, requestId).then((reply) => ({ reply, label }));
     if (method !== 'GET' && method !== 'HEAD') {
       const body = JSON.stringify({ error: `Method ${method.slice(0, 16)} not allowed`, code: 'METHOD_NOT_ALLOWED' });
-      const headers = { 'content-type': JSON_TYPE_HEADER, allow: 'GET, HEAD' };
+      const headers = { 'content-type': JSON_TYPE_HEADER, allow: 'GET, HEAD, DELETE' };
       return Promise.resolve({ reply: { status: 405, headers, body }, label });
     }
-    const token = path.slice(MEDIA_PATH.length);
     const request = { method, token, range: header(req, 'range'), ifRange: header(req, 'if-range') };
     return serveMedia(services, request, requestId).then((reply) => ({ reply, label }));
   };
@@ -159,5 +205,17 @@ export const mediaRoutes: readonly Route[] = [
         },
         call.requestId,
       ),
+  },
+  {
+    method: 'DELETE',
+    path: '/media/:token',
+    access: 'public',
+    doc: {
+      summary:
+        'Revoke a signed media URL (a job download_url): the object it names is deleted, every URL of it answers 404',
+      tags: ['Media'],
+      response: z.object({ success: z.literal(true) }),
+    },
+    handler: (call) => revokeMedia(call.services, call.params.token ?? '', call.requestId),
   },
 ];

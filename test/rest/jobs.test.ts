@@ -204,6 +204,8 @@ describe(`REST queued jobs (${testDatabaseKind})`, () => {
       delete_media_on_completion: true,
     });
     expect(again.headers.get('content-type')).toBe('audio/mpeg');
+    // Deleted once the last byte is sent (not before: a client that breaks off can ask again).
+    expect((await again.arrayBuffer()).byteLength).toBeGreaterThan(0);
     expect((await post('/audio/retrieve', { model: 'lagoon-sim-music', queue_id })).status).toBe(404);
   }, 120_000);
 

@@ -8,6 +8,7 @@ import type { Logger } from '../../logger.ts';
 import type { ProviderConfig } from '../../operator-config/schema.ts';
 import type { JobEngine } from '../../providers/jobs/job-engine.ts';
 import { SimulatorJobEngine } from '../../providers/jobs/simulator-jobs.engine.ts';
+import type { MediaLinks } from '../media-links.ts';
 import type { MediaStore } from '../media-store.ts';
 import { WebScrapingConfigSchema, type WebScrapingConfig } from '../../operator-config/schema.ts';
 import { JobInputFetcher } from './job-inputs-fetch.ts';
@@ -28,6 +29,7 @@ const DEFAULTS: Config['jobs'] = {
 };
 
 const INPUT_FETCH_MIN_TIMEOUT_MS = 60_000;
+const RETENTION_SWEEP_MS = 300_000;
 
 export interface JobServices {
   readonly service: JobService;
@@ -53,12 +55,16 @@ export function createJobServices(
     billing: BillingService;
     catalog: CatalogService;
     media: MediaStore;
+    /** Signed URLs for download-URL models (given out at queue time). */
+    links: MediaLinks;
     logger: Logger;
     events?: EventBus | undefined;
     providers: readonly ProviderConfig[] | undefined;
     options?: Config['jobs'] | undefined;
     /** The operator's `chat.webScraping` (address policy, per-URL timeout) for remote inputs; default: public only. */
     webScraping?: WebScrapingConfig | undefined;
+    /** How often completed jobs past their retention are deleted (LAGOON_MEDIA_SWEEP_SECONDS). */
+    retentionSweepMs?: number | undefined;
   },
   lifecycle?: Lifecycle,
 ): JobServices {
@@ -107,6 +113,15 @@ export function createJobServices(
       60_000,
       deps.logger,
       'stale job sweep',
+    ),
+  );
+  lifecycle?.add(
+    'job media retention',
+    periodic(
+      () => service.sweepRetention(options.mediaTtlMs),
+      deps.retentionSweepMs ?? RETENTION_SWEEP_MS,
+      deps.logger,
+      'job media retention sweep',
     ),
   );
   return { service, runner, queue };

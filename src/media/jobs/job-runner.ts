@@ -74,7 +74,10 @@ export class JobRunner {
         progress: this.progressReporter(job.id, job.attempts),
       });
       if (result.kind !== 'media') throw new PermanentJobError('Download-URL results are not supported yet');
+      // A download-URL job's media id was given out at queue time: the result is stored under it.
+      const givenId = job.download_expires_at ? (job.media_object_id ?? undefined) : undefined;
       const stored = await this.deps.media.put({
+        id: givenId,
         accountId: job.account_id,
         contentType: result.contentType,
         bytes: result.bytes,
@@ -85,8 +88,9 @@ export class JobRunner {
         contentType: result.contentType,
       });
       if (!completed) {
-        // Another attempt finished it (or it was deleted) meanwhile: that one settles.
-        await this.deps.media.delete(stored.id);
+        // Another attempt finished it (or it was deleted) meanwhile: that one settles. A given id is that attempt's
+        // object too; it expires with its retention if nobody completes the job.
+        if (!givenId) await this.deps.media.delete(stored.id);
         return;
       }
       this.announce(job.id, 'COMPLETED', 100);

@@ -20,7 +20,9 @@ import type { EventBus } from '../../events/event-bus.ts';
 import type { Logger } from '../../logger.ts';
 import type { JobKind, JobRequest } from '../../providers/jobs/job-engine.ts';
 import { parseInput } from '../../validation.ts';
+import type { MediaLinks } from '../media-links.ts';
 import type { MediaInfo, MediaStore } from '../media-store.ts';
+import { DOWNLOAD_URL_TTL_MS, downloadUrlExpiry, usesDownloadUrl } from './job-delivery.ts';
 import type { JobInputFetcher } from './job-inputs-fetch.ts';
 import { CompleteJobInput, RetrieveJobInput } from './job.inputs.ts';
 import type { JobQueue } from './job-queue.ts';
@@ -36,9 +38,11 @@ export interface QueuedJob {
   readonly model: string;
   readonly queue_id: string;
   readonly status: 'QUEUED';
+  /** Models that deliver by URL (job-delivery.ts): where the media will be, valid 24 hours. */
+  readonly download_url?: string;
 }
 
-/** What retrieve answers: a status (running or failed), or the media bytes. */
+/** What retrieve answers: a status (running, failed, or done with a download URL), or the stored media. */
 export type Retrieved =
   | {
       readonly kind: 'status';
@@ -48,9 +52,22 @@ export type Retrieved =
             readonly average_execution_time: number;
             readonly execution_duration: number;
           }
-        | { readonly status: 'FAILED'; readonly error: string };
+        | { readonly status: 'FAILED'; readonly error: string }
+        | { readonly status: 'COMPLETED'; readonly download_url: string };
     }
-  | { readonly kind: 'media'; readonly bytes: Buffer; readonly contentType: string };
+  | {
+      readonly kind: 'media';
+      /** Its bytes are read as they are sent (ranges included), from whichever store holds them. */
+      readonly media: MediaInfo;
+      /** `delete_media_on_completion`: run once the last byte was sent. */
+      readonly afterSent?: (() => Promise<void>) | undefined;
+    };
+
+/** Where the caller reached the API (a URL is built on it), and the clock. */
+export interface JobCallContext {
+  readonly origin?: string | undefined;
+  readonly now?: Date | undefined;
+}
 
 const CATALOG_TYPE: Record<JobKind, 'music' | 'video'> = { audio: 'music', video: 'video' };
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -67,6 +84,8 @@ export class JobService {
       readonly billing: BillingService;
       readonly catalog: CatalogService;
       readonly media: MediaStore;
+      /** Signed URLs of download-URL models' media (given out at queue time). */
+      readonly links: Pick<MediaLinks, 'urlFor'>;
       readonly queue: Pick<JobQueue, 'send'>;
       /** Remote media of video jobs: fetched under the public-address policy and probed, before anything is held. */
       readonly inputs: Pick<JobInputFetcher, 'fetchAll'>;
@@ -152,7 +171,7 @@ export class JobService {
     return { quote: nanoToNumber(price.usd) };
   }
 
-  async queue(auth: AuthContext, kind: JobKind, raw: unknown): Promise<QueuedJob> {
+  async queue(auth: AuthContext, kind: JobKind, raw: unknown, context: JobCallContext = {}): Promise<QueuedJob> {
     const account = requireAccount(auth);
     const model = await this.resolveModel(account, kind, raw);
     const { request, price } = await this.parseJob(kind, model, raw);
@@ -165,6 +184,10 @@ export class JobService {
       durable: true,
     });
     const id = randomUUID();
+    // A download-URL model's media id and URL expiry are fixed now: the URL is answered before the media exists.
+    const download = usesDownloadUrl(model)
+      ? { mediaId: randomUUID(), expiresAt: new Date((context.now ?? new Date()).getTime() + DOWNLOAD_URL_TTL_MS) }
+      : undefined;
     try {
       await repo.insertJob(this.deps.db, {
         id,
@@ -176,6 +199,7 @@ export class JobService {
         request,
         quoteUsd: price.usd,
         reservation,
+        download,
       });
     } catch (error) {
       await releaseOrLog(this.deps.billing, reservation, this.deps.logger);
@@ -189,19 +213,29 @@ export class JobService {
       await releaseOrLog(this.deps.billing, reservation, this.deps.logger);
       throw error;
     }
-    return { model: model.id, queue_id: id, status: 'QUEUED' };
+    if (!download) return { model: model.id, queue_id: id, status: 'QUEUED' };
+    const media = { id: download.mediaId, storage: this.deps.media.storage };
+    const { url } = await this.deps.links.urlFor(media, download.expiresAt, context.origin);
+    return { model: model.id, queue_id: id, status: 'QUEUED', download_url: url };
   }
 
-  async retrieve(auth: AuthContext, kind: JobKind, raw: unknown, now = new Date()): Promise<Retrieved> {
+  async retrieve(auth: AuthContext, kind: JobKind, raw: unknown, context: JobCallContext = {}): Promise<Retrieved> {
     const account = requireAccount(auth);
+    const now = context.now ?? new Date();
     const input = parseInput(RetrieveJobInput, raw);
     const job = await this.ownJob(account, kind, input.queue_id);
     if (job.status === 'FAILED') return { kind: 'status', body: { status: 'FAILED', error: job.error ?? 'failed' } };
     if (job.status === 'COMPLETED') {
-      const object = job.media_object_id ? await this.deps.media.get(job.media_object_id, now) : undefined;
-      if (!object) throw notFound();
-      if (input.delete_media_on_completion) await this.deleteMedia(job);
-      return { kind: 'media', bytes: object.bytes, contentType: object.contentType };
+      const media = job.media_object_id ? await this.deps.media.info(job.media_object_id, now) : undefined;
+      if (!media) throw notFound();
+      if (job.download_expires_at) {
+        // The caller downloads from the URL (and completes or DELETEs it): delete_media_on_completion does not apply.
+        const expiresAt = downloadUrlExpiry(job.download_expires_at, media, now);
+        const { url } = await this.deps.links.urlFor(media, expiresAt, context.origin);
+        return { kind: 'status', body: { status: 'COMPLETED', download_url: url } };
+      }
+      const afterSent = input.delete_media_on_completion ? () => this.deleteMedia(job) : undefined;
+      return { kind: 'media', media, afterSent };
     }
     return {
       kind: 'status',
@@ -225,6 +259,23 @@ export class JobService {
   private async deleteMedia(job: repo.JobRow): Promise<void> {
     await repo.markDeleted(this.deps.db, job.id);
     if (job.media_object_id) await this.deps.media.delete(job.media_object_id);
+  }
+
+  /**
+   * Retention: completed jobs whose media is older than `retentionMs` are deleted (the job answers 404, like a
+   * completed one), in batches. Several processes may sweep at once: each job is taken by one of them.
+   */
+  async sweepRetention(retentionMs: number, now = new Date(), batch = 200): Promise<number> {
+    const before = new Date(now.getTime() - retentionMs);
+    let swept = 0;
+    for (let taken = batch; taken === batch;) {
+      const mediaIds = await repo.takeExpiredMedia(this.deps.db, before, batch);
+      for (const id of mediaIds) await this.deps.media.delete(id);
+      taken = mediaIds.length;
+      swept += taken;
+    }
+    if (swept > 0) this.deps.logger.debug({ swept }, 'completed jobs past their retention deleted');
+    return swept;
   }
 
   private async ownJob(account: AccountAuthContext, kind: JobKind, id: string): Promise<repo.JobRow> {

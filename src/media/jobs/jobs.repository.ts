@@ -20,6 +20,8 @@ export interface NewJob {
   readonly request: JobRequest;
   readonly quoteUsd: bigint;
   readonly reservation: Reservation;
+  /** Download-URL models: the media id given out at queue time and the URL's expiry. */
+  readonly download?: { readonly mediaId: string; readonly expiresAt: Date } | undefined;
 }
 
 // Buffers (fetched reference media) go into the jsonb request as base64 and come back as Buffers.
@@ -87,6 +89,8 @@ export async function insertJob(db: Database, job: NewJob): Promise<void> {
       quote_usd: job.quoteUsd,
       reservation_id: job.reservation.id,
       reservation: encodeReservation(job.reservation),
+      media_object_id: job.download?.mediaId ?? null,
+      download_expires_at: job.download?.expiresAt ?? null,
     })
     .execute();
 }
@@ -168,6 +172,32 @@ export async function markFailed(db: Database, id: string, error: string): Promi
     .returning('id')
     .executeTakeFirst();
   return row !== undefined;
+}
+
+/**
+ * Marks deleted (at most `limit`) completed jobs that finished before `before` and still have media; returns their
+ * media ids to delete. Rows another process is taking at the same moment are skipped, so each is taken once.
+ */
+export async function takeExpiredMedia(db: Database, before: Date, limit: number): Promise<string[]> {
+  const rows = await db
+    .updateTable('jobs')
+    .set({ deleted_at: new Date() })
+    .where('id', 'in', (qb) =>
+      qb
+        .selectFrom('jobs')
+        .select('id')
+        .where('status', '=', 'COMPLETED')
+        .where('deleted_at', 'is', null)
+        .where('media_object_id', 'is not', null)
+        .where('finished_at', '<', before)
+        .limit(limit)
+        .forUpdate()
+        .skipLocked(),
+    )
+    .where('deleted_at', 'is', null)
+    .returning('media_object_id')
+    .execute();
+  return rows.flatMap((row) => (row.media_object_id ? [row.media_object_id] : []));
 }
 
 export async function markDeleted(db: Database, id: string): Promise<boolean> {
