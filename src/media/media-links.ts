@@ -1,6 +1,6 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { getMeta, setMetaIfAbsent } from '../accounts/account.repository.ts';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Database } from '../db/database.ts';
+import { instanceSecret } from '../instance-secret.ts';
 import type { MediaInfo, MediaObject, MediaStore } from './media-store.ts';
 
 /*
@@ -48,11 +48,14 @@ export interface MediaLink {
 }
 
 export class MediaLinks {
-  private key: Promise<Buffer> | undefined;
+  /** The first process to need one stores it; every other process (and every restart) reads that one. */
+  private readonly secret: () => Promise<Buffer>;
 
   constructor(
     private readonly deps: { readonly db: Database; readonly store: MediaStore; readonly options: MediaLinksOptions },
-  ) {}
+  ) {
+    this.secret = instanceSecret(deps.db, SECRET_META_KEY, deps.options.secret);
+  }
 
   get defaultTtlMs(): number {
     return this.deps.options.ttlMs;
@@ -143,24 +146,6 @@ export class MediaLinks {
       .update(PURPOSE)
       .update(encoded)
       .digest();
-  }
-
-  private secret(): Promise<Buffer> {
-    this.key ??= this.loadSecret().catch((error: unknown) => {
-      this.key = undefined; // a database that was down is asked again next time
-      throw error;
-    });
-    return this.key;
-  }
-
-  private async loadSecret(): Promise<Buffer> {
-    const configured = this.deps.options.secret;
-    if (configured) return Buffer.from(configured, 'utf8');
-    // The first process to need one stores it; every other process (and every restart) reads that one.
-    await setMetaIfAbsent(this.deps.db, SECRET_META_KEY, randomBytes(32).toString('base64url'));
-    const stored = await getMeta(this.deps.db, SECRET_META_KEY);
-    if (!stored) throw new Error('media URL secret missing after it was stored');
-    return Buffer.from(stored, 'utf8');
   }
 }
 
