@@ -1,6 +1,7 @@
 import { buildOpenApiDocument } from './openapi.ts';
 import type { Route } from './router.ts';
 import { apiKeyRoutes } from './routes/api-keys.ts';
+import { web3KeyRoutes } from './routes/web3-keys.ts';
 import { billingRoutes } from './routes/billing.ts';
 import { usageHistoryRoutes } from './routes/usage-history.ts';
 import { catalogRoutes } from './routes/catalog.ts';
@@ -24,6 +25,7 @@ const domainRoutes: readonly Route[] = [
   ...characterRoutes,
   ...characterReviewRoutes,
   ...apiKeyRoutes,
+  ...web3KeyRoutes,
   ...billingRoutes,
   ...usageHistoryRoutes,
   ...searchRoutes,

@@ -30,6 +30,7 @@ import { createCryptoRpc } from './crypto-rpc/create.ts';
 import type { CryptoRpcService } from './crypto-rpc/rpc-proxy.service.ts';
 import type { Database } from './db/database.ts';
 import { instanceSecret } from './instance-secret.ts';
+import { Web3KeyService } from './auth/web3-keys.service.ts';
 import { createEventBus, type EventBus } from './events/event-bus.ts';
 import { Lifecycle, periodic } from './lifecycle.ts';
 import type { Logger } from './logger.ts';
@@ -54,6 +55,8 @@ import { buildSearchRoutes, SearchRouter } from './providers/search/search-routi
 export interface Operations {
   readonly auth: AuthService;
   readonly apiKeys: ApiKeyService;
+  /** API keys for wallets that sign a token (GET/POST /api_keys/generate_web3_key). */
+  readonly web3Keys: Web3KeyService;
   readonly accounts: AccountService;
   readonly catalog: CatalogService;
   readonly characters: CharacterService;
@@ -343,9 +346,11 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     'reservation sweep',
     periodic(() => billing.sweepExpired(), options.billing.sweepIntervalMs, logger, 'reservation sweep'),
   );
+  const web3Keys = new Web3KeyService({ db, apiKeys, secret: instanceSecret(db, 'web3_key_token_secret') });
   return {
     auth,
     apiKeys,
+    web3Keys,
     accounts,
     billing,
     catalog,

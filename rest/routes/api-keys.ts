@@ -46,6 +46,20 @@ export function apiKeyWire(key: ApiKey, usage?: ApiKeyUsage): { [field: string]:
   };
 }
 
+/** The answer of a key creation: the secret appears here only. */
+export function createdKeyWire(key: ApiKey, secret: string): { [field: string]: JsonValue } {
+  return {
+    id: key.id,
+    apiKey: secret,
+    apiKeyType: key.apiKeyType,
+    description: key.description,
+    expiresAt: iso(key.expiresAt),
+    consumptionLimit: limitsWire(key),
+    limitPeriod: key.limitPeriod,
+    modelPrivacy: key.modelPrivacy,
+  };
+}
+
 async function withUsage(services: Operations, auth: AuthContext, keys: ApiKey[]) {
   const usage = await services.apiKeys.usageOf(auth, keys);
   return keys.map((key) => apiKeyWire(key, usage.get(key.id)));
@@ -67,6 +81,15 @@ export const ApiKeyRecord = z.object({
   usage: z.object({ trailingSevenDays: decimals.extend({ vcu: z.string() }) }).optional(),
   currentPeriodUsage: decimals.optional(),
 });
+
+export const CreatedKeyRecord = ApiKeyRecord.pick({
+  id: true,
+  apiKeyType: true,
+  description: true,
+  expiresAt: true,
+  limitPeriod: true,
+  modelPrivacy: true,
+}).extend({ apiKey: z.string(), consumptionLimit: limitsSchema });
 
 const DeleteQuery = z.object({ id: z.string().describe('The API key id (UUID)') });
 const tags = ['API keys'];
@@ -107,32 +130,13 @@ export const apiKeyRoutes: Route[] = [
       body: CreateApiKeyInput,
       response: z.object({
         success: z.literal(true),
-        data: ApiKeyRecord.pick({
-          id: true,
-          apiKeyType: true,
-          description: true,
-          expiresAt: true,
-          limitPeriod: true,
-          modelPrivacy: true,
-        }).extend({ apiKey: z.string(), consumptionLimit: limitsSchema }),
+        data: CreatedKeyRecord,
       }),
     },
     async handler(call) {
       const { services, auth } = call;
       const { key, secret } = await services.apiKeys.create(auth, await call.json());
-      return json({
-        success: true,
-        data: {
-          id: key.id,
-          apiKey: secret,
-          apiKeyType: key.apiKeyType,
-          description: key.description,
-          expiresAt: iso(key.expiresAt),
-          consumptionLimit: limitsWire(key),
-          limitPeriod: key.limitPeriod,
-          modelPrivacy: key.modelPrivacy,
-        },
-      });
+      return json({ success: true, data: createdKeyWire(key, secret) });
     },
   },
   {

@@ -69,6 +69,19 @@ export class ApiKeyService {
     return this.createForAccount(accountId, parsed, input.secret);
   }
 
+  /**
+   * A key with every option of POST /api_keys for any account, by a trusted caller: the operator, or the web3 key
+   * service once a wallet proved it holds the account's address.
+   */
+  async createWithOptionsAsOperator(
+    auth: AuthContext,
+    accountId: string,
+    input: CreateApiKeyInput,
+  ): Promise<CreatedApiKey> {
+    requireOperator(auth);
+    return this.createForAccount(accountId, input);
+  }
+
   async update(auth: AuthContext, input: unknown): Promise<ApiKey> {
     const { accountId } = requireAdmin(auth);
     const parsed = parseInput(UpdateApiKeyInput, input);

@@ -274,6 +274,13 @@ export interface VoicesTable {
   expires_at: Date;
 }
 
+export interface Web3KeyTokensTable {
+  token_id: string;
+  wallet_address: string;
+  used_at: Generated<Date>;
+  expires_at: Date;
+}
+
 export interface DB {
   account_ledger: AccountLedgerTable;
   accounts: AccountsTable;
@@ -295,4 +302,5 @@ export interface DB {
   usage_daily_model: UsageDailyModelTable;
   usage_entries: UsageEntriesTable;
   voices: VoicesTable;
+  web3_key_tokens: Web3KeyTokensTable;
 }
