@@ -1,4 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { testDatabaseKind, type TestDatabase } from '../helpers/db.ts';
@@ -16,12 +19,22 @@ describe.skipIf(testDatabaseKind !== 'postgres')('queued jobs run by a separate 
   let secret: string;
   let accountId: string;
 
+  let mediaDir: string;
+
   beforeAll(async () => {
-    t = await createTestApp({ LAGOON_JOB_WORKERS: 'false' });
+    // One media directory for both processes, as on one machine (several machines share an S3 bucket instead).
+    mediaDir = await mkdtemp(join(tmpdir(), 'lagoon-worker-media-'));
+    t = await createTestApp({ LAGOON_JOB_WORKERS: 'false', LAGOON_MEDIA_DIR: mediaDir });
     ({ secret, accountId } = await createAccountWithKey(t.app.services, { credit: { USD: '5' }, type: 'INFERENCE' }));
     const url = (t.app.database as TestDatabase).url!;
     worker = spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
-      env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'silent', LAGOON_JOB_CONCURRENCY: '1' },
+      env: {
+        ...process.env,
+        DATABASE_URL: url,
+        LOG_LEVEL: 'silent',
+        LAGOON_JOB_CONCURRENCY: '1',
+        LAGOON_MEDIA_DIR: mediaDir,
+      },
       stdio: ['ignore', 'ignore', 'inherit'],
     });
   }, 120_000);
@@ -32,6 +45,7 @@ describe.skipIf(testDatabaseKind !== 'postgres')('queued jobs run by a separate 
       await exited;
     }
     await t?.close();
+    await rm(mediaDir, { recursive: true, force: true });
   }, 60_000);
 
   it('should run a job queued by a server without workers, and stop on SIGTERM', async () => {
@@ -45,6 +59,8 @@ describe.skipIf(testDatabaseKind !== 'postgres')('queued jobs run by a separate 
         key: secret,
       });
       expect(response.headers.get('content-type')).toBe('video/mp4');
+      // The whole file, stored by the worker where this server reads it.
+      expect((await response.arrayBuffer()).byteLength).toBeGreaterThan(1000);
     }, 90_000);
     // Held by the API process, charged by the worker: the quote, once.
     await eventually(async () => {

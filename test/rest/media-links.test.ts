@@ -1,4 +1,7 @@
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
@@ -16,6 +19,8 @@ import { createAccountWithKey } from '../helpers/services.ts';
  */
 
 const HOUR = 3_600_000;
+/** The media files of every app here (two apps on one database share it, as processes of one machine do). */
+const MEDIA_DIR = mkdtempSync(join(tmpdir(), 'lagoon-media-links-'));
 const OTHER_SECRET = 'another-media-secret-of-32-characters-at-least';
 
 interface ErrorBody {
@@ -24,7 +29,13 @@ interface ErrorBody {
 }
 
 async function startApp(database: TestDatabase, env: Record<string, string> = {}, keepDatabase = false) {
-  const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', LAGOON_BOOTSTRAP_ADMIN_KEY: ADMIN_KEY, ...env });
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'silent',
+    LAGOON_BOOTSTRAP_ADMIN_KEY: ADMIN_KEY,
+    LAGOON_MEDIA_DIR: MEDIA_DIR,
+    ...env,
+  });
   const handle = keepDatabase ? { ...database, close: async () => undefined } : database;
   return createApp(config, { database: handle, logger: createLogger('silent') });
 }
@@ -258,3 +269,5 @@ describe(`GET /media/<token> (${testDatabaseKind})`, () => {
     }
   });
 });
+
+afterAll(() => rmSync(MEDIA_DIR, { recursive: true, force: true }));
