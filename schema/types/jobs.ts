@@ -22,18 +22,24 @@ const JobKindEnum = builder.enumType('JobKind', {
   values: { AUDIO: { value: 'audio' }, VIDEO: { value: 'video' } } as const,
 });
 
-/** A signed URL for the job's stored result (no copy: the object the runner stored), while it is kept. */
-async function jobMedia(context: GraphQLContext, job: JobRow): Promise<MediaFile | null> {
-  const info = await context.services.jobs.service.mediaOf(job);
-  if (!info) return null;
+/** The origin the caller reached the API on (URLs are built on it; LAGOON_PUBLIC_URL wins). */
+function originOf(context: GraphQLContext): string | undefined {
   const request = context.request;
-  const origin =
+  return (
     request &&
     requestOrigin({
       host: request.headers.get('host') ?? undefined,
       forwardedProto: request.headers.get('x-forwarded-proto') ?? undefined,
       fallbackUrl: request.url,
-    });
+    })
+  );
+}
+
+/** A signed URL for the job's stored result (no copy: the object the runner stored), while it is kept. */
+async function jobMedia(context: GraphQLContext, job: JobRow): Promise<MediaFile | null> {
+  const info = await context.services.jobs.service.mediaOf(job);
+  if (!info) return null;
+  const origin = originOf(context);
   const link = await context.services.media.links.link(info, undefined, origin);
   return {
     contentType: info.contentType,
@@ -60,6 +66,14 @@ export const JobRef = builder.objectRef<JobRow>('Job').implement({
       type: 'Decimal',
       description: 'The price in USD held at queue time and charged when it completes.',
       resolve: (job) => formatNano(job.quote_usd),
+    }),
+    downloadUrl: t.string({
+      nullable: true,
+      description:
+        'Models that deliver by URL: where the result is downloaded from once COMPLETED (REST `download_url`), ' +
+        'valid 24 hours; null for other models, and once FAILED or deleted.',
+      resolve: async (job, _args, context) =>
+        (await context.services.jobs.service.downloadUrlOf(job, { origin: originOf(context) })) ?? null,
     }),
     media: t.field({
       type: MediaFileRef,

@@ -235,6 +235,38 @@ describe.each(['local', 's3', 's3-presigned'] as const)(
       expect((await t.call(`/api/v1/media/${token.slice(0, -2)}AA`, { method: 'DELETE', key: null })).status).toBe(404);
     }, 90_000);
 
+    it('should give GraphQL the download URL of a download-URL model, queued and completed', async () => {
+      const model = 'lagoon-sim-video-download';
+      const queued = await t.graphql<{ queueVideo: { data: { id: string; downloadUrl: string | null } } }>(
+        'mutation ($input: JSONObject!) { queueVideo(input: $input) { ... on MutationQueueVideoSuccess { data { id downloadUrl } } } }',
+        { input: { model, prompt: 'graphql by url', duration: '5s' } },
+        secret,
+      );
+      const { id, downloadUrl } = queued.data!.queueVideo.data;
+      expect(downloadUrl).toEqual(expect.any(String));
+      let job: { status: string; downloadUrl: string | null } | undefined;
+      await eventually(async () => {
+        const { data } = await t.graphql<{ job: typeof job }>(
+          'query ($id: ID!) { job(id: $id) { status downloadUrl } }',
+          { id },
+          secret,
+        );
+        job = data?.job;
+        expect(job?.status).toBe('COMPLETED');
+      }, 60_000);
+      const fetched = await get(job!.downloadUrl!);
+      expect(fetched.status).toBe(200);
+      expect(Buffer.from(await fetched.arrayBuffer()).equals(MEDIA)).toBe(true);
+      // Other models have none.
+      const other = await completedJob();
+      const { data } = await t.graphql<{ job: { downloadUrl: string | null } }>(
+        'query ($id: ID!) { job(id: $id) { downloadUrl } }',
+        { id: other },
+        secret,
+      );
+      expect(data?.job.downloadUrl).toBeNull();
+    }, 90_000);
+
     it('should hand GraphQL a media URL from the same store', async () => {
       const queue_id = await completedJob();
       const { data } = await t.graphql<{ job: { status: string; media: { url: string; contentType: string } } }>(

@@ -127,6 +127,25 @@ export class JobService {
     return { jobs: rows.slice(0, args.first), hasNextPage: rows.length > args.first };
   }
 
+  /**
+   * A download-URL model's job: its download URL (the one given at queue time while valid; once COMPLETED, as
+   * retrieve answers it). Undefined for other models, a FAILED or deleted job, or media no longer kept.
+   */
+  async downloadUrlOf(job: repo.JobRow, context: JobCallContext = {}): Promise<string | undefined> {
+    const now = context.now ?? new Date();
+    const mediaId = job.media_object_id;
+    if (!job.download_expires_at || !mediaId || job.deleted_at || job.status === 'FAILED') return undefined;
+    if (job.status !== 'COMPLETED') {
+      if (job.download_expires_at <= now) return undefined;
+      const pending = { id: mediaId, storage: this.deps.media.storage };
+      return (await this.deps.links.urlFor(pending, job.download_expires_at, context.origin)).url;
+    }
+    const media = await this.deps.media.info(mediaId, now);
+    if (!media) return undefined;
+    const expiresAt = downloadUrlExpiry(job.download_expires_at, media, now);
+    return (await this.deps.links.urlFor(media, expiresAt, context.origin)).url;
+  }
+
   /** The stored media of a COMPLETED job while it is kept (a signed URL is made from it). */
   async mediaOf(job: repo.JobRow, now = new Date()): Promise<MediaInfo | undefined> {
     if (job.status !== 'COMPLETED' || !job.media_object_id || job.deleted_at) return undefined;
