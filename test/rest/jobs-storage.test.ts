@@ -1,4 +1,5 @@
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,6 +7,7 @@ import type { JobEngine, JobResult } from '../../src/providers/jobs/job-engine.t
 import { BASE, createTestApp, type TestApp } from '../helpers/app.ts';
 import { testDatabaseKind } from '../helpers/db.ts';
 import { eventually } from '../helpers/eventually.ts';
+import { listenLocally } from '../helpers/local-server.ts';
 import { startLocalS3, type LocalS3 } from '../helpers/s3-server.ts';
 import { createAccountWithKey } from '../helpers/services.ts';
 
@@ -265,6 +267,35 @@ describe.each(['local', 's3', 's3-presigned'] as const)(
         secret,
       );
       expect(data?.job.downloadUrl).toBeNull();
+    }, 90_000);
+
+    it('should copy a result the engine keeps (a URL) into the store, and retry when it cannot be fetched', async () => {
+      let served = 0;
+      const upstream = await listenLocally(
+        createServer((request, response) => {
+          served += 1;
+          // The first fetch fails: the attempt is retried and the engine asked again.
+          if (served === 1) return void response.writeHead(503).end();
+          response.writeHead(200, { 'content-type': 'application/octet-stream' }).end(MEDIA);
+        }),
+      );
+      const byUrl: JobEngine = {
+        id: 'simulator',
+        simulated: true,
+        run: () => Promise.resolve({ kind: 'download', url: `${upstream.url}/result.mp4`, contentType: 'video/mp4' }),
+      };
+      t.app.services.jobs.runner.engines.set('simulator', byUrl);
+      try {
+        const queue_id = await completedJob();
+        expect(served).toBe(2);
+        expect(await stored(await mediaIdOf(queue_id))).toBe(true);
+        const done = await post('/video/retrieve', { model: 'lagoon-sim-video', queue_id });
+        expect(done.headers.get('content-type')).toBe('video/mp4');
+        expect(Buffer.from(await done.arrayBuffer()).equals(MEDIA)).toBe(true);
+      } finally {
+        t.app.services.jobs.runner.engines.set('simulator', fakeEngine);
+        await upstream.close();
+      }
     }, 90_000);
 
     it('should hand GraphQL a media URL from the same store', async () => {

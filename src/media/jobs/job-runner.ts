@@ -10,6 +10,7 @@ import type { Logger } from '../../logger.ts';
 import type { JobEngine, JobRequest } from '../../providers/jobs/job-engine.ts';
 import type { MediaStore } from '../media-store.ts';
 import type { Attempt } from './job-queue.ts';
+import { resultMedia } from './job-result.ts';
 import { audioUsage, videoUsage } from './job-rules.ts';
 import * as repo from './jobs.repository.ts';
 
@@ -73,19 +74,20 @@ export class JobRunner {
         signal: attempt.signal,
         progress: this.progressReporter(job.id, job.attempts),
       });
-      if (result.kind !== 'media') throw new PermanentJobError('Download-URL results are not supported yet');
+      // A result the engine keeps (a URL) is copied into our storage like any other.
+      const media = await resultMedia(result, attempt.signal);
       // A download-URL job's media id was given out at queue time: the result is stored under it.
       const givenId = job.download_expires_at ? (job.media_object_id ?? undefined) : undefined;
       const stored = await this.deps.media.put({
         id: givenId,
         accountId: job.account_id,
-        contentType: result.contentType,
-        bytes: result.bytes,
+        contentType: media.contentType,
+        bytes: media.bytes,
         ttlMs: this.deps.options.mediaTtlMs,
       });
       const completed = await repo.markCompleted(db, job.id, job.attempts, {
         objectId: stored.id,
-        contentType: result.contentType,
+        contentType: media.contentType,
       });
       if (!completed) {
         // Another attempt finished it (or it was deleted) meanwhile: that one settles. A given id is that attempt's
