@@ -1,11 +1,4 @@
-import {
-  DeleteObjectCommand,
-  GetObjectCommand,
-  PutObjectCommand,
-  S3Client,
-  S3ServiceException,
-} from '@aws-sdk/client-s3';
-import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { type BlobStore, checkKey } from './blob-store.ts';
 
 /** LAGOON_MEDIA_S3_* (docs/configuration.md). */
@@ -25,6 +18,16 @@ export interface S3StoreOptions {
 /** SigV4 pre-signed URLs live at most 7 days. */
 const MAX_PRESIGN_SECONDS = 604_800;
 
+/*
+ * The SDK is loaded on first use: importing it takes ≈ 0.8–1.4 s on a busy host, which every process (and every
+ * test file) would pay at start although most never configure a bucket.
+ */
+const loadSdk = async () => ({
+  s3: await import('@aws-sdk/client-s3'),
+  presigner: await import('@aws-sdk/s3-request-presigner'),
+});
+type Sdk = Awaited<ReturnType<typeof loadSdk>>;
+
 /**
  * Media bytes in an S3-compatible bucket through the AWS SDK, for several API and worker machines sharing one
  * store. The bucket must exist. A PUT replaces an object whole, so a reader never sees a part; range reads are
@@ -32,22 +35,15 @@ const MAX_PRESIGN_SECONDS = 604_800;
  */
 export class S3BlobStore implements BlobStore {
   readonly name = 's3';
-  private readonly client: S3Client;
+  private connection: Promise<{ sdk: Sdk; client: S3Client }> | undefined;
 
-  constructor(private readonly options: S3StoreOptions) {
-    const { accessKeyId, secretAccessKey } = options;
-    this.client = new S3Client({
-      region: options.region,
-      forcePathStyle: options.forcePathStyle,
-      ...(options.endpoint && { endpoint: options.endpoint }),
-      // Without keys the SDK's own chain applies (instance role, AWS_* variables, shared files).
-      ...(accessKeyId && secretAccessKey && { credentials: { accessKeyId, secretAccessKey } }),
-    });
-  }
+  constructor(private readonly options: S3StoreOptions) {}
 
   async put(key: string, bytes: Uint8Array, contentType: string): Promise<void> {
-    await this.client.send(
-      new PutObjectCommand({ Bucket: this.options.bucket, Key: this.key(key), Body: bytes, ContentType: contentType }),
+    const { sdk, client } = await this.connect();
+    const Bucket = this.options.bucket;
+    await client.send(
+      new sdk.s3.PutObjectCommand({ Bucket, Key: this.key(key), Body: bytes, ContentType: contentType }),
     );
   }
 
@@ -61,21 +57,38 @@ export class S3BlobStore implements BlobStore {
   }
 
   async delete(key: string): Promise<void> {
+    const { sdk, client } = await this.connect();
     // S3 answers a delete of a missing key with success too.
-    await this.client.send(new DeleteObjectCommand({ Bucket: this.options.bucket, Key: this.key(key) }));
+    await client.send(new sdk.s3.DeleteObjectCommand({ Bucket: this.options.bucket, Key: this.key(key) }));
   }
 
-  signedUrl(key: string, expiresAt: Date): Promise<string> {
+  async signedUrl(key: string, expiresAt: Date): Promise<string> {
+    const { sdk, client } = await this.connect();
     const seconds = Math.ceil((expiresAt.getTime() - Date.now()) / 1000);
     const expiresIn = Math.max(1, Math.min(MAX_PRESIGN_SECONDS, seconds));
-    return getSignedUrl(this.client, new GetObjectCommand({ Bucket: this.options.bucket, Key: this.key(key) }), {
-      expiresIn,
-    });
+    const command = new sdk.s3.GetObjectCommand({ Bucket: this.options.bucket, Key: this.key(key) });
+    return sdk.presigner.getSignedUrl(client, command, { expiresIn });
   }
 
-  close(): Promise<void> {
-    this.client.destroy();
-    return Promise.resolve();
+  async close(): Promise<void> {
+    const connection = this.connection;
+    this.connection = undefined;
+    (await connection?.catch(() => undefined))?.client.destroy();
+  }
+
+  private connect(): Promise<{ sdk: Sdk; client: S3Client }> {
+    this.connection ??= loadSdk().then((sdk) => {
+      const { accessKeyId, secretAccessKey, endpoint, region, forcePathStyle } = this.options;
+      const client = new sdk.s3.S3Client({
+        region,
+        forcePathStyle,
+        ...(endpoint && { endpoint }),
+        // Without keys the SDK's own chain applies (instance role, AWS_* variables, shared files).
+        ...(accessKeyId && secretAccessKey && { credentials: { accessKeyId, secretAccessKey } }),
+      });
+      return { sdk, client };
+    });
+    return this.connection;
   }
 
   private async read(
@@ -83,9 +96,10 @@ export class S3BlobStore implements BlobStore {
     range: string | undefined,
     wanted?: { offset: number; length: number },
   ): Promise<Buffer | undefined> {
+    const { sdk, client } = await this.connect();
     try {
-      const answer = await this.client.send(
-        new GetObjectCommand({ Bucket: this.options.bucket, Key: this.key(key), Range: range }),
+      const answer = await client.send(
+        new sdk.s3.GetObjectCommand({ Bucket: this.options.bucket, Key: this.key(key), Range: range }),
       );
       const bytes = answer.Body ? Buffer.from(await answer.Body.transformToByteArray()) : Buffer.alloc(0);
       if (!wanted || bytes.byteLength <= wanted.length) return bytes;
@@ -95,7 +109,7 @@ export class S3BlobStore implements BlobStore {
     } catch (error) {
       if (isMissing(error)) return undefined;
       // A range that starts past the end: the object is there, with nothing in that range.
-      if (error instanceof S3ServiceException && error.$metadata.httpStatusCode === 416) return Buffer.alloc(0);
+      if (statusOf(error) === 416) return Buffer.alloc(0);
       throw error;
     }
   }
@@ -109,5 +123,7 @@ export class S3BlobStore implements BlobStore {
   }
 }
 
-const isMissing = (error: unknown) =>
-  error instanceof S3ServiceException && (error.name === 'NoSuchKey' || error.$metadata.httpStatusCode === 404);
+/** The HTTP status of an S3 service error (the SDK's S3ServiceException carries it in `$metadata`). */
+const statusOf = (error: unknown) =>
+  (error as { $metadata?: { httpStatusCode?: number } } | undefined)?.$metadata?.httpStatusCode;
+const isMissing = (error: unknown) => (error as Error | undefined)?.name === 'NoSuchKey' || statusOf(error) === 404;
