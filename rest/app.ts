@@ -2,6 +2,7 @@ import { buildOpenApiDocument } from './openapi.ts';
 import type { Route } from './router.ts';
 import { apiKeyRoutes } from './routes/api-keys.ts';
 import { web3KeyRoutes } from './routes/web3-keys.ts';
+import { rateLimitRoutes } from './routes/rate-limits.ts';
 import { billingRoutes } from './routes/billing.ts';
 import { usageHistoryRoutes } from './routes/usage-history.ts';
 import { catalogRoutes } from './routes/catalog.ts';
@@ -26,6 +27,7 @@ const domainRoutes: readonly Route[] = [
   ...characterReviewRoutes,
   ...apiKeyRoutes,
   ...web3KeyRoutes,
+  ...rateLimitRoutes,
   ...billingRoutes,
   ...usageHistoryRoutes,
   ...searchRoutes,

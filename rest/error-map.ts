@@ -1,4 +1,4 @@
-import type { AppError, ErrorCode } from '../src/errors.ts';
+import type { AppError, ErrorCode, ErrorData } from '../src/errors.ts';
 
 /*
  * The HTTP face of the domain's errors: each code's status, and the headers its data gives (when to retry, the
@@ -39,13 +39,29 @@ export const errorStatus = (error: AppError): number => STATUS[error.code];
 
 /** The headers an error's data gives. */
 export function errorHeaders(error: AppError): Record<string, string> {
-  const { retryAfterSeconds, rateLimit } = error.data();
+  const { retryAfterSeconds, rateLimit, rateWindows } = error.data();
   const headers: Record<string, string> = {};
   if (retryAfterSeconds !== undefined) headers['retry-after'] = String(Math.max(1, Math.ceil(retryAfterSeconds)));
   if (rateLimit) {
     headers['x-ratelimit-limit'] = String(rateLimit.limit);
     headers['x-ratelimit-remaining'] = String(rateLimit.remaining);
     headers['x-ratelimit-reset'] = String(Math.ceil(rateLimit.resetAt.getTime() / 1000));
+  }
+  return rateWindows ? { ...headers, ...rateWindowHeaders(rateWindows) } : headers;
+}
+
+/**
+ * `x-ratelimit-{limit,remaining,reset}-{requests,tokens}` (reset in Unix ms), sent by per-key rate-limited routes
+ * on every answer, the 429 included.
+ */
+export function rateWindowHeaders(windows: NonNullable<ErrorData['rateWindows']>): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const kind of ['requests', 'tokens'] as const) {
+    const window = windows[kind];
+    if (!window) continue;
+    headers[`x-ratelimit-limit-${kind}`] = String(window.limit);
+    headers[`x-ratelimit-remaining-${kind}`] = String(window.remaining);
+    headers[`x-ratelimit-reset-${kind}`] = String(window.resetAt.getTime());
   }
   return headers;
 }

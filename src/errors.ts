@@ -49,12 +49,21 @@ export function clip(text: string, max = ECHO_MAX_CHARS): string {
   return `${text.slice(0, end)}…`;
 }
 
+/** The state of one rate-limit window: its limit, what is left of it and when it starts again. */
+export interface RateWindow {
+  readonly limit: number;
+  readonly remaining: number;
+  readonly resetAt: Date;
+}
+
 /** What an error carries besides its code and message, for whichever surface answers it. */
 export interface ErrorData {
   /** When the caller may try again. */
   readonly retryAfterSeconds?: number;
   /** The state of the rate limit that refused the call. */
-  readonly rateLimit?: { readonly limit: number; readonly remaining: number; readonly resetAt: Date };
+  readonly rateLimit?: RateWindow;
+  /** The caller's request and token windows on a per-key rate-limited route (x-ratelimit-*-requests|tokens). */
+  readonly rateWindows?: { readonly requests?: RateWindow; readonly tokens?: RateWindow };
   /** The size limit a body passed. */
   readonly limitBytes?: number;
 }

@@ -47,6 +47,9 @@ import { WebScrapingConfigSchema, type OperatorConfig } from './operator-config/
 import { ChatGateway, type UpstreamMetrics } from './providers/chat/chat-gateway.ts';
 import { ModelDiscovery } from './providers/chat/model-discovery.ts';
 import { buildSearchRoutes, SearchRouter } from './providers/search/search-routing.ts';
+import { createRateLimiter } from './rate-limits/create.ts';
+import { RateLimitService } from './rate-limits/rate-limit-status.ts';
+import type { RateLimiter } from './rate-limits/rate-limiter.ts';
 
 /**
  * What REST handlers, GraphQL resolvers and the CLI are handed: one service per domain, each a set of operations
@@ -87,6 +90,8 @@ export interface Operations {
   readonly speech: SpeechService;
   /** Queued music/audio and video jobs (src/media/jobs/create.ts): the API service, its runner and the queue. */
   readonly jobs: JobServices;
+  /** Per-key rate limits as the caller sees them (GET /api_keys/rate_limits and its log). */
+  readonly rateLimits: RateLimitService;
 }
 
 /**
@@ -102,6 +107,8 @@ export interface Services extends Operations {
   /** Adds the OPENAI_COMPATIBLE_BASE_URL upstream's models to the catalog (started after the catalog sync). */
   readonly modelDiscovery: ModelDiscovery;
   readonly lastUsed: LastUsedTracker;
+  /** Per-key, per-model RPM/RPD/TPM counters; paid services call `admit` before they reserve. */
+  readonly rateLimiter: RateLimiter;
   /** Starts the background work: model discovery, last-used flushes, the sweep of expired reservations. */
   start(): Promise<void>;
   /**
@@ -114,7 +121,7 @@ export interface Services extends Operations {
 export type ServiceOptions = Pick<Config, 'auth' | 'billing'> & {
   /** Web search env shortcuts and the operator file's providers and `search` mapping (none: search answers 503). */
   readonly search?: Config['search'];
-  readonly operatorConfig?: Pick<OperatorConfig, 'providers' | 'search' | 'discovery' | 'chat' | 'rpc'>;
+  readonly operatorConfig?: Pick<OperatorConfig, 'providers' | 'search' | 'discovery' | 'chat' | 'rpc' | 'rateLimits'>;
   /** Crypto RPC env shortcuts (RPC_UPSTREAM_*, price per credit); none and no `rpc` section: no network is served. */
   readonly rpc?: Config['rpc'];
   /** The zero-config chat upstream (OPENAI_COMPATIBLE_*). */
@@ -270,8 +277,17 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     logger,
   });
   const scrape = new ScrapeService({ billing, scraper, logger });
+  const rateLimiter = createRateLimiter({
+    db,
+    logger,
+    config: options.operatorConfig?.rateLimits,
+    redisUrl: options.redisUrl,
+  });
+  lifecycle.add('rate limits', { stop: () => rateLimiter.close() });
+  const rateLimits = new RateLimitService({ limiter: rateLimiter, catalog, billing });
   const chat = new ChatService({
     billing,
+    rateLimiter,
     catalog,
     characters,
     search,
@@ -375,6 +391,8 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     backgroundRemoval: backgroundRemoval.service,
     speech,
     jobs,
+    rateLimiter,
+    rateLimits,
     start: () => lifecycle.start(),
     stop: () => lifecycle.stop(),
   };

@@ -16,6 +16,7 @@ const keyColumns = [
   'created_at',
   'last_used_at',
   'revoked_at',
+  'rate_limits',
 ] as const;
 
 export type ApiKeyRow = Awaited<ReturnType<typeof getKeyById>> & object;
@@ -183,4 +184,15 @@ export async function usageForKeys(
     .groupBy(['api_key_id', 'currency'])
     .execute();
   return { current: current.rows, trailing };
+}
+
+/** Sets (or with null clears) a key's own rate limits; the key's id and secret hash, or undefined when unknown. */
+export async function setKeyRateLimits(db: Database, id: string, limits: object | null) {
+  return db
+    .updateTable('api_keys')
+    .set({ rate_limits: limits === null ? null : JSON.stringify(limits) })
+    .where('id', '=', id)
+    .where('revoked_at', 'is', null)
+    .returning(['id', 'key_hash'])
+    .executeTakeFirst();
 }

@@ -11,6 +11,7 @@ import { generateKeySecret, hashKeySecret, lastSixOf } from './key-secret.ts';
 import type { LastUsedTracker } from './last-used.ts';
 import { requireAdmin, requireOperator } from './permissions.ts';
 import { parseInput } from '../validation.ts';
+import { RateLimitValuesSchema, type RateLimitValues } from '../rate-limits/limits.ts';
 
 export interface CreatedApiKey {
   readonly key: ApiKey;
@@ -110,6 +111,29 @@ export class ApiKeyService {
       throw new ValidationError(`API key ${parsed.id} not found`, [{ path: ['id'], message: 'No such API key' }]);
     this.deps.cache.invalidate(hash);
     this.deps.cache.invalidateKeyId(parsed.id);
+  }
+
+  /**
+   * The operator sets a key's own rate limits (`keys rate-limits`; null clears them). Every process's key cache
+   * drops the key, so the next request is limited by the new values.
+   */
+  async setRateLimits(
+    auth: AuthContext,
+    key: { id?: string | undefined; secret?: string | undefined },
+    limits: unknown,
+  ): Promise<{ id: string; rateLimits: RateLimitValues | null }> {
+    requireOperator(auth);
+    const values = limits === null ? null : parseInput(RateLimitValuesSchema, limits);
+    if (values !== null && Object.keys(values).length === 0)
+      throw new ValidationError('Give at least one of rpm, rpd, tpm (or clear the limits)');
+    const id = key.secret
+      ? (await repo.getActiveKeyByHash(this.deps.db, hashKeySecret(key.secret)))?.id
+      : parseInput(ApiKeyIdInput, { id: key.id }).id;
+    const row = id === undefined ? undefined : await repo.setKeyRateLimits(this.deps.db, id, values);
+    if (!row) throw new NotFoundError('No active API key matches');
+    this.deps.cache.invalidate(row.key_hash);
+    this.deps.cache.invalidateKeyId(row.id);
+    return { id: row.id, rateLimits: values };
   }
 
   /** Trailing-seven-day and current-period spend for a batch of keys, in one pair of queries. */

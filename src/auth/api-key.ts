@@ -47,4 +47,16 @@ export const rowToAuthenticatedKey = (row: ApiKeyRow): AuthenticatedKey => ({
   modelPrivacy: row.model_privacy as ModelPrivacyMode,
   limits: { usd: row.limit_usd, diem: row.limit_diem },
   expiresAt: row.expires_at,
+  rateLimits: keyRateLimits(row.rate_limits),
 });
+
+/** The stored override ({rpm?, rpd?, tpm?} of positive integers); anything else in the column is ignored. */
+function keyRateLimits(value: unknown): AuthenticatedKey['rateLimits'] {
+  if (value === null || typeof value !== 'object') return null;
+  const limits: { rpm?: number; rpd?: number; tpm?: number } = {};
+  for (const field of ['rpm', 'rpd', 'tpm'] as const) {
+    const amount = (value as Record<string, unknown>)[field];
+    if (typeof amount === 'number' && Number.isInteger(amount) && amount > 0) limits[field] = amount;
+  }
+  return Object.keys(limits).length === 0 ? null : limits;
+}

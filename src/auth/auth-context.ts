@@ -14,6 +14,8 @@ export interface AuthenticatedKey {
   readonly modelPrivacy: ModelPrivacyMode;
   readonly limits: { readonly usd: bigint | null; readonly diem: bigint | null };
   readonly expiresAt: Date | null;
+  /** The key's own rate limits (`keys rate-limits`), over the operator's; absent or null: none. */
+  readonly rateLimits?: { readonly rpm?: number; readonly rpd?: number; readonly tpm?: number } | null;
 }
 
 /** Who is calling. Every service method takes this first and checks permissions and ownership itself. */

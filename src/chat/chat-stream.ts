@@ -17,6 +17,7 @@ import type { EffectiveSettings } from './chat-request.ts';
 import type { ChatChunkChoice, ChatCompletionChunk, ChatUsage, WebCitation } from './chat.types.ts';
 import type { StreamOutputLimit } from './output-limit.ts';
 import { countOutputTokens, countPromptTokens } from './token-count.ts';
+import type { Admission } from '../rate-limits/rate-limiter.ts';
 
 /** What a stream yields: chunks (the citations chunk and the final usage chunk included), or a last error. */
 export type ChatStreamEvent =
@@ -42,6 +43,8 @@ export interface ChatStreamContext {
   readonly maxDurationMs: number;
   readonly billing: BillingService;
   readonly logger: Logger;
+  /** The rate-limit windows the call was admitted in; the completion's tokens are counted there at the end. */
+  readonly admission?: Admission | undefined;
 }
 
 type Ending = 'complete' | 'limit' | 'upstream-failed' | 'client-gone' | 'max-duration';
@@ -95,6 +98,11 @@ export class ChatStreamSession implements AsyncIterable<ChatStreamEvent> {
   private timedOut = false;
   private readonly heartbeat: { stop: () => void };
   private readonly deadline: NodeJS.Timeout;
+
+  /** The rate-limit windows the call was admitted in (x-ratelimit-* headers of the stream's answer). */
+  get rateLimits(): Admission | undefined {
+    return this.ctx.admission;
+  }
 
   constructor(private readonly ctx: ChatStreamContext) {
     this.heartbeat = ctx.billing.keepHeld(ctx.reservation);
@@ -345,6 +353,7 @@ export class ChatStreamSession implements AsyncIterable<ChatStreamEvent> {
         { reqId: ctx.auth.requestId, model: ctx.model.id },
         'chat usage exceeds its hold; the charge is capped at the hold',
       );
+    ctx.admission?.recordTokens(tokens.completionTokens);
     try {
       await ctx.billing.settle(ctx.reservation, usage);
     } catch (error) {

@@ -37,6 +37,7 @@ import type { ChatUpstreams, UpstreamBody } from './chat-upstream.ts';
 import { ChatCompletionInput, type ChatMessageInput } from './chat.inputs.ts';
 import type { ChatChoice, ChatCompletion, ChatCompletionResult, WebCitation } from './chat.types.ts';
 import { parseModelName, resolveChatModel } from './model-resolution.ts';
+import type { Admission, RateLimiter } from '../rate-limits/rate-limiter.ts';
 import { countOutputTokens, countPromptTokens } from './token-count.ts';
 
 /** Operator settings of chat (the operator config's `chat` section). */
@@ -65,6 +66,8 @@ interface Prepared {
   readonly citations: readonly WebCitation[];
   readonly searched: boolean;
   readonly callOptions: ChatCallOptions;
+  /** The rate-limit windows this call was admitted in (undefined without a limiter). */
+  readonly admission: Admission | undefined;
 }
 
 /**
@@ -76,6 +79,8 @@ export class ChatService {
   constructor(
     private readonly deps: {
       billing: BillingService;
+      /** Per-key rate limits (none: unlimited, as in tests that wire the service alone). */
+      rateLimiter?: RateLimiter | undefined;
       catalog: CatalogService;
       characters: CharacterService;
       search: SearchService;
@@ -142,7 +147,8 @@ export class ChatService {
         'chat usage exceeds its hold; the charge is capped at the hold',
       );
     const charge = await this.deps.billing.settle(reservation, usage);
-    return { completion: this.toCompletion(prepared, completion, tokens), charge };
+    prepared.admission?.recordTokens(tokens.completionTokens);
+    return { completion: this.toCompletion(prepared, completion, tokens), charge, rateLimits: prepared.admission };
   }
 
   private async startStream(
@@ -216,6 +222,8 @@ export class ChatService {
       choices: plan.choices,
       webSearch: query !== undefined,
     });
+    // Counted before anything is held: a refused call (429) is never charged.
+    const admission = await this.deps.rateLimiter?.admit(account, model, estimate);
     const reservation = await this.deps.billing.reserve(account, maxCost);
     try {
       // The search and the pages are fetched side by side; either may come back empty.
@@ -244,7 +252,7 @@ export class ChatService {
         splitThinkTags: plan.splitThinkTags,
         reasoning: plan.reasoning,
       };
-      return { auth: account, model, settings, plan, body, reservation, citations, searched, callOptions };
+      return { auth: account, model, settings, plan, body, reservation, citations, searched, callOptions, admission };
     } catch (error) {
       await releaseOrLog(this.deps.billing, reservation, this.deps.logger);
       throw error;

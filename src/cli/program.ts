@@ -4,6 +4,7 @@ import { CURRENCIES, formatNano, nanoToNumber } from '../billing/money.ts';
 import { AppError } from '../errors.ts';
 import type { Operations } from '../services.ts';
 import { addCharacterCommands } from './character-commands.ts';
+import { addRateLimitCommands } from './rate-limit-commands.ts';
 
 export interface CliIo {
   out(text: string): void;
@@ -148,6 +149,8 @@ function buildProgram(services: Operations, io: CliIo): Command {
         `${created.key.apiKeyType} key ${created.key.id} for account ${created.key.accountId} (shown once): ${created.secret}`,
       );
     });
+
+  addRateLimitCommands(keys, services, op, print);
 
   program
     .command('rpc-tier')

@@ -54,6 +54,7 @@ export interface ApiKeysTable {
   created_at: Generated<Date>;
   last_used_at: Date | null;
   revoked_at: Date | null;
+  rate_limits: Json | null;
 }
 
 export interface BalancesTable {
@@ -161,6 +162,16 @@ export interface ModelsTable {
   position: Generated<number>;
   active: Generated<boolean>;
   updated_at: Generated<Date>;
+}
+
+export interface RateLimitBreachesTable {
+  id: Generated<bigint>;
+  account_id: string;
+  api_key_id: string | null;
+  model_id: string;
+  tier: string;
+  limit_type: string;
+  created_at: Generated<Date>;
 }
 
 export interface ReservationsTable {
@@ -294,6 +305,7 @@ export interface DB {
   media_objects: MediaObjectsTable;
   model_aliases: ModelAliasesTable;
   models: ModelsTable;
+  rate_limit_breaches: RateLimitBreachesTable;
   reservations: ReservationsTable;
   rpc_idempotency: RpcIdempotencyTable;
   rpc_raw_transactions: RpcRawTransactionsTable;

@@ -91,6 +91,7 @@ export function parseOperatorConfig(raw: unknown, source: string): OperatorConfi
     ...(file.data.rpc ? { rpc: file.data.rpc } : {}),
     ...(file.data.discovery ? { discovery: file.data.discovery } : {}),
     ...(file.data.chat ? { chat: file.data.chat } : {}),
+    ...(file.data.rateLimits ? { rateLimits: file.data.rateLimits } : {}),
   };
 }
 

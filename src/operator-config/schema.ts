@@ -12,6 +12,7 @@ import {
   VideoConstraints,
 } from './model-spec-schema.ts';
 import { RpcConfigSchema, type RpcConfig } from './rpc-config.ts';
+import { RateLimitsConfigSchema, type RateLimitsConfig } from '../rate-limits/limits.ts';
 
 /*
  * The operator config file (YAML or JSON): providers, models, compatibility mappings and characters. Field
@@ -373,6 +374,8 @@ export const OperatorConfigFileSchema = z.strictObject({
   discovery: DiscoveryConfigSchema.optional(),
   /** Chat completions: `systemPrompt` is prepended to every conversation unless a request sets include_venice_system_prompt: false. */
   chat: ChatConfigSchema.optional(),
+  /** Per-key rate limits: defaults by model type, overrides by model id (see src/rate-limits/limits.ts). */
+  rateLimits: RateLimitsConfigSchema.optional(),
 });
 export type OperatorConfigFile = z.output<typeof OperatorConfigFileSchema>;
 export type OperatorConfigFileInput = z.input<typeof OperatorConfigFileSchema>;
@@ -390,4 +393,6 @@ export interface OperatorConfig {
   discovery?: DiscoveryConfig;
   /** The file's `chat` section (absent: no operator system prompt). */
   chat?: ChatConfig;
+  /** The file's `rateLimits` section (absent: the built-in limits of src/rate-limits/limits.ts). */
+  rateLimits?: RateLimitsConfig;
 }

@@ -1,0 +1,25 @@
+import type { Database } from '../db/database.ts';
+import { createRedisClient } from '../events/redis.ts';
+import type { Logger } from '../logger.ts';
+import { BreachLog } from './breach-log.ts';
+import { RateLimitsConfigSchema, type RateLimitsConfig } from './limits.ts';
+import { RateLimiter } from './rate-limiter.ts';
+
+/** The per-key rate limiter: counters in Redis with REDIS_URL (a client of its own), else in this process. */
+export function createRateLimiter(deps: {
+  db: Database;
+  logger: Logger;
+  config: RateLimitsConfig | undefined;
+  redisUrl: string | undefined;
+}): RateLimiter {
+  const config = deps.config ?? RateLimitsConfigSchema.parse({});
+  const redis = deps.redisUrl
+    ? createRedisClient(deps.redisUrl, deps.logger, 'rate-limits', { commandTimeoutMs: 500 })
+    : undefined;
+  return new RateLimiter({
+    config,
+    log: new BreachLog({ db: deps.db, retention: config.logRetention }),
+    logger: deps.logger,
+    redis,
+  });
+}

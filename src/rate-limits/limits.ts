@@ -1,0 +1,80 @@
+import { z } from 'zod';
+import { MODEL_TYPES, type ModelType } from '../catalog/model-types.ts';
+
+/*
+ * Per-key rate limits by model: requests per minute (RPM), requests per day (RPD: a 24-hour window opened by the
+ * key's first request to the model) and tokens per minute (TPM, text and embedding models). The operator
+ * file's `rateLimits` section sets defaults per model type and overrides per model; a key's own override
+ * (api_keys.rate_limits, set by `keys rate-limits`) beats both.
+ */
+
+export const RATE_LIMIT_TYPES = ['RPM', 'RPD', 'TPM'] as const;
+export type RateLimitType = (typeof RATE_LIMIT_TYPES)[number];
+
+/** The tier every key is limited by (the original service's `paid` tier; Lagoon has one). */
+export const RATE_LIMIT_TIER = 'paid';
+
+const Amount = z.number().int().positive().max(1_000_000_000_000);
+
+/** Some of rpm, rpd, tpm; a missing one is taken from the next level (model, then type, then built-in). */
+export const RateLimitValuesSchema = z.strictObject({
+  rpm: Amount.optional(),
+  rpd: Amount.optional(),
+  tpm: Amount.optional(),
+});
+export type RateLimitValues = z.output<typeof RateLimitValuesSchema>;
+
+export const RateLimitsConfigSchema = z.strictObject({
+  /** By model type (text, image, tts, …). */
+  defaults: z.partialRecord(z.enum(MODEL_TYPES), RateLimitValuesSchema).default({}),
+  /** By model id. */
+  models: z.record(z.string().min(1), RateLimitValuesSchema).default({}),
+  /** Breaches kept per account for GET /api_keys/rate_limits/log (older ones are pruned). */
+  logRetention: z.number().int().min(50).max(100_000).default(500),
+});
+export type RateLimitsConfig = z.output<typeof RateLimitsConfigSchema>;
+
+/** Effective limits of one key on one model; tpm is null for models not billed by tokens. */
+export interface EffectiveLimits {
+  readonly rpm: number;
+  readonly rpd: number;
+  readonly tpm: number | null;
+}
+
+/**
+ * Built-in limits: generous, so a single busy key (a load test at 2,000 requests/s) is not throttled unless the
+ * operator asks for it. Media types are lower because each call is heavy.
+ */
+const TEXT = { rpm: 200_000, rpd: 50_000_000, tpm: 2_000_000_000 };
+const MEDIA = { rpm: 20_000, rpd: 5_000_000 };
+export const BUILT_IN_LIMITS: Readonly<Record<ModelType, Required<RateLimitValues> | Omit<RateLimitValues, 'tpm'>>> = {
+  text: TEXT,
+  embedding: TEXT,
+  image: MEDIA,
+  upscale: MEDIA,
+  inpaint: MEDIA,
+  tts: MEDIA,
+  asr: MEDIA,
+  music: MEDIA,
+  video: MEDIA,
+};
+
+/** Whether TPM applies to a model type (the ones billed per token). */
+const tokenMetered = (type: ModelType): boolean => type === 'text' || type === 'embedding';
+
+/** The limits for `model`: the key's override, then the model's, then its type's, then the built-in ones. */
+export function effectiveLimits(
+  config: RateLimitsConfig,
+  model: { readonly id: string; readonly type: ModelType },
+  keyOverride: RateLimitValues | null,
+): EffectiveLimits {
+  const builtIn: RateLimitValues = BUILT_IN_LIMITS[model.type];
+  const layers = [keyOverride ?? {}, config.models[model.id] ?? {}, config.defaults[model.type] ?? {}, builtIn];
+  const pick = (field: keyof RateLimitValues): number | undefined =>
+    layers.map((layer) => layer[field]).find((value) => value !== undefined);
+  return {
+    rpm: pick('rpm') ?? TEXT.rpm,
+    rpd: pick('rpd') ?? TEXT.rpd,
+    tpm: tokenMetered(model.type) ? (pick('tpm') ?? TEXT.tpm) : null,
+  };
+}
