@@ -9,6 +9,7 @@ import './types/catalog.ts';
 import './types/characters.ts';
 import './types/chat.ts';
 import './types/crypto-rpc.ts';
+import './types/rate-limits.ts';
 import './types/image-edit.ts';
 import './types/background-removal.ts';
 import './types/images.ts';

@@ -22,6 +22,7 @@ import type { UpstreamToolCall, UpstreamToolCallDelta } from '../../src/provider
 import { builder } from '../builder.ts';
 import { ChatCompletionInputRef, toRequestBody, WebSearchModeEnum } from './chat-input.ts';
 import { CurrencyEnum } from './enums.ts';
+import { RateLimitExceededError } from '../../src/rate-limits/rate-limiter.ts';
 
 /* Chat completions: the chatCompletion mutation and the chatCompletionStream subscription (SSE at /graphql/stream). */
 
@@ -198,6 +199,7 @@ builder.mutationFields((t) => ({
         InsufficientBalanceError,
         SpendLimitExceededError,
         UpstreamError,
+        RateLimitExceededError,
       ],
     },
     // A client that goes away aborts the upstream call, and nothing is charged (as on REST).
