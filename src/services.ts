@@ -316,6 +316,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     logger,
     providers: options.operatorConfig?.providers,
     metrics: options.metrics,
+    rateLimiter,
   });
   lifecycle.add('image engines', imageEngines);
   const imageEdit = createImageEditService({
@@ -332,7 +333,14 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     scraping: options.operatorConfig?.chat?.webScraping ?? WebScrapingConfigSchema.parse({}),
   });
   lifecycle.add('background removal URL fetches', { stop: () => backgroundRemoval.close() });
-  const speech = createSpeechService({ db, billing, catalog, logger, providers: options.operatorConfig?.providers });
+  const speech = createSpeechService({
+    db,
+    billing,
+    catalog,
+    logger,
+    providers: options.operatorConfig?.providers,
+    rateLimiter,
+  });
   lifecycle.add('speech engines', { stop: () => speech.close() });
   // Pending charges are written and leases given back before the event bus and the database close.
   lifecycle.add('billing', { stop: () => billing.close() });

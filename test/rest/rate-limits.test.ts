@@ -235,4 +235,31 @@ describe(`REST per-key rate limits (${testDatabaseKind}, counters in ${countedIn
     expect((await cli(['keys', 'rate-limits', '--key', account.secret])).err).toMatch(/at least one/);
     expect((await cli(['keys', 'rate-limits', '--key', 'unknown-secret', '--rpm', '3'])).err).toMatch(/No active/);
   });
+
+  it('limits image generation and speech by the same per-key limits, and charges no 429', async () => {
+    const account = await chatAccount(server);
+    await setLimits(await keyIdOf(account.secret), { rpm: 1 });
+    const post = (path: string, body: unknown) =>
+      fetch(`${server.url}/api/v1${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${account.secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const image = { model: 'lagoon-sim-image', prompt: 'a lagoon' };
+    const speech = { model: 'lagoon-sim-speech', input: 'Hello there.' };
+    for (const [path, body] of [
+      ['/image/generate', image],
+      ['/audio/speech', speech],
+    ] as const) {
+      const first = await post(path, body);
+      expect(first.status).toBe(200);
+      await first.arrayBuffer();
+      const before = await account.balance();
+      const second = await post(path, body);
+      expect(second.status).toBe(429);
+      expect(await second.json()).toMatchObject({ code: 'RATE_LIMIT_EXCEEDED' });
+      expect(second.headers.get('x-ratelimit-limit-requests')).toBe('1');
+      expect(await account.balance()).toEqual(before);
+    }
+  });
 });

@@ -1,3 +1,4 @@
+import type { RateLimiter } from '../../rate-limits/rate-limiter.ts';
 import type { BillingService } from '../../billing/billing.service.ts';
 import type { CatalogService } from '../../catalog/catalog.service.ts';
 import type { LifecyclePart } from '../../lifecycle.ts';
@@ -23,6 +24,7 @@ export function createImageServices(deps: {
   /** The effective operator config's providers (none: the built-in simulator). */
   providers?: readonly ProviderConfig[] | undefined;
   metrics?: ImageUpstreamMetrics | undefined;
+  rateLimiter?: RateLimiter | undefined;
   /** Ready-made engines (tests). */
   extra?: readonly ImageEngineEntry[];
 }): ImageServices {
@@ -37,6 +39,7 @@ export function createImageServices(deps: {
     catalog: deps.catalog,
     gateway,
     logger: deps.logger,
+    rateLimiter: deps.rateLimiter,
   });
   return { generation, gateway, engines: { stop: () => gateway.close() } };
 }

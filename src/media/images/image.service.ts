@@ -1,6 +1,7 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import type { AccountAuthContext, AuthContext } from '../../auth/auth-context.ts';
 import { requireAccount } from '../../auth/permissions.ts';
+import type { RateLimiter } from '../../rate-limits/rate-limiter.ts';
 import type { BillingService } from '../../billing/billing.service.ts';
 import type { SettledCharge } from '../../billing/billing.types.ts';
 import type { CatalogService } from '../../catalog/catalog.service.ts';
@@ -75,6 +76,8 @@ export interface ImageServiceDeps {
   readonly catalog: CatalogService;
   readonly gateway: ImageGateway;
   readonly logger: Logger;
+  /** Per-key rate limits (none: unlimited). */
+  readonly rateLimiter?: RateLimiter | undefined;
 }
 
 export class ImageService {
@@ -190,6 +193,7 @@ export class ImageService {
   ): Promise<GeneratedImages> {
     const { model, request } = job;
     const price = imagePrice(model, job.size.resolution);
+    await this.deps.rateLimiter?.admit(account, model); // before the hold: a 429 is never charged
     const checked = performance.now();
     let engineMs = 0;
     let queuedMs = 0;

@@ -1,3 +1,4 @@
+import type { RateLimiter } from '../../rate-limits/rate-limiter.ts';
 import type { BillingService } from '../../billing/billing.service.ts';
 import type { CatalogService } from '../../catalog/catalog.service.ts';
 import type { Database } from '../../db/database.ts';
@@ -16,6 +17,7 @@ export function createSpeechService(deps: {
   logger: Logger;
   /** The operator config's providers; none (tests wiring services directly): the built-in simulator. */
   providers: readonly ProviderConfig[] | undefined;
+  rateLimiter?: RateLimiter | undefined;
   /** Ready-made engines (tests). */
   extra?: readonly SpeechEngineEntry[];
 }): SpeechService {
@@ -30,5 +32,6 @@ export function createSpeechService(deps: {
     catalog: deps.catalog,
     gateway,
     logger: deps.logger,
+    rateLimiter: deps.rateLimiter,
   });
 }

@@ -1,5 +1,6 @@
 import type { AuthContext } from '../../auth/auth-context.ts';
 import { requireAccount } from '../../auth/permissions.ts';
+import type { RateLimiter } from '../../rate-limits/rate-limiter.ts';
 import type { BillingService } from '../../billing/billing.service.ts';
 import type { Reservation, SettledCharge } from '../../billing/billing.types.ts';
 import { releaseOrLog } from '../../billing/release-or-log.ts';
@@ -44,6 +45,8 @@ export interface SpeechServiceDeps {
   readonly catalog: CatalogService;
   readonly gateway: SpeechGateway;
   readonly logger: Logger;
+  /** Per-key rate limits (none: unlimited). */
+  readonly rateLimiter?: RateLimiter | undefined;
   readonly now?: () => Date;
 }
 
@@ -84,6 +87,7 @@ export class SpeechService {
       streaming: input.streaming,
     };
     const characters = billedCharacters(input.input);
+    await this.deps.rateLimiter?.admit(account, model); // before the hold: a 429 is never charged
     const reservation = await this.deps.billing.reserve(account, speechCost(model, characters));
     const started = performance.now();
     let chunks: AsyncIterable<Uint8Array>;
