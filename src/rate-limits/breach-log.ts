@@ -11,8 +11,9 @@ export interface RateLimitBreach {
 }
 
 /**
- * The log of refused calls (table rate_limit_breaches), newest first. Each account keeps its newest `retention`
- * rows: every insert prunes what fell past them, by the (account_id, id) index.
+ * The log of refused calls (table rate_limit_breaches), newest first. Each account keeps about its newest
+ * `retention` rows: one insert in 16 (by row id) deletes the account's rows older than those, by the
+ * (account_id, id) index, so a flood of 429s costs one small insert each and an occasional delete.
  */
 export class BreachLog {
   constructor(private readonly deps: { db: Database; retention: number }) {}
@@ -30,7 +31,7 @@ export class BreachLog {
       })
       .returning('id')
       .executeTakeFirstOrThrow();
-    // Every row at or below the oldest one kept goes; the subquery walks the index newest first.
+    // Rows older than the oldest one kept go; the subquery walks the index newest first.
     const oldestKept = db
       .selectFrom('rate_limit_breaches')
       .select('id')
