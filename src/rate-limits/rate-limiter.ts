@@ -126,7 +126,7 @@ export class RateLimiter {
     if (!refused)
       return { requests, tokens: tokenWindow, recordTokens: (used) => this.addTokens(key, limits.tpm, used) };
 
-    // Taken back from every counter (the refused one too: it stays over its limit either way until the window ends).
+    // Taken back from every counter, the refused one too (which leaves it at its limit): a refused call uses nothing.
     await Promise.all([
       this.give(this.counters.RPM, key, 1),
       this.give(this.counters.RPD, key, 1),
@@ -143,10 +143,7 @@ export class RateLimiter {
     } catch (error) {
       this.deps.logger.warn({ err: error, reqId: auth.requestId }, 'rate-limit breach not logged');
     }
-    throw new RateLimitExceededError(type, model.id, window, {
-      requests: { ...requests, remaining: Math.max(0, requests.remaining) },
-      ...(tokenWindow && { tokens: tokenWindow }),
-    });
+    throw new RateLimitExceededError(type, model.id, window, { requests, ...(tokenWindow && { tokens: tokenWindow }) });
   }
 
   /** The account's newest breaches (GET /api_keys/rate_limits/log). */
