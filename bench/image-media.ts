@@ -18,6 +18,8 @@ import { profileImagePath } from './image-profile.ts';
  *   POST /v1/images/generations straight to it and POST /api/v1/images/generations through Lagoon (auth, model
  *   resolution, reserve, post-processing, settle), side by side at the same fixed concurrency
  *   (BENCH_CONCURRENCY, default 4), alternating for BENCH_ROUNDS (default 2) rounds of BENCH_SECONDS (default 10).
+ *   The bench model has no watermark (a remote engine's default: its PNG passes through); BENCH_IMAGE_WATERMARK=1
+ *   sets `watermark: true` on it, so every picture is decoded, marked and re-encoded.
  * - chat: chat p50/p99 through Lagoon at BENCH_CHAT_RATE (default 200) requests/s, open loop, against the 20 ms
  *   chat upstream (bench/chat-upstream.ts), with and without BENCH_IMAGE_WORKERS (default 8) simulator image
  *   generations (lagoon-sim-image, 1024×1024) running back to back at the same time.
@@ -125,6 +127,7 @@ try {
             type: 'image',
             provider: 'bench-images',
             upstreamModel: 'bench-image',
+            ...(process.env.BENCH_IMAGE_WATERMARK === '1' && { watermark: true }),
             pricing: { generation: { usd: 0.01 } },
           },
           {
@@ -262,7 +265,7 @@ try {
     await Promise.all([lagoonPool.close(), imagePool.close()]);
   }
   say(
-    `\nCommand: BENCH_PARTS=${PARTS.join(',')} BENCH_SECONDS=${SECONDS} BENCH_ROUNDS=${ROUNDS} BENCH_CONCURRENCY=${CONCURRENCY} npm run bench:media`,
+    `\nCommand: BENCH_IMAGE_WATERMARK=${process.env.BENCH_IMAGE_WATERMARK ?? ''} BENCH_PARTS=${PARTS.join(',')} BENCH_SECONDS=${SECONDS} BENCH_ROUNDS=${ROUNDS} BENCH_CONCURRENCY=${CONCURRENCY} npm run bench:media`,
   );
 } finally {
   for (const child of children) child.kill('SIGTERM');

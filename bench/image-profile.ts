@@ -1,5 +1,6 @@
 import sharp from 'sharp';
 import { postProcess } from '../src/media/images/post-process.ts';
+import { stripPng } from '../src/media/images/strip-metadata.ts';
 
 /*
  * The media benchmark's picture, and the steps one picture takes on Lagoon's side of an image call, timed one by
@@ -34,24 +35,6 @@ const WATERMARK = Buffer.from(
   `<svg xmlns="http://www.w3.org/2000/svg" width="160" height="28"><text x="4" y="20" font-size="16" fill="white" fill-opacity="0.6">Lagoon</text></svg>`,
 );
 
-/** Critical PNG chunks and those that change how pixels look; text, EXIF, time and the rest are dropped. */
-const KEEP_CHUNKS = new Set(['IHDR', 'PLTE', 'IDAT', 'IEND', 'tRNS', 'gAMA', 'cHRM', 'sRGB', 'iCCP', 'sBIT']);
-
-/**
- * A PNG without its metadata chunks, copied without decoding a pixel: what a pass-through path (no watermark, no
- * metadata, no blur, same format) would cost instead of a re-encode.
- */
-export function stripPngMetadata(png: Buffer): Buffer {
-  const parts: Buffer[] = [png.subarray(0, 8)];
-  for (let at = 8; at + 12 <= png.byteLength;) {
-    const length = png.readUInt32BE(at);
-    const end = at + 12 + length;
-    if (KEEP_CHUNKS.has(png.toString('latin1', at + 4, at + 8))) parts.push(png.subarray(at, end));
-    at = end;
-  }
-  return Buffer.concat(parts);
-}
-
 async function median(runs: number, step: () => unknown): Promise<number> {
   const times: number[] = [];
   await step(); // warm
@@ -80,12 +63,12 @@ export async function profileImagePath(runs: number): Promise<string[]> {
     ['sharp: read the header (metadata)', () => sharp(png).metadata()],
     ['sharp: PNG decode only (to raw pixels)', () => sharp(png).raw().toBuffer()],
     [
-      'postProcess: PNG, watermark, no metadata (the default path)',
-      () => postProcess({ bytes: png, adult: false }, { format: 'png', watermark: true, safeMode: true }),
+      'postProcess: PNG, no watermark, no metadata (a remote engine by default: pass-through)',
+      () => postProcess({ bytes: png, adult: false }, { format: 'png', watermark: false, safeMode: true }),
     ],
     [
-      'postProcess: PNG, no watermark, no metadata',
-      () => postProcess({ bytes: png, adult: false }, { format: 'png', watermark: false, safeMode: true }),
+      'postProcess: PNG, watermark (re-encoded at PNG_COMPRESSION_LEVEL)',
+      () => postProcess({ bytes: png, adult: false }, { format: 'png', watermark: true, safeMode: true }),
     ],
     [
       'postProcess: PNG, watermark, prompt/model/seed in EXIF and XMP',
@@ -95,7 +78,7 @@ export async function profileImagePath(runs: number): Promise<string[]> {
           { format: 'png', watermark: true, safeMode: true, metadata: { prompt: 'a lighthouse', model: 'm', seed: 7 } },
         ),
     ],
-    ['pass-through: the PNG with its metadata chunks dropped, no decode', () => stripPngMetadata(png)],
+    ['stripPng: the PNG with its metadata chunks dropped, no decode', () => stripPng(png)],
     ['sharp: decode + PNG encode, no watermark (compression 6)', () => sharp(png).png().toBuffer()],
     [
       'sharp: decode + small corner SVG watermark + PNG encode (compression 6)',

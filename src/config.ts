@@ -46,6 +46,7 @@ const EnvironmentModel = z.object({
   LAGOON_CONTROL_SOCKET: boolWithDefault(true),
   LAGOON_HEAP_GROWING_PERCENT: intWithDefault(120),
   LAGOON_TEXT_PARSER_WORKERS: intWithDefault(0),
+  LAGOON_IMAGE_THREADS: intWithDefault(0),
   LAGOON_TEXT_PARSER_PER_ACCOUNT: intWithDefault(2, 1),
   LAGOON_TEXT_PARSER_TIMEOUT_SECONDS: intWithDefault(10, 1),
   LAGOON_TEXT_PARSER_QUEUE_SECONDS: intWithDefault(10, 1),
@@ -138,6 +139,8 @@ export interface Config {
     readonly timeoutMs: number;
     readonly queueTimeoutMs: number;
   };
+  /** Pictures worked on at once and libvips threads per picture (0: cores − 1, min 1); src/media/images/pixel-work.ts. */
+  readonly imageWork: { readonly threads: number };
   /** Env shortcuts for web search upstreams (the operator config file can declare them too). */
   readonly search: {
     readonly searxngUrl: string | undefined;
@@ -256,6 +259,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       timeoutMs: e.LAGOON_TEXT_PARSER_TIMEOUT_SECONDS * 1000,
       queueTimeoutMs: e.LAGOON_TEXT_PARSER_QUEUE_SECONDS * 1000,
     },
+    imageWork: { threads: e.LAGOON_IMAGE_THREADS },
     search: { searxngUrl: e.SEARXNG_URL, braveApiKey: e.BRAVE_SEARCH_API_KEY, braveUrl: e.BRAVE_SEARCH_URL },
     diemCutoverDate: new Date(`${e.LAGOON_DIEM_CUTOVER_DATE}T00:00:00Z`),
     rpc: { upstreams: rpcUpstreamsFromEnv(env), pricePerCreditUsd: e.LAGOON_RPC_PRICE_PER_CREDIT_USD },

@@ -41,6 +41,7 @@ import {
   type BackgroundRemovalService,
 } from './media/images/background-removal.service.ts';
 import { createImageEditService } from './media/images/edit-create.ts';
+import { createPixelWork, imageThreads } from './media/images/pixel-work.ts';
 import { createJobServices, type JobServices } from './media/jobs/create.ts';
 import { createSpeechService, type SpeechService } from './media/speech/create.ts';
 import { WebScrapingConfigSchema, type OperatorConfig } from './operator-config/schema.ts';
@@ -139,6 +140,8 @@ export type ServiceOptions = Pick<Config, 'auth' | 'billing'> & {
   readonly media?: Config['media'];
   readonly jobs?: Config['jobs'];
   readonly backgroundRemoval?: Config['backgroundRemoval'];
+  /** Pictures worked on at once and libvips threads per picture (none: cores − 1, min 1). */
+  readonly imageWork?: Config['imageWork'];
 };
 
 export interface BillingChoice extends BillingOptions {
@@ -310,6 +313,8 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
   lifecycle.add('crypto RPC proxy', { stop: () => cryptoRpc.close() });
   lifecycle.add('chat upstreams', { stop: () => chatGateway.close() });
   lifecycle.add('chat', { stop: () => chat.close() });
+  // One queue for every picture this process works on, so generation and edits together stay within it.
+  const pixelWork = createPixelWork(imageThreads(options.imageWork?.threads));
   const { engines: imageEngines, ...images } = createImageServices({
     billing,
     catalog,
@@ -317,6 +322,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     providers: options.operatorConfig?.providers,
     metrics: options.metrics,
     rateLimiter,
+    pixelWork,
   });
   lifecycle.add('image engines', imageEngines);
   const imageEdit = createImageEditService({
@@ -325,6 +331,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     logger,
     operatorConfig: options.operatorConfig,
     gateway: images.gateway,
+    pixelWork,
   });
   lifecycle.add('image edit URL fetches', { stop: () => imageEdit.close() });
   const backgroundRemoval = createBackgroundRemovalService({

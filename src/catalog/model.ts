@@ -80,6 +80,7 @@ export function buildModelSpec(model: ModelConfig): ModelSpec {
     ...(contextLength !== undefined && { availableContextTokens: contextLength }),
     ...(capabilities && { capabilities }),
     ...(model.constraints !== undefined && { constraints: { ...model.constraints } }),
+    ...(model.type === 'image' && model.watermark !== undefined && { watermark: model.watermark }),
     pricing: structuredClone(model.pricing) as Record<string, unknown>,
     ...structuredClone(model.spec ?? {}),
   };

@@ -222,6 +222,11 @@ export const ModelConfigSchema = z.discriminatedUnion('type', [
       ...modelBase,
       type: z.literal('image'),
       constraints: ImageConstraints.optional(),
+      /**
+       * The small "Lagoon" mark on generated pictures (a caller's `hide_watermark: true` always removes it).
+       * Default: on for simulated pictures, off for real engines' (docs/configuration.md, Image engines).
+       */
+      watermark: z.boolean().optional(),
       pricing: ImagePricingSchema,
     }),
   ),

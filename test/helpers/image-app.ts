@@ -63,6 +63,22 @@ function operatorConfig(upstreamUrl: string) {
         pricing: { generation: price(0.02) },
         providers: [{ id: 'fake-a1111', upstreamModel: 'sdxl-base.safetensors' }],
       },
+      {
+        id: 'test-a1111-marked',
+        type: 'image',
+        name: 'A1111 test model, watermarked by the operator',
+        watermark: true,
+        pricing: { generation: price(0.02) },
+        provider: 'fake-a1111',
+      },
+      {
+        id: 'test-sim-unmarked',
+        type: 'image',
+        name: 'Simulator test model without the watermark',
+        watermark: false,
+        pricing: { generation: price(0.02) },
+        provider: 'simulator',
+      },
     ],
   };
 }

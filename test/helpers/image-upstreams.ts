@@ -17,6 +17,8 @@ export type FakeImageBehavior =
   | { readonly kind: 'delay'; readonly ms: number }
   | { readonly kind: 'reset' }
   | { readonly kind: 'adult' }
+  /** The pictures carry EXIF, XMP and a text chunk (taggedPng), as real engines' often do. */
+  | { readonly kind: 'tagged' }
   | { readonly kind: 'malformed' };
 
 export interface FakeImageRequest {
@@ -38,6 +40,14 @@ export interface FakeImageUpstream {
 
 async function solidPng(width: number, height: number): Promise<string> {
   const picture = sharp({ create: { width, height, channels: 3, background: { r: 40, g: 120, b: 200 } } });
+  return (await picture.png().toBuffer()).toString('base64');
+}
+
+/** The upstream's picture with metadata that must not reach callers (`{kind: 'tagged'}`), as base64. */
+export async function taggedPng(width: number, height: number): Promise<string> {
+  const picture = sharp({ create: { width, height, channels: 3, background: { r: 40, g: 120, b: 200 } } })
+    .withExif({ IFD0: { ImageDescription: 'upstream prompt', Software: 'fake engine' } })
+    .withXmp('<x:xmpmeta xmlns:x="adobe:ns:meta/"><engine>fake upstream xmp</engine></x:xmpmeta>');
   return (await picture.png().toBuffer()).toString('base64');
 }
 
@@ -76,6 +86,7 @@ export async function startImageUpstream(): Promise<FakeImageUpstream> {
       return;
     }
     const adult = behavior?.kind === 'adult';
+    const png = behavior?.kind === 'tagged' ? taggedPng : solidPng;
     const send = (value: unknown) => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify(value));
@@ -86,7 +97,7 @@ export async function startImageUpstream(): Promise<FakeImageUpstream> {
     }
     if (req.method === 'POST' && path === '/sdapi/v1/txt2img') {
       const count = number(body?.batch_size, 1);
-      const picture = await solidPng(number(body?.width, 512), number(body?.height, 512));
+      const picture = await png(number(body?.width, 512), number(body?.height, 512));
       const images = Array.from({ length: count }, () => picture);
       if (state.grid && count > 1) images.unshift(await solidPng(64, 64));
       const info = {
@@ -107,7 +118,7 @@ export async function startImageUpstream(): Promise<FakeImageUpstream> {
       const [width, height] = String(body?.size ?? '512x512')
         .split('x')
         .map(Number);
-      const picture = await solidPng(width ?? 512, height ?? 512);
+      const picture = await png(width ?? 512, height ?? 512);
       const data = Array.from({ length: number(body?.n, 1) }, () => ({
         b64_json: picture,
         ...(adult ? { nsfw: true } : {}),

@@ -4,10 +4,11 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stripPng } from '../../src/media/images/strip-metadata.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { testDatabaseKind } from '../helpers/db.ts';
-import { startImageUpstream, type FakeImageUpstream } from '../helpers/image-upstreams.ts';
+import { startImageUpstream, taggedPng, type FakeImageUpstream } from '../helpers/image-upstreams.ts';
 import { createAccountWithKey } from '../helpers/services.ts';
 
 const CENT = 10_000_000n; // 0.01 USD in nano-units
@@ -200,6 +201,25 @@ describe(`REST POST /api/v1/images/generations with the openai client (${testDat
     });
     expect(upstream.requests[0]!.headers.authorization).toBe('Bearer sk-up');
     expect(await added()).toMatchObject([{ model_id: 'test-openai-image', amount: -3n * CENT }]);
+  });
+
+  it("should pass the upstream's PNG through unmarked, without its metadata, as b64_json and as a data URL", async () => {
+    const sent = Buffer.from(await taggedPng(512, 512), 'base64');
+    const expected = stripPng(sent)!;
+    upstream.queue({ kind: 'tagged' });
+    const b64 = await client.images.generate({ model: 'test-openai-image', prompt: 'a mill', size: '512x512' });
+    const bytes = Buffer.from(b64.data![0]!.b64_json!, 'base64');
+    expect(bytes.equals(expected)).toBe(true);
+    const meta = await sharp(bytes).metadata();
+    expect([meta.format, meta.exif, meta.xmp]).toEqual(['png', undefined, undefined]);
+    upstream.queue({ kind: 'tagged' });
+    const url = await client.images.generate({
+      model: 'test-openai-image',
+      prompt: 'a mill',
+      size: '512x512',
+      response_format: 'url',
+    });
+    expect(url.data![0]!.url).toBe(`data:image/png;base64,${expected.toString('base64')}`);
   });
 
   it('should answer an upstream 500 with a 5xx error and charge nothing', async () => {

@@ -6,6 +6,8 @@ import type { Logger } from '../../logger.ts';
 import type { ProviderConfig } from '../../operator-config/schema.ts';
 import { ImageGateway, type ImageEngineEntry, type ImageUpstreamMetrics } from '../../providers/image/image-gateway.ts';
 import { ImageService } from './image.service.ts';
+import { createPixelWork, imageThreads, localImageProviders } from './pixel-work.ts';
+import type { Slots } from './slots.ts';
 
 /** The image capability, wired: the engines of the operator config behind one gateway, and the services on it. */
 export interface ImageServices {
@@ -25,6 +27,8 @@ export function createImageServices(deps: {
   providers?: readonly ProviderConfig[] | undefined;
   metrics?: ImageUpstreamMetrics | undefined;
   rateLimiter?: RateLimiter | undefined;
+  /** The process's queue for pixel work, shared with edits (none: one of its own, pixel-work.ts). */
+  pixelWork?: Slots | undefined;
   /** Ready-made engines (tests). */
   extra?: readonly ImageEngineEntry[];
 }): ImageServices {
@@ -40,6 +44,8 @@ export function createImageServices(deps: {
     gateway,
     logger: deps.logger,
     rateLimiter: deps.rateLimiter,
+    pixelWork: deps.pixelWork ?? createPixelWork(imageThreads()),
+    localProviders: localImageProviders(deps.providers),
   });
   return { generation, gateway, engines: { stop: () => gateway.close() } };
 }

@@ -5,7 +5,8 @@ import { WebScrapingConfigSchema, type OperatorConfig } from '../../operator-con
 import { ImageGateway } from '../../providers/image/image-gateway.ts';
 import { ImageEditService, type ImageEditGateway } from './image-edit.service.ts';
 import { ImageInputLoader } from './image-input.ts';
-import sharp from 'sharp';
+import { createPixelWork, imageThreads, localImageProviders } from './pixel-work.ts';
+import type { Slots } from './slots.ts';
 
 /**
  * Builds the edit/upscale service. Image URLs are fetched under the web scraper's address policy: the operator's
@@ -18,9 +19,9 @@ export function createImageEditService(deps: {
   operatorConfig?: Partial<Pick<OperatorConfig, 'providers' | 'chat'>> | undefined;
   /** The shared image gateway, when the caller has one; else one over the operator's providers. */
   gateway?: ImageEditGateway | undefined;
+  /** The process's queue for pixel work, shared with generation (none: one of its own, pixel-work.ts). */
+  pixelWork?: Slots | undefined;
 }): ImageEditService {
-  // libvips' operation cache keeps decoded pictures around for reuse that never comes (every request's are new).
-  sharp.cache(false);
   const scraping = deps.operatorConfig?.chat?.webScraping ?? WebScrapingConfigSchema.parse({});
   const inputs = new ImageInputLoader({ allowNetworks: scraping.allowNetworks, timeoutMs: scraping.timeoutMs });
   // Without an operator config (tests wiring services directly) the built-in simulator still serves.
@@ -37,11 +38,7 @@ export function createImageEditService(deps: {
     inputs,
     logger: deps.logger,
     closeGateway: own && (() => own.close()),
-    localProviders: new Set(
-      (deps.operatorConfig?.providers ?? [])
-        .filter((p) => p.type === 'simulator')
-        .map((p) => p.id)
-        .concat('simulator'),
-    ),
+    pixelWork: deps.pixelWork ?? createPixelWork(imageThreads()),
+    localProviders: localImageProviders(deps.operatorConfig?.providers),
   });
 }

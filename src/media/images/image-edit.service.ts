@@ -1,4 +1,3 @@
-import { availableParallelism } from 'node:os';
 import type { AccountAuthContext, AuthContext } from '../../auth/auth-context.ts';
 import { requireAccount } from '../../auth/permissions.ts';
 import type { BillingService } from '../../billing/billing.service.ts';
@@ -22,7 +21,7 @@ import { editCharge, imageUsage, upscaleCharge, type EditCharge } from './edit-p
 import { effectiveScale, outputFormat, outputSize, resolveResolution } from './edit-sizing.ts';
 import { EditImageInput, MultiEditImageInput, UpscaleImageInput, type AspectRatio } from './edit.inputs.ts';
 import { invalid, type ImageInputLoader, type LoadedImage } from './image-input.ts';
-import { Slots } from './slots.ts';
+import type { Slots } from './slots.ts';
 
 /** What the service needs of the image gateway (src/providers/image/image-gateway.ts). */
 export interface ImageEditGateway {
@@ -65,8 +64,6 @@ interface InpaintConstraints {
 }
 
 const DEFAULT_CREATIVITY = 0.01;
-/** Pixel work at once per process: one per core (more only queues in libvips and holds more decoded pictures). */
-export const DEFAULT_CONCURRENCY = availableParallelism();
 const MAX_CREATIVITY = 0.02;
 
 /**
@@ -86,13 +83,16 @@ export class ImageEditService {
       logger: Logger;
       /** Closes a gateway this service owns (none when it shares the app's). */
       closeGateway?: (() => Promise<void>) | undefined;
-      /** Pixel work (local engine calls, output steps) run at once; the others wait their turn. */
-      concurrency?: number | undefined;
+      /**
+       * The process's queue for pixel work (local engine calls, output steps; pixel-work.ts): bounding the pictures
+       * in flight bounds CPU and memory, whatever the number of concurrent requests.
+       */
+      pixelWork: Slots;
       /** Providers whose engine runs in this process (the simulator): their calls take a slot whole. */
       localProviders?: ReadonlySet<string> | undefined;
     },
   ) {
-    this.slots = new Slots(deps.concurrency ?? DEFAULT_CONCURRENCY);
+    this.slots = deps.pixelWork;
   }
 
   /** Closes the URL fetcher's connections (and an own gateway's). */

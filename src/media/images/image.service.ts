@@ -25,6 +25,7 @@ import {
   type ResolvedSize,
 } from './image-rules.ts';
 import { postProcess, type ProcessedImage } from './post-process.ts';
+import type { Slots } from './slots.ts';
 
 /*
  * Image generation for accounts (POST /image/generate, POST /images/generations, GraphQL generateImage): checks
@@ -66,7 +67,8 @@ interface ImageJob {
   readonly request: GenerateImageRequest;
   readonly format: ImageFormat;
   readonly metadata: boolean;
-  readonly watermark: boolean;
+  /** The caller's `hide_watermark`; else the model's `watermark` setting decides (watermarkOf). */
+  readonly hideWatermark: boolean;
   readonly safeMode: boolean;
   readonly started: number;
 }
@@ -78,6 +80,10 @@ export interface ImageServiceDeps {
   readonly logger: Logger;
   /** Per-key rate limits (none: unlimited). */
   readonly rateLimiter?: RateLimiter | undefined;
+  /** The process's queue for pixel work (pixel-work.ts). */
+  readonly pixelWork: Slots;
+  /** Providers whose engine runs in this process (the simulator): their calls take a turn whole. */
+  readonly localProviders: ReadonlySet<string>;
 }
 
 export class ImageService {
@@ -119,7 +125,7 @@ export class ImageService {
       request,
       format: body.format,
       metadata: body.embed_exif_metadata,
-      watermark: !body.hide_watermark,
+      hideWatermark: body.hide_watermark,
       safeMode: body.safe_mode,
       started,
     };
@@ -168,7 +174,7 @@ export class ImageService {
       request: { prompt: body.prompt, width: size.width, height: size.height, seed, steps, variants: 1 },
       format,
       metadata: false,
-      watermark: true,
+      hideWatermark: false,
       safeMode: body.moderation !== 'low',
       started,
     };
@@ -200,24 +206,17 @@ export class ImageService {
     const { result, charge } = await this.deps.billing.runMetered(account, {
       maxCost: imagesCost(price, request.variants),
       run: async () => {
-        const calling = performance.now();
-        queuedMs = calling - checked;
-        const answer = await this.deps.gateway.generate(model.providers, request, { signal });
-        engineMs = performance.now() - calling;
-        if (answer.result.length < request.variants) throw brokenError('sent fewer pictures than asked for');
-        const images = await Promise.all(
-          answer.result.slice(0, request.variants).map((image) =>
-            postProcess(image, {
-              format: job.format,
-              metadata: job.metadata ? { prompt: request.prompt, model: model.id, seed: request.seed } : undefined,
-              watermark: job.watermark,
-              safeMode: job.safeMode,
-            }),
-          ),
-        );
+        const primary = model.providers[0]?.providerId;
+        const local = primary !== undefined && this.deps.localProviders.has(primary);
+        // A local engine's call is pixel work from start to end; a remote one's wait is not, only a re-encode is.
+        const made = local
+          ? await this.deps.pixelWork.run(() => this.make(job, signal, undefined), signal)
+          : await this.make(job, signal, this.deps.pixelWork);
+        engineMs = made.engineMs;
+        queuedMs = made.calling - checked;
         // A caller that went away is not charged for pictures nobody will receive.
         if (signal?.aborted) throw cancelledError();
-        return { images, simulated: answer.simulated, providerId: answer.providerId };
+        return made;
       },
       usage: ({ images, simulated }) =>
         imageUsage(model, price, images.length, {
@@ -245,6 +244,29 @@ export class ImageService {
       blurred: result.images.some((image) => image.blurred),
       charge,
     };
+  }
+
+  /** The engine's pictures, post-processed; `slots` is where a re-encode waits (none: the caller holds a turn). */
+  private async make(job: ImageJob, signal: AbortSignal | undefined, slots: Slots | undefined) {
+    const { model, request } = job;
+    const calling = performance.now();
+    const answer = await this.deps.gateway.generate(model.providers, request, { signal });
+    const engineMs = performance.now() - calling;
+    if (answer.result.length < request.variants) throw brokenError('sent fewer pictures than asked for');
+    const watermark = !job.hideWatermark && watermarkOf(model, answer.simulated);
+    const images = await Promise.all(
+      answer.result.slice(0, request.variants).map((image) =>
+        postProcess(image, {
+          format: job.format,
+          metadata: job.metadata ? { prompt: request.prompt, model: model.id, seed: request.seed } : undefined,
+          watermark,
+          safeMode: job.safeMode,
+          slots,
+          signal,
+        }),
+      ),
+    );
+    return { images, simulated: answer.simulated, providerId: answer.providerId, calling, engineMs };
   }
 
   /**
@@ -309,6 +331,15 @@ function openAISize(rules: ImageRules, size: string): ResolvedSize {
   }
   const aspectRatio = match ? nearestAspectRatio(rules, Number(match[1]), Number(match[2])) : undefined;
   return resolveSize(rules, { aspect_ratio: aspectRatio });
+}
+
+/**
+ * Whether a model's pictures carry the mark: the operator's `watermark` for the model, else only simulated
+ * pictures (labelled as such); a remote engine's picture then needs no re-encode at all.
+ */
+function watermarkOf(model: CatalogModel, simulated: boolean): boolean {
+  const configured = model.spec.watermark;
+  return typeof configured === 'boolean' ? configured : simulated;
 }
 
 /** A random non-zero seed within the documented range. */

@@ -1,11 +1,15 @@
-import sharp from 'sharp';
+import sharp, { type Metadata } from 'sharp';
 import { UpstreamError } from '../../errors.ts';
-import type { EngineImage, ImageFormat } from '../../providers/image/image-engine.ts';
+import { PNG_COMPRESSION_LEVEL, type EngineImage, type ImageFormat } from '../../providers/image/image-engine.ts';
+import type { Slots } from './slots.ts';
+import { stripMetadata } from './strip-metadata.ts';
 
 /*
  * What every engine's picture goes through before a caller sees it (generation, edits, upscales): the output
  * format and quality, the caller's choice of metadata (prompt, model and seed in EXIF and XMP, or nothing at all),
  * a small watermark, and a strong blur of adult content in safe mode. Everything runs in libvips threads.
+ * A picture that needs none of these (the same format, no watermark, metadata, blur or turn) is passed through
+ * with its metadata stripped, not decoded: a re-encode is most of the cost of an image call (bench/RESULTS.md).
  */
 
 export interface PostProcessOptions {
@@ -18,6 +22,9 @@ export interface PostProcessOptions {
   readonly watermark: boolean;
   /** Blur pictures the engine flagged as adult. */
   readonly safeMode: boolean;
+  /** The queue a re-encode waits its turn in (pixel-work.ts); none when the caller holds a turn already. */
+  readonly slots?: Slots | undefined;
+  readonly signal?: AbortSignal | undefined;
 }
 
 export interface ProcessedImage {
@@ -39,15 +46,27 @@ const WATERMARK_TEXT = 'Lagoon';
 const SOFTWARE = 'Lagoon';
 
 export async function postProcess(image: EngineImage, options: PostProcessOptions): Promise<ProcessedImage> {
-  let size: { width: number; height: number };
+  let meta: Metadata;
   try {
-    const meta = await sharp(image.bytes).metadata();
-    size = { width: meta.autoOrient.width, height: meta.autoOrient.height };
+    meta = await sharp(image.bytes).metadata();
   } catch {
     throw new UpstreamError('The image server sent a picture that cannot be read', 'UPSTREAM_ERROR');
   }
+  const size = { width: meta.autoOrient.width, height: meta.autoOrient.height };
   // The blur is decided here from the engine's verdict alone: no other option of the call can skip it.
   const blurred = options.safeMode && image.adult;
+  const unchanged =
+    !blurred &&
+    !options.watermark &&
+    options.metadata === undefined &&
+    options.quality === undefined &&
+    meta.format === options.format &&
+    (meta.orientation ?? 1) === 1 &&
+    (meta.pages ?? 1) === 1;
+  const stripped = unchanged ? stripMetadata(options.format, image.bytes) : undefined;
+  if (stripped) {
+    return { bytes: stripped, contentType: IMAGE_CONTENT_TYPES[options.format], ...size, blurred: false };
+  }
   // Without withMetadata/keep*, sharp writes no EXIF, XMP, IPTC or ICC from the input: a clean picture.
   let pipeline = sharp(image.bytes).autoOrient();
   if (blurred) {
@@ -70,8 +89,9 @@ export async function postProcess(image: EngineImage, options: PostProcessOption
   const quality = options.quality;
   if (options.format === 'jpeg') pipeline = pipeline.jpeg(quality === undefined ? {} : { quality });
   else if (options.format === 'webp') pipeline = pipeline.webp(quality === undefined ? {} : { quality });
-  else pipeline = pipeline.png();
-  const { data, info } = await pipeline.toBuffer({ resolveWithObject: true });
+  else pipeline = pipeline.png({ compressionLevel: PNG_COMPRESSION_LEVEL });
+  const encode = () => pipeline.toBuffer({ resolveWithObject: true });
+  const { data, info } = await (options.slots ? options.slots.run(encode, options.signal) : encode());
   return {
     bytes: data,
     contentType: IMAGE_CONTENT_TYPES[options.format],

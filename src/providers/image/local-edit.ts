@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import sharp from 'sharp';
-import type { EditImageRequest, UpscaleImageRequest } from './image-engine.ts';
+import { PNG_COMPRESSION_LEVEL, type EditImageRequest, type UpscaleImageRequest } from './image-engine.ts';
 
 /*
  * The built-in edit and upscale engines' pixels, done in libvips threads (sharp) so the event loop stays free.
@@ -9,8 +9,8 @@ import type { EditImageRequest, UpscaleImageRequest } from './image-engine.ts';
  * real resampler (Lanczos 3 and a mild sharpen), not an AI upscaler: `creativity` has nothing to act on.
  */
 
-/** PNG at a low compression level: the service re-encodes every engine's output anyway. */
-const INTERMEDIATE_PNG = { compressionLevel: 1 } as const;
+/** The service's PNG level: the service re-encodes only when the output needs a change, else passes it on. */
+const INTERMEDIATE_PNG = { compressionLevel: PNG_COMPRESSION_LEVEL } as const;
 
 export async function simulateEdit(request: EditImageRequest, signal?: AbortSignal): Promise<Buffer> {
   const { width, height, prompt } = request;

@@ -2,13 +2,14 @@ import { createHash } from 'node:crypto';
 import sharp from 'sharp';
 import { SIMULATOR_IMAGE_STYLES } from '../../operator-config/default-config.ts';
 import { cancelledError } from '../chat/upstream-errors.ts';
-import type {
-  EditImageRequest,
-  EngineImage,
-  GenerateImageRequest,
-  ImageCallOptions,
-  ImageEngine,
-  UpscaleImageRequest,
+import {
+  PNG_COMPRESSION_LEVEL,
+  type EditImageRequest,
+  type EngineImage,
+  type GenerateImageRequest,
+  type ImageCallOptions,
+  type ImageEngine,
+  type UpscaleImageRequest,
 } from './image-engine.ts';
 import { resampleUpscale, simulateEdit } from './local-edit.ts';
 
@@ -163,6 +164,6 @@ async function renderPicture(request: GenerateImageRequest, seed: number): Promi
   return picture
     .composite([{ input: labelSvg(width, height), top: 0, left: 0 }])
     .removeAlpha()
-    .png()
+    .png({ compressionLevel: PNG_COMPRESSION_LEVEL })
     .toBuffer();
 }
