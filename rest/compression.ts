@@ -28,14 +28,14 @@ export function chooseCoding(acceptEncoding: string | null): ContentCoding | und
 
 /** A JSON body and its headers, compressed when the client accepts gzip or br. */
 export async function compressJson(
-  json: string,
+  json: string | Buffer,
   acceptEncoding: string | null | undefined,
   headers: Record<string, string> = {},
 ): Promise<{ body: string | Buffer; headers: Record<string, string> }> {
   const coding = chooseCoding(acceptEncoding ?? null);
   const base = { 'content-type': 'application/json; charset=utf-8', vary: 'accept-encoding', ...headers };
   if (!coding) return { body: json, headers: base };
-  const raw = Buffer.from(json, 'utf8');
+  const raw = typeof json === 'string' ? Buffer.from(json, 'utf8') : json;
   const compressed = coding === 'br' ? await brotli(raw, BROTLI_OPTIONS) : await gzipAsync(raw);
   return { body: compressed, headers: { ...base, 'content-encoding': coding } };
 }
