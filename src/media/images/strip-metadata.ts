@@ -25,13 +25,16 @@ const PNG_KEEP = new Set(['IHDR', 'PLTE', 'IDAT', 'IEND', 'tRNS', 'gAMA', 'cHRM'
 export function stripPng(png: Buffer): Buffer | undefined {
   if (png.byteLength < 8 || !png.subarray(0, 8).equals(PNG_SIGNATURE)) return undefined;
   const parts: Buffer[] = [png.subarray(0, 8)];
+  let dropped = false;
   for (let at = 8; ;) {
     if (at + 12 > png.byteLength) return undefined; // ended before IEND
     const end = at + 12 + png.readUInt32BE(at);
     if (end > png.byteLength) return undefined;
     const type = png.toString('latin1', at + 4, at + 8);
     if (PNG_KEEP.has(type)) parts.push(png.subarray(at, end));
-    if (type === 'IEND') return Buffer.concat(parts);
+    else dropped = true;
+    // A PNG with nothing to drop is answered as it is: no copy of its megabytes.
+    if (type === 'IEND') return dropped || end < png.byteLength ? Buffer.concat(parts) : png;
     at = end;
   }
 }
@@ -44,12 +47,14 @@ export function stripPng(png: Buffer): Buffer | undefined {
 export function stripJpeg(jpeg: Buffer): Buffer | undefined {
   if (jpeg.byteLength < 4 || jpeg[0] !== 0xff || jpeg[1] !== 0xd8) return undefined;
   const parts: Buffer[] = [jpeg.subarray(0, 2)];
+  let dropped = false;
   let at = 2;
   for (;;) {
     while (jpeg[at] === 0xff && jpeg[at + 1] === 0xff) at += 1; // fill bytes
     if (at + 4 > jpeg.byteLength || jpeg[at] !== 0xff) return undefined;
     const marker = jpeg[at + 1]!;
     if (marker === 0xda) {
+      if (!dropped) return jpeg;
       parts.push(jpeg.subarray(at));
       return Buffer.concat(parts);
     }
@@ -57,6 +62,7 @@ export function stripJpeg(jpeg: Buffer): Buffer | undefined {
     const end = at + 2 + jpeg.readUInt16BE(at + 2);
     if (end > jpeg.byteLength) return undefined;
     if (keepJpegSegment(marker, jpeg.subarray(at + 4, end))) parts.push(jpeg.subarray(at, end));
+    else dropped = true;
     at = end;
   }
 }
@@ -76,6 +82,7 @@ export function stripWebp(webp: Buffer): Buffer | undefined {
   const end = 8 + webp.readUInt32LE(4);
   if (end > webp.byteLength) return undefined;
   const parts: Buffer[] = [];
+  let dropped = false;
   let vp8x: Buffer | undefined;
   for (let at = 12; at < end;) {
     if (at + 8 > end) return undefined;
@@ -87,8 +94,10 @@ export function stripWebp(webp: Buffer): Buffer | undefined {
       vp8x = Buffer.from(webp.subarray(at, next)); // a copy: its flags change
       parts.push(vp8x);
     } else if (type !== 'EXIF' && type !== 'XMP ') parts.push(webp.subarray(at, next));
+    else dropped = true;
     at = next;
   }
+  if (!dropped && end === webp.byteLength) return webp;
   // VP8X flags: 0x08 EXIF, 0x04 XMP.
   if (vp8x && vp8x.byteLength > 8) vp8x[8] = vp8x[8]! & ~0x0c;
   const body = Buffer.concat(parts);
