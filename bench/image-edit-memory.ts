@@ -9,11 +9,11 @@ import { buildServer, SERVER_ENTRY } from '../build.ts';
 /**
  * Lagoon's resident memory under BENCH_CONCURRENCY (default 20) concurrent image edits of a 4-megapixel picture
  * (2048 × 2048 JPEG, base64 in a JSON body) through HTTP, output at 2K (2048 × 2048 JPEG), by the built-in
- * simulator edit engine. Lagoon runs as `npm start` runs it (built, `node dist/main.js`) in its own process; its
- * RSS is sampled from /proc every 20 ms. BENCH_ROUNDS (default 3) rounds of concurrent requests are sent.
- * Lagoon runs with MALLOC_ARENA_MAX=2, the setting docs/configuration.md recommends for image work (glibc otherwise
- * keeps an arena per libvips thread, each holding freed picture memory); BENCH_MALLOC_ARENA_MAX= (empty) runs it
- * with glibc's default instead.
+ * simulator edit engine. Lagoon runs as `npm start` runs it: the build, started by package.json's `start` script
+ * through sh (which sets MALLOC_ARENA_MAX=2 unless the environment has one), in its own process; its RSS is sampled
+ * from /proc every 20 ms. BENCH_ROUNDS (default 3) rounds of concurrent requests are sent. BENCH_MALLOC_ARENA_MAX=n
+ * passes n to the script; BENCH_MALLOC_ARENA_MAX= (empty) runs `node dist/main.js` without the script, with glibc's
+ * default arenas (one per thread, each keeping freed picture memory), for comparison.
  *   npm run bench:image-memory                                                             # embedded PGlite
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/lagoon_image_bench npm run bench:image-memory   # PostgreSQL
  */
@@ -23,8 +23,8 @@ const ADMIN = 'bench-image-admin-key-0123456789';
 const root = new URL('..', import.meta.url).pathname;
 const children: ChildProcess[] = [];
 
-function start(args: string[], env: NodeJS.ProcessEnv, ready: RegExp) {
-  const child = spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
+function start(command: string, args: string[], env: NodeJS.ProcessEnv, ready: RegExp) {
+  const child = spawn(command, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
   children.push(child);
   return new Promise<{ child: ChildProcess; match: RegExpMatchArray }>((resolve, reject) => {
     let started = false;
@@ -51,11 +51,19 @@ try {
     LAGOON_BOOTSTRAP_ADMIN_KEY: ADMIN,
     LAGOON_DATA_DIR: join(dir, 'data'),
   };
-  const arenas = process.env.BENCH_MALLOC_ARENA_MAX ?? '2';
-  if (arenas) env.MALLOC_ARENA_MAX = arenas;
-  else delete env.MALLOC_ARENA_MAX;
+  const wanted = process.env.BENCH_MALLOC_ARENA_MAX;
+  delete env.MALLOC_ARENA_MAX;
+  if (wanted) env.MALLOC_ARENA_MAX = wanted;
+  const arenas = wanted === '' ? '' : (wanted ?? '2 (npm start default)');
   await buildServer();
-  const lagoon = await start([SERVER_ENTRY], env, /on (http:\/\/127\.0\.0\.1:\d+)/);
+  // The start script as npm runs it (`sh -c`); its `exec` makes the shell's pid Lagoon's.
+  const script = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } })
+    .scripts.start;
+  const ready = /on (http:\/\/127\.0\.0\.1:\d+)/;
+  const lagoon =
+    wanted === ''
+      ? await start(process.execPath, [SERVER_ENTRY], env, ready)
+      : await start('sh', ['-c', script], env, ready);
   const origin = lagoon.match[1]!;
   const pid = lagoon.child.pid!;
   const credit = spawn(

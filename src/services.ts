@@ -34,7 +34,7 @@ import { Web3KeyService } from './auth/web3-keys.service.ts';
 import { createEventBus, type EventBus } from './events/event-bus.ts';
 import { Lifecycle, periodic } from './lifecycle.ts';
 import type { Logger } from './logger.ts';
-import { createMediaKit, type MediaKit } from './media/create.ts';
+import { createMediaKit, DEFAULT_MEDIA_SWEEP_MS, type MediaKit } from './media/create.ts';
 import { createImageServices, type ImageServices } from './media/images/create.ts';
 import {
   createBackgroundRemovalService,
@@ -356,6 +356,16 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
   // Added before everything that reads or writes media, so the store's connections close after all of them.
   lifecycle.add('media store', { stop: () => media.store.close() });
   lifecycle.add('media sweep', mediaSweeper);
+  // Cloned voices' samples past their retention, on the media sweep's interval (a clone also clears its account's).
+  lifecycle.add(
+    'voice sweep',
+    periodic(
+      () => speech.sweepExpiredVoices(),
+      options.media?.sweepIntervalMs ?? DEFAULT_MEDIA_SWEEP_MS,
+      logger,
+      'voice sweep',
+    ),
+  );
   const jobs = createJobServices(
     {
       db,

@@ -7,12 +7,15 @@ import type { BlobStore } from './storage/blob-store.ts';
 import { LocalBlobStore } from './storage/local-blob-store.ts';
 import { S3BlobStore } from './storage/s3-blob-store.ts';
 
+/** How often expired media (and cloned voices, src/services.ts) are deleted without a config: LAGOON_MEDIA_SWEEP_SECONDS' default. */
+export const DEFAULT_MEDIA_SWEEP_MS = 300_000;
+
 /** Defaults for a wiring without a config (tests building services directly): the env defaults of src/config.ts. */
 const DEFAULTS: Config['media'] = {
   secret: undefined,
   urlTtlMs: 3_600_000,
   publicUrl: undefined,
-  sweepIntervalMs: 300_000,
+  sweepIntervalMs: DEFAULT_MEDIA_SWEEP_MS,
   // Except the storage: without a config the bytes stay in the database, so such a wiring writes no files.
   storage: { kind: 'database', dir: '.lagoon/media', s3: undefined, presignedUrls: false },
 };

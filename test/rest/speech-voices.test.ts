@@ -101,6 +101,26 @@ describe(`REST POST /api/v1/audio/voices (${testDatabaseKind})`, () => {
     expect((await speak({ model: 'gated-speech', voice: made.voice, input: 'Hi.' })).status).toBe(200);
   }, 60_000);
 
+  it("should sweep expired voices of every account, not only on the owner's next clone", async () => {
+    const expiring = (await (await clone(sample, { model: 'lagoon-sim-speech' })).json()) as CloneBody;
+    const stranger = await chatAccount(server, '1');
+    const kept = (await (await clone(sample, { model: 'lagoon-sim-speech' }, stranger.secret)).json()) as CloneBody;
+    const { db } = server.t.app.database;
+    await db
+      .updateTable('voices')
+      .set({ expires_at: new Date(Date.now() - 1_000) })
+      .where('id', '=', expiring.voice)
+      .execute();
+    expect(await server.t.app.services.speech.sweepExpiredVoices()).toBeGreaterThanOrEqual(1);
+    const left = await db.selectFrom('voices').select('id').where('id', 'in', [expiring.voice, kept.voice]).execute();
+    expect(left.map((row) => row.id)).toEqual([kept.voice]);
+    await expectFieldError(
+      await speak({ model: 'lagoon-sim-speech', voice: expiring.voice, input: 'Gone.' }),
+      400,
+      'voice',
+    );
+  }, 60_000);
+
   it('should refuse a model whose engine cannot clone (400)', async () => {
     await expectFieldError(await clone(sample, { model: 'kokoro-speech' }), 400, 'model');
   });

@@ -23,7 +23,7 @@ import {
 } from './speech-model.ts';
 import { SpeechInput } from './speech.inputs.ts';
 import { VoiceCloning, type CloneOutcome, type CloneUpload, type ModelVoices } from './voice-cloning.ts';
-import { findVoice } from './voices.repository.ts';
+import { findVoice, sweepExpiredVoices } from './voices.repository.ts';
 
 export interface SpeechDescription {
   readonly model: string;
@@ -124,6 +124,11 @@ export class SpeechService {
   /** Clones a voice from a reference sample: `vv_<id>`, usable by this account with this model only. */
   cloneVoice(auth: AuthContext, upload: CloneUpload, options: { signal?: AbortSignal } = {}): Promise<CloneOutcome> {
     return this.cloning.clone(auth, upload, options);
+  }
+
+  /** Deletes expired cloned voices of every account (the Lifecycle runs it periodically); answers how many. */
+  sweepExpiredVoices(now: Date = this.now()): Promise<number> {
+    return sweepExpiredVoices(this.deps.db, now);
   }
 
   /** A model's catalog voices and the caller's cloned voices for it. */

@@ -84,3 +84,13 @@ export async function listVoices(
 export async function deleteExpiredVoices(db: Database, accountId: string, now: Date): Promise<void> {
   await db.deleteFrom('voices').where('account_id', '=', accountId).where('expires_at', '<=', now).execute();
 }
+
+/**
+ * Removes up to `limit` expired voices of every account (the periodic sweep: a voice's sample is personal data
+ * and must not outlive its retention just because its account clones nothing more). Answers how many went.
+ */
+export async function sweepExpiredVoices(db: Database, now: Date, limit = 500): Promise<number> {
+  const expired = db.selectFrom('voices').select('id').where('expires_at', '<=', now).limit(limit);
+  const deleted = await db.deleteFrom('voices').where('id', 'in', expired).executeTakeFirst();
+  return Number(deleted.numDeletedRows);
+}
