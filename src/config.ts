@@ -47,6 +47,7 @@ const EnvironmentModel = z.object({
   LAGOON_HEAP_GROWING_PERCENT: intWithDefault(120),
   LAGOON_TEXT_PARSER_WORKERS: intWithDefault(0),
   LAGOON_IMAGE_THREADS: intWithDefault(0),
+  LAGOON_SPEECH_MAX_CALLS: intWithDefault(0),
   LAGOON_TEXT_PARSER_PER_ACCOUNT: intWithDefault(2, 1),
   LAGOON_TEXT_PARSER_TIMEOUT_SECONDS: intWithDefault(10, 1),
   LAGOON_TEXT_PARSER_QUEUE_SECONDS: intWithDefault(10, 1),
@@ -141,6 +142,8 @@ export interface Config {
   };
   /** Pictures worked on at once and libvips threads per picture (0: cores − 1, min 1); src/media/images/pixel-work.ts. */
   readonly imageWork: { readonly threads: number };
+  /** Built-in (eSpeak NG) speech calls in flight per process, past which 503 (0: 4 per eSpeak thread). */
+  readonly speech: { readonly maxCalls: number };
   /** Env shortcuts for web search upstreams (the operator config file can declare them too). */
   readonly search: {
     readonly searxngUrl: string | undefined;
@@ -260,6 +263,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       queueTimeoutMs: e.LAGOON_TEXT_PARSER_QUEUE_SECONDS * 1000,
     },
     imageWork: { threads: e.LAGOON_IMAGE_THREADS },
+    speech: { maxCalls: e.LAGOON_SPEECH_MAX_CALLS },
     search: { searxngUrl: e.SEARXNG_URL, braveApiKey: e.BRAVE_SEARCH_API_KEY, braveUrl: e.BRAVE_SEARCH_URL },
     diemCutoverDate: new Date(`${e.LAGOON_DIEM_CUTOVER_DATE}T00:00:00Z`),
     rpc: { upstreams: rpcUpstreamsFromEnv(env), pricePerCreditUsd: e.LAGOON_RPC_PRICE_PER_CREDIT_USD },

@@ -142,6 +142,8 @@ export type ServiceOptions = Pick<Config, 'auth' | 'billing'> & {
   readonly backgroundRemoval?: Config['backgroundRemoval'];
   /** Pictures worked on at once and libvips threads per picture (none: cores − 1, min 1). */
   readonly imageWork?: Config['imageWork'];
+  /** Built-in speech calls in flight at most (none: 4 per eSpeak thread). */
+  readonly speech?: Config['speech'];
 };
 
 export interface BillingChoice extends BillingOptions {
@@ -347,6 +349,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     logger,
     providers: options.operatorConfig?.providers,
     rateLimiter,
+    maxCalls: options.speech?.maxCalls,
   });
   lifecycle.add('speech engines', { stop: () => speech.close() });
   // Pending charges are written and leases given back before the event bus and the database close.

@@ -20,11 +20,14 @@ export function createSpeechService(deps: {
   rateLimiter?: RateLimiter | undefined;
   /** Ready-made engines (tests). */
   extra?: readonly SpeechEngineEntry[];
+  /** Built-in speech calls in flight at most (LAGOON_SPEECH_MAX_CALLS; 0 or none: 4 per eSpeak thread). */
+  maxCalls?: number | undefined;
 }): SpeechService {
   const gateway = new SpeechGateway({
     providers: deps.providers ?? [{ id: 'simulator', type: 'simulator' }],
     logger: deps.logger,
     extra: deps.extra,
+    espeakMaxCalls: deps.maxCalls || undefined,
   });
   return new SpeechService({
     db: deps.db,

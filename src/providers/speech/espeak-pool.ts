@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { AppError, type ErrorData } from '../../errors.ts';
 import { ESPEAK_WORKER } from '../../runtime-files.ts';
 import type { EspeakJob, EspeakReply } from './espeak-worker.ts';
 
@@ -16,6 +17,23 @@ export interface EspeakPoolOptions {
   readonly size?: number;
   /** An idle thread exits after this long (default 30 s). */
   readonly idleMs?: number;
+  /**
+   * Speech calls in flight at most (default 4 per thread): each holds an ffmpeg process and queues its sentences
+   * behind the others', so past this a call is refused at once (503) instead of waiting minutes.
+   */
+  readonly maxCalls?: number;
+}
+
+/** Every speech slot of the built-in engine is taken: 503, try again shortly (nothing was charged). */
+export class SpeechBusyError extends AppError {
+  readonly code = 'SERVICE_UNAVAILABLE' as const;
+  constructor() {
+    super('The built-in speech engine is busy; retry shortly.');
+  }
+
+  override data(): ErrorData {
+    return { retryAfterSeconds: 1 };
+  }
 }
 
 export type SentenceJob = Omit<EspeakJob, 'id'>;
@@ -76,12 +94,27 @@ export class EspeakPool {
   private readonly queue: Queued[] = [];
   private readonly size: number;
   private readonly idleMs: number;
+  private readonly maxCalls: number;
+  private calls = 0;
   private nextId = 0;
   private closed = false;
 
   constructor(options: EspeakPoolOptions = {}) {
     this.size = Math.max(1, options.size ?? Math.min(2, availableParallelism()));
     this.idleMs = options.idleMs ?? 30_000;
+    this.maxCalls = Math.max(1, options.maxCalls ?? this.size * 4);
+  }
+
+  /** Takes a call slot (SpeechBusyError when none is free); the answer gives it back, once however often called. */
+  admit(): () => void {
+    if (this.calls >= this.maxCalls) throw new SpeechBusyError();
+    this.calls += 1;
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      this.calls -= 1;
+    };
   }
 
   /** The PCM of one sentence (16-bit mono at 22,050 Hz). */

@@ -144,18 +144,34 @@ export class EspeakEngine implements SpeechEngine {
   async synthesize(_upstreamModel: string, request: SpeechRequest, options: SpeechCallOptions): Promise<SpeechAudio> {
     const signal = options.signal;
     if (signal?.aborted) throw cancelledError();
-    const sentences = splitSentences(request.text);
-    if (sentences.length === 0) sentences.push(request.text.trim() || '.');
-    const { rate, tempo } = rateFor(request.speed);
-    const { voice, pitch } = await this.voiceOf(request);
-    const jobOf = (text: string): SentenceJob => ({ text, voice, rate, pitch });
-    // The first sentence before answering: a failure then is an error the gateway can retry elsewhere.
-    await this.options.beforeSentence?.(0, sentences.length);
-    const first = await this.sentence(jobOf(sentences[0]!), signal);
-    return {
-      contentType: AUDIO_CONTENT_TYPES[request.format],
-      chunks: this.encode(request, tempo, first, sentences.slice(1).map(jobOf), signal),
-    };
+    // Held until the audio ends, fails or its caller goes away (a stream nobody reads never runs its finally).
+    const release = this.pool.admit();
+    signal?.addEventListener('abort', release, { once: true });
+    try {
+      const sentences = splitSentences(request.text);
+      if (sentences.length === 0) sentences.push(request.text.trim() || '.');
+      const { rate, tempo } = rateFor(request.speed);
+      const { voice, pitch } = await this.voiceOf(request);
+      const jobOf = (text: string): SentenceJob => ({ text, voice, rate, pitch });
+      // The first sentence before answering: a failure then is an error the gateway can retry elsewhere.
+      await this.options.beforeSentence?.(0, sentences.length);
+      const first = await this.sentence(jobOf(sentences[0]!), signal);
+      return {
+        contentType: AUDIO_CONTENT_TYPES[request.format],
+        chunks: this.released(this.encode(request, tempo, first, sentences.slice(1).map(jobOf), signal), release),
+      };
+    } catch (error) {
+      release();
+      throw error;
+    }
+  }
+
+  private async *released(chunks: AsyncGenerator<Uint8Array>, release: () => void): AsyncGenerator<Uint8Array> {
+    try {
+      yield* chunks;
+    } finally {
+      release();
+    }
   }
 
   /** Analyses a reference sample ahead of its first use (voice cloning checks it can). */

@@ -33,6 +33,8 @@ export interface SpeechGatewayDeps {
   readonly extra?: readonly SpeechEngineEntry[];
   /** eSpeak NG threads shared by every built-in engine (default: up to 2). */
   readonly espeakThreads?: number | undefined;
+  /** Built-in speech calls in flight at most, past which a call is refused with 503 (default: 4 per thread). */
+  readonly espeakMaxCalls?: number | undefined;
 }
 
 export interface SpeechGatewayResult {
@@ -126,7 +128,7 @@ export class SpeechGateway {
 
   private engineFromConfig(config: ProviderConfig): SpeechEngine | undefined {
     if (config.type === 'simulator') {
-      this.pool ??= new EspeakPool({ size: this.deps.espeakThreads });
+      this.pool ??= new EspeakPool({ size: this.deps.espeakThreads, maxCalls: this.deps.espeakMaxCalls });
       return new EspeakEngine(config.id, { pool: this.pool });
     }
     if (config.type === 'openai-compatible' && config.baseUrl) {
