@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { z } from 'zod';
+import { parseNano, type Nano } from './billing/money.ts';
 import { familyOfSlug, NETWORK_SLUG, slugOfEnvName } from './crypto-rpc/chains.ts';
 
 const emptyToUndefined = (value: unknown) => (value === '' ? undefined : value);
@@ -13,6 +14,21 @@ const boolWithDefault = (fallback: boolean) =>
         ? undefined
         : ['1', 'true', 'yes', 'on'].includes(String(value).toLowerCase()),
     z.boolean().default(fallback),
+  );
+
+/** USDC on Base mainnet (chain 8453): the default top-up asset. */
+export const BASE_USDC_ADDRESS = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913';
+
+const EVM_ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+const evmAddress = z.string().regex(EVM_ADDRESS, 'a 0x-prefixed 20-byte hex address');
+/** A USD amount as decimal text (read exactly later, never as a float). */
+const usdWithDefault = (fallback: string) =>
+  z.preprocess(
+    emptyToUndefined,
+    z
+      .string()
+      .regex(/^\d+(\.\d{1,9})?$/, 'a plain decimal such as 0.10')
+      .default(fallback),
   );
 
 const EnvironmentModel = z.object({
@@ -94,6 +110,22 @@ const EnvironmentModel = z.object({
       .regex(/^\d+(\.\d{1,9})?$/, 'a plain decimal such as 0.02')
       .default('0.02'),
   ),
+  LAGOON_X402_RECEIVER: z.preprocess(emptyToUndefined, evmAddress.optional()),
+  LAGOON_X402_USDC_ADDRESS: z.preprocess(emptyToUndefined, evmAddress.default(BASE_USDC_ADDRESS)),
+  LAGOON_X402_MIN_TOP_UP_USD: usdWithDefault('5'),
+  LAGOON_X402_MAX_TOP_UP_USD: usdWithDefault('10000'),
+  LAGOON_X402_MIN_BALANCE_USD: usdWithDefault('0.10'),
+  LAGOON_X402_FACILITATOR_URL: z.preprocess(emptyToUndefined, z.url({ protocol: /^https?$/ }).optional()),
+  LAGOON_BASE_RPC_URL: z.preprocess(emptyToUndefined, z.url({ protocol: /^https?$/ }).optional()),
+  LAGOON_X402_SETTLEMENT_KEY: z.preprocess(
+    emptyToUndefined,
+    z
+      .string()
+      .regex(/^0x[0-9a-fA-F]{64}$/, 'a 0x-prefixed 32-byte hex private key')
+      .optional(),
+  ),
+  LAGOON_SIWE_DOMAINS: z.preprocess(emptyToUndefined, z.string().default('')),
+  LAGOON_SIWE_MAX_AGE_SECONDS: intWithDefault(600, 1),
 });
 
 export type Environment = z.infer<typeof EnvironmentModel>;
@@ -193,6 +225,26 @@ export interface Config {
     readonly sweepIntervalMs: number;
     readonly storage: MediaStorageConfig;
   };
+  readonly x402: X402Config;
+}
+
+/** Wallet callers (x402 top-ups and sign-in with a wallet); amounts are nano-USD. */
+export interface X402Config {
+  /** Address top-ups are paid to; unset: no top-ups are offered (`accepts` is empty). */
+  readonly receiver: string | undefined;
+  readonly usdcAddress: string;
+  readonly minTopUpNano: Nano;
+  readonly maxTopUpNano: Nano;
+  /** A wallet caller whose credit is below this gets the 402 top-up body instead of a call. */
+  readonly minBalanceNano: Nano;
+  readonly facilitatorUrl: string | undefined;
+  /** Base JSON-RPC node: on-chain settlement of top-ups and EIP-1271 (contract wallet) sign-in checks. */
+  readonly baseRpcUrl: string | undefined;
+  /** Private key that submits `transferWithAuthorization` when no facilitator is configured. Secret. */
+  readonly settlementKey: string | undefined;
+  /** Sign-in message domains accepted (host[:port], lower-case); empty: the host the request reached. */
+  readonly siweDomains: readonly string[];
+  readonly siweMaxAgeMs: number;
 }
 
 /** Where media bytes go: a directory (`local`), an S3-compatible bucket (`s3`), or the database rows. */
@@ -292,6 +344,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       sweepIntervalMs: e.LAGOON_MEDIA_SWEEP_SECONDS * 1000,
       storage: mediaStorage(e),
     },
+    x402: x402FromEnv(e),
   });
 }
 
@@ -322,6 +375,29 @@ function mediaStorage(e: Environment): MediaStorageConfig {
         }
       : undefined,
     presignedUrls: e.LAGOON_MEDIA_S3_PRESIGNED_URLS,
+  };
+}
+
+function x402FromEnv(e: Environment): X402Config {
+  const minTopUpNano = parseNano(e.LAGOON_X402_MIN_TOP_UP_USD);
+  const maxTopUpNano = parseNano(e.LAGOON_X402_MAX_TOP_UP_USD);
+  if (minTopUpNano <= 0n || maxTopUpNano < minTopUpNano)
+    throw new ConfigError(
+      'Invalid environment: LAGOON_X402_MIN_TOP_UP_USD must be above 0 and at most LAGOON_X402_MAX_TOP_UP_USD',
+    );
+  return {
+    receiver: e.LAGOON_X402_RECEIVER,
+    usdcAddress: e.LAGOON_X402_USDC_ADDRESS,
+    minTopUpNano,
+    maxTopUpNano,
+    minBalanceNano: parseNano(e.LAGOON_X402_MIN_BALANCE_USD),
+    facilitatorUrl: e.LAGOON_X402_FACILITATOR_URL,
+    baseRpcUrl: e.LAGOON_BASE_RPC_URL,
+    settlementKey: e.LAGOON_X402_SETTLEMENT_KEY,
+    siweDomains: e.LAGOON_SIWE_DOMAINS.split(',')
+      .map((domain) => domain.trim().toLowerCase())
+      .filter(Boolean),
+    siweMaxAgeMs: e.LAGOON_SIWE_MAX_AGE_SECONDS * 1000,
   };
 }
 
