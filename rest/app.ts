@@ -18,6 +18,7 @@ import { mediaRoutes } from './routes/media.ts';
 import { searchRoutes } from './routes/search.ts';
 import { speechRoutes } from './routes/speech.ts';
 import { textParserRoutes } from './routes/text-parser.ts';
+import { walletRoutes } from './routes/wallets.ts';
 
 /* The REST route table: each handler written once, served by the pipeline (pipeline.ts) on both entries. */
 
@@ -40,6 +41,7 @@ const domainRoutes: readonly Route[] = [
   ...backgroundRemovalRoutes,
   ...speechRoutes,
   ...jobRoutesList,
+  ...walletRoutes,
 ];
 
 /** Every REST route, with this OpenAPI document at /openapi.json. */

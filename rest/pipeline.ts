@@ -1,7 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { anonymous, type AuthContext } from '../src/auth/auth-context.ts';
 import type { Config } from '../src/config.ts';
-import { AppError, clip, NotFoundError } from '../src/errors.ts';
+import { AppError, clip, NotFoundError, WalletTopUpRequiredError } from '../src/errors.ts';
+import { paymentRequiredHeader } from '../src/wallets/payment-requirements.ts';
+import { requestOrigin as originOf } from './routes/wallets.ts';
 import type { Logger } from '../src/logger.ts';
 import type { Metrics } from '../src/metrics.ts';
 import { newRequestId } from '../src/request-id.ts';
@@ -112,6 +114,11 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     });
     try {
       const auth = await authenticate(ex, route);
+      // No credentials on a route a wallet may use: the x402 discovery body, with a fresh sign-in nonce.
+      if (auth.kind === 'anonymous' && route.access === 'account') {
+        const body = deps.services.wallets.discovery(requestOrigin(ex), resourceUrl(ex));
+        return sendWhole(ex, label, paymentRequired(body));
+      }
       const limit =
         typeof route.bodyLimit === 'function' ? route.bodyLimit(config) : (route.bodyLimit ?? config.http.maxJsonBytes);
       const call = new RouteCall(ex.req, params, auth, deps.services, config, ex.requestId, controller.signal, limit);
@@ -124,6 +131,10 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       if (ex.res.headersSent) throw error;
       if (!(error instanceof AppError) || errorStatus(error) >= 500)
         logger.error({ reqId: ex.requestId, err: error, route: label }, 'request failed');
+      if (error instanceof WalletTopUpRequiredError) {
+        const body = await deps.services.wallets.topUpRequired(error.accountId, requestOrigin(ex));
+        return sendWhole(ex, label, paymentRequired(body));
+      }
       sendWhole(ex, label, errorReply(error, ex.requestId));
     }
   }
@@ -136,6 +147,24 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       if (route.access === 'public') return anonymous(ex.requestId);
       throw error;
     }
+  }
+
+  /** A 402 of the wallet flow: its body, and the x402 requirements base64-encoded in PAYMENT-REQUIRED. */
+  function paymentRequired(body: object): Reply & { body: string } {
+    const headers = { 'content-type': JSON_TYPE_HEADER, 'payment-required': paymentRequiredHeader(config.x402) };
+    return { status: 402, headers, body: JSON.stringify(body) };
+  }
+
+  function requestOrigin(ex: Exchange) {
+    const header = (name: string) => {
+      const value = ex.req.headers[name];
+      return Array.isArray(value) ? value[0] : value;
+    };
+    return originOf({ header, config });
+  }
+
+  function resourceUrl(ex: Exchange): string {
+    return `${requestOrigin(ex).origin}${(ex.req.url ?? '/').split('?')[0] ?? '/'}`;
   }
 
   async function send(ex: Exchange, label: string, reply: Reply): Promise<void> {

@@ -6,7 +6,8 @@ import type { Config } from '../src/config.ts';
 import type { Operations } from '../src/services.ts';
 import type { Reply } from './http.ts';
 
-export type Access = 'public' | 'account' | 'admin';
+/** `account`: an API key or a signed-in wallet; `wallet`: a signed-in wallet only; `admin`: an ADMIN key. */
+export type Access = 'public' | 'account' | 'admin' | 'wallet';
 
 /** What a handler is given (pipeline.ts makes it). The request is Node's: its headers are lower-case. */
 export interface RouteContext {

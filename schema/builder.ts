@@ -29,7 +29,7 @@ export const builder = new SchemaBuilder<{
   defaultFieldNullability: false,
   scopeAuth: {
     authScopes: (context) => ({
-      account: context.auth.kind === 'apiKey',
+      account: context.auth.kind === 'apiKey' || context.auth.kind === 'wallet',
       admin: context.auth.kind === 'apiKey' && context.auth.apiKey.type === 'ADMIN',
     }),
     unauthorizedError: (_parent, context) =>

@@ -26,7 +26,25 @@ export type ErrorCode =
   | 'REQUEST_TIMEOUT'
   | 'SERVICE_UNAVAILABLE'
   | 'REQUEST_HEADER_FIELDS_TOO_LARGE'
-  | 'INTERNAL_ERROR';
+  | 'INTERNAL_ERROR'
+  | 'PAYMENT_REQUIRED'
+  | SiwxCode;
+
+/** A refused wallet sign-in (src/wallets/siwx-message.ts): 401 with one of these. */
+export type SiwxCode =
+  | 'SIWX_PARSE_ERROR'
+  | 'SIWX_INVALID_PAYLOAD'
+  | 'SIWX_INVALID_MESSAGE'
+  | 'SIWX_ADDRESS_MISMATCH'
+  | 'SIWX_UNSUPPORTED_CHAIN'
+  | 'SIWX_CHAIN_MISMATCH'
+  | 'SIWX_DOMAIN_MISMATCH'
+  | 'SIWX_MISSING_NONCE'
+  | 'SIWX_EXPIRED'
+  | 'SIWX_FUTURE_TIMESTAMP'
+  | 'SIWX_NOT_BEFORE'
+  | 'SIWX_INVALID_SIGNATURE'
+  | 'SIWX_NONCE_REUSED';
 
 export interface ValidationIssue {
   path: (string | number)[];
@@ -178,6 +196,20 @@ export class InsufficientBalanceError extends AppError {
   readonly code = 'INSUFFICIENT_BALANCE' as const;
   constructor() {
     super('Insufficient USD or Diem balance to complete request.');
+  }
+}
+
+/**
+ * A wallet caller whose credit does not cover a call or is below its minimum balance: 402 PAYMENT_REQUIRED; the REST
+ * surface answers it with top-up instructions and a fresh sign-in challenge (src/wallets/payment-required.ts).
+ */
+export class WalletTopUpRequiredError extends AppError {
+  readonly code = 'PAYMENT_REQUIRED' as const;
+  constructor(
+    readonly accountId: string,
+    readonly walletAddress: string,
+  ) {
+    super('Insufficient wallet credit: top up with POST /api/v1/x402/top-up');
   }
 }
 

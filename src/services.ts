@@ -25,7 +25,7 @@ import { CatalogService } from './catalog/catalog.service.ts';
 import { CharacterService } from './characters/character.service.ts';
 import { CharacterReviewService } from './characters/review.service.ts';
 import { ChatService } from './chat/chat.service.ts';
-import type { Config } from './config.ts';
+import { loadConfig, type Config } from './config.ts';
 import { createCryptoRpc } from './crypto-rpc/create.ts';
 import type { CryptoRpcService } from './crypto-rpc/rpc-proxy.service.ts';
 import type { Database } from './db/database.ts';
@@ -51,6 +51,9 @@ import { buildSearchRoutes, SearchRouter } from './providers/search/search-routi
 import { createRateLimiter } from './rate-limits/create.ts';
 import { RateLimitService } from './rate-limits/rate-limit-status.ts';
 import type { RateLimiter } from './rate-limits/rate-limiter.ts';
+import { sweepNonces } from './wallets/siwx-nonces.ts';
+import { WalletAuthenticator } from './wallets/wallet-auth.ts';
+import { WalletService } from './wallets/wallet.service.ts';
 
 /**
  * What REST handlers, GraphQL resolvers and the CLI are handed: one service per domain, each a set of operations
@@ -93,6 +96,8 @@ export interface Operations {
   readonly jobs: JobServices;
   /** Per-key rate limits as the caller sees them (GET /api_keys/rate_limits and its log). */
   readonly rateLimits: RateLimitService;
+  /** Wallet callers: credit, ledger, 402 bodies, the operator's wallet commands (src/wallets/). */
+  readonly wallets: WalletService;
 }
 
 /**
@@ -144,6 +149,8 @@ export type ServiceOptions = Pick<Config, 'auth' | 'billing'> & {
   readonly imageWork?: Config['imageWork'];
   /** Built-in speech calls in flight at most (none: 4 per eSpeak thread). */
   readonly speech?: Config['speech'];
+  /** Wallet callers: sign-in rules, minimum balance, top-up settings (none: the defaults, no receiver). */
+  readonly x402?: Config['x402'];
 };
 
 export interface BillingChoice extends BillingOptions {
@@ -183,7 +190,12 @@ export function createBilling(deps: {
         reclaimElsewhere: leases.reclaimElsewhere ?? (async () => false),
       })
     : perCall;
-  return new BillingService({ db, logger, holds, options: { reservationTimeoutMs: options.reservationTimeoutMs } });
+  return new BillingService({
+    db,
+    logger,
+    holds,
+    options: { reservationTimeoutMs: options.reservationTimeoutMs, walletMinimumBalance: options.walletMinimumBalance },
+  });
 }
 
 /** Wires the domain services (no DI container: explicit constructor dependencies). */
@@ -192,6 +204,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
   const lifecycle = new Lifecycle(logger);
   const events = createEventBus({ redisUrl: options.redisUrl, logger });
   lifecycle.add('events', { stop: () => events.close() });
+  const x402 = options.x402 ?? loadConfig({}).x402;
   const holder = randomUUID();
   const reclaim = new LeaseReclaim({ db, events, logger, holder });
   const billing = createBilling({
@@ -199,6 +212,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     logger,
     options: {
       reservationTimeoutMs: options.billing.reservationTimeoutMs,
+      walletMinimumBalance: x402.minBalanceNano,
       ...(options.billing.balanceLeases && {
         leases: { ...DEFAULT_LEASE_OPTIONS, holder, reclaimElsewhere: reclaim.reclaimElsewhere },
       }),
@@ -213,7 +227,8 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     ...(options.billing.balanceLeases && { onKeyChanged: (keyId: string) => billing.holds.closeKey(keyId) }),
   });
   const lastUsed = new LastUsedTracker({ db, logger, intervalMs: options.auth.lastUsedFlushMs });
-  const auth = new AuthService({ db, cache, lastUsed });
+  const walletAuth = new WalletAuthenticator({ db, x402 });
+  const auth = new AuthService({ db, cache, lastUsed, wallets: walletAuth });
   const apiKeys = new ApiKeyService({
     db,
     cache,
@@ -385,6 +400,11 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     },
     lifecycle,
   );
+  const wallets = new WalletService({ db, billing, events, x402 });
+  lifecycle.add(
+    'sign-in nonce sweep',
+    periodic(() => sweepNonces(db), options.billing.sweepIntervalMs, logger, 'sign-in nonce sweep'),
+  );
   lifecycle.add('last-used flushes', lastUsed);
   lifecycle.add(
     'reservation sweep',
@@ -421,6 +441,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     jobs,
     rateLimiter,
     rateLimits,
+    wallets,
     start: () => lifecycle.start(),
     stop: () => lifecycle.stop(),
   };

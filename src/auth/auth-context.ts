@@ -27,9 +27,28 @@ export type AuthContext =
       readonly accountId: string;
       readonly apiKey: AuthenticatedKey;
     }
+  | WalletAuthContext
   | { readonly kind: 'operator'; readonly requestId: string };
 
-export type AccountAuthContext = Extract<AuthContext, { kind: 'apiKey' }>;
+/** A wallet signed in with SIGN-IN-WITH-X (src/wallets/): pays USD from its credit, no key limits; no ADMIN routes. */
+export interface WalletAuthContext {
+  readonly kind: 'wallet';
+  readonly requestId: string;
+  readonly accountId: string;
+  /** Lower-case 0x address. */
+  readonly walletAddress: string;
+}
+
+export type KeyAuthContext = Extract<AuthContext, { kind: 'apiKey' }>;
+/** A caller that can be charged: an API key or a signed-in wallet. */
+export type AccountAuthContext = KeyAuthContext | WalletAuthContext;
+
+/** The key a caller uses, or null for a wallet (wallets have no key limits and no privacy mode). */
+export const keyOf = (auth: AccountAuthContext): AuthenticatedKey | null =>
+  auth.kind === 'apiKey' ? auth.apiKey : null;
+/** The model privacy mode the caller's key demands (wallets: any model). */
+export const modelPrivacyOf = (auth: AccountAuthContext): ModelPrivacyMode =>
+  auth.kind === 'apiKey' ? auth.apiKey.modelPrivacy : 'ALL';
 
 export const anonymous = (requestId: string): AuthContext => ({ kind: 'anonymous', requestId });
 /** The operator CLI and start-up tasks act outside any account's permissions. */

@@ -6,6 +6,8 @@ import type { AuthContext, AuthenticatedKey } from './auth-context.ts';
 import type { KeyCache } from './key-cache.ts';
 import { hashKeySecret } from './key-secret.ts';
 import type { LastUsedTracker } from './last-used.ts';
+import { SIWX_HEADER, SIWX_LEGACY_HEADER } from '../wallets/siwx-message.ts';
+import type { WalletAuthenticator } from '../wallets/wallet-auth.ts';
 
 /**
  * A request's headers as either surface holds them: Fetch-style (`get`, GraphQL) or a plain lower-case record
@@ -24,10 +26,26 @@ function header(headers: RequestHeaders, name: string): string | undefined {
 
 /** Turns credentials into an AuthContext. Talks to the key cache first and the database on a miss. */
 export class AuthService {
-  constructor(private readonly deps: { db: Database; cache: KeyCache; lastUsed: LastUsedTracker; now?: () => Date }) {}
+  constructor(
+    private readonly deps: {
+      db: Database;
+      cache: KeyCache;
+      lastUsed: LastUsedTracker;
+      wallets?: WalletAuthenticator;
+      now?: () => Date;
+    },
+  ) {}
 
-  /** The one authentication of both surfaces: no credentials are anonymous, bad ones are refused. */
+  /**
+   * The one authentication of both surfaces: no credentials are anonymous, bad ones are refused. A wallet sign-in
+   * header wins over a key (decisions §2.3); its domain is checked against the Host the request reached.
+   */
   async authenticate(headers: RequestHeaders, requestId: string): Promise<AuthContext> {
+    const signIn = header(headers, SIWX_HEADER) ?? header(headers, SIWX_LEGACY_HEADER);
+    if (signIn !== undefined && signIn.trim() !== '' && this.deps.wallets) {
+      const wallet = await this.deps.wallets.verify(signIn, header(headers, 'host'));
+      return { kind: 'wallet', requestId, accountId: wallet.accountId, walletAddress: wallet.walletAddress };
+    }
     const authorization = header(headers, 'authorization')?.trim();
     if (!authorization) return { kind: 'anonymous', requestId };
     const match = /^Bearer\s+(\S+)$/i.exec(authorization);

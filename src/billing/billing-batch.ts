@@ -280,18 +280,23 @@ export function planBatch(
       return;
     }
     let blockedBy: LimitGroup | undefined;
-    for (const currency of inDebt(op.accountId) ? [] : CHARGING_ORDER) {
+    for (const currency of inDebt(op.accountId) ? [] : (op.currencies ?? CHARGING_ORDER)) {
       const amount = priceIn(op.maxCost, currency);
       const row = balance.get(balanceKey(op.accountId, currency));
-      if (!row || row.amount - row.reserved < amount) continue;
+      const needed = op.minimumFree !== undefined && op.minimumFree > amount ? op.minimumFree : amount;
+      if (!row || row.amount - row.reserved < needed) continue;
       const group = limitGroupOf(currency);
-      const keyRow = spend.get(keySpendKey(op.apiKeyId, op.keyPeriodStart));
-      if (!keyRow) throw new Error('The key spend row of a reserving key was not locked');
-      const limit = group === 'usd' ? keyRow.limit_usd : keyRow.limit_diem;
-      const used = group === 'usd' ? keyRow.spent_usd + keyRow.reserved_usd : keyRow.spent_diem + keyRow.reserved_diem;
-      if (limit !== null && used + amount > limit) {
-        blockedBy ??= group;
-        continue;
+      // A wallet caller (no key) has no key limit: only its balance decides.
+      if (op.apiKeyId !== null && op.keyPeriodStart !== null) {
+        const keyRow = spend.get(keySpendKey(op.apiKeyId, op.keyPeriodStart));
+        if (!keyRow) throw new Error('The key spend row of a reserving key was not locked');
+        const limit = group === 'usd' ? keyRow.limit_usd : keyRow.limit_diem;
+        const used =
+          group === 'usd' ? keyRow.spent_usd + keyRow.reserved_usd : keyRow.spent_diem + keyRow.reserved_diem;
+        if (limit !== null && used + amount > limit) {
+          blockedBy ??= group;
+          continue;
+        }
       }
       const held = op.lease
         ? grantOf(
@@ -301,7 +306,8 @@ export function planBatch(
           )
         : amount;
       const balanceAfter = changeBalance(op.accountId, currency, 0n, held);
-      changeKeySpend(op.apiKeyId, op.keyPeriodStart, group, 0n, held);
+      if (op.apiKeyId !== null && op.keyPeriodStart !== null)
+        changeKeySpend(op.apiKeyId, op.keyPeriodStart, group, 0n, held);
       const reservation: Reservation = {
         id: randomUUID(),
         accountId: op.accountId,

@@ -11,9 +11,14 @@ import type { SettledUsageEntry } from './usage.types.ts';
 export interface ReserveOp {
   readonly kind: 'reserve';
   readonly accountId: string;
-  readonly apiKeyId: string;
-  readonly keyPeriodStart: Date;
+  /** The calling key and its limit period; null for a wallet caller (no key limits). */
+  readonly apiKeyId: string | null;
+  readonly keyPeriodStart: Date | null;
   readonly maxCost: Price;
+  /** The currencies it may be held in, in order (wallet callers: USD only); default the charging order. */
+  readonly currencies?: readonly Currency[];
+  /** Free funds the balance must have besides covering the hold (a wallet's minimum balance). */
+  readonly minimumFree?: Nano;
   readonly requestId: string;
   readonly expiresAt: Date;
   /** Take a lease for `holder` (leased-holds.ts): at least `maxCost`, up to `target` if the room allows (see grantOf). */
@@ -94,10 +99,10 @@ export interface LockedKeySpend {
 export interface ReservationInsert {
   readonly id: string;
   readonly accountId: string;
-  readonly apiKeyId: string;
+  readonly apiKeyId: string | null;
   readonly currency: Currency;
   readonly amount: Nano;
-  readonly keyPeriodStart: Date;
+  readonly keyPeriodStart: Date | null;
   readonly limitGroup: LimitGroup;
   readonly requestId: string;
   readonly expiresAt: Date;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AuthContext } from '../auth/auth-context.ts';
 import type { Database } from '../db/database.ts';
-import { ForbiddenError, ValidationError } from '../errors.ts';
+import { ForbiddenError, InsufficientBalanceError, ValidationError, WalletTopUpRequiredError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { LeaseCall } from './billing-ops.ts';
 import * as repo from './billing.repository.ts';
@@ -24,6 +24,8 @@ import type { SettledUsageEntry } from './usage.types.ts';
  */
 export interface BillingOptions {
   readonly reservationTimeoutMs: number;
+  /** A wallet caller needs this much free credit besides a call's hold (LAGOON_X402_MIN_BALANCE_USD); default 0. */
+  readonly walletMinimumBalance?: Nano;
 }
 
 /**
@@ -49,10 +51,19 @@ export class BillingService {
     maxCost: Price,
     options: { ttlMs?: number; durable?: boolean } = {},
   ): Promise<Reservation> {
-    if (auth.kind !== 'apiKey') throw new ForbiddenError('Only an account can be charged');
+    if (auth.kind !== 'apiKey' && auth.kind !== 'wallet') throw new ForbiddenError('Only an account can be charged');
     if (maxCost.usd < 0n || maxCost.diem < 0n) throw new ValidationError('A cost cannot be negative');
     const ttlMs = options.ttlMs ?? this.deps.options.reservationTimeoutMs;
-    return this.holds.reserve(auth, maxCost, ttlMs, { durable: options.durable });
+    if (auth.kind === 'apiKey') return this.holds.reserve(auth, maxCost, ttlMs, { durable: options.durable });
+    const minimumFree = this.deps.options.walletMinimumBalance ?? 0n;
+    try {
+      return await this.holds.reserve(auth, maxCost, ttlMs, { durable: options.durable, minimumFree });
+    } catch (error) {
+      // A wallet out of credit gets top-up instructions (decisions §3), not the key callers' 402.
+      if (error instanceof InsufficientBalanceError)
+        throw new WalletTopUpRequiredError(auth.accountId, auth.walletAddress);
+      throw error;
+    }
   }
 
   /**
@@ -209,7 +220,7 @@ export class BillingService {
 
   /** Balances of every currency (zero where none was ever credited). */
   async balances(auth: AuthContext, accountId: string): Promise<BalanceSnapshot[]> {
-    if (auth.kind === 'apiKey' ? auth.accountId !== accountId : auth.kind !== 'operator')
+    if (auth.kind === 'apiKey' || auth.kind === 'wallet' ? auth.accountId !== accountId : auth.kind !== 'operator')
       throw new ForbiddenError('Not your account');
     return this.balancesOf(accountId);
   }

@@ -1,4 +1,4 @@
-import type { AccountAuthContext } from '../auth/auth-context.ts';
+import { keyOf, type AccountAuthContext } from '../auth/auth-context.ts';
 import type { Database } from '../db/database.ts';
 import { InsufficientBalanceError, SpendLimitExceededError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
@@ -20,12 +20,7 @@ export interface Holds {
    * Holds `maxCost` for a call until `ttlMs` from now; 402-class errors when no currency covers it. `durable`: a
    * reservation row in the database, never a draw on this process's lease (any process may settle it).
    */
-  reserve(
-    auth: AccountAuthContext,
-    maxCost: Price,
-    ttlMs: number,
-    options?: { durable?: boolean },
-  ): Promise<Reservation>;
+  reserve(auth: AccountAuthContext, maxCost: Price, ttlMs: number, options?: ReserveOptions): Promise<Reservation>;
   /** Charges a call (at most its hold) and gives the rest back. Settling twice charges once. */
   settle(reservation: Reservation, call: LeaseCall): Promise<SettledCharge>;
   /** Gives the whole hold back; false when it was not held any more. */
@@ -43,6 +38,27 @@ export interface Holds {
   /** Writes pending charges and gives back what is held (shutdown). */
   close(): Promise<void>;
 }
+
+export interface ReserveOptions {
+  /** A reservation row in the database, never a draw on this process's lease (any process may settle it). */
+  readonly durable?: boolean;
+  /** A wallet caller's minimum balance: free funds it must have besides the hold. */
+  readonly minimumFree?: Nano;
+}
+
+/** The key-related and currency fields of a reserve op for a caller: its key and period, or a wallet's USD only. */
+export function payerFields(
+  auth: AccountAuthContext,
+  now: Date,
+  minimumFree?: Nano,
+): Pick<ReserveOp, 'apiKeyId' | 'keyPeriodStart' | 'currencies' | 'minimumFree'> {
+  const key = keyOf(auth);
+  if (key) return { apiKeyId: key.id, keyPeriodStart: periodStart(key.limitPeriod, now) };
+  return { apiKeyId: null, keyPeriodStart: null, currencies: WALLET_CURRENCIES, ...(minimumFree && { minimumFree }) };
+}
+
+/** Wallet callers pay USD from their credit (decisions §3). */
+const WALLET_CURRENCIES: readonly Currency[] = ['USD'];
 
 /** Tells live subscribers about committed usage entries; a failure here never fails the settlement. */
 export function publishEntries(
@@ -67,13 +83,17 @@ export class TransactionHolds implements Holds {
     private readonly deps: { db: Database; writer: BatchWriter; logger: Logger; publisher?: UsagePublisher },
   ) {}
 
-  async reserve(auth: AccountAuthContext, maxCost: Price, ttlMs: number): Promise<Reservation> {
+  async reserve(
+    auth: AccountAuthContext,
+    maxCost: Price,
+    ttlMs: number,
+    options: ReserveOptions = {},
+  ): Promise<Reservation> {
     const now = new Date();
     const op: ReserveOp = {
       kind: 'reserve',
       accountId: auth.accountId,
-      apiKeyId: auth.apiKey.id,
-      keyPeriodStart: periodStart(auth.apiKey.limitPeriod, now),
+      ...payerFields(auth, now, options.minimumFree),
       maxCost,
       requestId: auth.requestId,
       expiresAt: new Date(now.getTime() + ttlMs),

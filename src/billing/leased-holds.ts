@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { AccountAuthContext } from '../auth/auth-context.ts';
+import { keyOf, type AccountAuthContext } from '../auth/auth-context.ts';
 import { InsufficientBalanceError, SpendLimitExceededError } from '../errors.ts';
 import type { LeaseCall, ReserveOp } from './billing-ops.ts';
 import { priceIn, type Price, type Reservation, type SettledCharge } from './billing.types.ts';
-import type { Holds } from './holds.ts';
+import { payerFields, type Holds, type ReserveOptions } from './holds.ts';
 import { Lease, type Draw } from './lease.ts';
 import { LeaseBook, LeaseUpdates, type LeaseUpdatesDeps } from './lease-updates.ts';
 import { maxNano, type Currency, type Nano } from './money.ts';
@@ -52,16 +52,19 @@ export class LeasedHolds implements Holds {
     auth: AccountAuthContext,
     maxCost: Price,
     ttlMs: number,
-    options: { durable?: boolean } = {},
+    options: ReserveOptions = {},
   ): Promise<Reservation> {
     // A hold another process may settle (a queued job's) cannot live in this process's lease: held per call instead.
-    if (options.durable && this.deps.perCall) return this.deps.perCall.reserve(auth, maxCost, ttlMs);
-    const keyPeriodStart = periodStart(auth.apiKey.limitPeriod, new Date());
-    const key = `${auth.accountId}/${auth.apiKey.id}/${keyPeriodStart.getTime()}`;
+    if (options.durable && this.deps.perCall) return this.deps.perCall.reserve(auth, maxCost, ttlMs, options);
+    const apiKey = keyOf(auth);
+    // A wallet's lease is its account's (USD only, no key limits); a key's is per key and limit period.
+    const now = new Date();
+    const keyPeriodStart = apiKey ? periodStart(apiKey.limitPeriod, now) : null;
+    const key = apiKey ? `${auth.accountId}/${apiKey.id}/${keyPeriodStart?.getTime()}` : `${auth.accountId}/wallet`;
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
       const lease = this.book.open.get(key);
       if (!lease) {
-        await this.openLease(key, auth, maxCost, keyPeriodStart);
+        await this.openLease(key, auth, maxCost, now, options.minimumFree);
         continue;
       }
       const need = priceIn(maxCost, lease.reservation.currency);
@@ -198,7 +201,13 @@ export class LeasedHolds implements Holds {
    * needs no more than the call that asked: under contention a call could otherwise wait for one refused opening
    * after another until it gave up with a cause of its own making (the balance) instead of the one that applies.
    */
-  private async openLease(key: string, auth: AccountAuthContext, maxCost: Price, keyPeriodStart: Date): Promise<void> {
+  private async openLease(
+    key: string,
+    auth: AccountAuthContext,
+    maxCost: Price,
+    now: Date,
+    minimumFree?: Nano,
+  ): Promise<void> {
     const running = this.opening.get(key);
     if (running) {
       return running.done.catch((error: unknown) => {
@@ -206,26 +215,32 @@ export class LeasedHolds implements Holds {
         if (refusal && maxCost.usd >= running.maxCost.usd && maxCost.diem >= running.maxCost.diem) throw error;
       });
     }
-    const done = this.takeLease(key, auth, maxCost, keyPeriodStart).finally(() => this.opening.delete(key));
+    const done = this.takeLease(key, auth, maxCost, now, minimumFree).finally(() => this.opening.delete(key));
     this.opening.set(key, { done, maxCost });
     return done;
   }
 
-  private async takeLease(key: string, auth: AccountAuthContext, maxCost: Price, keyPeriodStart: Date): Promise<void> {
+  private async takeLease(
+    key: string,
+    auth: AccountAuthContext,
+    maxCost: Price,
+    now: Date,
+    minimumFree?: Nano,
+  ): Promise<void> {
     const size = BigInt(this.deps.options.callsPerLease);
     const last = this.book.lastSize.get(key) ?? 0n;
     const target = { usd: maxNano(maxCost.usd * size, last), diem: maxNano(maxCost.diem * size, last) };
     const op: ReserveOp = {
       kind: 'reserve',
       accountId: auth.accountId,
-      apiKeyId: auth.apiKey.id,
-      keyPeriodStart,
+      ...payerFields(auth, now, minimumFree),
       maxCost,
       requestId: auth.requestId,
       expiresAt: new Date(Date.now() + this.deps.options.ttlMs),
       lease: { target, holder: this.deps.holder },
     };
-    const epoch = this.keyEpochs.get(auth.apiKey.id);
+    const apiKeyId = keyOf(auth)?.id;
+    const epoch = apiKeyId === undefined ? undefined : this.keyEpochs.get(apiKeyId);
     // Charges waiting for the write timer go first, so the new lease is decided on the account as it stands.
     this.updates.writeDueOf(auth.accountId);
     const { writer } = this.deps;
@@ -239,7 +254,8 @@ export class LeasedHolds implements Holds {
       const lease = new Lease(key, outcome.reservation, outcome.balanceAfter);
       this.book.add(lease);
       // Closed at once (the caller takes another) if the process stops, or the key changed while it was decided.
-      if (this.closed || this.keyEpochs.get(auth.apiKey.id) !== epoch) this.updates.closeLease(lease);
+      if (this.closed || (apiKeyId !== undefined && this.keyEpochs.get(apiKeyId) !== epoch))
+        this.updates.closeLease(lease);
       return;
     }
     if (outcome.kind === 'refused' && outcome.blockedBy) throw new SpendLimitExceededError(outcome.blockedBy);

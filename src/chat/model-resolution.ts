@@ -1,4 +1,4 @@
-import type { AccountAuthContext } from '../auth/auth-context.ts';
+import { modelPrivacyOf, type AccountAuthContext } from '../auth/auth-context.ts';
 import type { CatalogService } from '../catalog/catalog.service.ts';
 import type { CatalogModel } from '../catalog/model.ts';
 import type { Character, CharacterService } from '../characters/character.service.ts';
@@ -99,7 +99,7 @@ export async function resolveChatModel(
     const characterModel = await deps.catalog.lookupModel(character.modelId, 'text');
     if (characterModel.model) model = characterModel.model;
   }
-  const privacy = auth.apiKey.modelPrivacy;
+  const privacy = modelPrivacyOf(auth);
   if (privacy !== 'ALL' && model.privacy !== 'private') {
     throw new ForbiddenError(`This API key may only use private models; ${model.id} is ${model.privacy}`);
   }

@@ -5,6 +5,7 @@ import { AppError } from '../errors.ts';
 import type { Operations } from '../services.ts';
 import { addCharacterCommands } from './character-commands.ts';
 import { addRateLimitCommands } from './rate-limit-commands.ts';
+import { addWalletCommands } from './wallet-commands.ts';
 
 export interface CliIo {
   out(text: string): void;
@@ -168,5 +169,6 @@ function buildProgram(services: Operations, io: CliIo): Command {
       print(opts.json, { accountId, rpcTier: tier }, `Account ${accountId}: crypto RPC tier ${tier}`);
     });
 
+  addWalletCommands(program, services, op, print);
   return program;
 }

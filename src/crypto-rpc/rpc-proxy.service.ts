@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { keccak_256 } from '@noble/hashes/sha3';
-import type { AccountAuthContext, AuthContext } from '../auth/auth-context.ts';
+import { keyOf, type AccountAuthContext, type AuthContext } from '../auth/auth-context.ts';
 import { requireAccount, requireOperator } from '../auth/permissions.ts';
 import type { BillingService } from '../billing/billing.service.ts';
 import type { Reservation, SettledCharge, Usage } from '../billing/billing.types.ts';
@@ -231,7 +231,7 @@ export class CryptoRpcService {
         ? [
             {
               accountId: caller.accountId,
-              apiKeyId: caller.apiKey.id,
+              apiKeyId: keyOf(caller)?.id ?? null,
               network: network.slug,
               requestId: caller.requestId,
               txHash: transactionHash(item.rawTransaction),

@@ -215,6 +215,12 @@ export interface RpcRawTransactionsTable {
   created_at: Generated<Date>;
 }
 
+export interface SiwxNoncesTable {
+  nonce: string;
+  message_hash: string;
+  expires_at: Date;
+}
+
 export interface UsageDailyTable {
   account_id: string;
   day: string;
@@ -309,6 +315,7 @@ export interface DB {
   reservations: ReservationsTable;
   rpc_idempotency: RpcIdempotencyTable;
   rpc_raw_transactions: RpcRawTransactionsTable;
+  siwx_nonces: SiwxNoncesTable;
   usage_daily: UsageDailyTable;
   usage_daily_key: UsageDailyKeyTable;
   usage_daily_model: UsageDailyModelTable;

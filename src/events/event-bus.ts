@@ -22,6 +22,8 @@ export type EventTopics = {
   'lagoon:lease-reclaim': [scope: 'all', request: { readonly accountId: string; readonly origin: string }];
   /** A queued job changed status or progress (id: the job id); subscribers read the row again for the rest. */
   'lagoon:job': [jobId: string, event: { readonly status: string; readonly progress: number }];
+  /** A wallet's credit changed other than by a charge (a top-up, a refund; id: the account id). */
+  'lagoon:wallet': [accountId: string, event: { readonly changedAt: number }];
 };
 
 type Topic = Extract<keyof EventTopics, string>;

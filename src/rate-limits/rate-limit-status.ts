@@ -1,4 +1,4 @@
-import type { AuthContext } from '../auth/auth-context.ts';
+import { keyOf, type AuthContext } from '../auth/auth-context.ts';
 import { requireAccount } from '../auth/permissions.ts';
 import type { BillingService } from '../billing/billing.service.ts';
 import type { Nano } from '../billing/money.ts';
@@ -43,7 +43,7 @@ export class RateLimitService {
       this.deps.billing.balancesOf(account.accountId),
     ]);
     const of = (currency: string) => snapshots.find((snapshot) => snapshot.currency === currency);
-    const expiresAt = account.apiKey.expiresAt;
+    const expiresAt = keyOf(account)?.expiresAt ?? null;
     const funded = snapshots.some((snapshot) => snapshot.amount - snapshot.reserved > 0n);
     return {
       accessPermitted: funded && (expiresAt === null || expiresAt > now),

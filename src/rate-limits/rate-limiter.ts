@@ -5,7 +5,7 @@ import {
   type RateLimiterAbstract,
   type RateLimiterRes,
 } from 'rate-limiter-flexible';
-import type { AccountAuthContext } from '../auth/auth-context.ts';
+import { keyOf, type AccountAuthContext } from '../auth/auth-context.ts';
 import type { ModelType } from '../catalog/model-types.ts';
 import { RateLimitedError, type ErrorData, type RateWindow } from '../errors.ts';
 import { closeRedisClient } from '../events/redis.ts';
@@ -91,7 +91,7 @@ export class RateLimiter {
 
   /** The limits of the caller's key on `model` (for GET /api_keys/rate_limits). */
   limitsOf(auth: AccountAuthContext, model: LimitedModel) {
-    return effectiveLimits(this.deps.config, model, auth.apiKey.rateLimits ?? null);
+    return effectiveLimits(this.deps.config, model, keyOf(auth)?.rateLimits ?? null);
   }
 
   /**
@@ -100,7 +100,8 @@ export class RateLimiter {
    */
   async admit(auth: AccountAuthContext, model: LimitedModel, promptTokens = 0): Promise<Admission> {
     const limits = this.limitsOf(auth, model);
-    const key = `${auth.apiKey.id}:${model.id}`;
+    // A wallet is counted like a key of its own (it has no key).
+    const key = `${keyOf(auth)?.id ?? `wallet:${auth.accountId}`}:${model.id}`;
     const tokens = Math.max(0, Math.ceil(promptTokens));
     const [rpm, rpd, tpm] = await Promise.all([
       this.counters.RPM.consume(key, 1),
@@ -135,7 +136,7 @@ export class RateLimiter {
     const [type, window] = refused;
     try {
       await this.deps.log.record(auth.accountId, {
-        apiKeyId: auth.apiKey.id,
+        apiKeyId: keyOf(auth)?.id ?? null,
         modelId: model.id,
         tier: RATE_LIMIT_TIER,
         type,

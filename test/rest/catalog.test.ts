@@ -280,12 +280,13 @@ describe(`REST catalog and characters (${testDatabaseKind})`, () => {
   });
 
   it('should list and get characters for key holders, with filters', async () => {
-    expect((await getJson('/api/v1/characters')).status).toBe(401);
+    // No credentials on a route a wallet may use: the x402 discovery 402 (docs/api.md#wallet-callers-x402).
+    expect((await getJson('/api/v1/characters')).status).toBe(402);
     const list = await getJson<{
       object: string;
       data: { slug: string; tags: string[]; stats: Record<string, number> }[];
     }>('/api/v1/characters', undefined);
-    expect(list.status).toBe(401);
+    expect(list.status).toBe(402);
     const all = await t.call('/api/v1/characters');
     const body = (await all.json()) as {
       object: string;

@@ -45,8 +45,9 @@ describe(`REST chat completions over HTTP, served on Node's objects (${testDatab
       headers: { 'content-type': 'application/json' },
       body: body(),
     });
-    expect(none.status).toBe(401);
-    expect(await none.json()).toMatchObject({ error: expect.any(String), code: expect.any(String) });
+    // No credentials: the x402 discovery body (a wallet may call chat); a bad key is still 401.
+    expect(none.status).toBe(402);
+    expect(await none.json()).toMatchObject({ x402Version: 2, error: 'Payment required' });
     const bad = await post({ headers: { authorization: 'Bearer not-a-key' } });
     expect(bad.status).toBe(401);
   });

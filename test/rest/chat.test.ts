@@ -362,6 +362,7 @@ describe(`REST chat completions on the simulator (${testDatabaseKind})`, () => {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'default', messages: [{ role: 'user', content: 'hi' }] }),
     });
-    expect(response.status).toBe(401);
+    // The x402 discovery answer: a wallet may sign in and pay (docs/api.md#wallet-callers-x402).
+    expect(response.status).toBe(402);
   });
 });

@@ -140,17 +140,15 @@ describe(`REST POST /api/v1/crypto/rpc/{network} against a real node: rejections
       expect(error.error).toContain('Idempotency-Key');
     });
 
-    it('should answer 415 for a non-JSON Content-Type and 401 without a valid key', async () => {
+    it('should answer 415 for a non-JSON Content-Type, 402 (x402 discovery) without credentials, 401 for a bad key', async () => {
       await expectRejected(
         await call(rpcRequest('eth_blockNumber'), 'ethereum-sepolia', { 'content-type': 'text/html' }),
         415,
         'INVALID_CONTENT_TYPE',
       );
-      await expectRejected(
-        await call(rpcRequest('eth_blockNumber'), 'ethereum-sepolia', {}, null),
-        401,
-        'AUTHENTICATION_FAILED',
-      );
+      const anonymous = await call(rpcRequest('eth_blockNumber'), 'ethereum-sepolia', {}, null);
+      expect(anonymous.status).toBe(402);
+      expect(await anonymous.json()).toMatchObject({ x402Version: 2 });
       await expectRejected(
         await call(rpcRequest('eth_blockNumber'), 'ethereum-sepolia', {}, 'lagoon_not-a-key'),
         401,

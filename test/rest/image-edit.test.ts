@@ -476,7 +476,7 @@ describe(`REST image edit and multi-edit (${testDatabaseKind})`, () => {
     'should refuse without credentials and without funds',
     async () => {
       const anonymous = await post('/image/edit', { image: square.toString('base64'), prompt: 'x' }, '');
-      expect(anonymous.status).toBe(401);
+      expect(anonymous.status).toBe(402); // x402 discovery: a wallet may pay
       const poor = await fundedAccount(t, '0');
       const broke = await errorOf(
         await post('/image/edit', { image: square.toString('base64'), prompt: 'x' }, poor.secret),

@@ -271,12 +271,12 @@ describe(`REST POST /api/v1/image/generate (${testDatabaseKind})`, () => {
     expect(response.headers.get('x-balance-diem')).toBe('0.95');
   });
 
-  it('should answer 401 without a key', async () => {
+  it('should answer the x402 discovery 402 without credentials', async () => {
     const response = await t.call('/api/v1/image/generate', {
       body: { model: 'lagoon-sim-image', prompt: 'x' },
       key: null,
     });
-    expect(response.status).toBe(401);
+    expect(response.status).toBe(402);
   });
 
   it('should keep the balance change equal to the sum of usage entries, each price × units', async () => {

@@ -261,10 +261,10 @@ describe(`REST POST /api/v1/augment/search (${testDatabaseKind})`, () => {
       expect(await poor.usage()).toHaveLength(0);
     });
 
-    it('should answer 401 without a key', async () => {
+    it('should answer the x402 discovery 402 without credentials', async () => {
       const response = await t.call('/api/v1/augment/search', { body: { query: 'x' }, key: null });
-      expect(response.status).toBe(401);
-      expect(await response.json()).toMatchObject({ code: 'AUTHENTICATION_FAILED' });
+      expect(response.status).toBe(402);
+      expect(await response.json()).toMatchObject({ x402Version: 2, accepts: expect.any(Array) });
     });
 
     it('should document the route in the OpenAPI document', async () => {

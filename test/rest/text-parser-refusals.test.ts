@@ -170,12 +170,13 @@ describe(`REST POST ${PATH}: refusals (${testDatabaseKind})`, () => {
       expect(upload26.stats.pulled).toBeLessThan(256 * 1024);
     });
 
-    it('should answer 401 without a key, before reading the upload', async () => {
+    it('should answer the x402 discovery 402 without credentials, before reading the upload', async () => {
       const upload26 = streamingMultipart(26 * MB);
       const response = await t.app.fetch(
         streamingRequest(`${BASE}${PATH}`, { headers: { 'content-type': upload26.contentType }, body: upload26.body }),
       );
-      await expectRefused(response, 401, 'AUTHENTICATION_FAILED');
+      expect(response.status).toBe(402);
+      expect(await response.json()).toMatchObject({ x402Version: 2 });
       expect(upload26.stats.pulled).toBeLessThan(256 * 1024);
     });
   });

@@ -1,4 +1,4 @@
-import type { AccountAuthContext, AuthContext } from '../../auth/auth-context.ts';
+import { modelPrivacyOf, type AccountAuthContext, type AuthContext } from '../../auth/auth-context.ts';
 import { requireAccount } from '../../auth/permissions.ts';
 import type { BillingService } from '../../billing/billing.service.ts';
 import type { SettledCharge } from '../../billing/billing.types.ts';
@@ -254,7 +254,7 @@ export class ImageEditService {
       );
     }
     const model = lookup.model;
-    if (account.apiKey.modelPrivacy === 'PRIVATE_ONLY' && model.privacy !== 'private')
+    if (modelPrivacyOf(account) === 'PRIVATE_ONLY' && model.privacy !== 'private')
       throw new ForbiddenError(`This API key may only use private models; ${model.id} is ${model.privacy}`);
     if (model.offline) throw new UpstreamError(`Model ${model.id} is offline`, 'MODEL_OFFLINE');
     return model;

@@ -1,5 +1,5 @@
 import { randomInt, randomUUID } from 'node:crypto';
-import type { AccountAuthContext, AuthContext } from '../../auth/auth-context.ts';
+import { modelPrivacyOf, type AccountAuthContext, type AuthContext } from '../../auth/auth-context.ts';
 import { requireAccount } from '../../auth/permissions.ts';
 import type { RateLimiter } from '../../rate-limits/rate-limiter.ts';
 import type { BillingService } from '../../billing/billing.service.ts';
@@ -186,7 +186,7 @@ export class ImageService {
   /** GET /image/styles: the style names of a model (default: the default image model). */
   async styles(auth: AuthContext, query: unknown, options: { signal?: AbortSignal } = {}): Promise<string[]> {
     const { model: name } = parseInput(ImageStylesQuery, query);
-    const account = auth.kind === 'apiKey' ? auth : undefined;
+    const account = auth.kind === 'apiKey' || auth.kind === 'wallet' ? auth : undefined;
     const model = await this.resolveModel(account, name ?? 'default', name === undefined);
     return (await this.deps.gateway.styles(model.providers, { signal: options.signal })).result;
   }
@@ -292,7 +292,7 @@ export class ImageService {
           : `model: unknown image model ${clip(name)}; use an image model id from GET /api/v1/models?type=image`,
       );
     }
-    if (account?.apiKey.modelPrivacy === 'PRIVATE_ONLY' && model.privacy !== 'private')
+    if (account && modelPrivacyOf(account) === 'PRIVATE_ONLY' && model.privacy !== 'private')
       throw new ForbiddenError(`This API key may only use private models; ${model.id} is ${model.privacy}`);
     if (model.offline) throw new UpstreamError(`Model ${model.id} is offline`, 'MODEL_OFFLINE');
     return model;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { AccountAuthContext, AuthContext } from '../../auth/auth-context.ts';
+import { modelPrivacyOf, keyOf, type AccountAuthContext, type AuthContext } from '../../auth/auth-context.ts';
 import { requireAccount } from '../../auth/permissions.ts';
 import type { BillingService } from '../../billing/billing.service.ts';
 import type { Price } from '../../billing/billing.types.ts';
@@ -211,7 +211,7 @@ export class JobService {
       await repo.insertJob(this.deps.db, {
         id,
         accountId: account.accountId,
-        apiKeyId: account.apiKey.id,
+        apiKeyId: keyOf(account)?.id ?? null,
         kind,
         modelId: model.id,
         providerId: binding.providerId,
@@ -336,7 +336,7 @@ export class JobService {
       );
     }
     const model = lookup.model;
-    if (account.apiKey.modelPrivacy === 'PRIVATE_ONLY' && model.privacy !== 'private')
+    if (modelPrivacyOf(account) === 'PRIVATE_ONLY' && model.privacy !== 'private')
       throw new ForbiddenError(`This API key may only use private models; ${model.id} is ${model.privacy}`);
     if (model.offline) throw new UpstreamError(`Model ${model.id} is offline`, 'MODEL_OFFLINE');
     return model;

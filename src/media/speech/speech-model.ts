@@ -1,4 +1,4 @@
-import type { AccountAuthContext } from '../../auth/auth-context.ts';
+import { modelPrivacyOf, type AccountAuthContext } from '../../auth/auth-context.ts';
 import type { CatalogService } from '../../catalog/catalog.service.ts';
 import type { CatalogModel } from '../../catalog/model.ts';
 import { clip, ForbiddenError, InvalidModelError, UpstreamError, ValidationError } from '../../errors.ts';
@@ -51,7 +51,7 @@ export async function resolveSpeechModel(
     );
   }
   const model = lookup.model;
-  if (auth.apiKey.modelPrivacy === 'PRIVATE_ONLY' && model.privacy !== 'private')
+  if (modelPrivacyOf(auth) === 'PRIVATE_ONLY' && model.privacy !== 'private')
     throw new ForbiddenError(`This API key may only use private models; ${model.id} is ${model.privacy}`);
   if (model.offline) throw new UpstreamError(`Model ${model.id} is offline`, 'MODEL_OFFLINE');
   return model;
