@@ -18,5 +18,6 @@ import './types/media.ts';
 import './types/search.ts';
 import './types/speech.ts';
 import './types/text-parser.ts';
+import './types/wallet.ts';
 
 export const schema = builder.toSchema({ sortSchema: true });

@@ -88,6 +88,43 @@ export class WalletService {
     return this.ledgerOf(wallet.accountId, wallet.walletAddress, page);
   }
 
+  /** The signed-in wallet (GraphQL `wallet`): its account and address. */
+  current(auth: AuthContext): { readonly accountId: string; readonly walletAddress: string } {
+    const { accountId, walletAddress } = requireWallet(auth);
+    return { accountId, walletAddress };
+  }
+
+  /**
+   * The signed-in wallet's balance now, then again after each change: a settled charge (usage events) or a credit
+   * (top-up, refund). Bursts of changes give one reading. Events cross processes with REDIS_URL.
+   */
+  async *watchBalance(auth: AuthContext): AsyncGenerator<WalletBalance> {
+    const { accountId, walletAddress } = requireWallet(auth);
+    const sources = [
+      this.deps.events.subscribe('lagoon:usage', accountId),
+      this.deps.events.subscribe('lagoon:wallet', accountId),
+    ];
+    let changed = false;
+    let wake: (() => void) | undefined;
+    const pump = async (source: AsyncIterableIterator<unknown>) => {
+      for await (const _event of source) {
+        changed = true;
+        wake?.();
+      }
+    };
+    for (const source of sources) void pump(source).catch(() => undefined);
+    try {
+      yield await this.balanceOf(accountId, walletAddress);
+      for (;;) {
+        if (!changed) await new Promise<void>((resolve) => (wake = resolve));
+        changed = false;
+        yield await this.balanceOf(accountId, walletAddress);
+      }
+    } finally {
+      await Promise.all(sources.map((source) => source.return?.()));
+    }
+  }
+
   /** Operator: every wallet account and its credit. */
   async list(auth: AuthContext) {
     requireOperator(auth);
