@@ -236,6 +236,24 @@ describe(`REST: wallet callers (${testDatabaseKind})`, () => {
     upstream.setBehavior({ kind: 'reply' });
   });
 
+  it('a wallet pays other inference routes too (image generation on the simulator), in USD', async () => {
+    const wallet = newWallet();
+    await creditWallet(server.t.app, wallet.address, '1');
+    const header = await signIn(wallet);
+    const response = await fetch(`${server.url}/api/v1/image/generate`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'SIGN-IN-WITH-X': header },
+      body: JSON.stringify({ model: 'lagoon-sim-image', prompt: 'a lighthouse', format: 'png' }),
+    });
+    expect(response.status).toBe(200);
+    await response.arrayBuffer();
+    const page = await ledger(wallet.address, header);
+    const [charge] = page.transactions;
+    expect(charge).toMatchObject({ type: 'CHARGE', modelId: 'lagoon-sim-image' });
+    expect(charge!.amount).toBeLessThan(0);
+    expect(page.currentBalance).toBe(charge!.balanceAfter);
+  });
+
   it('pages the ledger as the contract says (limit 1 to 100, offset, hasMore)', async () => {
     const wallet = newWallet();
     const accountId = await creditWallet(server.t.app, wallet.address, '1');

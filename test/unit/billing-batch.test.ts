@@ -80,6 +80,28 @@ describe('planBatch', () => {
     expect(new Set(plan.reservations.map((r) => r.id)).size).toBe(3);
   });
 
+  it('should hold a wallet (no key) in USD only, with no key spend, keeping its minimum balance free', () => {
+    const wallet = (amount: string): ReserveOp => ({
+      ...reserve(amount),
+      apiKeyId: null,
+      keyPeriodStart: null,
+      currencies: ['USD'],
+      minimumFree: n('0.1'),
+    });
+    const ops = [wallet('0.5'), wallet('0.4'), wallet('0.05'), wallet('0.05')];
+    const plan = planBatch(ops, new Set(), [balance('DIEM', '5'), balance('USD', '1')], []);
+    // 0.5 leaves 0.5 free, 0.4 leaves 0.1; 0.05 fits (0.1 free covers max(0.05, minimum 0.1)) and leaves 0.05,
+    // below the minimum: the last is refused. DIEM is never used.
+    expect(plan.outcomes.map((o) => (o.kind === 'reserved' ? o.reservation.currency : o.kind))).toEqual([
+      'USD',
+      'USD',
+      'USD',
+      'refused',
+    ]);
+    expect(plan.keySpendChanges).toEqual([]);
+    expect(plan.reservations.every((r) => r.apiKeyId === null && r.keyPeriodStart === null)).toBe(true);
+  });
+
   it('should follow the charging order, skipping a currency whose key limit is used up', () => {
     const ops = [reserve('0.1', '0.2'), reserve('0.1', '0.2'), reserve('0.1', '0.2')];
     const balances = [balance('USD', '5'), balance('DIEM', '5'), balance('BUNDLED_CREDITS', '0.1')];
