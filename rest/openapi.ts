@@ -49,6 +49,8 @@ export function buildOpenApiDocument(routes: readonly Route[], info: { version: 
         },
       },
       ...(route.access === 'public' ? { security: [] } : {}),
+      ...(route.access === 'wallet' ? { security: [{ signInWithX: [] }] } : {}),
+      ...(route.access === 'account' ? { security: [{ bearerAuth: [] }, { signInWithX: [] }] } : {}),
       ...(route.doc.body
         ? {
             requestBody: {
@@ -74,6 +76,12 @@ export function buildOpenApiDocument(routes: readonly Route[], info: { version: 
     components: {
       securitySchemes: {
         bearerAuth: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <API key>' },
+        signInWithX: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'SIGN-IN-WITH-X',
+          description: 'Wallet sign-in: base64 JSON {address, message, signature, timestamp, chainId} (docs/api.md)',
+        },
       },
       schemas: { Error: toSchema(ErrorBody, 'output') },
     },

@@ -254,6 +254,21 @@ describe(`REST: wallet callers (${testDatabaseKind})`, () => {
     expect(page.currentBalance).toBe(charge!.balanceAfter);
   });
 
+  it('the OpenAPI document names the wallet header where it is accepted', async () => {
+    const doc = (await (await get('/openapi.json')).json()) as {
+      paths: Record<string, Record<string, { security?: unknown[] }>>;
+      components: { securitySchemes: Record<string, unknown> };
+    };
+    expect(doc.components.securitySchemes.signInWithX).toMatchObject({
+      type: 'apiKey',
+      in: 'header',
+      name: 'SIGN-IN-WITH-X',
+    });
+    expect(doc.paths['/api/v1/x402/balance/{walletAddress}']?.get?.security).toEqual([{ signInWithX: [] }]);
+    expect(doc.paths['/api/v1/chat/completions']?.post?.security).toEqual([{ bearerAuth: [] }, { signInWithX: [] }]);
+    expect(doc.paths['/api/v1/x402/nonce']?.get?.security).toEqual([]);
+  });
+
   it('pages the ledger as the contract says (limit 1 to 100, offset, hasMore)', async () => {
     const wallet = newWallet();
     const accountId = await creditWallet(server.t.app, wallet.address, '1');
