@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { anonymous, type AuthContext } from '../src/auth/auth-context.ts';
 import type { Config } from '../src/config.ts';
+import { formatNanoFixed, parseNano } from '../src/billing/money.ts';
 import { AppError, clip, NotFoundError, WalletTopUpRequiredError } from '../src/errors.ts';
 import { paymentRequiredHeader } from '../src/wallets/payment-requirements.ts';
 import { requestOrigin as originOf } from './routes/wallets.ts';
@@ -122,7 +123,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       const limit =
         typeof route.bodyLimit === 'function' ? route.bodyLimit(config) : (route.bodyLimit ?? config.http.maxJsonBytes);
       const call = new RouteCall(ex.req, params, auth, deps.services, config, ex.requestId, controller.signal, limit);
-      await send(ex, label, await route.handler(call));
+      await send(ex, label, withWalletBalance(auth, await route.handler(call)));
     } catch (error) {
       if (controller.signal.aborted) {
         observe(ex, label, CLIENT_CLOSED);
@@ -206,6 +207,16 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       return res.response;
     },
   };
+}
+
+/**
+ * A wallet caller's answer to a paid call carries its credit left, `X-Balance-Remaining` in USD with 6 decimals
+ * (beside the key callers' `X-Balance-USD`, which the paid routes set).
+ */
+function withWalletBalance(auth: AuthContext, reply: Reply): Reply {
+  const usd = reply.headers['x-balance-usd'];
+  if (auth.kind !== 'wallet' || typeof usd !== 'string') return reply;
+  return { ...reply, headers: { ...reply.headers, 'x-balance-remaining': formatNanoFixed(parseNano(usd), 6) } };
 }
 
 const notFound = (method: string, path: string) => new NotFoundError(`Route not found: ${clip(method)} ${clip(path)}`);

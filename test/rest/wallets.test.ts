@@ -246,6 +246,7 @@ describe(`REST: wallet callers (${testDatabaseKind})`, () => {
       body: JSON.stringify({ model: 'lagoon-sim-image', prompt: 'a lighthouse', format: 'png' }),
     });
     expect(response.status).toBe(200);
+    expect(response.headers.get('x-balance-remaining')).toMatch(/^0\.\d{6}$/);
     await response.arrayBuffer();
     const page = await ledger(wallet.address, header);
     const [charge] = page.transactions;
