@@ -17,7 +17,7 @@ export interface ReserveOp {
   readonly maxCost: Price;
   /** The currencies it may be held in, in order (wallet callers: USD only); default the charging order. */
   readonly currencies?: readonly Currency[];
-  /** Free funds the balance must have besides covering the hold (a wallet's minimum balance). */
+  /** Free funds the balance must have at least, whatever the hold (a wallet's minimum balance). */
   readonly minimumFree?: Nano;
   readonly requestId: string;
   readonly expiresAt: Date;

@@ -24,7 +24,7 @@ import type { SettledUsageEntry } from './usage.types.ts';
  */
 export interface BillingOptions {
   readonly reservationTimeoutMs: number;
-  /** A wallet caller needs this much free credit besides a call's hold (LAGOON_X402_MIN_BALANCE_USD); default 0. */
+  /** A wallet caller needs at least this much free credit to start a call (LAGOON_X402_MIN_BALANCE_USD); default 0. */
   readonly walletMinimumBalance?: Nano;
 }
 

@@ -42,7 +42,7 @@ export interface Holds {
 export interface ReserveOptions {
   /** A reservation row in the database, never a draw on this process's lease (any process may settle it). */
   readonly durable?: boolean;
-  /** A wallet caller's minimum balance: free funds it must have besides the hold. */
+  /** A wallet caller's minimum balance: the free funds must reach it as well as cover the hold. */
   readonly minimumFree?: Nano;
 }
 

@@ -77,7 +77,7 @@ export function topUpRequiredBody(x402: X402Config, where: RequestOrigin, balanc
     error: 'Payment required',
     code: 'PAYMENT_REQUIRED',
     reason: 'insufficient_balance',
-    message: `Wallet credit is ${formatNano(balance)} USD; at least ${formatNano(x402.minBalanceNano)} USD beyond the cost of the call is needed. Top up with USDC on Base.`,
+    message: `Wallet credit is ${formatNano(balance)} USD; a call needs at least ${formatNano(x402.minBalanceNano)} USD and its own cost. Top up with USDC on Base.`,
     currentBalanceUsd: nanoToNumber(balance),
     minimumBalanceUsd: nanoToNumber(x402.minBalanceNano),
     suggestedTopUpUsd: nanoToNumber(suggested),
