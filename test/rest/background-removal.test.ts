@@ -76,7 +76,7 @@ describe(`POST /image/background-remove (${testDatabaseKind})`, () => {
       }
       expect(await usd()).toBe(1_000_000_000n);
       expect((await t.call('/api/v1/image/background-remove', { method: 'POST', key: null, body: {} })).status).toBe(
-        401,
+        402,
       );
     });
   });

@@ -84,13 +84,13 @@ describe(`GET /characters/{slug}/reviews (${testDatabaseKind})`, () => {
     expect(character.data.stats).toMatchObject({ ratingCount: 3, ratingSum: 11 });
   });
 
-  it('answers 404 for an unknown character, 400 for bad paging, 401 without a key', async () => {
+  it('answers 404 for an unknown character, 400 for bad paging, 402 (x402 discovery) without a key', async () => {
     expect((await t.call('/api/v1/characters/nobody/reviews', { key: secret })).status).toBe(404);
     for (const query of ['page=0', 'pageSize=101', 'pageSize=x'])
       expect((await t.call(`/api/v1/characters/lagoon-guide/reviews?${query}`, { key: secret })).status, query).toBe(
         400,
       );
-    expect((await t.call('/api/v1/characters/lagoon-guide/reviews', { key: null })).status).toBe(401);
+    expect((await t.call('/api/v1/characters/lagoon-guide/reviews', { key: null })).status).toBe(402);
     const bad = await cli(['characters', 'review-add', 'lagoon-guide', '--rating', '6', '--username', 'x']);
     expect(bad.code).toBe(1);
     expect(bad.err).toMatch(/rating/);

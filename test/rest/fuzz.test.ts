@@ -361,11 +361,13 @@ describe(`Fuzzing every REST route (${testDatabaseKind})`, () => {
                 } catch {
                   body = text;
                 }
+                // The error body, or on a route a wallet may use without credentials the x402 discovery body.
                 const shaped =
                   typeof body === 'object' &&
                   body !== null &&
                   typeof (body as { error?: unknown }).error === 'string' &&
-                  typeof (body as { code?: unknown }).code === 'string';
+                  (typeof (body as { code?: unknown }).code === 'string' ||
+                    (response.status === 402 && (body as { x402Version?: unknown }).x402Version === 2));
                 if (!shaped)
                   failures.push(`${response.status} not in the error shape ← ${what}: ${text.slice(0, 200)}`);
               }

@@ -85,7 +85,7 @@ describe(`POST /augment/scrape (${testDatabaseKind})`, () => {
       expect(await response.json()).toMatchObject({ error: expect.any(String) });
     }
     expect(await usd()).toBe(before);
-    expect((await scrape({ url: `${site}/article` }, null)).status).toBe(401);
+    expect((await scrape({ url: `${site}/article` }, null)).status).toBe(402);
   });
 
   it('is a GraphQL mutation too', async () => {
