@@ -81,6 +81,7 @@ const EnvironmentModel = z.object({
   LAGOON_JOB_WORKERS: boolWithDefault(true),
   LAGOON_JOB_RETRIES: intWithDefault(2, 0),
   LAGOON_JOB_TIMEOUT_SECONDS: intWithDefault(1800, 1),
+  LAGOON_JOB_HEARTBEAT_SECONDS: intWithDefault(30, 10),
   LAGOON_JOB_HOLD_SECONDS: intWithDefault(3600, 120),
   LAGOON_MEDIA_RETENTION_HOURS: intWithDefault(24, 1),
   LAGOON_MEDIA_SWEEP_SECONDS: intWithDefault(300, 1),
@@ -204,6 +205,8 @@ export interface Config {
     readonly workers: boolean;
     readonly retries: number;
     readonly timeoutMs: number;
+    /** A running attempt's worker beats this often; a dead worker's job is handed out again about this long after. */
+    readonly heartbeatSeconds: number;
     readonly holdTtlMs: number;
     readonly mediaTtlMs: number;
   };
@@ -329,6 +332,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       workers: e.LAGOON_JOB_WORKERS,
       retries: e.LAGOON_JOB_RETRIES,
       timeoutMs: e.LAGOON_JOB_TIMEOUT_SECONDS * 1000,
+      heartbeatSeconds: e.LAGOON_JOB_HEARTBEAT_SECONDS,
       holdTtlMs: e.LAGOON_JOB_HOLD_SECONDS * 1000,
       mediaTtlMs: e.LAGOON_MEDIA_RETENTION_HOURS * 3_600_000,
     },

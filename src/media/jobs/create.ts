@@ -24,6 +24,7 @@ const DEFAULTS: Config['jobs'] = {
   workers: true,
   retries: 2,
   timeoutMs: 1_800_000,
+  heartbeatSeconds: 30,
   holdTtlMs: 3_600_000,
   mediaTtlMs: 86_400_000,
 };
@@ -83,6 +84,7 @@ export function createJobServices(
       workers: options.workers,
       retryLimit: options.retries,
       expireSeconds: Math.ceil(options.timeoutMs / 1000),
+      heartbeatSeconds: options.heartbeatSeconds,
       pollingSeconds: 0.5,
     },
   });

@@ -1,3 +1,4 @@
+import { CompiledQuery } from 'kysely';
 import { fromPglite, PgBoss, type Job } from 'pg-boss';
 import { sharedConnectionOf, type Database } from '../../db/database.ts';
 import type { Logger } from '../../logger.ts';
@@ -10,6 +11,7 @@ import type { JobKind } from '../../providers/jobs/job-engine.ts';
  */
 
 export const JOB_KINDS: readonly JobKind[] = ['audio', 'video'];
+const NO_JOB = '00000000-0000-0000-0000-000000000000';
 const queueName = (kind: JobKind) => `lagoon-${kind}-jobs`;
 
 export interface QueueOptions {
@@ -21,6 +23,11 @@ export interface QueueOptions {
   readonly retryLimit: number;
   /** How long one attempt may run before pg-boss hands the job out again. */
   readonly expireSeconds: number;
+  /**
+   * A running attempt's worker beats every half of this; pg-boss's monitor (run as often) hands out again an attempt
+   * whose beat is this late, so a killed worker's job restarts within about twice this instead of `expireSeconds`.
+   */
+  readonly heartbeatSeconds: number;
   /** How often an idle worker looks for work (LISTEN/NOTIFY wakes it sooner where the backend has it). */
   readonly pollingSeconds: number;
 }
@@ -40,6 +47,7 @@ interface Message {
 
 export class JobQueue {
   private starting: Promise<PgBoss> | undefined;
+  private warming: Promise<PgBoss> | undefined;
 
   constructor(
     private readonly deps: {
@@ -59,10 +67,39 @@ export class JobQueue {
     return this.starting;
   }
 
-  async send(kind: JobKind, jobId: string): Promise<void> {
-    const boss = await this.start();
+  /**
+   * Puts the job on its queue inside `trx`, the transaction that inserts its row: both commit or neither does, so
+   * no crash leaves a QUEUED row that no queue entry will ever run. The pg-boss job takes the job's id.
+   * Call `ready()` before opening `trx`: on PGlite (one connection, which `trx` holds) pg-boss cannot start there.
+   */
+  async send(kind: JobKind, jobId: string, trx: Database): Promise<void> {
+    const boss = await this.ready();
     const message: Message = { jobId };
-    await boss.send(queueName(kind), message);
+    const db = {
+      executeSql: async (text: string, values?: unknown[]) => {
+        const result = await trx.executeQuery<Record<string, unknown>>(CompiledQuery.raw(text, values ?? []));
+        return { rows: result.rows };
+      },
+    };
+    await boss.send(queueName(kind), message, { id: jobId, db });
+  }
+
+  /**
+   * The queue started, with pg-boss's cache of each queue's settings filled (a send reads it through pg-boss's own
+   * connection, which must not happen while a caller's transaction holds PGlite's only one).
+   */
+  ready(): Promise<PgBoss> {
+    this.warming ??= this.start()
+      .then(async (boss) => {
+        // getJobById reads the queue's settings into that cache; the id is one no job has.
+        for (const kind of JOB_KINDS) await boss.getJobById(queueName(kind), NO_JOB);
+        return boss;
+      })
+      .catch((error: unknown) => {
+        this.warming = undefined;
+        throw error;
+      });
+    return this.warming;
   }
 
   async stop(): Promise<void> {
@@ -70,6 +107,7 @@ export class JobQueue {
     if (!starting) return;
     const boss = await starting.catch(() => undefined);
     this.starting = undefined;
+    this.warming = undefined;
     // Running jobs get a short grace; one cut off is handed out again once its attempt expires.
     await boss?.stop({ graceful: true, timeout: 5_000, close: true });
   }
@@ -78,10 +116,13 @@ export class JobQueue {
     const { db, logger } = this.deps;
     const connection = sharedConnectionOf(db);
     if (!connection) throw new Error('The job queue needs a database opened by openDatabase');
+    // The monitor that fails attempts without a heartbeat runs every heartbeat (its default is a minute).
+    const beat = this.deps.options.heartbeatSeconds;
+    const timers = { schedule: false, monitorIntervalSeconds: beat, superviseIntervalSeconds: beat };
     const boss =
       connection.kind === 'postgres'
-        ? new PgBoss({ connectionString: connection.url, max: 4, schedule: false })
-        : new PgBoss({ db: serialized(db, fromPglite(connection.pglite)), backend: 'pglite', schedule: false });
+        ? new PgBoss({ connectionString: connection.url, max: 4, ...timers })
+        : new PgBoss({ db: serialized(db, fromPglite(connection.pglite)), backend: 'pglite', ...timers });
     boss.on('error', (error: unknown) => logger.error({ err: error }, 'job queue error'));
     try {
       await this.prepare(boss);
@@ -95,13 +136,17 @@ export class JobQueue {
   private async prepare(boss: PgBoss): Promise<void> {
     const { options } = this.deps;
     await boss.start();
+    const settings = {
+      retryLimit: options.retryLimit,
+      retryDelay: 1,
+      retryBackoff: true,
+      expireInSeconds: options.expireSeconds,
+      heartbeatSeconds: options.heartbeatSeconds,
+    };
     for (const kind of JOB_KINDS) {
-      await boss.createQueue(queueName(kind), {
-        retryLimit: options.retryLimit,
-        retryDelay: 1,
-        retryBackoff: true,
-        expireInSeconds: options.expireSeconds,
-      });
+      // createQueue leaves an existing queue as it was: the update applies this process's settings to it.
+      await boss.createQueue(queueName(kind), settings);
+      await boss.updateQueue(queueName(kind), settings);
       if (options.workers)
         await boss.work<Message>(
           queueName(kind),

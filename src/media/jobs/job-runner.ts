@@ -62,7 +62,7 @@ export class JobRunner {
     }
     this.announce(job.id, 'PROCESSING', 0);
     const reservation = repo.decodeReservation(job.reservation);
-    const keepHeld = this.keepHeld(reservation);
+    const keepHeld = await this.keepHeld(reservation);
     try {
       const engine = this.engines.get(job.provider_id);
       if (!engine) throw new PermanentJobError(`No engine serves provider ${job.provider_id}`);
@@ -157,15 +157,21 @@ export class JobRunner {
     await this.deps.billing.settle(reservation, usage);
   }
 
-  /** Moves the hold's expiry forward while the job runs, so the reservation sweeper never frees a running job. */
-  private keepHeld(reservation: Reservation): () => void {
+  /**
+   * Moves the hold's expiry forward while the job runs, so the reservation sweeper never frees a running job: once
+   * before the engine starts (a job that waited long in the queue gets a full hold's time), then every quarter.
+   */
+  private async keepHeld(reservation: Reservation): Promise<() => void> {
     const ttlMs = this.deps.options.holdTtlMs;
     const extend = () =>
-      void this.deps.billing.holds.extend(reservation, ttlMs).catch((error: unknown) => {
-        this.deps.logger.warn({ err: error, reservationId: reservation.id }, 'extending a job hold failed');
-      });
-    extend();
-    const timer = setInterval(extend, Math.max(1_000, ttlMs / 4));
+      this.deps.billing.holds.extend(reservation, ttlMs).then(
+        () => undefined,
+        (error: unknown) => {
+          this.deps.logger.warn({ err: error, reservationId: reservation.id }, 'extending a job hold failed');
+        },
+      );
+    await extend();
+    const timer = setInterval(() => void extend(), Math.max(1_000, ttlMs / 4));
     timer.unref();
     return () => clearInterval(timer);
   }

@@ -74,7 +74,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * Queued music/audio and video jobs (POST /<kind>/quote, /queue, /retrieve, /complete). The quote is held at queue
- * time and the job row written before pg-boss is asked to run it; the worker (job-runner.ts) charges it when it
+ * time, and the job row and its pg-boss entry are written in one transaction; the worker (job-runner.ts) charges it when it
  * completes or releases it when it fails. Another account's job, an unknown one and a deleted one look alike: 404.
  */
 export class JobService {
@@ -86,7 +86,7 @@ export class JobService {
       readonly media: MediaStore;
       /** Signed URLs of download-URL models' media (given out at queue time). */
       readonly links: Pick<MediaLinks, 'urlFor'>;
-      readonly queue: Pick<JobQueue, 'send'>;
+      readonly queue: Pick<JobQueue, 'send' | 'ready'>;
       /** Remote media of video jobs: fetched under the public-address policy and probed, before anything is held. */
       readonly inputs: Pick<JobInputFetcher, 'fetchAll'>;
       readonly logger: Logger;
@@ -208,27 +208,25 @@ export class JobService {
       ? { mediaId: randomUUID(), expiresAt: new Date((context.now ?? new Date()).getTime() + DOWNLOAD_URL_TTL_MS) }
       : undefined;
     try {
-      await repo.insertJob(this.deps.db, {
-        id,
-        accountId: account.accountId,
-        apiKeyId: keyOf(account)?.id ?? null,
-        kind,
-        modelId: model.id,
-        providerId: binding.providerId,
-        request,
-        quoteUsd: price.usd,
-        reservation,
-        download,
+      await this.deps.queue.ready();
+      // The row and its queue entry in one transaction: a crash leaves both or neither, never a job nothing runs.
+      await this.deps.db.transaction().execute(async (trx) => {
+        await repo.insertJob(trx, {
+          id,
+          accountId: account.accountId,
+          apiKeyId: keyOf(account)?.id ?? null,
+          kind,
+          modelId: model.id,
+          providerId: binding.providerId,
+          request,
+          quoteUsd: price.usd,
+          reservation,
+          download,
+        });
+        await this.deps.queue.send(kind, id, trx);
       });
     } catch (error) {
-      await releaseOrLog(this.deps.billing, reservation, this.deps.logger);
-      throw error;
-    }
-    try {
-      await this.deps.queue.send(kind, id);
-    } catch (error) {
-      // Never queued: nothing will run it, so it fails now and its hold goes back.
-      await repo.markFailed(this.deps.db, id, 'The job could not be queued');
+      // Never queued (and no row): nothing will run it, so its hold goes back now.
       await releaseOrLog(this.deps.billing, reservation, this.deps.logger);
       throw error;
     }
