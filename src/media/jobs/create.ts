@@ -7,6 +7,7 @@ import type { EventBus } from '../../events/event-bus.ts';
 import type { Logger } from '../../logger.ts';
 import type { ProviderConfig } from '../../operator-config/schema.ts';
 import type { JobEngine } from '../../providers/jobs/job-engine.ts';
+import { QueueApiJobEngine } from '../../providers/jobs/queue-api.engine.ts';
 import { SimulatorJobEngine } from '../../providers/jobs/simulator-jobs.engine.ts';
 import type { MediaLinks } from '../media-links.ts';
 import type { MediaStore } from '../media-store.ts';
@@ -38,11 +39,12 @@ export interface JobServices {
   readonly queue: JobQueue;
 }
 
-/** One engine per provider that makes queued media (the built-in simulator for now). */
+/** One engine per provider that makes queued media: the built-in simulator, and each `queue` API provider. */
 export function createJobEngines(providers: readonly ProviderConfig[] | undefined): Map<string, JobEngine> {
   const engines = new Map<string, JobEngine>();
   for (const provider of providers ?? [{ id: 'simulator', type: 'simulator' as const }])
     if (provider.type === 'simulator') engines.set(provider.id, new SimulatorJobEngine(provider.id));
+    else if (provider.type === 'queue') engines.set(provider.id, new QueueApiJobEngine(provider));
   return engines;
 }
 

@@ -7,7 +7,7 @@ import type { Database } from '../../db/database.ts';
 import { AppError, ValidationError } from '../../errors.ts';
 import type { EventBus } from '../../events/event-bus.ts';
 import type { Logger } from '../../logger.ts';
-import type { JobEngine, JobRequest } from '../../providers/jobs/job-engine.ts';
+import { JobRefusedError, type JobEngine, type JobRequest } from '../../providers/jobs/job-engine.ts';
 import type { MediaStore } from '../media-store.ts';
 import type { Attempt } from './job-queue.ts';
 import { resultMedia } from './job-result.ts';
@@ -98,7 +98,8 @@ export class JobRunner {
       this.announce(job.id, 'COMPLETED', 100);
       await this.settle(job, request, Date.now() - started, engine.simulated);
     } catch (error) {
-      const permanent = error instanceof PermanentJobError || error instanceof ValidationError;
+      const permanent =
+        error instanceof PermanentJobError || error instanceof ValidationError || error instanceof JobRefusedError;
       if (!permanent && !attempt.lastAttempt) {
         logger.warn({ err: error, jobId, attempt: job.attempts }, 'job attempt failed; it will be retried');
         throw error;

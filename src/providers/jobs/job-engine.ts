@@ -5,7 +5,16 @@
  * every engine's job is reserved, retried, charged and stored alike.
  */
 
+import { UpstreamError } from '../../errors.ts';
+
 export type JobKind = 'audio' | 'video';
+
+/** The engine refused the job (an upstream 4xx): no retry changes that, so the job is FAILED at once. */
+export class JobRefusedError extends UpstreamError {
+  constructor(message: string) {
+    super(message, 'UPSTREAM_ERROR');
+  }
+}
 
 /** A validated job as the rules (src/media/jobs) normalise it; what the engine needs and nothing else. */
 export interface AudioJobRequest {
@@ -77,7 +86,7 @@ export type JobResult =
 export interface JobEngine {
   readonly id: string;
   readonly simulated: boolean;
-  /** Runs the job to its end. Throws UpstreamError for faults worth a retry, ValidationError for refusals. */
+  /** Runs the job to its end. Throws UpstreamError for faults worth a retry, JobRefusedError or ValidationError for refusals. */
   run(upstreamModel: string, request: JobRequest, context: JobRunContext): Promise<JobResult>;
   close?(): Promise<void>;
 }
