@@ -30,6 +30,8 @@ export interface QueueOptions {
   readonly heartbeatSeconds: number;
   /** How often an idle worker looks for work (LISTEN/NOTIFY wakes it sooner where the backend has it). */
   readonly pollingSeconds: number;
+  /** PostgreSQL: wake idle workers by NOTIFY on each send (default true; false for bench/jobs.ts comparisons). */
+  readonly notify?: boolean;
 }
 
 export interface Attempt {
@@ -119,9 +121,15 @@ export class JobQueue {
     // The monitor that fails attempts without a heartbeat runs every heartbeat (its default is a minute).
     const beat = this.deps.options.heartbeatSeconds;
     const timers = { schedule: false, monitorIntervalSeconds: beat, superviseIntervalSeconds: beat };
+    // On PostgreSQL a send NOTIFYs idle workers, which fetch at once instead of at their next poll (bench/jobs.ts).
     const boss =
       connection.kind === 'postgres'
-        ? new PgBoss({ connectionString: connection.url, max: 4, ...timers })
+        ? new PgBoss({
+            connectionString: connection.url,
+            max: 4,
+            useListenNotify: this.deps.options.notify !== false,
+            ...timers,
+          })
         : new PgBoss({ db: serialized(db, fromPglite(connection.pglite)), backend: 'pglite', ...timers });
     boss.on('error', (error: unknown) => logger.error({ err: error }, 'job queue error'));
     try {
@@ -142,6 +150,7 @@ export class JobQueue {
       retryBackoff: true,
       expireInSeconds: options.expireSeconds,
       heartbeatSeconds: options.heartbeatSeconds,
+      notify: options.notify !== false,
     };
     for (const kind of JOB_KINDS) {
       // createQueue leaves an existing queue as it was: the update applies this process's settings to it.
@@ -153,6 +162,9 @@ export class JobQueue {
           {
             localConcurrency: options.concurrency,
             pollingIntervalSeconds: options.pollingSeconds,
+            // While NOTIFY works, polling stays as frequent: a worker that finished a job fetches the next
+            // queued one within a poll, not only when a new job's NOTIFY arrives.
+            notifyPollingIntervalSeconds: options.pollingSeconds,
           },
           async ([job]: Job<Message>[]) => {
             if (!job) return;
