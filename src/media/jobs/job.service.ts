@@ -70,6 +70,7 @@ export interface JobCallContext {
 }
 
 const CATALOG_TYPE: Record<JobKind, 'music' | 'video'> = { audio: 'music', video: 'video' };
+const AVERAGE_TTL_MS = 5_000;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
@@ -78,6 +79,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * completes or releases it when it fails. Another account's job, an unknown one and a deleted one look alike: 404.
  */
 export class JobService {
+  private readonly averages = new Map<string, { value: number; until: number }>();
+
   constructor(
     private readonly deps: {
       readonly db: Database;
@@ -236,6 +239,18 @@ export class JobService {
     return { model: model.id, queue_id: id, status: 'QUEUED', download_url: url };
   }
 
+  /**
+   * The model's recent mean run time, read at most every AVERAGE_TTL_MS per model: pollers call retrieve often, and
+   * the figure moves slowly (bench/jobs.ts: one query fewer per status answer).
+   */
+  private async averageExecutionMs(modelId: string): Promise<number> {
+    const cached = this.averages.get(modelId);
+    if (cached && cached.until > Date.now()) return cached.value;
+    const value = await repo.averageExecutionMs(this.deps.db, modelId);
+    this.averages.set(modelId, { value, until: Date.now() + AVERAGE_TTL_MS });
+    return value;
+  }
+
   async retrieve(auth: AuthContext, kind: JobKind, raw: unknown, context: JobCallContext = {}): Promise<Retrieved> {
     const account = requireAccount(auth);
     const now = context.now ?? new Date();
@@ -258,7 +273,7 @@ export class JobService {
       kind: 'status',
       body: {
         status: job.status === 'PROCESSING' ? 'PROCESSING' : 'QUEUED',
-        average_execution_time: await repo.averageExecutionMs(this.deps.db, job.model_id),
+        average_execution_time: await this.averageExecutionMs(job.model_id),
         execution_duration: job.started_at ? Math.max(0, now.getTime() - job.started_at.getTime()) : 0,
       },
     };
