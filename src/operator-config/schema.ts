@@ -11,6 +11,7 @@ import {
   TextConstraints,
   VideoConstraints,
 } from './model-spec-schema.ts';
+import { QueueApiOptionsSchema } from './queue-api-options.ts';
 import { RpcConfigSchema, type RpcConfig } from './rpc-config.ts';
 import { RateLimitsConfigSchema, type RateLimitsConfig } from '../rate-limits/limits.ts';
 
@@ -273,6 +274,11 @@ export const ProviderConfigSchema = z
   .superRefine((provider, ctx) => {
     if (provider.baseUrl === undefined && !BASE_URL_OPTIONAL.includes(provider.type)) {
       ctx.addIssue({ code: 'custom', path: ['baseUrl'], message: `a ${provider.type} provider needs baseUrl` });
+    }
+    if (provider.type === 'queue') {
+      const parsed = QueueApiOptionsSchema.safeParse(provider.options ?? {});
+      for (const issue of parsed.error?.issues ?? [])
+        ctx.addIssue({ code: 'custom', path: ['options', ...issue.path], message: issue.message });
     }
   });
 export type ProviderConfig = z.output<typeof ProviderConfigSchema>;

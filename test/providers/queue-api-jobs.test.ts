@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ProviderConfigSchema } from '../../src/operator-config/schema.ts';
 import { QueueApiJobEngine } from '../../src/providers/jobs/queue-api.engine.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { testDatabaseKind } from '../helpers/db.ts';
@@ -169,4 +170,16 @@ describe(`queue-API job engine (${testDatabaseKind})`, () => {
     expect(upstream.state.requests - requestsBefore).toBe(1);
     await eventually(async () => expect(await usd()).toEqual({ ...before, reserved: 0n }));
   }, 90_000);
+});
+
+describe('queue-API provider options in the operator config', () => {
+  it('should refuse bad options when the config loads, naming the field', () => {
+    const provider = { id: 'fal', type: 'queue', baseUrl: 'https://queue.example' };
+    expect(ProviderConfigSchema.safeParse({ ...provider, options: { submitPath: '/{model}' } }).success).toBe(true);
+    const bad = ProviderConfigSchema.safeParse({ ...provider, options: { pollIntervalMs: 'fast', retries: 99 } });
+    expect(bad.error?.issues.map((issue) => issue.path.join('.')).sort()).toEqual([
+      'options.pollIntervalMs',
+      'options.retries',
+    ]);
+  });
 });

@@ -1,5 +1,5 @@
-import { z } from 'zod';
 import { UpstreamError } from '../../errors.ts';
+import { QueueApiOptionsSchema, type QueueApiOptions } from '../../operator-config/queue-api-options.ts';
 import type { ProviderConfig } from '../../operator-config/schema.ts';
 import { pauseBeforeRetry } from '../upstream-retry.ts';
 import { JobRefusedError, type JobEngine, type JobRequest, type JobResult, type JobRunContext } from './job-engine.ts';
@@ -13,42 +13,6 @@ import { pickField, upstreamBody } from './queue-api.fields.ts';
  * (JobRefusedError: FAILED, no retry). A fault that outlasts the retries fails this attempt: the queue tries the
  * whole job again, and after its last attempt the job is FAILED and its hold released.
  */
-
-const DottedField = z.string().min(1);
-
-export const QueueApiOptionsSchema = z.strictObject({
-  /** POST target; `{model}` is the model's upstream name. */
-  submitPath: z.string().startsWith('/').default('/{model}'),
-  /** GET target while running; `{id}` is the upstream job id. */
-  statusPath: z.string().startsWith('/').default('/{model}/requests/{id}/status'),
-  /** GET target once done: JSON naming the media URL, or the media bytes themselves. */
-  resultPath: z.string().startsWith('/').default('/{model}/requests/{id}'),
-  /** Where the submit answer keeps the job id (dot path, e.g. `id` or `data.request_id`). */
-  idField: DottedField.default('request_id'),
-  statusField: DottedField.default('status'),
-  completedStatuses: z.array(z.string()).min(1).default(['COMPLETED', 'succeeded']),
-  failedStatuses: z.array(z.string()).default(['FAILED', 'failed', 'canceled', 'ERROR']),
-  /** A 0–100 number in the status answer, when the upstream reports progress. */
-  progressField: DottedField.optional(),
-  /** The media URL in the result JSON (a string, or an array whose first item is one). */
-  mediaUrlField: DottedField.default('video.url'),
-  /** The upstream's error in a failed status answer (logged, never shown to callers). */
-  errorField: DottedField.default('error'),
-  /** The job's fields go under this key (Replicate: `input`); unset, they are the whole body (fal). */
-  inputField: z.string().min(1).optional(),
-  /** The Authorization scheme for `apiKey` (fal: `Key`, Replicate: `Bearer`). */
-  authScheme: z.string().min(1).default('Bearer'),
-  pollIntervalMs: z.number().int().min(10).max(60_000).default(1_000),
-  /** Further tries of one HTTP call after an upstream fault, waiting `retryBaseMs` × 2^n (with jitter) between. */
-  retries: z.number().int().min(0).max(10).default(3),
-  retryBaseMs: z.number().int().min(1).max(60_000).default(500),
-  maxResultBytes: z
-    .number()
-    .int()
-    .positive()
-    .default(512 * 1024 * 1024),
-});
-export type QueueApiOptions = z.output<typeof QueueApiOptionsSchema>;
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 const CONTENT_TYPES: Record<string, string> = { mp3: 'audio/mpeg', wav: 'audio/wav', flac: 'audio/flac' };
@@ -76,7 +40,10 @@ export class QueueApiJobEngine implements JobEngine {
     this.options = QueueApiOptionsSchema.parse(provider.options ?? {});
     this.baseUrl = (provider.baseUrl ?? '').replace(/\/+$/, '');
     this.timeoutMs = provider.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    this.headers = provider.apiKey ? { authorization: `${this.options.authScheme} ${provider.apiKey}` } : {};
+    this.headers = {
+      ...provider.headers,
+      ...(provider.apiKey ? { authorization: `${this.options.authScheme} ${provider.apiKey}` } : {}),
+    };
   }
 
   async run(upstreamModel: string, request: JobRequest, context: JobRunContext): Promise<JobResult> {
