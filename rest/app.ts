@@ -19,6 +19,7 @@ import { searchRoutes } from './routes/search.ts';
 import { speechRoutes } from './routes/speech.ts';
 import { textParserRoutes } from './routes/text-parser.ts';
 import { walletRoutes } from './routes/wallets.ts';
+import { x402TopUpRoutes } from './routes/x402-top-up.ts';
 
 /* The REST route table: each handler written once, served by the pipeline (pipeline.ts) on both entries. */
 
@@ -42,6 +43,7 @@ const domainRoutes: readonly Route[] = [
   ...speechRoutes,
   ...jobRoutesList,
   ...walletRoutes,
+  ...x402TopUpRoutes,
 ];
 
 /** Every REST route, with this OpenAPI document at /openapi.json. */

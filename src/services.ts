@@ -54,6 +54,7 @@ import type { RateLimiter } from './rate-limits/rate-limiter.ts';
 import { sweepNonces } from './wallets/siwx-nonces.ts';
 import { WalletAuthenticator } from './wallets/wallet-auth.ts';
 import { WalletService } from './wallets/wallet.service.ts';
+import { TopUpService } from './wallets/top-up.service.ts';
 
 /**
  * What REST handlers, GraphQL resolvers and the CLI are handed: one service per domain, each a set of operations
@@ -98,6 +99,8 @@ export interface Operations {
   readonly rateLimits: RateLimitService;
   /** Wallet callers: credit, ledger, 402 bodies, the operator's wallet commands (src/wallets/). */
   readonly wallets: WalletService;
+  /** x402 USDC top-ups of wallet accounts (POST /x402/top-up): verify, settle, credit once. */
+  readonly topUps: TopUpService;
 }
 
 /**
@@ -406,6 +409,13 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     periodic(() => sweepNonces(db), options.billing.sweepIntervalMs, logger, 'sign-in nonce sweep'),
   );
   lifecycle.add('last-used flushes', lastUsed);
+  // Top-ups tell walletBalance subscribers, like every other change of a wallet's credit.
+  const topUps = new TopUpService({ db, logger, x402, onCredited: (accountId) => wallets.balanceChanged(accountId) });
+  // A crash between an on-chain transfer and its credit is finished here (credited once, or marked failed).
+  lifecycle.add('x402 top-up recovery', {
+    start: () =>
+      void topUps.recover().catch((error: unknown) => logger.error({ err: error }, 'x402 top-up recovery failed')),
+  });
   lifecycle.add(
     'reservation sweep',
     periodic(() => billing.sweepExpired(), options.billing.sweepIntervalMs, logger, 'reservation sweep'),
@@ -442,6 +452,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     rateLimiter,
     rateLimits,
     wallets,
+    topUps,
     start: () => lifecycle.start(),
     stop: () => lifecycle.stop(),
   };

@@ -298,6 +298,23 @@ export interface Web3KeyTokensTable {
   expires_at: Date;
 }
 
+export interface X402PaymentsTable {
+  id: Generated<string>;
+  asset: string;
+  nonce: string;
+  payer: string;
+  account_id: string;
+  amount_units: bigint;
+  amount_nano: bigint;
+  valid_before: Date;
+  status: Generated<string>;
+  tx_hash: string | null;
+  failure_reason: string | null;
+  ledger_entry_id: string | null;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
 export interface DB {
   account_ledger: AccountLedgerTable;
   accounts: AccountsTable;
@@ -322,4 +339,5 @@ export interface DB {
   usage_entries: UsageEntriesTable;
   voices: VoicesTable;
   web3_key_tokens: Web3KeyTokensTable;
+  x402_payments: X402PaymentsTable;
 }

@@ -1,0 +1,276 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseNano } from '../../src/billing/money.ts';
+import * as repo from '../../src/wallets/top-up.repository.ts';
+import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { KEYS, startUsdcChain, type UsdcChain } from '../helpers/usdc-chain.ts';
+import { signPayment, usdc } from '../helpers/x402-payment.ts';
+
+/*
+ * POST /x402/top-up against a real local chain (ganache, chain id 8453) and a USDC-like EIP-3009 token compiled
+ * from test/fixtures/contracts/TestUsdc.sol: settled directly with the settlement key.
+ */
+
+let chain: UsdcChain;
+let t: TestApp;
+
+beforeAll(async () => {
+  chain = await startUsdcChain();
+  await chain.mint(chain.account('payer').address, usdc(1000));
+  await chain.mint(chain.account('payer2').address, usdc(1000));
+  t = await createTestApp({
+    LAGOON_X402_RECEIVER: chain.account('receiver').address,
+    LAGOON_X402_USDC_ADDRESS: chain.token,
+    LAGOON_BASE_RPC_URL: chain.url,
+    LAGOON_X402_SETTLEMENT_KEY: KEYS.settler,
+  });
+});
+
+afterAll(async () => {
+  await t?.close();
+  await chain?.close();
+});
+
+const topUp = (header: string, name = 'payment-signature') =>
+  t.call('/api/v1/x402/top-up', { method: 'POST', key: null, headers: { [name]: header } });
+
+async function walletState(address: string) {
+  const db = t.app.database.db;
+  const account = await db
+    .selectFrom('accounts')
+    .select('id')
+    .where('wallet_address', '=', address.toLowerCase())
+    .executeTakeFirst();
+  if (!account) return { usd: 0n, topUps: 0 };
+  const balance = await repo.usdBalance(db, account.id);
+  const ledger = await db
+    .selectFrom('account_ledger')
+    .select(['amount', 'type'])
+    .where('account_id', '=', account.id)
+    .where('type', '=', 'TOP_UP')
+    .execute();
+  return { usd: balance, topUps: ledger.length, ledger };
+}
+
+const receiver = () => chain.account('receiver').address;
+
+describe('POST /x402/top-up', () => {
+  it('answers 402 with the requirements (body and PAYMENT-REQUIRED) without a payment', async () => {
+    const response = await topUp('', 'x-unused');
+    expect(response.status).toBe(402);
+    const body = (await response.json()) as { x402Version: number; accepts: Record<string, unknown>[] };
+    expect(body.x402Version).toBe(2);
+    expect(body.accepts).toEqual([
+      {
+        scheme: 'exact',
+        network: 'eip155:8453',
+        amount: '5000000',
+        asset: chain.token,
+        payTo: receiver(),
+        maxTimeoutSeconds: 300,
+        extra: { name: 'USD Coin', version: '2' },
+      },
+    ]);
+    const header = response.headers.get('payment-required') ?? '';
+    expect(JSON.parse(Buffer.from(header, 'base64').toString('utf8'))).toEqual(body);
+  });
+
+  it('settles on chain, credits exactly the amount once, and refuses a replay', async () => {
+    const payer = chain.account('payer');
+    const before = { payer: await chain.balanceOf(payer.address), receiver: await chain.balanceOf(receiver()) };
+    const payment = await signPayment(payer, chain.token, { to: receiver(), value: usdc(12.5) });
+    const response = await topUp(payment.header);
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { success: boolean; data: Record<string, unknown> };
+    expect(body.success).toBe(true);
+    expect(body.data).toMatchObject({ walletAddress: payer.address, amountCredited: 12.5, newBalance: 12.5 });
+    expect(typeof body.data.paymentId).toBe('string');
+    const settlement = JSON.parse(
+      Buffer.from(response.headers.get('payment-response') ?? '', 'base64').toString('utf8'),
+    ) as Record<string, unknown>;
+    expect(settlement).toMatchObject({ success: true, network: 'eip155:8453', payer: payer.address });
+    expect(settlement.transaction).toMatch(/^0x[0-9a-f]{64}$/);
+
+    expect(await chain.balanceOf(payer.address)).toBe(before.payer - usdc(12.5));
+    expect(await chain.balanceOf(receiver())).toBe(before.receiver + usdc(12.5));
+    const state = await walletState(payer.address);
+    expect(state.usd).toBe(parseNano('12.5'));
+    expect(state.topUps).toBe(1);
+
+    const replay = await topUp(payment.header, 'x-payment');
+    expect(replay.status).toBe(400);
+    expect(await replay.json()).toMatchObject({
+      error: 'X402_INVALID_PAYMENT',
+      details: { reason: 'nonce_already_used' },
+    });
+    expect((await walletState(payer.address)).usd).toBe(parseNano('12.5'));
+    expect(await chain.balanceOf(receiver())).toBe(before.receiver + usdc(12.5));
+  });
+
+  it('accepts the flat payload form under X-402-Payment', async () => {
+    const payer = chain.account('payer');
+    const before = (await walletState(payer.address)).usd;
+    const payment = await signPayment(payer, chain.token, { to: receiver(), value: usdc(5) }, 'flat');
+    const response = await topUp(payment.header, 'x-402-payment');
+    expect(response.status).toBe(200);
+    expect((await walletState(payer.address)).usd).toBe(before + parseNano('5'));
+  });
+
+  it('credits one of two identical top-ups sent at once and answers the other 409', async () => {
+    const payer = chain.account('payer');
+    const before = await walletState(payer.address);
+    const payment = await signPayment(payer, chain.token, { to: receiver(), value: usdc(7) });
+    const answers = await Promise.all([topUp(payment.header), topUp(payment.header)]);
+    const statuses = answers.map((answer) => answer.status).sort();
+    // The second either finds the first settling (409) or, if the first already finished, the nonce used (400).
+    expect(statuses[0]).toBe(200);
+    expect([400, 409]).toContain(statuses[1]);
+    const loser = answers.find((answer) => answer.status !== 200);
+    const loserBody = (await loser?.json()) as Record<string, unknown>;
+    if (loser?.status === 409) expect(loserBody.code).toBe('PAYMENT_IN_PROGRESS');
+    const after = await walletState(payer.address);
+    expect(after.usd).toBe(before.usd + parseNano('7'));
+    expect(after.topUps).toBe(before.topUps + 1);
+  });
+
+  it.each([
+    ['recipient_mismatch', { to: '0x000000000000000000000000000000000000dEaD' as const, value: usdc(10) }],
+    ['expired', { value: usdc(10), validBefore: BigInt(Math.floor(Date.now() / 1000) - 10) }],
+    ['not_yet_valid', { value: usdc(10), validAfter: BigInt(Math.floor(Date.now() / 1000) + 3600) }],
+    ['amount_too_small', { value: usdc(4.99) }],
+    ['amount_too_large', { value: usdc(10_000.01) }],
+  ])('refuses %s with 400 and no transfer', async (reason, fields) => {
+    const payer = chain.account('payer2');
+    const onChain = await chain.balanceOf(payer.address);
+    const payment = await signPayment(payer, chain.token, { to: receiver(), ...fields });
+    const response = await topUp(payment.header);
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ error: 'X402_INVALID_PAYMENT', details: { reason } });
+    expect(await chain.balanceOf(payer.address)).toBe(onChain);
+    expect((await walletState(payer.address)).usd).toBe(0n);
+  });
+
+  it('refuses a forged signature, a wrong asset and malformed headers with 400 and a reason', async () => {
+    const victim = chain.account('payer2');
+    const forged = await signPayment(chain.account('payer'), chain.token, {
+      to: receiver(),
+      value: usdc(10),
+      from: victim.address,
+    });
+    const forgedAnswer = await topUp(forged.header);
+    expect(forgedAnswer.status).toBe(400);
+    expect(await forgedAnswer.json()).toMatchObject({ details: { reason: 'invalid_signature' } });
+
+    const otherToken = await signPayment(victim, '0x000000000000000000000000000000000000bEEF', {
+      to: receiver(),
+      value: usdc(10),
+    });
+    // Signed for another token's domain: the claimed asset is wrong (v2 form names it).
+    const assetAnswer = await topUp(otherToken.header);
+    expect(await assetAnswer.json()).toMatchObject({ details: { reason: 'asset_mismatch' } });
+
+    for (const header of ['not base64 json!', Buffer.from('{"x402Version":2}').toString('base64')]) {
+      const answer = await topUp(header);
+      expect(answer.status).toBe(400);
+      expect(await answer.json()).toMatchObject({
+        error: 'X402_INVALID_PAYMENT',
+        details: { reason: 'invalid_payload' },
+      });
+    }
+    expect((await walletState(victim.address)).usd).toBe(0n);
+  });
+
+  it('answers 402 SETTLEMENT_FAILED and credits nothing when the transfer reverts on chain', async () => {
+    const payer = chain.account('payer2');
+    await chain.setBlocked(payer.address, true);
+    try {
+      const onChain = await chain.balanceOf(payer.address);
+      const payment = await signPayment(payer, chain.token, { to: receiver(), value: usdc(20) });
+      const response = await topUp(payment.header);
+      expect(response.status).toBe(402);
+      expect(await response.json()).toMatchObject({ code: 'SETTLEMENT_FAILED' });
+      expect(await chain.balanceOf(payer.address)).toBe(onChain);
+      expect((await walletState(payer.address)).usd).toBe(0n);
+      const row = await repo.findByNonce(t.app.database.db, chain.token, payment.nonce);
+      expect(row?.status).toBe('failed');
+      expect(row?.tx_hash).toMatch(/^0x[0-9a-f]{64}$/);
+    } finally {
+      await chain.setBlocked(payer.address, false);
+    }
+  });
+
+  it('recovers a transfer whose credit a crash lost: credited once from the recorded hash', async () => {
+    const payer = chain.account('payer2');
+    const db = t.app.database.db;
+    const payment = await signPayment(payer, chain.token, { to: receiver(), value: usdc(9) });
+    // The crash: the row is pending with its hash, the transfer is on chain, no credit was written.
+    const account = await db
+      .insertInto('accounts')
+      .values({ name: 'wallet', kind: 'wallet', wallet_address: payer.address.toLowerCase() })
+      .onConflict((oc) => oc.column('wallet_address').doUpdateSet({ name: 'wallet' }))
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const id = await repo.insertPending(db, {
+      asset: chain.token,
+      nonce: payment.nonce,
+      payer: payer.address,
+      accountId: account.id,
+      amountUnits: usdc(9),
+      amountNano: parseNano('9'),
+      validBefore: new Date(Date.now() + 300_000),
+    });
+    if (!id) throw new Error('no row');
+    const { authorization, signature } = payment;
+    const { parseSignature, createWalletClient, http } = await import('viem');
+    const { r, s, v } = parseSignature(signature);
+    const settler = createWalletClient({ account: chain.account('settler'), transport: http(chain.url) });
+    const hash = await settler.writeContract({
+      chain: null,
+      address: chain.token,
+      abi: chain.abi,
+      functionName: 'transferWithAuthorization',
+      args: [
+        authorization.from,
+        authorization.to,
+        BigInt(authorization.value ?? 0),
+        0n,
+        BigInt(authorization.validBefore ?? 0),
+        authorization.nonce,
+        Number(v),
+        r,
+        s,
+      ],
+    });
+    await chain.client.waitForTransactionReceipt({ hash });
+    await repo.recordTxHash(db, id, hash);
+
+    expect(await t.app.services.topUps.recover()).toEqual({ credited: 1, failed: 0 });
+    expect(await t.app.services.topUps.recover()).toEqual({ credited: 0, failed: 0 });
+    const state = await walletState(payer.address);
+    expect(state.usd).toBe(parseNano('9'));
+    expect(state.topUps).toBe(1);
+    expect((await repo.findByNonce(db, chain.token, payment.nonce))?.status).toBe('settled');
+  });
+
+  it('marks failed a pending row whose authorization expired unused', async () => {
+    const payer = chain.account('payer2');
+    const db = t.app.database.db;
+    const account = await db
+      .selectFrom('accounts')
+      .select('id')
+      .where('wallet_address', '=', payer.address.toLowerCase())
+      .executeTakeFirstOrThrow();
+    const payment = await signPayment(payer, chain.token, { to: receiver(), value: usdc(6) });
+    await repo.insertPending(db, {
+      asset: chain.token,
+      nonce: payment.nonce,
+      payer: payer.address,
+      accountId: account.id,
+      amountUnits: usdc(6),
+      amountNano: parseNano('6'),
+      validBefore: new Date(Date.now() - 1000),
+    });
+    const before = (await walletState(payer.address)).usd;
+    expect(await t.app.services.topUps.recover()).toEqual({ credited: 0, failed: 1 });
+    expect((await walletState(payer.address)).usd).toBe(before);
+  });
+});
