@@ -1,0 +1,95 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseNano } from '../../src/billing/money.ts';
+import * as repo from '../../src/wallets/top-up.repository.ts';
+import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { startFakeFacilitator, type FakeFacilitator } from '../helpers/fake-facilitator.ts';
+import { startUsdcChain, type UsdcChain } from '../helpers/usdc-chain.ts';
+import { signPayment, usdc } from '../helpers/x402-payment.ts';
+
+/* POST /x402/top-up settled through a facilitator (LAGOON_X402_FACILITATOR_URL) that settles on a real local chain. */
+
+let chain: UsdcChain;
+let facilitator: FakeFacilitator;
+let t: TestApp;
+
+beforeAll(async () => {
+  chain = await startUsdcChain();
+  await chain.mint(chain.account('payer').address, usdc(100));
+  facilitator = await startFakeFacilitator(chain);
+  t = await createTestApp({
+    LAGOON_X402_RECEIVER: chain.account('receiver').address,
+    LAGOON_X402_USDC_ADDRESS: chain.token,
+    LAGOON_X402_FACILITATOR_URL: facilitator.url,
+  });
+});
+
+afterAll(async () => {
+  await t?.close();
+  await facilitator?.close();
+  await chain?.close();
+});
+
+const topUp = (header: string) =>
+  t.call('/api/v1/x402/top-up', { method: 'POST', key: null, headers: { 'payment-signature': header } });
+
+const creditOf = async (address: string) => {
+  const db = t.app.database.db;
+  const account = await db
+    .selectFrom('accounts')
+    .select('id')
+    .where('wallet_address', '=', address.toLowerCase())
+    .executeTakeFirst();
+  return account ? repo.usdBalance(db, account.id) : 0n;
+};
+
+describe('POST /x402/top-up through a facilitator', () => {
+  it('verifies, settles through /verify and /settle, and credits once', async () => {
+    const payer = chain.account('payer');
+    const receiver = chain.account('receiver').address;
+    const payment = await signPayment(payer, chain.token, { to: receiver, value: usdc(8) });
+    const response = await topUp(payment.header);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ success: true, data: { amountCredited: 8, newBalance: 8 } });
+    expect(facilitator.requests.map((request) => request.path)).toEqual(['/verify', '/settle']);
+    expect(facilitator.requests[0]?.body).toMatchObject({
+      x402Version: 2,
+      paymentRequirements: { scheme: 'exact', payTo: receiver, asset: chain.token },
+      paymentPayload: { payload: { signature: payment.signature } },
+    });
+    expect(await chain.balanceOf(receiver)).toBe(usdc(8));
+    expect(await creditOf(payer.address)).toBe(parseNano('8'));
+    const settlement = JSON.parse(Buffer.from(response.headers.get('payment-response') ?? '', 'base64').toString());
+    const row = await repo.findByNonce(t.app.database.db, chain.token, payment.nonce);
+    expect(row?.tx_hash).toBe((settlement as { transaction: string }).transaction);
+  });
+
+  it('answers 402 SETTLEMENT_FAILED without credit when the facilitator refuses', async () => {
+    const payer = chain.account('payer');
+    facilitator.refuseWith = 'insufficient_funds';
+    try {
+      const before = await creditOf(payer.address);
+      const payment = await signPayment(payer, chain.token, { to: chain.account('receiver').address, value: usdc(6) });
+      const response = await topUp(payment.header);
+      expect(response.status).toBe(402);
+      expect(await response.json()).toMatchObject({ code: 'SETTLEMENT_FAILED' });
+      expect(await creditOf(payer.address)).toBe(before);
+    } finally {
+      facilitator.refuseWith = undefined;
+    }
+  });
+
+  it('answers 402 SETTLEMENT_FAILED when the facilitator settlement reverts on chain', async () => {
+    const payer = chain.account('payer');
+    await chain.setBlocked(payer.address, true);
+    try {
+      const before = await creditOf(payer.address);
+      const payment = await signPayment(payer, chain.token, { to: chain.account('receiver').address, value: usdc(6) });
+      const response = await topUp(payment.header);
+      expect(response.status).toBe(402);
+      expect(await creditOf(payer.address)).toBe(before);
+      expect((await repo.findByNonce(t.app.database.db, chain.token, payment.nonce))?.status).toBe('failed');
+    } finally {
+      await chain.setBlocked(payer.address, false);
+    }
+  });
+});
