@@ -15,6 +15,10 @@ export interface FakeFacilitator {
   readonly requests: { path: string; body: Record<string, unknown> }[];
   /** Make /verify refuse with this reason (undefined: accept). */
   refuseWith: string | undefined;
+  /** While set, /settle waits for this promise before settling (a settlement in progress). */
+  holdSettle: Promise<void> | undefined;
+  /** Resolves when the next /settle request arrives. */
+  nextSettle(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -36,10 +40,13 @@ async function readJson(request: IncomingMessage): Promise<Record<string, unknow
 
 export async function startFakeFacilitator(chain: UsdcChain): Promise<FakeFacilitator> {
   const wallet = createWalletClient({ account: chain.account('facilitator'), transport: http(chain.url) });
+  const settleWaiters: (() => void)[] = [];
   const state: FakeFacilitator = {
     url: '',
     requests: [],
     refuseWith: undefined,
+    holdSettle: undefined,
+    nextSettle: () => new Promise<void>((resolve) => settleWaiters.push(resolve)),
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
   const server = createServer((request, response) => {
@@ -59,6 +66,8 @@ export async function startFakeFacilitator(chain: UsdcChain): Promise<FakeFacili
         );
       }
       if (path !== '/settle') return reply(404, { error: 'not found' });
+      for (const waiter of settleWaiters.splice(0)) waiter();
+      if (state.holdSettle) await state.holdSettle;
       try {
         const { r, s, v } = parseSignature(paymentPayload?.payload?.signature ?? '0x');
         const hash = await wallet.writeContract({

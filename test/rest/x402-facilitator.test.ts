@@ -63,6 +63,31 @@ describe('POST /x402/top-up through a facilitator', () => {
     expect(row?.tx_hash).toBe((settlement as { transaction: string }).transaction);
   });
 
+  it('answers 409 PAYMENT_IN_PROGRESS to a duplicate while the first is settling, and credits once', async () => {
+    const payer = chain.account('payer');
+    const before = await creditOf(payer.address);
+    const payment = await signPayment(payer, chain.token, { to: chain.account('receiver').address, value: usdc(5) });
+    let release = () => {};
+    facilitator.holdSettle = new Promise<void>((resolve) => (release = resolve));
+    try {
+      const settling = facilitator.nextSettle();
+      const first = topUp(payment.header);
+      await settling;
+      const duplicate = await topUp(payment.header);
+      expect(duplicate.status).toBe(409);
+      expect(await duplicate.json()).toMatchObject({ code: 'PAYMENT_IN_PROGRESS' });
+      facilitator.holdSettle = undefined;
+      release();
+      expect((await first).status).toBe(200);
+    } finally {
+      facilitator.holdSettle = undefined;
+      release();
+    }
+    expect(await creditOf(payer.address)).toBe(before + parseNano('5'));
+    const replay = await topUp(payment.header);
+    expect(await replay.json()).toMatchObject({ details: { reason: 'nonce_already_used' } });
+  });
+
   it('answers 402 SETTLEMENT_FAILED without credit when the facilitator refuses', async () => {
     const payer = chain.account('payer');
     facilitator.refuseWith = 'insufficient_funds';

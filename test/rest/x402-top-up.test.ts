@@ -1,3 +1,4 @@
+import { createWalletClient, http, parseSignature, type Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseNano } from '../../src/billing/money.ts';
 import * as repo from '../../src/wallets/top-up.repository.ts';
@@ -52,6 +53,33 @@ async function walletState(address: string) {
 }
 
 const receiver = () => chain.account('receiver').address;
+
+/** transferWithAuthorization sent by the settlement key outside Lagoon (what a crashed settlement left on chain). */
+async function settleDirectly(payment: Awaited<ReturnType<typeof signPayment>>): Promise<Hex> {
+  const { authorization, signature } = payment;
+  const { r, s, v } = parseSignature(signature);
+  const settler = createWalletClient({ account: chain.account('settler'), transport: http(chain.url) });
+  const hash = await settler.writeContract({
+    chain: null,
+    address: chain.token,
+    abi: chain.abi,
+    functionName: 'transferWithAuthorization',
+    args: [
+      authorization.from,
+      authorization.to,
+      BigInt(authorization.value ?? 0),
+      BigInt(authorization.validAfter ?? 0),
+      BigInt(authorization.validBefore ?? 0),
+      authorization.nonce,
+      Number(v),
+      r,
+      s,
+    ],
+  });
+  const receipt = await chain.client.waitForTransactionReceipt({ hash });
+  if (receipt.status !== 'success') throw new Error('the direct settlement reverted');
+  return hash;
+}
 
 describe('POST /x402/top-up', () => {
   it('answers 402 with the requirements (body and PAYMENT-REQUIRED) without a payment', async () => {
@@ -219,28 +247,7 @@ describe('POST /x402/top-up', () => {
       validBefore: new Date(Date.now() + 300_000),
     });
     if (!id) throw new Error('no row');
-    const { authorization, signature } = payment;
-    const { parseSignature, createWalletClient, http } = await import('viem');
-    const { r, s, v } = parseSignature(signature);
-    const settler = createWalletClient({ account: chain.account('settler'), transport: http(chain.url) });
-    const hash = await settler.writeContract({
-      chain: null,
-      address: chain.token,
-      abi: chain.abi,
-      functionName: 'transferWithAuthorization',
-      args: [
-        authorization.from,
-        authorization.to,
-        BigInt(authorization.value ?? 0),
-        0n,
-        BigInt(authorization.validBefore ?? 0),
-        authorization.nonce,
-        Number(v),
-        r,
-        s,
-      ],
-    });
-    await chain.client.waitForTransactionReceipt({ hash });
+    const hash = await settleDirectly(payment);
     await repo.recordTxHash(db, id, hash);
 
     expect(await t.app.services.topUps.recover()).toEqual({ credited: 1, failed: 0 });
@@ -249,6 +256,31 @@ describe('POST /x402/top-up', () => {
     expect(state.usd).toBe(parseNano('9'));
     expect(state.topUps).toBe(1);
     expect((await repo.findByNonce(db, chain.token, payment.nonce))?.status).toBe('settled');
+  });
+
+  it('credits an expired pending row without a hash when the chain says its authorization was used', async () => {
+    const payer = chain.account('payer2');
+    const db = t.app.database.db;
+    const account = await db
+      .selectFrom('accounts')
+      .select('id')
+      .where('wallet_address', '=', payer.address.toLowerCase())
+      .executeTakeFirstOrThrow();
+    const payment = await signPayment(payer, chain.token, { to: receiver(), value: usdc(11) });
+    // The crash came after the transfer was sent and before its hash was written; the window has passed since.
+    await repo.insertPending(db, {
+      asset: chain.token,
+      nonce: payment.nonce,
+      payer: payer.address,
+      accountId: account.id,
+      amountUnits: usdc(11),
+      amountNano: parseNano('11'),
+      validBefore: new Date(Date.now() - 1000),
+    });
+    await settleDirectly(payment);
+    const before = (await walletState(payer.address)).usd;
+    expect(await t.app.services.topUps.recover()).toEqual({ credited: 1, failed: 0 });
+    expect((await walletState(payer.address)).usd).toBe(before + parseNano('11'));
   });
 
   it('marks failed a pending row whose authorization expired unused', async () => {
