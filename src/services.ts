@@ -416,6 +416,11 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     start: () =>
       void topUps.recover().catch((error: unknown) => logger.error({ err: error }, 'x402 top-up recovery failed')),
   });
+  // Settlements whose outcome was unknown (no receipt in time, a facilitator that did not answer) stay pending.
+  lifecycle.add(
+    'x402 top-up re-check',
+    periodic(() => topUps.recover(), 60_000, logger, 'x402 top-up recovery'),
+  );
   lifecycle.add(
     'reservation sweep',
     periodic(() => billing.sweepExpired(), options.billing.sweepIntervalMs, logger, 'reservation sweep'),

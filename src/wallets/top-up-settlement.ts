@@ -33,7 +33,14 @@ const SETTLEMENT_GAS = 200_000n;
 const RECEIPT_TIMEOUT_MS = 120_000;
 
 export type SettlementOutcome =
-  { readonly ok: true; readonly txHash: Hex } | { readonly ok: false; readonly reason: string; readonly txHash?: Hex };
+  | { readonly ok: true; readonly txHash: Hex }
+  | {
+      readonly ok: false;
+      readonly reason: string;
+      readonly txHash?: Hex;
+      /** The transfer may still happen (no receipt in time, the facilitator's /settle unanswered): keep it pending. */
+      readonly uncertain?: boolean;
+    };
 
 /** What a transfer should have done: `value` units of `asset` from `from` to `to`. */
 export interface ExpectedTransfer {
@@ -144,11 +151,8 @@ export class DirectSettler implements Settler {
     await onSubmitted(txHash);
     const outcome = await this.reader.transferOutcome(txHash, expectedOf(payment, requirement), RECEIPT_TIMEOUT_MS);
     if (outcome === 'settled') return { ok: true, txHash };
-    return {
-      ok: false,
-      txHash,
-      reason: outcome === 'failed' ? 'the transfer reverted or moved other funds' : 'no receipt in time',
-    };
+    if (outcome === 'unknown') return { ok: false, txHash, reason: 'no receipt in time', uncertain: true };
+    return { ok: false, txHash, reason: 'the transfer reverted or moved other funds' };
   }
 }
 
@@ -184,7 +188,8 @@ export class FacilitatorSettler implements Settler {
     if (verified.isValid !== true)
       return { ok: false, reason: `the facilitator refused it: ${verified.invalidReason ?? 'invalid'}` };
     const settled = await this.post<FacilitatorSettle>('/settle', body);
-    if ('failed' in settled) return { ok: false, reason: settled.failed };
+    // Unanswered, the facilitator may still have settled it.
+    if ('failed' in settled) return { ok: false, reason: settled.failed, uncertain: true };
     const txHash = /^0x[0-9a-fA-F]{64}$/.test(settled.transaction ?? '') ? (settled.transaction as Hex) : undefined;
     if (txHash) await onSubmitted(txHash);
     if (settled.success !== true || !txHash)

@@ -86,6 +86,11 @@ export class TopUpService {
     const outcome = await this.settler
       .settle(payment, requirement, (txHash) => repo.recordTxHash(db, paymentId, txHash))
       .catch((error: unknown) => ({ ok: false as const, reason: error instanceof Error ? error.message : 'error' }));
+    if (!outcome.ok && 'uncertain' in outcome && outcome.uncertain === true) {
+      // Left pending: recover() credits it once the chain shows the transfer, or fails it after validBefore.
+      this.deps.logger.warn({ paymentId, reason: outcome.reason }, 'x402 top-up settlement outcome unknown');
+      throw settlementFailed(`${outcome.reason}; it is credited later if the transfer went through`);
+    }
     if (!outcome.ok) {
       await repo.markFailed(db, paymentId, outcome.reason);
       this.deps.logger.warn({ paymentId, reason: outcome.reason }, 'x402 top-up settlement failed');

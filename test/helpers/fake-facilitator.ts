@@ -17,6 +17,8 @@ export interface FakeFacilitator {
   refuseWith: string | undefined;
   /** While set, /settle waits for this promise before settling (a settlement in progress). */
   holdSettle: Promise<void> | undefined;
+  /** While true, /settle settles on chain but drops the connection instead of answering. */
+  dropSettleAnswer: boolean;
   /** Resolves when the next /settle request arrives. */
   nextSettle(): Promise<void>;
   close(): Promise<void>;
@@ -46,6 +48,7 @@ export async function startFakeFacilitator(chain: UsdcChain): Promise<FakeFacili
     requests: [],
     refuseWith: undefined,
     holdSettle: undefined,
+    dropSettleAnswer: false,
     nextSettle: () => new Promise<void>((resolve) => settleWaiters.push(resolve)),
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
@@ -89,6 +92,7 @@ export async function startFakeFacilitator(chain: UsdcChain): Promise<FakeFacili
           gas: 200_000n,
         });
         const receipt = await chain.client.waitForTransactionReceipt({ hash });
+        if (state.dropSettleAnswer) return void request.socket.destroy();
         reply(200, {
           success: receipt.status === 'success',
           ...(receipt.status === 'success' ? {} : { errorReason: 'transaction_reverted' }),

@@ -88,6 +88,26 @@ describe('POST /x402/top-up through a facilitator', () => {
     expect(await replay.json()).toMatchObject({ details: { reason: 'nonce_already_used' } });
   });
 
+  it('keeps the payment pending when /settle goes unanswered (it may have settled), and never fails it early', async () => {
+    const payer = chain.account('payer');
+    const receiver = chain.account('receiver').address;
+    const onChain = await chain.balanceOf(receiver);
+    const payment = await signPayment(payer, chain.token, { to: receiver, value: usdc(5) });
+    facilitator.dropSettleAnswer = true;
+    try {
+      const response = await topUp(payment.header);
+      expect(response.status).toBe(402);
+      expect(await response.json()).toMatchObject({ code: 'SETTLEMENT_FAILED' });
+    } finally {
+      facilitator.dropSettleAnswer = false;
+    }
+    // The facilitator did move the funds; Lagoon keeps the row pending for recover(), not failed.
+    expect(await chain.balanceOf(receiver)).toBe(onChain + usdc(5));
+    expect((await repo.findByNonce(t.app.database.db, chain.token, payment.nonce))?.status).toBe('pending');
+    const duplicate = await topUp(payment.header);
+    expect(duplicate.status).toBe(409);
+  });
+
   it('answers 402 SETTLEMENT_FAILED without credit when the facilitator refuses', async () => {
     const payer = chain.account('payer');
     facilitator.refuseWith = 'insufficient_funds';
