@@ -34,7 +34,13 @@ export const x402TopUpRoutes: Route[] = [
     async handler(call) {
       const header = paymentHeader((name) => call.header(name));
       if (!header) {
-        const body = { x402Version: X402_VERSION, accepts: call.services.topUps.requirements() };
+        // decisions' {x402Version, accepts}, plus the error and code every error body carries (docs/api.md, Errors).
+        const body = {
+          x402Version: X402_VERSION,
+          error: 'Payment required',
+          code: 'PAYMENT_REQUIRED',
+          accepts: call.services.topUps.requirements(),
+        };
         return json(body as unknown as JsonValue, 402, { 'payment-required': paymentRequiredHeader(call.config.x402) });
       }
       try {

@@ -30,7 +30,13 @@ export class TopUpFailure extends Error {
 }
 
 export function invalidPayment(reason: InvalidPaymentReason, message: string): TopUpFailure {
-  return new TopUpFailure(400, { error: 'X402_INVALID_PAYMENT', message, details: { reason } });
+  // `code` repeats `error` so the body also has the shape of every other error.
+  return new TopUpFailure(400, {
+    error: 'X402_INVALID_PAYMENT',
+    code: 'X402_INVALID_PAYMENT',
+    message,
+    details: { reason },
+  });
 }
 
 export const paymentInProgress = (): TopUpFailure =>
