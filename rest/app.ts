@@ -9,6 +9,7 @@ import { catalogRoutes } from './routes/catalog.ts';
 import { characterRoutes } from './routes/characters.ts';
 import { characterReviewRoutes } from './routes/character-reviews.ts';
 import { chatRoutes } from './routes/chat.ts';
+import { embeddingRoutes } from './routes/embeddings.ts';
 import { cryptoRpcRoutes } from './routes/crypto-rpc.ts';
 import { backgroundRemovalRoutes } from './routes/background-removal.ts';
 import { imageEditRoutes } from './routes/image-edit.ts';
@@ -36,6 +37,7 @@ const domainRoutes: readonly Route[] = [
   ...textParserRoutes,
   ...cryptoRpcRoutes,
   ...chatRoutes,
+  ...embeddingRoutes,
   ...mediaRoutes,
   ...imageRoutes,
   ...imageEditRoutes,

@@ -17,6 +17,7 @@ import './types/jobs.ts';
 import './types/media.ts';
 import './types/search.ts';
 import './types/speech.ts';
+import './types/embeddings.ts';
 import './types/text-parser.ts';
 import './types/wallet.ts';
 

@@ -43,6 +43,8 @@ import {
 import { createImageEditService } from './media/images/edit-create.ts';
 import { createPixelWork, imageThreads } from './media/images/pixel-work.ts';
 import { createJobServices, type JobServices } from './media/jobs/create.ts';
+import { EmbeddingService } from './embeddings/embedding.service.ts';
+import { EmbeddingGateway } from './providers/embeddings/embedding-gateway.ts';
 import { createSpeechService, type SpeechService } from './media/speech/create.ts';
 import { WebScrapingConfigSchema, type OperatorConfig } from './operator-config/schema.ts';
 import { ChatGateway, type UpstreamMetrics } from './providers/chat/chat-gateway.ts';
@@ -93,6 +95,8 @@ export interface Operations {
   readonly backgroundRemoval: BackgroundRemovalService;
   /** Text to speech and voice cloning (eSpeak NG built in, OpenAI-compatible speech servers), billed per character. */
   readonly speech: SpeechService;
+  /** Embeddings (feature-hashing simulator built in, OpenAI-compatible /v1/embeddings servers), billed per token. */
+  readonly embeddings: EmbeddingService;
   /** Queued music/audio and video jobs (src/media/jobs/create.ts): the API service, its runner and the queue. */
   readonly jobs: JobServices;
   /** Per-key rate limits as the caller sees them (GET /api_keys/rate_limits and its log). */
@@ -370,6 +374,15 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     maxCalls: options.speech?.maxCalls,
   });
   lifecycle.add('speech engines', { stop: () => speech.close() });
+  const embeddings = new EmbeddingService({
+    billing,
+    catalog,
+    gateway: new EmbeddingGateway(
+      options.operatorConfig?.providers ?? [{ id: 'simulator', type: 'simulator' }],
+      logger,
+    ),
+  });
+  lifecycle.add('embedding engines', { stop: () => embeddings.close() });
   // Pending charges are written and leases given back before the event bus and the database close.
   lifecycle.add('billing', { stop: () => billing.close() });
   lifecycle.add('model discovery', modelDiscovery);
@@ -453,6 +466,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     imageEdit,
     backgroundRemoval: backgroundRemoval.service,
     speech,
+    embeddings,
     jobs,
     rateLimiter,
     rateLimits,

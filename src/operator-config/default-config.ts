@@ -73,7 +73,9 @@ export const defaultOperatorConfig = {
       id: 'lagoon-sim-embedding',
       type: 'embedding',
       name: 'Lagoon Simulator Embedding',
-      description: simulated('Vectors are derived from a hash of the input.'),
+      description: simulated(
+        'Vectors are feature hashes of the words and character trigrams of the input (unit length; similar spellings score a higher cosine); not a semantic model.',
+      ),
       created: CREATED,
       traits: ['default'],
       contextLength: 8_192,

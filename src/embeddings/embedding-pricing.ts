@@ -1,0 +1,47 @@
+import type { Price, Usage } from '../billing/billing.types.ts';
+import { ATTO_DIGITS, costNano, formatScaled } from '../billing/money.ts';
+import { textPrices, type CatalogModel } from '../catalog/model.ts';
+
+/* Embedding prices: the model's `pricing.input` per 1M input tokens, exact in bigint (docs/billing.md). */
+
+const PER_MILLION = 1_000_000n;
+
+export function embeddingCost(model: CatalogModel, tokens: number): Price {
+  const price = textPrices(model).input;
+  return {
+    usd: costNano(BigInt(tokens), price.usd, PER_MILLION),
+    diem: costNano(BigInt(tokens), price.diem, PER_MILLION),
+  };
+}
+
+/** Held before the call: the o200k estimate with headroom, as chat holds (upstream tokenizers count differently). */
+export const heldEmbeddingTokens = (estimate: number): number => Math.ceil((estimate * 5) / 4) + 16;
+
+/** The usage record of one embeddings call: one Input line, in tokens. */
+export function embeddingUsage(
+  model: CatalogModel,
+  tokens: number,
+  details: { requestId: string; executionTimeMs: number; inputs: number },
+): Usage {
+  return {
+    modelId: model.id,
+    modelType: 'EMBEDDING',
+    unitType: 'tokens',
+    notes: `Embeddings, ${details.inputs} input${details.inputs === 1 ? '' : 's'}`,
+    lines: [
+      {
+        sku: `${model.id}-embedding-input-mtoken`,
+        lineType: 'Input',
+        units: String(tokens),
+        // USD per token: the price is per 1M tokens, so six more decimal places.
+        pricePerUnitUsd: formatScaled(textPrices(model).input.usd, ATTO_DIGITS + 6),
+        cost: embeddingCost(model, tokens),
+      },
+    ],
+    inferenceDetails: {
+      requestId: details.requestId,
+      inferenceExecutionTime: details.executionTimeMs,
+      promptTokens: tokens,
+    },
+  };
+}

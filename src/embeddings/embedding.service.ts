@@ -1,0 +1,153 @@
+import type { AuthContext } from '../auth/auth-context.ts';
+import { requireAccount } from '../auth/permissions.ts';
+import type { BillingService } from '../billing/billing.service.ts';
+import type { SettledCharge } from '../billing/billing.types.ts';
+import type { CatalogService } from '../catalog/catalog.service.ts';
+import type { CatalogModel } from '../catalog/model.ts';
+import { clip, ForbiddenError, InvalidModelError, UpstreamError, ValidationError } from '../errors.ts';
+import type { EngineVector } from '../providers/embeddings/embedding-engine.ts';
+import type { EmbeddingGateway } from '../providers/embeddings/embedding-gateway.ts';
+import { countTexts } from '../token-count-pool.ts';
+import { countTextTokens } from '../tokenizer.ts';
+import { parseInput } from '../validation.ts';
+import { embeddingCost, embeddingUsage, heldEmbeddingTokens } from './embedding-pricing.ts';
+import { EmbeddingInput, refuseTokenArrays } from './embedding.inputs.ts';
+
+/** The OpenAI embeddings answer, as REST sends it and GraphQL exposes it. */
+export interface EmbeddingList {
+  readonly object: 'list';
+  readonly data: readonly {
+    readonly object: 'embedding';
+    readonly embedding: number[] | string;
+    readonly index: number;
+  }[];
+  readonly model: string;
+  readonly usage: { readonly prompt_tokens: number; readonly total_tokens: number };
+}
+
+export interface EmbeddingOutcome {
+  readonly list: EmbeddingList;
+  readonly charge: SettledCharge;
+  /** Served by the built-in feature-hashing simulator (not a semantic model). */
+  readonly simulated: boolean;
+}
+
+interface EmbeddingSpec {
+  readonly embeddingDimensions?: number;
+  readonly maxInputTokens?: number;
+  readonly supportsCustomDimensions?: boolean;
+}
+
+const fieldError = (field: string, message: string) =>
+  new ValidationError(`Invalid request: ${field}: ${message}`, [{ path: [field], message }]);
+
+/**
+ * Embeddings (POST /embeddings, GraphQL createEmbeddings): validates the request against the model
+ * (dimensions, per-input token limit), holds the estimated cost, runs the engine through the gateway and settles
+ * on the engine's token count (or the o200k count when it reports none), per 1M input tokens.
+ */
+export class EmbeddingService {
+  constructor(private readonly deps: { billing: BillingService; catalog: CatalogService; gateway: EmbeddingGateway }) {}
+
+  async create(auth: AuthContext, raw: unknown, options: { signal?: AbortSignal } = {}): Promise<EmbeddingOutcome> {
+    const account = requireAccount(auth);
+    refuseTokenArrays(raw);
+    const input = parseInput(EmbeddingInput, raw);
+    const model = await this.resolveModel(input.model, account.apiKey.modelPrivacy);
+    const spec = model.spec as EmbeddingSpec;
+    if (input.dimensions !== undefined) {
+      if (spec.supportsCustomDimensions !== true)
+        throw fieldError('dimensions', `Model ${model.id} does not take dimensions (no supportsCustomDimensions)`);
+      if (spec.embeddingDimensions !== undefined && input.dimensions > spec.embeddingDimensions)
+        throw fieldError('dimensions', `Model ${model.id} has ${spec.embeddingDimensions} dimensions at most`);
+    }
+    const inputs = typeof input.input === 'string' ? [input.input] : input.input;
+    checkInputLengths(inputs, spec.maxInputTokens ?? model.contextLength ?? undefined);
+    const estimate = await countTexts(inputs);
+    const started = performance.now();
+    const { result, charge } = await this.deps.billing.runMetered(account, {
+      maxCost: embeddingCost(model, heldEmbeddingTokens(estimate)),
+      run: () =>
+        this.deps.gateway.embed(
+          model.providers,
+          {
+            inputs,
+            dimensions: input.dimensions,
+            nativeDimensions: spec.embeddingDimensions,
+            preferred: input.encoding_format,
+          },
+          { signal: options.signal },
+        ),
+      usage: (answer) =>
+        embeddingUsage(model, answer.promptTokens ?? estimate, {
+          requestId: account.requestId,
+          executionTimeMs: Math.round(performance.now() - started),
+          inputs: inputs.length,
+        }),
+    });
+    const tokens = result.promptTokens ?? estimate;
+    const encode = input.encoding_format === 'base64' ? toBase64 : toFloats;
+    return {
+      list: {
+        object: 'list',
+        data: result.vectors.map((vector, index) => ({ object: 'embedding', embedding: encode(vector), index })),
+        model: model.id,
+        usage: { prompt_tokens: tokens, total_tokens: tokens },
+      },
+      charge,
+      simulated: result.simulated,
+    };
+  }
+
+  close(): Promise<void> {
+    return this.deps.gateway.close();
+  }
+
+  private async resolveModel(name: string, privacy: string): Promise<CatalogModel> {
+    const lookup = await this.deps.catalog.lookupModel(name, 'embedding');
+    const model = lookup.model;
+    if (!model) {
+      if (lookup.otherType)
+        throw new InvalidModelError(
+          `Model ${clip(name)} is a ${lookup.otherType} model; embeddings need an embedding model`,
+        );
+      throw new InvalidModelError(
+        `Unknown model ${clip(name)}: use an embedding model id, trait or compatibility name from GET /api/v1/models?type=embedding`,
+      );
+    }
+    if (privacy === 'PRIVATE_ONLY' && model.privacy !== 'private')
+      throw new ForbiddenError(`This API key may only use private models; ${model.id} is ${model.privacy}`);
+    if (model.offline) throw new UpstreamError(`Model ${model.id} is offline`, 'MODEL_OFFLINE');
+    return model;
+  }
+}
+
+/**
+ * Each input within the model's per-input limit. o200k is byte-level, so a text has at most 3 tokens per UTF-16
+ * unit: only texts that could pass the limit are counted.
+ */
+function checkInputLengths(inputs: readonly string[], maxTokens: number | undefined): void {
+  if (maxTokens === undefined) return;
+  inputs.forEach((text, index) => {
+    if (text.length * 3 <= maxTokens) return;
+    const tokens = countTextTokens(text);
+    if (tokens > maxTokens)
+      throw new ValidationError(
+        `Invalid request: input.${index}: ${tokens} tokens; the model takes ${maxTokens} at most`,
+        [{ path: ['input', index], message: `${tokens} tokens; the model takes ${maxTokens} at most` }],
+      );
+  });
+}
+
+function toBase64(vector: EngineVector): string {
+  if (typeof vector === 'string') return vector;
+  return Buffer.from(Float32Array.from(vector).buffer).toString('base64');
+}
+
+function toFloats(vector: EngineVector): number[] {
+  if (typeof vector !== 'string') return vector as number[];
+  // A copy: Buffer's pooled memory need not start on a 4-byte boundary, which Float32Array requires.
+  const bytes = new Uint8Array(Buffer.from(vector, 'base64'));
+  const floats = new Float32Array(bytes.buffer, 0, Math.floor(bytes.byteLength / 4));
+  return Array.from(floats);
+}

@@ -1,0 +1,128 @@
+import { Pool } from 'undici';
+import { z } from 'zod';
+import { AppError } from '../../errors.ts';
+import { parseJson, upstreamErrorMessage } from '../chat/openai-wire.ts';
+import type { ResponseBody } from '../chat/sse-chunk-stream.ts';
+import {
+  brokenError,
+  cancelledError,
+  readLimited,
+  timeoutError,
+  upstreamStatusError,
+} from '../chat/upstream-errors.ts';
+import type { EmbeddingEngine, EmbeddingRequest, EmbeddingResult } from './embedding-engine.ts';
+
+/*
+ * An OpenAI-compatible embedding server (vLLM, TEI, Infinity, Ollama, OpenAI): POST {baseUrl}/embeddings with
+ * `{model, input: [...], encoding_format, dimensions?}` over one keep-alive pool. The caller's encoding is asked
+ * for, so base64 vectors pass through untouched (no float parsing and printing on the way); a server that ignores
+ * it and sends numbers is fine too. Failures are the chat adapter's UpstreamErrors, so the gateway retries and
+ * falls back the same way.
+ */
+
+export const OPENAI_EMBEDDINGS_DEFAULT_TIMEOUT_MS = 60_000;
+/** 2048 vectors of 4096 floats as JSON is ~150 MB; an answer above this is refused rather than buffered. */
+const MAX_BODY_BYTES = 256 * 1024 * 1024;
+
+const EmbeddingsAnswer = z.looseObject({
+  data: z.array(
+    z.looseObject({
+      index: z.number().int().nonnegative().optional(),
+      embedding: z.union([z.array(z.number()), z.string()]),
+    }),
+  ),
+  usage: z.looseObject({ prompt_tokens: z.number().int().nonnegative().optional() }).nullish(),
+});
+
+export interface OpenAIEmbeddingsSettings {
+  readonly baseUrl: string;
+  readonly apiKey?: string | undefined;
+  readonly timeoutMs: number;
+  readonly headers?: Readonly<Record<string, string>> | undefined;
+}
+
+export class OpenAIEmbeddingsAdapter implements EmbeddingEngine {
+  readonly simulated = false;
+  private readonly pool: Pool;
+  private readonly path: string;
+  private readonly headers: Record<string, string>;
+
+  constructor(
+    readonly id: string,
+    private readonly settings: OpenAIEmbeddingsSettings,
+  ) {
+    const url = new URL(settings.baseUrl);
+    this.path = `${url.pathname.replace(/\/+$/, '') || '/v1'}/embeddings`;
+    this.pool = new Pool(url.origin, {
+      keepAliveTimeout: 30_000,
+      headersTimeout: settings.timeoutMs,
+      bodyTimeout: settings.timeoutMs,
+      connect: { timeout: Math.min(settings.timeoutMs, 10_000) },
+    });
+    this.headers = {
+      'content-type': 'application/json',
+      accept: 'application/json',
+      ...settings.headers,
+      ...(settings.apiKey ? { authorization: `Bearer ${settings.apiKey}` } : {}),
+    };
+  }
+
+  async embed(
+    upstreamModel: string,
+    request: EmbeddingRequest,
+    options: { readonly signal?: AbortSignal | undefined },
+  ): Promise<EmbeddingResult> {
+    const signal = options.signal;
+    if (signal?.aborted) throw cancelledError();
+    const deadline = AbortSignal.timeout(this.settings.timeoutMs);
+    const combined = signal ? AbortSignal.any([signal, deadline]) : deadline;
+    const payload = {
+      model: upstreamModel,
+      input: request.inputs,
+      encoding_format: request.preferred,
+      ...(request.dimensions !== undefined && { dimensions: request.dimensions }),
+    };
+    let text: string;
+    let status: number;
+    try {
+      const response = await this.pool.request({
+        path: this.path,
+        method: 'POST',
+        headers: this.headers,
+        body: JSON.stringify(payload),
+        signal: combined,
+      });
+      status = response.statusCode;
+      text = await readLimited(response.body as ResponseBody, status === 200 ? MAX_BODY_BYTES : 64 * 1024);
+    } catch (error) {
+      throw this.transportError(error, signal, deadline);
+    }
+    if (status !== 200) throw upstreamStatusError(status, upstreamErrorMessage(text), 'embedding server');
+    const parsed = EmbeddingsAnswer.safeParse(parseJson(text));
+    if (!parsed.success) throw brokenError('sent an embeddings answer of the wrong shape');
+    const data = parsed.data.data;
+    if (data.length !== request.inputs.length)
+      throw brokenError(`sent ${data.length} vectors for ${request.inputs.length} inputs`);
+    const vectors = new Array<readonly number[] | string>(data.length);
+    data.forEach((item, position) => {
+      const index = item.index ?? position;
+      if (index >= data.length || vectors[index] !== undefined) throw brokenError('sent vectors with bad indexes');
+      vectors[index] = item.embedding;
+    });
+    return { vectors, promptTokens: parsed.data.usage?.prompt_tokens };
+  }
+
+  async close(): Promise<void> {
+    await this.pool.destroy();
+  }
+
+  private transportError(error: unknown, caller: AbortSignal | undefined, deadline: AbortSignal): AppError {
+    if (error instanceof AppError) return error;
+    if (caller?.aborted) return cancelledError();
+    const code = (error as { code?: unknown } | null)?.code;
+    const detail = `${this.id}: ${typeof code === 'string' ? `${code} ` : ''}${error instanceof Error ? error.message : String(error)}`;
+    if (deadline.aborted || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT')
+      return timeoutError(this.settings.timeoutMs, 'answer', detail);
+    return brokenError('could not be reached', detail);
+  }
+}
