@@ -14,9 +14,6 @@ export function embeddingCost(model: CatalogModel, tokens: number): Price {
   };
 }
 
-/** Held before the call: the o200k estimate with headroom, as chat holds (upstream tokenizers count differently). */
-export const heldEmbeddingTokens = (estimate: number): number => Math.ceil((estimate * 5) / 4) + 16;
-
 /** The usage record of one embeddings call: one Input line, in tokens. */
 export function embeddingUsage(
   model: CatalogModel,

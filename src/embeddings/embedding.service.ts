@@ -10,7 +10,7 @@ import type { EmbeddingGateway } from '../providers/embeddings/embedding-gateway
 import { countTexts } from '../token-count-pool.ts';
 import { countTextTokens } from '../tokenizer.ts';
 import { parseInput } from '../validation.ts';
-import { embeddingCost, embeddingUsage, heldEmbeddingTokens } from './embedding-pricing.ts';
+import { embeddingCost, embeddingUsage } from './embedding-pricing.ts';
 import { EmbeddingInput, refuseTokenArrays } from './embedding.inputs.ts';
 
 /** The OpenAI embeddings answer, as REST sends it and GraphQL exposes it. */
@@ -38,13 +38,17 @@ interface EmbeddingSpec {
   readonly supportsCustomDimensions?: boolean;
 }
 
+/** Special tokens an upstream may add to each input (BOS, EOS, a separator, an instruction marker). */
+const SPECIAL_TOKENS = 4;
+
 const fieldError = (field: string, message: string) =>
   new ValidationError(`Invalid request: ${field}: ${message}`, [{ path: [field], message }]);
 
 /**
  * Embeddings (POST /embeddings, GraphQL createEmbeddings): validates the request against the model
- * (dimensions, per-input token limit), holds the estimated cost, runs the engine through the gateway and settles
- * on the engine's token count (or the o200k count when it reports none), per 1M input tokens.
+ * (dimensions, per-input token limit), holds the most it can cost (one token per UTF-8 byte), runs the engine
+ * through the gateway and settles on the engine's token count (or the o200k count when it reports none), per 1M
+ * input tokens.
  */
 export class EmbeddingService {
   constructor(private readonly deps: { billing: BillingService; catalog: CatalogService; gateway: EmbeddingGateway }) {}
@@ -63,12 +67,15 @@ export class EmbeddingService {
     }
     const inputs = typeof input.input === 'string' ? [input.input] : input.input;
     checkInputLengths(inputs, spec.maxInputTokens ?? model.contextLength ?? undefined);
-    const estimate = await countTexts(inputs);
+    // The hold needs no tokenizer: subword tokenizers give at most one token per UTF-8 byte, plus the special
+    // tokens (BOS, EOS) an upstream may count per input.
+    const bound = inputs.reduce((sum, text) => sum + Buffer.byteLength(text, 'utf8') + SPECIAL_TOKENS, 0);
     const started = performance.now();
+    let counted: number | undefined;
     const { result, charge } = await this.deps.billing.runMetered(account, {
-      maxCost: embeddingCost(model, heldEmbeddingTokens(estimate)),
-      run: () =>
-        this.deps.gateway.embed(
+      maxCost: embeddingCost(model, bound),
+      run: async () => {
+        const answer = await this.deps.gateway.embed(
           model.providers,
           {
             inputs,
@@ -77,15 +84,19 @@ export class EmbeddingService {
             preferred: input.encoding_format,
           },
           { signal: options.signal },
-        ),
-      usage: (answer) =>
-        embeddingUsage(model, answer.promptTokens ?? estimate, {
+        );
+        // An engine that reports no count (the simulator, some servers) is billed on the o200k count.
+        counted = answer.promptTokens ?? (await countTexts(inputs));
+        return answer;
+      },
+      usage: () =>
+        embeddingUsage(model, counted ?? bound, {
           requestId: account.requestId,
           executionTimeMs: Math.round(performance.now() - started),
           inputs: inputs.length,
         }),
     });
-    const tokens = result.promptTokens ?? estimate;
+    const tokens = counted ?? bound;
     const encode = input.encoding_format === 'base64' ? toBase64 : toFloats;
     return {
       list: {

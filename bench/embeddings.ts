@@ -1,0 +1,214 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Pool } from 'undici';
+import { SimulatorEmbeddingEngine } from '../src/providers/embeddings/simulator-embedding.engine.ts';
+
+/**
+ * Embeddings: (1) the latency Lagoon adds over an OpenAI-compatible upstream for one batch of 64 inputs, requests
+ * sent one at a time, alternating direct / through Lagoon (ABAB, so drift hits both alike), for base64 (the
+ * `openai` client's default) and float vectors; (2) the built-in simulator engine's throughput, in process and over
+ * HTTP. The upstream lives in this process and answers a precomputed body at once (1024-dimension vectors), so
+ * "direct" is the loopback + HTTP floor; Lagoon runs as a child (`node --import tsx src/main.ts`, embedded
+ * PGlite unless DATABASE_URL is set, balance leases on as by default).
+ *   node --import tsx bench/embeddings.ts        BENCH_REQUESTS (default 400 per side and format)
+ */
+const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 400);
+const BATCH = 64;
+const DIMENSIONS = 1_024;
+const ADMIN = 'bench-embeddings-admin-key-0123456789';
+const root = new URL('..', import.meta.url).pathname;
+
+const inputs = Array.from(
+  { length: BATCH },
+  (_, i) => `Document ${i}: the tide pool at the north end of the lagoon holds anemones, crabs and small fish.`,
+);
+const vector = (i: number) => Array.from({ length: DIMENSIONS }, (_, d) => Math.fround(Math.sin(i + d)));
+const answers = {
+  float: JSON.stringify({
+    object: 'list',
+    model: 'bench',
+    data: inputs.map((_, index) => ({ object: 'embedding', index, embedding: vector(index) })),
+    usage: { prompt_tokens: BATCH * 20, total_tokens: BATCH * 20 },
+  }),
+  base64: JSON.stringify({
+    object: 'list',
+    model: 'bench',
+    data: inputs.map((_, index) => ({
+      object: 'embedding',
+      index,
+      embedding: Buffer.from(Float32Array.from(vector(index)).buffer).toString('base64'),
+    })),
+    usage: { prompt_tokens: BATCH * 20, total_tokens: BATCH * 20 },
+  }),
+};
+
+async function startUpstream(): Promise<{ url: string; close: () => void }> {
+  const server = createServer((req, res) => {
+    const parts: Buffer[] = [];
+    req.on('data', (part: Buffer) => parts.push(part));
+    req.on('end', () => {
+      const body = JSON.parse(Buffer.concat(parts).toString('utf8')) as { encoding_format?: string };
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(body.encoding_format === 'base64' ? answers.base64 : answers.float);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  return { url: `http://127.0.0.1:${port}`, close: () => server.close() };
+}
+
+function startLagoon(configPath: string, dataDir: string, port: number): Promise<ChildProcess> {
+  const child = spawn(
+    process.execPath,
+    [...(process.env.BENCH_LAGOON_NODE_ARGS?.split(' ').filter(Boolean) ?? []), '--import', 'tsx', 'src/main.ts'],
+    {
+      cwd: root,
+      env: {
+        ...process.env,
+        PORT: String(port),
+        LAGOON_CONFIG: configPath,
+        LAGOON_DATA_DIR: dataDir,
+        LAGOON_BOOTSTRAP_ADMIN_KEY: ADMIN,
+        LOG_LEVEL: 'warn',
+        LAGOON_JOB_WORKERS: 'false',
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  return new Promise((resolve, reject) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
+      if (chunk.toString().includes('Lagoon ')) resolve(child);
+    });
+    child.once('exit', (code) => reject(new Error(`Lagoon exited with ${code}`)));
+  });
+}
+
+/** CPU time (user + system) a process has used so far, in ms (/proc/<pid>/stat, clock ticks of 10 ms). */
+const cpuMs = (pid: number) => {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+};
+
+const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+
+async function timed(pool: Pool, path: string, body: string, headers: Record<string, string>): Promise<number> {
+  const start = performance.now();
+  const response = await pool.request({ path, method: 'POST', headers, body });
+  await response.body.arrayBuffer();
+  if (response.statusCode !== 200) throw new Error(`HTTP ${response.statusCode} from ${path}`);
+  return performance.now() - start;
+}
+
+async function main() {
+  const load = loadavg().map((value) => value.toFixed(2));
+  const upstream = await startUpstream();
+  const dir = mkdtempSync(join(tmpdir(), 'lagoon-bench-embeddings-'));
+  const configPath = join(dir, 'operator.json');
+  writeFileSync(
+    configPath,
+    JSON.stringify({
+      providers: [{ id: 'bench-up', type: 'openai-compatible', baseUrl: `${upstream.url}/v1`, maxRetries: 0 }],
+      models: [
+        {
+          id: 'bench-upstream-embedding',
+          type: 'embedding',
+          name: 'Bench upstream',
+          pricing: { input: { usd: 0.01 }, output: { usd: 0.01 } },
+          spec: { embeddingDimensions: DIMENSIONS, maxInputTokens: 8192, supportsCustomDimensions: false },
+          providers: [{ id: 'bench-up', upstreamModel: 'bge-m3' }],
+        },
+      ],
+    }),
+  );
+  const port = 18_000 + Math.floor(Math.random() * 2_000);
+  const lagoon = await startLagoon(configPath, join(dir, 'data'), port);
+  try {
+    const lagoonPool = new Pool(`http://127.0.0.1:${port}`, { connections: 1 });
+    const upstreamPool = new Pool(upstream.url, { connections: 1 });
+    const credit = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'src/cli/main.ts',
+        'accounts',
+        'credit',
+        '--key',
+        ADMIN,
+        '--currency',
+        'USD',
+        '--amount',
+        '1000',
+      ],
+      { cwd: root, env: { ...process.env, LAGOON_DATA_DIR: join(dir, 'data') }, stdio: 'ignore' },
+    );
+    await new Promise((resolve) => credit.once('exit', resolve));
+    const headers = { 'content-type': 'application/json', authorization: `Bearer ${ADMIN}` };
+    console.log(`load average at start: ${load.join(' ')}; ${REQUESTS} requests per side and format, batch ${BATCH}`);
+    console.log(
+      '| encoding | direct p50 / p99 ms | through Lagoon p50 / p99 ms | added p50 / p99 ms | Lagoon CPU ms per request |',
+    );
+    console.log('|---|---:|---:|---:|---:|');
+    for (const format of ['base64', 'float'] as const) {
+      const body = (model: string) => JSON.stringify({ model, input: inputs, encoding_format: format });
+      for (let i = 0; i < 50; i += 1) {
+        await timed(lagoonPool, '/api/v1/embeddings', body('bench-upstream-embedding'), headers);
+        await timed(upstreamPool, '/v1/embeddings', body('bge-m3'), headers);
+      }
+      const direct: number[] = [];
+      const through: number[] = [];
+      let lagoonCpu = 0;
+      for (let i = 0; i < REQUESTS; i += 1) {
+        direct.push(await timed(upstreamPool, '/v1/embeddings', body('bge-m3'), headers));
+        const cpuBefore = cpuMs(lagoon.pid!);
+        through.push(await timed(lagoonPool, '/api/v1/embeddings', body('bench-upstream-embedding'), headers));
+        lagoonCpu += cpuMs(lagoon.pid!) - cpuBefore;
+      }
+      direct.sort((a, b) => a - b);
+      through.sort((a, b) => a - b);
+      const f = (value: number) => value.toFixed(2);
+      const [d50, d99, t50, t99] = [
+        quantile(direct, 0.5),
+        quantile(direct, 0.99),
+        quantile(through, 0.5),
+        quantile(through, 0.99),
+      ];
+      console.log(
+        `| ${format} | ${f(d50)} / ${f(d99)} | ${f(t50)} / ${f(t99)} | **${f(t50 - d50)} / ${f(t99 - d99)}** | ${f(lagoonCpu / REQUESTS)} |`,
+      );
+    }
+    // The simulator engine alone, in this process.
+    const engine = new SimulatorEmbeddingEngine('bench');
+    const started = performance.now();
+    let embedded = 0;
+    while (performance.now() - started < 3_000) {
+      await engine.embed('x', { inputs, nativeDimensions: DIMENSIONS, preferred: 'float' });
+      embedded += BATCH;
+    }
+    const inProcess = (embedded / (performance.now() - started)) * 1000;
+    // And over HTTP through Lagoon (auth, hold, settle, JSON), base64, one request at a time.
+    const httpStarted = performance.now();
+    let httpEmbedded = 0;
+    const simBody = JSON.stringify({ model: 'lagoon-sim-embedding', input: inputs, encoding_format: 'base64' });
+    while (performance.now() - httpStarted < 3_000) {
+      await timed(lagoonPool, '/api/v1/embeddings', simBody, headers);
+      httpEmbedded += BATCH;
+    }
+    const overHttp = (httpEmbedded / (performance.now() - httpStarted)) * 1000;
+    console.log(
+      `simulator engine (1024 dims, ~15-word inputs): ${Math.round(inProcess)} inputs/s in process; ` +
+        `${Math.round(overHttp)} inputs/s over HTTP through Lagoon (batches of ${BATCH}, one at a time)`,
+    );
+    await Promise.all([lagoonPool.close(), upstreamPool.close()]);
+  } finally {
+    lagoon.kill('SIGTERM');
+    await new Promise((resolve) => lagoon.once('exit', resolve));
+    upstream.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
