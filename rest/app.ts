@@ -10,6 +10,7 @@ import { characterRoutes } from './routes/characters.ts';
 import { characterReviewRoutes } from './routes/character-reviews.ts';
 import { chatRoutes } from './routes/chat.ts';
 import { embeddingRoutes } from './routes/embeddings.ts';
+import { responsesRoutes } from './routes/responses.ts';
 import { cryptoRpcRoutes } from './routes/crypto-rpc.ts';
 import { backgroundRemovalRoutes } from './routes/background-removal.ts';
 import { imageEditRoutes } from './routes/image-edit.ts';
@@ -38,6 +39,7 @@ const domainRoutes: readonly Route[] = [
   ...cryptoRpcRoutes,
   ...chatRoutes,
   ...embeddingRoutes,
+  ...responsesRoutes,
   ...mediaRoutes,
   ...imageRoutes,
   ...imageEditRoutes,

@@ -18,6 +18,7 @@ import './types/media.ts';
 import './types/search.ts';
 import './types/speech.ts';
 import './types/embeddings.ts';
+import './types/responses.ts';
 import './types/text-parser.ts';
 import './types/wallet.ts';
 

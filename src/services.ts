@@ -44,6 +44,7 @@ import { createImageEditService } from './media/images/edit-create.ts';
 import { createPixelWork, imageThreads } from './media/images/pixel-work.ts';
 import { createJobServices, type JobServices } from './media/jobs/create.ts';
 import { EmbeddingService } from './embeddings/embedding.service.ts';
+import { ResponsesService } from './responses/responses.service.ts';
 import { EmbeddingGateway } from './providers/embeddings/embedding-gateway.ts';
 import { createSpeechService, type SpeechService } from './media/speech/create.ts';
 import { WebScrapingConfigSchema, type OperatorConfig } from './operator-config/schema.ts';
@@ -97,6 +98,8 @@ export interface Operations {
   readonly speech: SpeechService;
   /** Embeddings (feature-hashing simulator built in, OpenAI-compatible /v1/embeddings servers), billed per token. */
   readonly embeddings: EmbeddingService;
+  /** The OpenAI Responses API over chat, with stored responses per account (previous_response_id). */
+  readonly responses: ResponsesService;
   /** Queued music/audio and video jobs (src/media/jobs/create.ts): the API service, its runner and the queue. */
   readonly jobs: JobServices;
   /** Per-key rate limits as the caller sees them (GET /api_keys/rate_limits and its log). */
@@ -324,6 +327,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     settings: options.operatorConfig?.chat,
     maxStreamMs: options.streams?.maxDurationMs,
   });
+  const responses = new ResponsesService({ db, chat, logger });
   const cryptoRpc = createCryptoRpc({
     db,
     billing,
@@ -467,6 +471,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     backgroundRemoval: backgroundRemoval.service,
     speech,
     embeddings,
+    responses,
     jobs,
     rateLimiter,
     rateLimits,

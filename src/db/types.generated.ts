@@ -190,6 +190,15 @@ export interface ReservationsTable {
   lease_holder: string | null;
 }
 
+export interface ResponsesTable {
+  id: string;
+  account_id: string;
+  model_id: string;
+  history: Json;
+  response: Json;
+  created_at: Generated<Date>;
+}
+
 export interface RpcIdempotencyTable {
   account_id: string;
   idempotency_key: string;
@@ -330,6 +339,7 @@ export interface DB {
   models: ModelsTable;
   rate_limit_breaches: RateLimitBreachesTable;
   reservations: ReservationsTable;
+  responses: ResponsesTable;
   rpc_idempotency: RpcIdempotencyTable;
   rpc_raw_transactions: RpcRawTransactionsTable;
   siwx_nonces: SiwxNoncesTable;
