@@ -11,6 +11,7 @@ import { characterReviewRoutes } from './routes/character-reviews.ts';
 import { chatRoutes } from './routes/chat.ts';
 import { embeddingRoutes } from './routes/embeddings.ts';
 import { responsesRoutes } from './routes/responses.ts';
+import { transcriptionRoutes } from './routes/transcription.ts';
 import { cryptoRpcRoutes } from './routes/crypto-rpc.ts';
 import { backgroundRemovalRoutes } from './routes/background-removal.ts';
 import { imageEditRoutes } from './routes/image-edit.ts';
@@ -45,6 +46,7 @@ const domainRoutes: readonly Route[] = [
   ...imageEditRoutes,
   ...backgroundRemovalRoutes,
   ...speechRoutes,
+  ...transcriptionRoutes,
   ...jobRoutesList,
   ...walletRoutes,
   ...x402TopUpRoutes,

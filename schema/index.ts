@@ -19,6 +19,7 @@ import './types/search.ts';
 import './types/speech.ts';
 import './types/embeddings.ts';
 import './types/responses.ts';
+import './types/transcription.ts';
 import './types/text-parser.ts';
 import './types/wallet.ts';
 

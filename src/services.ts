@@ -45,6 +45,8 @@ import { createPixelWork, imageThreads } from './media/images/pixel-work.ts';
 import { createJobServices, type JobServices } from './media/jobs/create.ts';
 import { EmbeddingService } from './embeddings/embedding.service.ts';
 import { ResponsesService } from './responses/responses.service.ts';
+import { TranscriptionService } from './transcription/transcription.service.ts';
+import { TranscriptionGateway } from './providers/transcription/transcription-gateway.ts';
 import { EmbeddingGateway } from './providers/embeddings/embedding-gateway.ts';
 import { createSpeechService, type SpeechService } from './media/speech/create.ts';
 import { WebScrapingConfigSchema, type OperatorConfig } from './operator-config/schema.ts';
@@ -98,6 +100,8 @@ export interface Operations {
   readonly speech: SpeechService;
   /** Embeddings (feature-hashing simulator built in, OpenAI-compatible /v1/embeddings servers), billed per token. */
   readonly embeddings: EmbeddingService;
+  /** Speech to text (a labelled, non-recognising simulator built in; OpenAI-compatible servers), per audio second. */
+  readonly transcription: TranscriptionService;
   /** The OpenAI Responses API over chat, with stored responses per account (previous_response_id). */
   readonly responses: ResponsesService;
   /** Queued music/audio and video jobs (src/media/jobs/create.ts): the API service, its runner and the queue. */
@@ -387,6 +391,15 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     ),
   });
   lifecycle.add('embedding engines', { stop: () => embeddings.close() });
+  const transcription = new TranscriptionService({
+    billing,
+    catalog,
+    gateway: new TranscriptionGateway(
+      options.operatorConfig?.providers ?? [{ id: 'simulator', type: 'simulator' }],
+      logger,
+    ),
+  });
+  lifecycle.add('transcription engines', { stop: () => transcription.close() });
   // Pending charges are written and leases given back before the event bus and the database close.
   lifecycle.add('billing', { stop: () => billing.close() });
   lifecycle.add('model discovery', modelDiscovery);
@@ -471,6 +484,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     backgroundRemoval: backgroundRemoval.service,
     speech,
     embeddings,
+    transcription,
     responses,
     jobs,
     rateLimiter,

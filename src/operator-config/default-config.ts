@@ -168,7 +168,10 @@ export const defaultOperatorConfig = {
       id: 'lagoon-sim-transcribe',
       type: 'asr',
       name: 'Lagoon Simulator Transcribe',
-      description: simulated('Transcripts are derived from the audio length, not its content.'),
+      description: simulated(
+        'It does not recognise speech: it decodes the audio (ffmpeg), reports its length and voiced segments, and ' +
+          'says in the text that the transcript is simulated. Bind an OpenAI-compatible transcription server for real text.',
+      ),
       created: CREATED,
       traits: ['default'],
       pricing: { per_audio_second: price(0.0001) },

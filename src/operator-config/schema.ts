@@ -88,6 +88,7 @@ export const InpaintPricingSchema = z.strictObject({
 export const TtsPricingSchema = z.strictObject({ input: PricePairSchema, voice_clone: PricePairSchema.optional() });
 export type TtsPricing = z.output<typeof TtsPricingSchema>;
 export const AsrPricingSchema = z.strictObject({ per_audio_second: PricePairSchema });
+export type AsrPricing = z.output<typeof AsrPricingSchema>;
 
 const DurationTier = z
   .strictObject({
