@@ -3,7 +3,7 @@ import { requireAccount } from '../auth/permissions.ts';
 import type { SettledCharge } from '../billing/billing.types.ts';
 import type { ChatService } from '../chat/chat.service.ts';
 import type { Database } from '../db/database.ts';
-import { NotFoundError, type AppError } from '../errors.ts';
+import { clip, NotFoundError, type AppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { JsonObject } from '../providers/chat/chat-provider.ts';
 import { parseInput } from '../validation.ts';
@@ -19,6 +19,10 @@ import {
 import { chatBody, inputMessages } from './responses-translate.ts';
 import { deleteResponse, findResponse, insertResponse } from './responses.repository.ts';
 import { ResponsesInput } from './responses.inputs.ts';
+
+/** The ids this service hands out (`resp_` and 32 hex digits); anything else cannot exist, so it is not looked up. */
+const RESPONSE_ID = /^resp_[0-9a-f]{32}$/;
+const notFound = (id: string) => new NotFoundError(`Response ${clip(id)} not found`);
 
 export type ResponsesOutcome =
   | { readonly stream: false; readonly response: JsonObject; readonly charge: SettledCharge }
@@ -36,11 +40,12 @@ export class ResponsesService {
   async create(auth: AuthContext, raw: unknown, options: { signal?: AbortSignal } = {}): Promise<ResponsesOutcome> {
     const account = requireAccount(auth);
     const input = parseInput(ResponsesInput, raw);
-    const previous = input.previous_response_id
-      ? await findResponse(this.deps.db, account.accountId, input.previous_response_id)
-      : undefined;
-    if (input.previous_response_id && !previous)
-      throw new NotFoundError(`Response ${input.previous_response_id} not found`);
+    const previousId = input.previous_response_id;
+    const previous =
+      previousId && RESPONSE_ID.test(previousId)
+        ? await findResponse(this.deps.db, account.accountId, previousId)
+        : undefined;
+    if (previousId && !previous) throw notFound(previousId);
     const messages = inputMessages(input.input);
     const history = previous?.history ?? [];
     const body = chatBody(input, history, messages);
@@ -113,16 +118,15 @@ export class ResponsesService {
   /** GET /responses/{id}: a stored response of this account. */
   async get(auth: AuthContext, id: string): Promise<JsonObject> {
     const account = requireAccount(auth);
-    const stored = await findResponse(this.deps.db, account.accountId, id);
-    if (!stored) throw new NotFoundError(`Response ${id} not found`);
+    const stored = RESPONSE_ID.test(id) ? await findResponse(this.deps.db, account.accountId, id) : undefined;
+    if (!stored) throw notFound(id);
     return stored.response;
   }
 
   /** DELETE /responses/{id}. */
   async delete(auth: AuthContext, id: string): Promise<{ id: string; object: 'response'; deleted: true }> {
     const account = requireAccount(auth);
-    if (!(await deleteResponse(this.deps.db, account.accountId, id)))
-      throw new NotFoundError(`Response ${id} not found`);
+    if (!RESPONSE_ID.test(id) || !(await deleteResponse(this.deps.db, account.accountId, id))) throw notFound(id);
     return { id, object: 'response', deleted: true };
   }
 }

@@ -155,6 +155,13 @@ describe(`REST /api/v1/responses with the openai client (${testDatabaseKind})`, 
     expect(foreign.status).toBe(404);
     expect(((await foreign.json()) as { code: string }).code).toBe('NOT_FOUND');
     await expect(other.client.responses.retrieve(first.id)).rejects.toMatchObject({ status: 404 });
+    for (const bad of ['resp_%00', 'a%00b', 'resp_nothex']) {
+      const read = await fetch(`${server.url}/api/v1/responses/${bad}`, {
+        headers: { authorization: `Bearer ${account.secret}` },
+      });
+      expect(read.status).toBe(404);
+    }
+    expect((await post({ model: 'lagoon-sim-chat', input: 'x', previous_response_id: 'a\u0000b' })).status).toBe(404);
     await account.client.responses.delete(first.id);
     await expect(account.client.responses.retrieve(first.id)).rejects.toMatchObject({ status: 404 });
   });
