@@ -3,13 +3,13 @@ import { requireAccount } from '../auth/permissions.ts';
 import type { BillingService } from '../billing/billing.service.ts';
 import type { SettledCharge } from '../billing/billing.types.ts';
 import type { CatalogService } from '../catalog/catalog.service.ts';
-import type { CatalogModel } from '../catalog/model.ts';
-import { clip, ForbiddenError, InvalidModelError, UpstreamError, ValidationError } from '../errors.ts';
+import { ValidationError } from '../errors.ts';
 import type { EngineVector } from '../providers/embeddings/embedding-engine.ts';
 import type { EmbeddingGateway } from '../providers/embeddings/embedding-gateway.ts';
 import { countTexts } from '../token-count-pool.ts';
 import { countTextTokens } from '../tokenizer.ts';
 import { parseInput } from '../validation.ts';
+import { resolveTypedModel } from '../catalog/typed-model.ts';
 import { embeddingCost, embeddingUsage } from './embedding-pricing.ts';
 import { EmbeddingInput, refuseTokenArrays } from './embedding.inputs.ts';
 
@@ -57,7 +57,11 @@ export class EmbeddingService {
     const account = requireAccount(auth);
     refuseTokenArrays(raw);
     const input = parseInput(EmbeddingInput, raw);
-    const model = await this.resolveModel(input.model, account.apiKey.modelPrivacy);
+    const model = await resolveTypedModel(
+      this.deps.catalog,
+      { name: input.model, type: 'embedding', purpose: 'embeddings' },
+      account.apiKey.modelPrivacy,
+    );
     const spec = model.spec as EmbeddingSpec;
     if (input.dimensions !== undefined) {
       if (spec.supportsCustomDimensions !== true)
@@ -112,24 +116,6 @@ export class EmbeddingService {
 
   close(): Promise<void> {
     return this.deps.gateway.close();
-  }
-
-  private async resolveModel(name: string, privacy: string): Promise<CatalogModel> {
-    const lookup = await this.deps.catalog.lookupModel(name, 'embedding');
-    const model = lookup.model;
-    if (!model) {
-      if (lookup.otherType)
-        throw new InvalidModelError(
-          `Model ${clip(name)} is a ${lookup.otherType} model; embeddings need an embedding model`,
-        );
-      throw new InvalidModelError(
-        `Unknown model ${clip(name)}: use an embedding model id, trait or compatibility name from GET /api/v1/models?type=embedding`,
-      );
-    }
-    if (privacy === 'PRIVATE_ONLY' && model.privacy !== 'private')
-      throw new ForbiddenError(`This API key may only use private models; ${model.id} is ${model.privacy}`);
-    if (model.offline) throw new UpstreamError(`Model ${model.id} is offline`, 'MODEL_OFFLINE');
-    return model;
   }
 }
 

@@ -5,12 +5,13 @@ import type { Price, SettledCharge, Usage } from '../billing/billing.types.ts';
 import { ATTO_DIGITS, costNano, formatScaled } from '../billing/money.ts';
 import type { CatalogService } from '../catalog/catalog.service.ts';
 import { attoPrice, type CatalogModel } from '../catalog/model.ts';
-import { clip, ForbiddenError, InvalidModelError, UpstreamError, ValidationError } from '../errors.ts';
+import { clip, ValidationError } from '../errors.ts';
 import type { AsrPricing } from '../operator-config/schema.ts';
 import { decodeToPcm } from '../providers/speech/ffmpeg.ts';
 import type { Transcript } from '../providers/transcription/transcription-engine.ts';
 import type { TranscriptionGateway } from '../providers/transcription/transcription-gateway.ts';
 import { parseInput } from '../validation.ts';
+import { resolveTypedModel } from '../catalog/typed-model.ts';
 import { renderTranscript } from './transcript-formats.ts';
 import { TranscriptionFields } from './transcription.inputs.ts';
 
@@ -57,7 +58,11 @@ export class TranscriptionService {
   ): Promise<TranscriptionOutcome> {
     const account = requireAccount(auth);
     const fields = parseInput(TranscriptionFields, upload.fields);
-    const model = await this.resolveModel(fields.model, account.apiKey.modelPrivacy);
+    const model = await resolveTypedModel(
+      this.deps.catalog,
+      { name: fields.model, type: 'asr', purpose: 'transcription' },
+      account.apiKey.modelPrivacy,
+    );
     if (upload.bytes.byteLength === 0) throw fieldError('file', 'The file is empty');
     let decoded;
     try {
@@ -123,25 +128,6 @@ export class TranscriptionService {
 
   close(): Promise<void> {
     return this.deps.gateway.close();
-  }
-
-  private async resolveModel(name: string | undefined, privacy: string): Promise<CatalogModel> {
-    const lookup = await this.deps.catalog.lookupModel(name ?? 'default', 'asr');
-    const model = lookup.model;
-    if (!model) {
-      if (name === undefined) throw new UpstreamError('No transcription model is configured', 'SERVICE_UNAVAILABLE');
-      if (lookup.otherType)
-        throw new InvalidModelError(
-          `Model ${clip(name)} is a ${lookup.otherType} model; transcription needs an asr model`,
-        );
-      throw new InvalidModelError(
-        `Unknown model ${clip(name)}: use an asr model id, trait or compatibility name from GET /api/v1/models?type=asr`,
-      );
-    }
-    if (privacy === 'PRIVATE_ONLY' && model.privacy !== 'private')
-      throw new ForbiddenError(`This API key may only use private models; ${model.id} is ${model.privacy}`);
-    if (model.offline) throw new UpstreamError(`Model ${model.id} is offline`, 'MODEL_OFFLINE');
-    return model;
   }
 }
 
