@@ -13,7 +13,8 @@ import { SimulatorEmbeddingEngine } from '../src/providers/embeddings/simulator-
  * HTTP. The upstream lives in this process and answers a precomputed body at once (1024-dimension vectors), so
  * "direct" is the loopback + HTTP floor; Lagoon runs as a child (`node --import tsx src/main.ts`, embedded
  * PGlite unless DATABASE_URL is set, balance leases on as by default).
- *   node --import tsx bench/embeddings.ts        BENCH_REQUESTS (default 400 per side and format)
+ *   node --import tsx bench/embeddings.ts        BENCH_REQUESTS (default 400 per side and format); BENCH_FORMATS
+ *   (default base64,float) picks the encodings; BENCH_LAGOON_NODE_ARGS (e.g. --cpu-prof) profiles Lagoon alone.
  */
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 400);
 const BATCH = 64;
@@ -152,7 +153,8 @@ async function main() {
       '| encoding | direct p50 / p99 ms | through Lagoon p50 / p99 ms | added p50 / p99 ms | Lagoon CPU ms per request |',
     );
     console.log('|---|---:|---:|---:|---:|');
-    for (const format of ['base64', 'float'] as const) {
+    const formats = (process.env.BENCH_FORMATS ?? 'base64,float').split(',') as ('base64' | 'float')[];
+    for (const format of formats) {
       const body = (model: string) => JSON.stringify({ model, input: inputs, encoding_format: format });
       for (let i = 0; i < 50; i += 1) {
         await timed(lagoonPool, '/api/v1/embeddings', body('bench-upstream-embedding'), headers);
