@@ -1,4 +1,4 @@
-import type { AuthContext } from '../auth/auth-context.ts';
+import { modelPrivacyOf, type AuthContext } from '../auth/auth-context.ts';
 import { requireAccount } from '../auth/permissions.ts';
 import type { BillingService } from '../billing/billing.service.ts';
 import type { SettledCharge } from '../billing/billing.types.ts';
@@ -60,7 +60,7 @@ export class EmbeddingService {
     const model = await resolveTypedModel(
       this.deps.catalog,
       { name: input.model, type: 'embedding', purpose: 'embeddings' },
-      account.apiKey.modelPrivacy,
+      modelPrivacyOf(account),
     );
     const spec = model.spec as EmbeddingSpec;
     if (input.dimensions !== undefined) {

@@ -1,4 +1,4 @@
-import type { AuthContext } from '../auth/auth-context.ts';
+import { modelPrivacyOf, type AuthContext } from '../auth/auth-context.ts';
 import { requireAccount } from '../auth/permissions.ts';
 import type { BillingService } from '../billing/billing.service.ts';
 import type { Price, SettledCharge, Usage } from '../billing/billing.types.ts';
@@ -61,7 +61,7 @@ export class TranscriptionService {
     const model = await resolveTypedModel(
       this.deps.catalog,
       { name: fields.model, type: 'asr', purpose: 'transcription' },
-      account.apiKey.modelPrivacy,
+      modelPrivacyOf(account),
     );
     if (upload.bytes.byteLength === 0) throw fieldError('file', 'The file is empty');
     let decoded;
