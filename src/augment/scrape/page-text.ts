@@ -53,9 +53,8 @@ const HTML_OPTIONS: HtmlToTextOptions = {
 /** Title and text of an HTML page. */
 export function htmlPageText(bytes: Uint8Array, charset: string | undefined): { title: string; text: string } {
   const html = decodeHtml(bytes, charset);
-  const title = /<title[^>]*>([\s\S]*?)<\/title>/i.exec(html)?.[1];
   return {
-    title: title === undefined ? '' : convert(title, { wordwrap: false }).replace(/\s+/g, ' ').trim(),
+    title: pageTitle(html),
     text: convert(html, HTML_OPTIONS)
       .replace(/[^\S\n]+$/gm, '')
       .replace(/\n{3,}/g, '\n\n')
@@ -84,11 +83,13 @@ const markdown = new NodeHtmlMarkdown({ ignore: NOT_CONTENT, keepDataImages: fal
 /** Title and content of an HTML page as Markdown (GET /augment/scrape). */
 export function htmlPageMarkdown(bytes: Uint8Array, charset: string | undefined): { title: string; text: string } {
   const html = decodeHtml(bytes, charset);
+  return { title: pageTitle(html), text: markdown.translate(html).trim() };
+}
+
+/** The page's <title> as one line of plain text ('' when it has none). */
+function pageTitle(html: string): string {
   const title = /<title[^>]*>([\s\S]*?)<\/title>/i.exec(html)?.[1];
-  return {
-    title: title === undefined ? '' : convert(title, { wordwrap: false }).replace(/\s+/g, ' ').trim(),
-    text: markdown.translate(html).trim(),
-  };
+  return title === undefined ? '' : convert(title, { wordwrap: false }).replace(/\s+/g, ' ').trim();
 }
 
 /** The header's charset, else a meta tag's in the first 1024 bytes, else UTF-8; unknown labels read as UTF-8. */
