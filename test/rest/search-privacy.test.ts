@@ -96,7 +96,7 @@ describe(`web search privacy: the query is neither logged nor stored (${testData
     await rest({ query: QUERY, search_provider: PROBE });
     await rest({ query: QUERY }, poor.secret);
     await rest({ query: QUERY }, null);
-    expect(statuses).toEqual([200, 200, 200, 200, 502, 502, 504, 400, 400, 400, 402, 401]);
+    expect(statuses).toEqual([200, 200, 200, 200, 502, 502, 504, 400, 400, 400, 402, 402]);
 
     // The probe did travel: the upstreams saw it, and the capture saw the requests and the failures.
     expect(
