@@ -224,8 +224,9 @@ describe(`REST: wallet callers (${testDatabaseKind})`, () => {
     expect(charges).toHaveLength(10);
     expect(page.transactions).toHaveLength(11);
     expect(page.currentBalance).toBe(0);
-    // Newest first: each entry's balanceAfter is the next older one's less this charge.
-    const oldestFirst = [...page.transactions].reverse();
+    // Each charge's balanceAfter is the one before it less this charge. Charges settled in one batch share a
+    // timestamp, so their order in the listing is not the order of settlement: follow the balances instead.
+    const oldestFirst = [...page.transactions].sort((a, b) => b.balanceAfter - a.balanceAfter);
     expect(oldestFirst[0]).toMatchObject({ type: 'TOP_UP', balanceAfter: Number(formatUsd(cost * 10n)) });
     oldestFirst.slice(1).forEach((entry, index) => {
       expect(parseNano(String(entry.amount))).toBe(-cost);
