@@ -18,6 +18,22 @@ export interface PageRequest {
   readonly markdown?: boolean | undefined;
 }
 
+/** The parts of a page that are not its content, left out of both its text and its Markdown. */
+const NOT_CONTENT = [
+  'head',
+  'nav',
+  'footer',
+  'aside',
+  'button',
+  'select',
+  'svg',
+  'iframe',
+  'noscript',
+  'script',
+  'style',
+  'template',
+];
+
 /** The page's readable text: navigation, footers, scripts, controls and images left out, link targets dropped. (Not `header` nor `form`: articles keep their title in one, and some sites wrap the whole page in the other.) */
 const HTML_OPTIONS: HtmlToTextOptions = {
   wordwrap: false,
@@ -32,21 +48,7 @@ const HTML_OPTIONS: HtmlToTextOptions = {
     { selector: 'h4', options: { uppercase: false } },
     { selector: 'h5', options: { uppercase: false } },
     { selector: 'h6', options: { uppercase: false } },
-    ...[
-      'head',
-      'title',
-      'nav',
-      'footer',
-      'aside',
-      'button',
-      'select',
-      'svg',
-      'iframe',
-      'noscript',
-      'script',
-      'style',
-      'template',
-    ].map((selector) => ({ selector, format: 'skip' })),
+    ...[...NOT_CONTENT, 'title'].map((selector) => ({ selector, format: 'skip' })),
   ],
 };
 
@@ -62,23 +64,11 @@ export function htmlPageText(bytes: Uint8Array, charset: string | undefined): { 
   };
 }
 
-/** The parts of a page that are not its content, left out of the Markdown as they are out of the text. */
-const NOT_CONTENT = [
-  'head',
-  'nav',
-  'footer',
-  'aside',
-  'button',
-  'select',
-  'svg',
-  'iframe',
-  'noscript',
-  'script',
-  'style',
-  'template',
-  'form',
-];
-const markdown = new NodeHtmlMarkdown({ ignore: NOT_CONTENT, keepDataImages: false, maxConsecutiveNewlines: 2 });
+const markdown = new NodeHtmlMarkdown({
+  ignore: [...NOT_CONTENT, 'form'],
+  keepDataImages: false,
+  maxConsecutiveNewlines: 2,
+});
 
 /** Title and content of an HTML page as Markdown (GET /augment/scrape). */
 export function htmlPageMarkdown(bytes: Uint8Array, charset: string | undefined): { title: string; text: string } {
