@@ -1,13 +1,15 @@
 import { availableParallelism } from 'node:os';
 import sharp from 'sharp';
 import type { ProviderConfig } from '../../operator-config/schema.ts';
+import { NamedThreadPriority } from '../../thread-priority.ts';
 import { Slots } from './slots.ts';
 
 /*
  * How much CPU picture work may take in one process. libvips runs outside the event loop, but on the same cores:
  * eight pictures decoded and encoded at once on a 2-core host leave chat's requests no core to run on. So pictures
  * are worked on a few at a time (a Slots queue shared by generation, edits and upscales) and libvips gets as many
- * threads per picture; by default one core fewer than the host has, at least 1 (LAGOON_IMAGE_THREADS).
+ * threads per picture; by default one core fewer than the host has, at least 1 (LAGOON_IMAGE_THREADS). libvips'
+ * threads also run below the event loop's priority (src/thread-priority.ts), so requests go first on busy cores.
  */
 
 /** Pictures worked on at once, and libvips threads per picture: `configured`, or cores − 1 (min 1) when 0. */
@@ -22,7 +24,8 @@ export function imageThreads(configured = 0): number {
 export function createPixelWork(threads: number): Slots {
   sharp.cache(false);
   sharp.concurrency(threads);
-  return new Slots(threads);
+  const priority = new NamedThreadPriority('libvips worker');
+  return new Slots(threads, () => priority.lower());
 }
 
 /** Providers whose engine runs in this process (the built-in simulator): their whole call is pixel work. */

@@ -7,15 +7,22 @@ export class Slots {
   private free: number;
   private readonly waiting: (() => void)[] = [];
 
-  constructor(size: number) {
+  /** `onTurn` runs as each call starts its work and again as it ends (pixel-work.ts lowers new threads' priority). */
+  constructor(
+    size: number,
+    private readonly onTurn?: () => void,
+  ) {
     this.free = Math.max(1, size);
   }
 
   async run<T>(work: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     await this.acquire(signal);
     try {
-      return await work();
+      const running = work();
+      this.onTurn?.();
+      return await running;
     } finally {
+      this.onTurn?.();
       this.release();
     }
   }

@@ -1,5 +1,6 @@
 import { parentPort } from 'node:worker_threads';
 import ESpeakNg from 'espeak-ng';
+import { lowerThisThreadPriority } from '../../thread-priority.ts';
 
 /*
  * An eSpeak NG thread (src/providers/speech/espeak-pool.ts): synthesises one sentence per message and replies with
@@ -8,6 +9,8 @@ import ESpeakNg from 'espeak-ng';
  */
 if (!parentPort) throw new Error('espeak-worker.ts runs only as a worker thread');
 const port = parentPort;
+// Synthesis is background work: requests on the event loop go first on a busy core (src/thread-priority.ts).
+lowerThisThreadPriority();
 
 export interface EspeakJob {
   readonly id: number;

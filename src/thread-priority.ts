@@ -1,0 +1,77 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { getPriority, setPriority } from 'node:os';
+
+/*
+ * Background CPU work (libvips' picture threads, eSpeak's synthesis threads) runs at a lower scheduling priority
+ * than the event loop. On a host with few cores a burst of pictures otherwise takes the cores the requests around
+ * it need, and chat's tail latency grows by tens of milliseconds; at a lower priority the pictures get every idle
+ * cycle and yield the moment a request is ready to run. Linux keeps a nice value per thread; on other systems
+ * these functions do nothing.
+ */
+
+/** How long after a thread is first seen its name is read again (it names itself just after it starts). */
+const NAMING_GRACE_MS = 1000;
+
+/** The nice value of background threads: well below the event loop (0), far from starved (19). */
+export const BACKGROUND_NICE = 10;
+
+/** Never above the calling thread's own priority: a process started with `nice` keeps its setting. */
+function backgroundNice(nice: number): number {
+  return Math.max(nice, getPriority());
+}
+
+/** Lowers the calling thread's priority (Linux applies setpriority to the calling thread alone). */
+export function lowerThisThreadPriority(nice = BACKGROUND_NICE): void {
+  try {
+    setPriority(backgroundNice(nice));
+  } catch {
+    // Not permitted or not supported: the work runs at normal priority.
+  }
+}
+
+/**
+ * Lowers the priority of this process's threads of one name (libvips names its workers `libvips worker`), each once.
+ * libvips keeps its threads for later pictures, so after a few calls there is nothing new to renice and a call
+ * costs one directory read.
+ */
+export class NamedThreadPriority {
+  /** Thread id → when it was first looked at. */
+  private readonly seen = new Map<string, number>();
+  private readonly enabled = process.platform === 'linux';
+
+  constructor(
+    private readonly threadName: string,
+    private readonly nice = BACKGROUND_NICE,
+  ) {}
+
+  lower(): void {
+    if (!this.enabled) return;
+    let tasks: string[];
+    try {
+      tasks = readdirSync('/proc/self/task');
+    } catch {
+      return;
+    }
+    const now = Date.now();
+    for (const tid of tasks) {
+      const firstSeen = this.seen.get(tid);
+      // A new thread carries its creator's name until it sets its own: a young one is looked at again.
+      if (firstSeen !== undefined && now - firstSeen > NAMING_GRACE_MS) continue;
+      if (firstSeen === undefined) this.seen.set(tid, now);
+      try {
+        if (readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trimEnd() === this.threadName) {
+          setPriority(Number(tid), backgroundNice(this.nice));
+          this.seen.set(tid, 0);
+        }
+      } catch {
+        // The thread ended meanwhile, or the system refused: nothing to do.
+      }
+    }
+    if (this.seen.size > tasks.length * 2) this.forgetEnded(new Set(tasks));
+  }
+
+  /** Thread ids are reused: forget the ended ones so a new thread with an old id is looked at again. */
+  private forgetEnded(alive: ReadonlySet<string>): void {
+    for (const tid of this.seen.keys()) if (!alive.has(tid)) this.seen.delete(tid);
+  }
+}
