@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { GenerateImageInput, ImageStylesQuery, OpenAIImageInput } from '../../src/media/images/image.inputs.ts';
 import type { GeneratedImages } from '../../src/media/images/image.service.ts';
+import type { ProcessedImage } from '../../src/media/images/post-process.ts';
 import { compressJson } from '../compression.ts';
 import { balanceHeaders, json, queryObject } from '../http.ts';
 import type { Route } from '../router.ts';
@@ -43,12 +44,15 @@ function imageHeaders(generated: GeneratedImages): Record<string, string> {
 /**
  * A JSON answer's bytes from JSON text and pictures, each picture written as its base64 (inside quotes the text
  * supplies). base64 has no character JSON escapes, so it is spliced in as bytes: JSON.stringify of a picture's
- * megabytes, and the UTF-8 encoding of the resulting string, cost ≈ 7–16 ms of the event loop; this ≈ 1 ms.
+ * megabytes, and the UTF-8 encoding of the resulting string, cost ≈ 7–16 ms of the event loop; this ≈ 1 ms, and
+ * nothing when the engine's own base64 is kept (a picture passed through unchanged).
  */
-function splicedJson(parts: readonly (string | Buffer)[]): Buffer {
+function splicedJson(parts: readonly (string | ProcessedImage)[]): Buffer {
   return Buffer.concat(
     parts.map((part) =>
-      typeof part === 'string' ? Buffer.from(part) : Buffer.from(part.toString('base64'), 'latin1'),
+      typeof part === 'string'
+        ? Buffer.from(part)
+        : (part.base64 ?? Buffer.from(part.bytes.toString('base64'), 'latin1')),
     ),
   );
 }
@@ -77,7 +81,7 @@ export const imageRoutes: Route[] = [
       }
       const body = splicedJson([
         `{"id":${JSON.stringify(generated.id)},"images":[`,
-        ...generated.images.flatMap((image, index) => [index === 0 ? '"' : ',"', image.bytes, '"']),
+        ...generated.images.flatMap((image, index) => [index === 0 ? '"' : ',"', image, '"']),
         `],"timing":${JSON.stringify(generated.timing)},"request":${JSON.stringify(generated.request)}}`,
       ]);
       return { status: 200, ...(await compressJson(body, call.headers['accept-encoding'], headers)) };
@@ -104,7 +108,7 @@ export const imageRoutes: Route[] = [
         ...generated.images.flatMap((image, index) => [
           (index === 0 ? '' : ',') +
             (generated.responseFormat === 'url' ? `{"url":"data:${image.contentType};base64,` : '{"b64_json":"'),
-          image.bytes,
+          image,
           '"}',
         ]),
         ']}',

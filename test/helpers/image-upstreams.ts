@@ -19,6 +19,8 @@ export type FakeImageBehavior =
   | { readonly kind: 'adult' }
   /** The pictures carry EXIF, XMP and a text chunk (taggedPng), as real engines' often do. */
   | { readonly kind: 'tagged' }
+  /** Pictures of noise: a few hundred KB of base64, as real engines' pictures are (noisyPng). */
+  | { readonly kind: 'noisy' }
   | { readonly kind: 'malformed' };
 
 export interface FakeImageRequest {
@@ -48,6 +50,18 @@ export async function taggedPng(width: number, height: number): Promise<string> 
   const picture = sharp({ create: { width, height, channels: 3, background: { r: 40, g: 120, b: 200 } } })
     .withExif({ IFD0: { ImageDescription: 'upstream prompt', Software: 'fake engine' } })
     .withXmp('<x:xmpmeta xmlns:x="adobe:ns:meta/"><engine>fake upstream xmp</engine></x:xmpmeta>');
+  return (await picture.png().toBuffer()).toString('base64');
+}
+
+/** A picture of deterministic noise (hardly compressible: its base64 is about 1.4 bytes a pixel), as base64. */
+export async function noisyPng(width: number, height: number): Promise<string> {
+  const pixels = Buffer.alloc(width * height * 3);
+  let state = 12345;
+  for (let index = 0; index < pixels.length; index += 1) {
+    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+    pixels[index] = state >>> 24;
+  }
+  const picture = sharp(pixels, { raw: { width, height, channels: 3 } });
   return (await picture.png().toBuffer()).toString('base64');
 }
 
@@ -86,7 +100,7 @@ export async function startImageUpstream(): Promise<FakeImageUpstream> {
       return;
     }
     const adult = behavior?.kind === 'adult';
-    const png = behavior?.kind === 'tagged' ? taggedPng : solidPng;
+    const png = behavior?.kind === 'tagged' ? taggedPng : behavior?.kind === 'noisy' ? noisyPng : solidPng;
     const send = (value: unknown) => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify(value));

@@ -5,7 +5,7 @@ import type { TestApp } from '../helpers/app.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { testDatabaseKind } from '../helpers/db.ts';
 import { useImageApp } from '../helpers/image-app.ts';
-import type { FakeImageUpstream } from '../helpers/image-upstreams.ts';
+import { noisyPng, type FakeImageUpstream } from '../helpers/image-upstreams.ts';
 import { listenLocally } from '../helpers/local-server.ts';
 
 describe(`REST POST /api/v1/image/generate on an AUTOMATIC1111 upstream (${testDatabaseKind})`, () => {
@@ -14,8 +14,10 @@ describe(`REST POST /api/v1/image/generate on an AUTOMATIC1111 upstream (${testD
   let t: TestApp;
   let upstream: FakeImageUpstream;
   let secret: string;
-  beforeAll(() => {
+  let sent: string;
+  beforeAll(async () => {
     ({ t, upstream, secret } = app.state);
+    sent = await noisyPng(512, 512);
   });
 
   it('should send the A1111 request shape and post-process its pictures', async () => {
@@ -54,6 +56,22 @@ describe(`REST POST /api/v1/image/generate on an AUTOMATIC1111 upstream (${testD
       const meta = await sharp(Buffer.from(image, 'base64')).metadata();
       expect([meta.format, meta.width, meta.height]).toEqual(['jpeg', 640, 384]);
     }
+  });
+
+  it("should answer large A1111 pictures of a batch in the upstream's own base64, byte for byte", async () => {
+    upstream.grid = true;
+    upstream.queue({ kind: 'noisy' });
+    const { status, body } = await generateJson({
+      model: 'test-a1111-image',
+      prompt: 'static',
+      width: 512,
+      height: 512,
+      variants: 2,
+      format: 'png',
+    });
+    upstream.grid = false;
+    expect(status).toBe(200);
+    expect(body.images).toEqual(Array.from({ length: 2 }, () => sent));
   });
 
   it('should blur a picture the A1111 safety checker flagged', async () => {

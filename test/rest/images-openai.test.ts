@@ -8,7 +8,7 @@ import { stripPng } from '../../src/media/images/strip-metadata.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { testDatabaseKind } from '../helpers/db.ts';
-import { startImageUpstream, taggedPng, type FakeImageUpstream } from '../helpers/image-upstreams.ts';
+import { noisyPng, startImageUpstream, taggedPng, type FakeImageUpstream } from '../helpers/image-upstreams.ts';
 import { createAccountWithKey } from '../helpers/services.ts';
 
 const CENT = 10_000_000n; // 0.01 USD in nano-units
@@ -220,6 +220,21 @@ describe(`REST POST /api/v1/images/generations with the openai client (${testDat
       response_format: 'url',
     });
     expect(url.data![0]!.url).toBe(`data:image/png;base64,${expected.toString('base64')}`);
+  });
+
+  it("should answer a large upstream picture's own base64, byte for byte", async () => {
+    const sent = await noisyPng(512, 512);
+    expect(sent.length).toBeGreaterThan(128 * 1024);
+    upstream.queue({ kind: 'noisy' }, { kind: 'noisy' });
+    const answer = await client.images.generate({ model: 'test-openai-image', prompt: 'static', size: '512x512' });
+    expect(answer.data![0]!.b64_json).toBe(sent);
+    const url = await client.images.generate({
+      model: 'test-openai-image',
+      prompt: 'static',
+      size: '512x512',
+      response_format: 'url',
+    });
+    expect(url.data![0]!.url).toBe(`data:image/png;base64,${sent}`);
   });
 
   it('should answer an upstream 500 with a 5xx error and charge nothing', async () => {

@@ -194,7 +194,8 @@ export class ImageEditService {
       // Engines may answer another size than asked: the caller gets the size the rules promise.
       finish: async (result) =>
         postProcess(
-          { ...result, bytes: await fitTo(result.bytes, size) },
+          // The engine's base64 stands for its own bytes only: not for a resized picture.
+          { adult: result.adult, bytes: await fitTo(result.bytes, size) },
           { format, safeMode: body.safe_mode ?? true, watermark: false },
         ),
     });

@@ -29,6 +29,8 @@ export interface PostProcessOptions {
 
 export interface ProcessedImage {
   readonly bytes: Buffer;
+  /** `bytes` in canonical base64, when the engine's own text could be kept (a picture passed through as sent). */
+  readonly base64?: Buffer | undefined;
   readonly contentType: string;
   readonly width: number;
   readonly height: number;
@@ -65,7 +67,8 @@ export async function postProcess(image: EngineImage, options: PostProcessOption
     (meta.pages ?? 1) === 1;
   const stripped = unchanged ? stripMetadata(options.format, image.bytes) : undefined;
   if (stripped) {
-    return { bytes: stripped, contentType: IMAGE_CONTENT_TYPES[options.format], ...size, blurred: false };
+    const base64 = stripped === image.bytes ? image.base64 : undefined;
+    return { bytes: stripped, base64, contentType: IMAGE_CONTENT_TYPES[options.format], ...size, blurred: false };
   }
   // Without withMetadata/keep*, sharp writes no EXIF, XMP, IPTC or ICC from the input: a clean picture.
   let pipeline = sharp(image.bytes).autoOrient();

@@ -71,6 +71,14 @@ export async function readLimited(
   body: AsyncIterable<unknown> & { destroy(): unknown },
   limit: number,
 ): Promise<string> {
+  return (await readLimitedBytes(body, limit)).toString('utf8');
+}
+
+/** As readLimited, the bytes themselves. */
+export async function readLimitedBytes(
+  body: AsyncIterable<unknown> & { destroy(): unknown },
+  limit: number,
+): Promise<Buffer> {
   const parts: Buffer[] = [];
   let total = 0;
   for await (const part of body) {
@@ -82,5 +90,5 @@ export async function readLimited(
     }
     parts.push(buffer);
   }
-  return Buffer.concat(parts).toString('utf8');
+  return Buffer.concat(parts);
 }

@@ -9,7 +9,7 @@ import type {
   ImageEngine,
   UpscaleImageRequest,
 } from './image-engine.ts';
-import { decodeBase64Image, ImageHttpClient, type ImageHttpSettings } from './image-http.ts';
+import { decodePicture, ImageHttpClient, type ImageHttpSettings } from './image-http.ts';
 
 /*
  * The AUTOMATIC1111 / Forge web UI API: `POST /sdapi/v1/txt2img` and `GET /sdapi/v1/prompt-styles`, under the
@@ -82,7 +82,8 @@ export class Automatic1111Engine implements ImageEngine {
         ? {}
         : { override_settings: { sd_model_checkpoint: upstreamModel }, override_settings_restore_afterwards: false }),
     };
-    const parsed = TxtToImgAnswer.safeParse(await this.http.json('POST', '/sdapi/v1/txt2img', payload, options.signal));
+    const answer = await this.http.pictures('POST', '/sdapi/v1/txt2img', payload, options.signal);
+    const parsed = TxtToImgAnswer.safeParse(answer.value);
     if (!parsed.success) throw brokenError('sent a malformed txt2img answer');
     // A grid of the batch may come first (`index_of_first_image` says so), and extensions may append their own
     // pictures (ControlNet maps) after it: the batch is the `variants` pictures from the first one.
@@ -91,7 +92,7 @@ export class Automatic1111Engine implements ImageEngine {
     const images = parsed.data.images.slice(first, first + request.variants);
     if (images.length < request.variants) throw brokenError('sent fewer pictures than asked for');
     const flags = adultFlags(info);
-    return images.map((image, index) => ({ bytes: decodeBase64Image(image), adult: flags(index) }));
+    return images.map((image, index) => ({ ...decodePicture(answer.bytesOf(image)), adult: flags(index) }));
   }
 
   async styles(options: ImageCallOptions): Promise<string[]> {
@@ -121,13 +122,14 @@ export class Automatic1111Engine implements ImageEngine {
         ? {}
         : { override_settings: { sd_model_checkpoint: upstreamModel }, override_settings_restore_afterwards: false }),
     };
-    const parsed = TxtToImgAnswer.safeParse(await this.http.json('POST', '/sdapi/v1/img2img', payload, options.signal));
+    const answer = await this.http.pictures('POST', '/sdapi/v1/img2img', payload, options.signal);
+    const parsed = TxtToImgAnswer.safeParse(answer.value);
     if (!parsed.success) throw brokenError('sent a malformed img2img answer');
     // As for txt2img: the picture is the one `index_of_first_image` points at (extensions may append others).
     const info = parseInfo(parsed.data.info);
     const picture = parsed.data.images[info.index_of_first_image ?? 0];
     if (picture === undefined) throw brokenError('sent no picture');
-    return { bytes: decodeBase64Image(picture), adult: adultFlags(info)(0) };
+    return { ...decodePicture(answer.bytesOf(picture)), adult: adultFlags(info)(0) };
   }
 
   /** `POST /sdapi/v1/extra-single-image` with the configured upscaler; `creativity` has no A1111 counterpart. */
@@ -138,10 +140,10 @@ export class Automatic1111Engine implements ImageEngine {
       upscaling_resize: request.scale,
       upscaler_1: this.settings.options?.upscaler ?? 'Lanczos',
     };
-    const answer = await this.http.json('POST', '/sdapi/v1/extra-single-image', payload, options.signal);
-    const parsed = UpscaleAnswer.safeParse(answer);
+    const answer = await this.http.pictures('POST', '/sdapi/v1/extra-single-image', payload, options.signal);
+    const parsed = UpscaleAnswer.safeParse(answer.value);
     if (!parsed.success) throw brokenError('sent a malformed extra-single-image answer');
-    return { bytes: decodeBase64Image(parsed.data.image), adult: false };
+    return { ...decodePicture(answer.bytesOf(parsed.data.image)), adult: false };
   }
 
   async close(): Promise<void> {

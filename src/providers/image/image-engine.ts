@@ -16,6 +16,8 @@ export interface ImageCallOptions {
 /** One picture as an engine returned it (any format sharp reads), with the engine's adult-content verdict. */
 export interface EngineImage {
   readonly bytes: Buffer;
+  /** The picture's canonical base64 as the engine sent it, if it did: answered as is when nothing changes it. */
+  readonly base64?: Buffer | undefined;
   /** The engine flagged it as adult content (an upstream NSFW flag, a safety checker's output, a test hook). */
   readonly adult: boolean;
 }

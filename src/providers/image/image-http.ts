@@ -3,10 +3,12 @@ import { AppError } from '../../errors.ts';
 import type { ProviderConfig } from '../../operator-config/schema.ts';
 import { parseJson, upstreamErrorMessage } from '../chat/openai-wire.ts';
 import type { ResponseBody } from '../chat/sse-chunk-stream.ts';
+import type { LiftedJson} from './lifted-json.ts';
+import { parseLifted } from './lifted-json.ts';
 import {
   brokenError,
   cancelledError,
-  readLimited,
+  readLimitedBytes,
   upstreamStatusError,
   timeoutError,
 } from '../chat/upstream-errors.ts';
@@ -50,6 +52,20 @@ export class ImageHttpClient {
 
   /** The parsed JSON of a 200 answer; the mapped error for anything else. `path` is under the base URL's path. */
   async json(method: 'GET' | 'POST', path: string, payload: unknown, signal: AbortSignal | undefined) {
+    const parsed = parseJson((await this.answer(method, path, payload, signal)).toString('utf8'));
+    if (parsed === undefined) throw brokenError('sent an answer that is not JSON');
+    return parsed;
+  }
+
+  /** As json(), for answers with pictures: their base64 strings are kept as bytes (lifted-json.ts). */
+  async pictures(method: 'POST', path: string, payload: unknown, signal: AbortSignal | undefined): Promise<LiftedJson> {
+    const parsed = parseLifted(await this.answer(method, path, payload, signal));
+    if (parsed === undefined) throw brokenError('sent an answer that is not JSON');
+    return parsed;
+  }
+
+  /** The bytes of a 200 answer; the mapped error for anything else. */
+  private async answer(method: 'GET' | 'POST', path: string, payload: unknown, signal: AbortSignal | undefined) {
     if (signal?.aborted) throw cancelledError();
     const deadline = AbortSignal.timeout(this.settings.timeoutMs);
     const combined = signal ? AbortSignal.any([signal, deadline]) : deadline;
@@ -66,16 +82,16 @@ export class ImageHttpClient {
       throw this.transportError(error, signal, deadline, 'could not be reached');
     }
     const body = response.body as ResponseBody;
-    let text: string;
+    let bytes: Buffer;
     try {
-      text = await readLimited(body, response.statusCode === 200 ? MAX_BODY_BYTES : 64 * 1024);
+      bytes = await readLimitedBytes(body, response.statusCode === 200 ? MAX_BODY_BYTES : 64 * 1024);
     } catch (error) {
       throw this.transportError(error, signal, deadline, 'broke off its answer');
     }
-    if (response.statusCode !== 200) throw statusError(response.statusCode, upstreamErrorMessage(text));
-    const parsed = parseJson(text);
-    if (parsed === undefined) throw brokenError('sent an answer that is not JSON');
-    return parsed;
+    if (response.statusCode !== 200) {
+      throw statusError(response.statusCode, upstreamErrorMessage(bytes.toString('utf8')));
+    }
+    return bytes;
   }
 
   async close(): Promise<void> {
@@ -107,12 +123,29 @@ export class ImageHttpClient {
   }
 }
 
-/** Decodes a base64 picture from an upstream answer (a data URL prefix is allowed). */
-export function decodeBase64Image(text: string): Buffer {
-  const bare = text.startsWith('data:') ? text.slice(text.indexOf(',') + 1) : text;
-  const bytes = Buffer.from(bare, 'base64');
+/**
+ * A picture from its base64 in an upstream answer (a data URL prefix is allowed). When the text is canonical
+ * base64 (standard alphabet, padded, nothing skipped), it is kept as `base64`: a picture that passes through
+ * unchanged is then answered in these very bytes.
+ */
+export function decodePicture(text: string | Buffer): { bytes: Buffer; base64?: Buffer } {
+  let source = typeof text === 'string' ? Buffer.from(text, 'latin1') : text;
+  if (source.subarray(0, 5).toString('latin1') === 'data:') source = source.subarray(source.indexOf(0x2c) + 1);
+  const bytes = Buffer.from(source.toString('latin1'), 'base64');
   if (bytes.length === 0) throw brokenError('sent an empty picture');
-  return bytes;
+  return isCanonicalBase64(source, bytes.length) ? { bytes, base64: source } : { bytes };
+}
+
+/**
+ * Node's decoder skips what is not base64 and reads the URL-safe alphabet too: the text is canonical when its
+ * length decodes to exactly what came out and it has neither `-` nor `_`.
+ */
+function isCanonicalBase64(source: Buffer, decodedLength: number): boolean {
+  if (source.length % 4 !== 0) return false;
+  const padding = source[source.length - 1] === 0x3d ? (source[source.length - 2] === 0x3d ? 2 : 1) : 0;
+  return (
+    (source.length / 4) * 3 - padding === decodedLength && source.indexOf(0x2d) === -1 && source.indexOf(0x5f) === -1
+  );
 }
 
 /** A provider's `options:` parsed by the engine's schema; a bad one stops the start with a clear message. */

@@ -7,7 +7,7 @@ import type {
   ImageCallOptions,
   ImageEngine,
 } from './image-engine.ts';
-import { decodeBase64Image, ImageHttpClient, type ImageHttpSettings } from './image-http.ts';
+import { decodePicture, ImageHttpClient, type ImageHttpSettings } from './image-http.ts';
 import { openAiEdit } from './remote-edit.ts';
 
 /*
@@ -62,14 +62,15 @@ export class OpenAIImagesEngine implements ImageEngine {
       size: `${request.width}x${request.height}`,
       response_format: 'b64_json',
     };
-    const parsed = AnswerSchema.safeParse(await this.http.json('POST', '/images/generations', payload, options.signal));
+    const answer = await this.http.pictures('POST', '/images/generations', payload, options.signal);
+    const parsed = AnswerSchema.safeParse(answer.value);
     if (!parsed.success) throw brokenError('sent a malformed images answer');
-    const answer = parsed.data;
-    const flags = answer.nsfw_content_detected ?? answer.has_nsfw_concepts ?? [];
-    return answer.data.slice(0, request.variants).map((item, index) => {
+    const { data } = parsed;
+    const flags = data.nsfw_content_detected ?? data.has_nsfw_concepts ?? [];
+    return data.data.slice(0, request.variants).map((item, index) => {
       // A URL answer would need a second fetch from an address the upstream chose: b64_json was asked for.
       if (!item.b64_json) throw brokenError('sent a picture without b64_json');
-      return { bytes: decodeBase64Image(item.b64_json), adult: item.nsfw === true || flags[index] === true };
+      return { ...decodePicture(answer.bytesOf(item.b64_json)), adult: item.nsfw === true || flags[index] === true };
     });
   }
 

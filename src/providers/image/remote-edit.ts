@@ -3,7 +3,7 @@ import { AppError } from '../../errors.ts';
 import { upstreamErrorMessage } from '../chat/openai-wire.ts';
 import { brokenError, cancelledError, timeoutError } from '../chat/upstream-errors.ts';
 import type { EditImageRequest, EngineImage, ImageCallOptions } from './image-engine.ts';
-import { decodeBase64Image, statusError, type ImageHttpSettings } from './image-http.ts';
+import { decodePicture, statusError, type ImageHttpSettings } from './image-http.ts';
 
 /*
  * `POST {baseUrl}/images/edits` of the OpenAI images API (OpenAI, LocalAI): multipart, which the JSON client of
@@ -35,7 +35,7 @@ export async function openAiEdit(
   if (typeof first?.b64_json !== 'string' || first.b64_json.length === 0)
     throw brokenError('sent an answer without b64_json');
   return {
-    bytes: decodeBase64Image(first.b64_json),
+    ...decodePicture(first.b64_json),
     adult: first.nsfw === true || answer.has_nsfw_concepts?.[0] === true,
   };
 }
