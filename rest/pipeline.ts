@@ -12,7 +12,7 @@ import type { Operations } from '../src/services.ts';
 import { RouteCall } from './call.ts';
 import { corsHeaders, preflight } from './cors.ts';
 import { FetchResponder, requestFromFetch, type HttpRequest, type HttpResponse } from './exchange.ts';
-import { errorStatus } from './error-map.ts';
+import { errorStatus, rateWindowHeaders } from './error-map.ts';
 import { errorPayload, JSON_TYPE_HEADER, type Reply } from './http.ts';
 import { Router, type Route } from './router.ts';
 import { writeChunks, writeEvents } from './sse.ts';
@@ -123,7 +123,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       const limit =
         typeof route.bodyLimit === 'function' ? route.bodyLimit(config) : (route.bodyLimit ?? config.http.maxJsonBytes);
       const call = new RouteCall(ex.req, params, auth, deps.services, config, ex.requestId, controller.signal, limit);
-      await send(ex, label, withWalletBalance(auth, await route.handler(call)));
+      const reply = withRateWindows(deps.services, auth, await route.handler(call));
+      await send(ex, label, withWalletBalance(auth, reply));
     } catch (error) {
       if (controller.signal.aborted) {
         observe(ex, label, CLIENT_CLOSED);
@@ -217,6 +218,17 @@ function withWalletBalance(auth: AuthContext, reply: Reply): Reply {
   const usd = reply.headers['x-balance-usd'];
   if (auth.kind !== 'wallet' || typeof usd !== 'string') return reply;
   return { ...reply, headers: { ...reply.headers, 'x-balance-remaining': formatNanoFixed(parseNano(usd), 6) } };
+}
+
+/**
+ * The answer of a call a per-key rate limit admitted (any limited route: the services admit, this adds the headers)
+ * carries its windows, `x-ratelimit-*-requests|tokens` (docs/api.md, Rate limits).
+ */
+function withRateWindows(services: Operations, auth: AuthContext, reply: Reply): Reply {
+  if (auth.kind !== 'apiKey' && auth.kind !== 'wallet') return reply;
+  const admission = services.rateLimits.windowsOf(auth);
+  if (!admission || reply.headers['x-ratelimit-limit-requests'] !== undefined) return reply;
+  return { ...reply, headers: { ...reply.headers, ...rateWindowHeaders(admission) } };
 }
 
 const notFound = (method: string, path: string) => new NotFoundError(`Route not found: ${clip(method)} ${clip(path)}`);

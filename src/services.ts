@@ -130,6 +130,14 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
   });
   const accounts = new AccountService({ db, apiKeys, billing });
   const catalog = new CatalogService({ db });
+  // Every paid route admits its calls here first (src/rate-limits; the REST pipeline sends the windows).
+  const rateLimiter = createRateLimiter({
+    db,
+    logger,
+    config: options.operatorConfig?.rateLimits,
+    redisUrl: options.redisUrl,
+  });
+  lifecycle.add('rate limits', { stop: () => rateLimiter.close() });
   const characters = new CharacterService({ db });
   const characterReviews = new CharacterReviewService({ db });
   const searchRoutes = buildSearchRoutes({
@@ -137,11 +145,12 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     mapping: options.operatorConfig?.search,
     env: options.search,
   });
-  const search = new SearchService({ billing, router: new SearchRouter(searchRoutes), logger });
+  const search = new SearchService({ billing, router: new SearchRouter(searchRoutes), logger, rateLimiter });
   const parser = options.textParser;
   const textParser = new TextParserService({
     billing,
     logger,
+    rateLimiter,
     ...(parser && {
       options: {
         perAccount: parser.perAccount,
@@ -188,14 +197,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     readPage: (bytes, page) => textParser.readPage(bytes, page),
     logger,
   });
-  const scrape = new ScrapeService({ billing, scraper, logger });
-  const rateLimiter = createRateLimiter({
-    db,
-    logger,
-    config: options.operatorConfig?.rateLimits,
-    redisUrl: options.redisUrl,
-  });
-  lifecycle.add('rate limits', { stop: () => rateLimiter.close() });
+  const scrape = new ScrapeService({ billing, scraper, logger, rateLimiter });
   const rateLimits = new RateLimitService({ limiter: rateLimiter, catalog, billing });
   const chat = new ChatService({
     billing,
@@ -242,12 +244,14 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     operatorConfig: options.operatorConfig,
     gateway: images.gateway,
     pixelWork,
+    rateLimiter,
   });
   lifecycle.add('image edit URL fetches', { stop: () => imageEdit.close() });
   const backgroundRemoval = createBackgroundRemovalService({
     billing,
     settings: options.backgroundRemoval,
     scraping: options.operatorConfig?.chat?.webScraping ?? WebScrapingConfigSchema.parse({}),
+    rateLimiter,
   });
   lifecycle.add('background removal URL fetches', { stop: () => backgroundRemoval.close() });
   const speech = createSpeechService({
@@ -263,6 +267,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
   const embeddings = new EmbeddingService({
     billing,
     catalog,
+    rateLimiter,
     gateway: new EmbeddingGateway(
       options.operatorConfig?.providers ?? [{ id: 'simulator', type: 'simulator' }],
       logger,
@@ -272,6 +277,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
   const transcription = new TranscriptionService({
     billing,
     catalog,
+    rateLimiter,
     gateway: new TranscriptionGateway(
       options.operatorConfig?.providers ?? [{ id: 'simulator', type: 'simulator' }],
       logger,
@@ -308,6 +314,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
       providers: options.operatorConfig?.providers,
       options: options.jobs,
       webScraping: options.operatorConfig?.chat?.webScraping,
+      rateLimiter,
     },
     lifecycle,
   );

@@ -5,6 +5,8 @@ import type { BillingService } from '../billing/billing.service.ts';
 import type { SettledCharge } from '../billing/billing.types.ts';
 import { UpstreamError, ValidationError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
+import { PRODUCTS } from '../rate-limits/products.ts';
+import type { RateLimiter } from '../rate-limits/rate-limiter.ts';
 import { parseInput } from '../validation.ts';
 import { AUGMENT_PRICE, augmentUsage } from './pricing.ts';
 import { PageFetchError } from './scrape/page-fetch.ts';
@@ -36,7 +38,14 @@ export interface ScrapeOutcome {
  * that cannot be read costs nothing. Like web search, logs carry the host only, never the URL's path.
  */
 export class ScrapeService {
-  constructor(private readonly deps: { billing: BillingService; scraper: WebScraper; logger: Logger }) {}
+  constructor(
+    private readonly deps: {
+      billing: BillingService;
+      scraper: WebScraper;
+      logger: Logger;
+      rateLimiter?: RateLimiter | undefined;
+    },
+  ) {}
 
   async scrape(auth: AuthContext, input: unknown, options: { signal?: AbortSignal } = {}): Promise<ScrapeOutcome> {
     const account = requireAccount(auth);
@@ -46,6 +55,7 @@ export class ScrapeService {
       throw new ValidationError(`Invalid request: url: ${host} does not allow automated access`, [
         { path: ['url'], message: `${host} does not allow automated access` },
       ]);
+    await this.deps.rateLimiter?.admit(account, PRODUCTS.webScrape); // before the hold: a 429 is never charged
     const { result, charge } = await this.deps.billing.runMetered(account, {
       maxCost: AUGMENT_PRICE,
       run: async () => {

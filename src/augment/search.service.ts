@@ -6,6 +6,8 @@ import { UpstreamError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { SearchResult } from '../providers/search/search-provider.ts';
 import type { SearchProviderId, SearchRouter } from '../providers/search/search-routing.ts';
+import { PRODUCTS } from '../rate-limits/products.ts';
+import type { RateLimiter } from '../rate-limits/rate-limiter.ts';
 import { parseInput } from '../validation.ts';
 import { AUGMENT_PRICE, augmentUsage } from './pricing.ts';
 import { SearchInput } from './search.inputs.ts';
@@ -28,12 +30,20 @@ export interface SearchOutcome {
  * and the usage entry carry only the identifier, the upstream id and counts.
  */
 export class SearchService {
-  constructor(private readonly deps: { billing: BillingService; router: SearchRouter; logger: Logger }) {}
+  constructor(
+    private readonly deps: {
+      billing: BillingService;
+      router: SearchRouter;
+      logger: Logger;
+      rateLimiter?: RateLimiter | undefined;
+    },
+  ) {}
 
   async search(auth: AuthContext, input: unknown, options: { signal?: AbortSignal } = {}): Promise<SearchOutcome> {
     const account = requireAccount(auth);
     const { query, limit, search_provider: identifier } = parseInput(SearchInput, input);
     if (!this.deps.router.serves(identifier)) throw new UpstreamError(SEARCH_NOT_CONFIGURED, 'SERVICE_UNAVAILABLE');
+    await this.deps.rateLimiter?.admit(account, PRODUCTS.webSearch); // before the hold: a 429 is never charged
     const { result, charge } = await this.deps.billing.runMetered(account, {
       maxCost: AUGMENT_PRICE,
       run: async () => {

@@ -6,6 +6,8 @@ import type { BillingService } from '../billing/billing.service.ts';
 import type { SettledCharge } from '../billing/billing.types.ts';
 import { PayloadTooLargeError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
+import { PRODUCTS } from '../rate-limits/products.ts';
+import type { RateLimiter } from '../rate-limits/rate-limiter.ts';
 import { parseInput } from '../validation.ts';
 import { detectDocument, type DocumentKind } from './extract/detect.ts';
 import type { ExtractLimits } from './extract/extract.ts';
@@ -69,7 +71,12 @@ export class TextParserService {
   private readonly pool: ExtractionPool;
 
   constructor(
-    private readonly deps: { billing: BillingService; logger: Logger; options?: Partial<TextParserOptions> },
+    private readonly deps: {
+      billing: BillingService;
+      logger: Logger;
+      options?: Partial<TextParserOptions>;
+      rateLimiter?: RateLimiter | undefined;
+    },
   ) {
     this.options = { ...DEFAULT_TEXT_PARSER_OPTIONS, ...deps.options };
     this.pool = new ExtractionPool(this.options, deps.logger);
@@ -85,6 +92,7 @@ export class TextParserService {
     if (input.bytes.byteLength > this.options.maxFileBytes) throw new PayloadTooLargeError(this.options.maxFileBytes);
     // Cheap checks from the bytes (empty, unknown type, damaged ZIP directory) refuse before any money is held.
     detectDocument(input.bytes, this.options.limits.zip);
+    await this.deps.rateLimiter?.admit(account, PRODUCTS.textParser); // before the hold: a 429 is never charged
     const started = performance.now();
     const { result, charge } = await this.deps.billing.runMetered(account, {
       maxCost: AUGMENT_PRICE,

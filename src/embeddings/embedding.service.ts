@@ -6,6 +6,7 @@ import type { CatalogService } from '../catalog/catalog.service.ts';
 import { ValidationError } from '../errors.ts';
 import type { EngineVector } from '../providers/embeddings/embedding-engine.ts';
 import type { EmbeddingGateway } from '../providers/embeddings/embedding-gateway.ts';
+import type { RateLimiter } from '../rate-limits/rate-limiter.ts';
 import { countTexts } from '../token-count-pool.ts';
 import { countTextTokens } from '../tokenizer.ts';
 import { parseInput } from '../validation.ts';
@@ -38,6 +39,8 @@ interface EmbeddingSpec {
   readonly supportsCustomDimensions?: boolean;
 }
 
+/** English text averages about 4 characters per o200k token (the TPM estimate before the count). */
+const CHARS_PER_TOKEN = 4;
 /** Special tokens an upstream may add to each input (BOS, EOS, a separator, an instruction marker). */
 const SPECIAL_TOKENS = 4;
 
@@ -51,7 +54,14 @@ const fieldError = (field: string, message: string) =>
  * input tokens.
  */
 export class EmbeddingService {
-  constructor(private readonly deps: { billing: BillingService; catalog: CatalogService; gateway: EmbeddingGateway }) {}
+  constructor(
+    private readonly deps: {
+      billing: BillingService;
+      catalog: CatalogService;
+      gateway: EmbeddingGateway;
+      rateLimiter?: RateLimiter | undefined;
+    },
+  ) {}
 
   async create(auth: AuthContext, raw: unknown, options: { signal?: AbortSignal } = {}): Promise<EmbeddingOutcome> {
     const account = requireAccount(auth);
@@ -74,6 +84,10 @@ export class EmbeddingService {
     // The hold needs no tokenizer: subword tokenizers give at most one token per UTF-8 byte, plus the special
     // tokens (BOS, EOS) an upstream may count per input.
     const bound = inputs.reduce((sum, text) => sum + Buffer.byteLength(text, 'utf8') + SPECIAL_TOKENS, 0);
+    // TPM takes an estimate now (no tokenizer on the way in: the added latency stays small) and the count's
+    // difference once it is known. Counted before the hold: a refused call (429) is never charged.
+    const estimate = inputs.reduce((sum, text) => sum + Math.ceil(text.length / CHARS_PER_TOKEN), 0);
+    const admission = await this.deps.rateLimiter?.admit(account, model, estimate);
     const started = performance.now();
     let counted: number | undefined;
     const { result, charge } = await this.deps.billing.runMetered(account, {
@@ -101,6 +115,7 @@ export class EmbeddingService {
         }),
     });
     const tokens = counted ?? bound;
+    admission?.recordTokens(tokens - estimate);
     const encode = input.encoding_format === 'base64' ? toBase64 : toFloats;
     return {
       list: {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MODEL_TYPES, type ModelType } from '../catalog/model-types.ts';
+import { MODEL_TYPES } from '../catalog/model-types.ts';
 
 /*
  * Per-key rate limits by model: requests per minute (RPM), requests per day (RPD: a 24-hour window opened by the
@@ -7,6 +7,19 @@ import { MODEL_TYPES, type ModelType } from '../catalog/model-types.ts';
  * file's `rateLimits` section sets defaults per model type and overrides per model; a key's own override
  * (api_keys.rate_limits, set by `keys rate-limits`) beats both.
  */
+
+/**
+ * What limits are looked up by besides the model id: the catalog's model types, and `augment` for the paid helper
+ * routes that have no catalog model (web search, scrape, text parser; see products.ts).
+ */
+export const RATE_LIMIT_KINDS = [...MODEL_TYPES, 'augment'] as const;
+export type RateLimitKind = (typeof RATE_LIMIT_KINDS)[number];
+
+/** What a limited call is counted against: a model's (or product's) id and its kind (which picks the defaults). */
+export interface LimitedModel {
+  readonly id: string;
+  readonly type: RateLimitKind;
+}
 
 export const RATE_LIMIT_TYPES = ['RPM', 'RPD', 'TPM'] as const;
 export type RateLimitType = (typeof RATE_LIMIT_TYPES)[number];
@@ -25,8 +38,8 @@ export const RateLimitValuesSchema = z.strictObject({
 export type RateLimitValues = z.output<typeof RateLimitValuesSchema>;
 
 export const RateLimitsConfigSchema = z.strictObject({
-  /** By model type (text, image, tts, …). */
-  defaults: z.partialRecord(z.enum(MODEL_TYPES), RateLimitValuesSchema).default({}),
+  /** By model type (text, image, tts, …, and augment). */
+  defaults: z.partialRecord(z.enum(RATE_LIMIT_KINDS), RateLimitValuesSchema).default({}),
   /** By model id. */
   models: z.record(z.string().min(1), RateLimitValuesSchema).default({}),
   /** Breaches kept per account for GET /api_keys/rate_limits/log (older ones are pruned). */
@@ -47,7 +60,9 @@ export interface EffectiveLimits {
  */
 const TEXT = { rpm: 200_000, rpd: 50_000_000, tpm: 2_000_000_000 };
 const MEDIA = { rpm: 20_000, rpd: 5_000_000 };
-export const BUILT_IN_LIMITS: Readonly<Record<ModelType, Required<RateLimitValues> | Omit<RateLimitValues, 'tpm'>>> = {
+export const BUILT_IN_LIMITS: Readonly<
+  Record<RateLimitKind, Required<RateLimitValues> | Omit<RateLimitValues, 'tpm'>>
+> = {
   text: TEXT,
   embedding: TEXT,
   image: MEDIA,
@@ -57,15 +72,16 @@ export const BUILT_IN_LIMITS: Readonly<Record<ModelType, Required<RateLimitValue
   asr: MEDIA,
   music: MEDIA,
   video: MEDIA,
+  augment: MEDIA,
 };
 
 /** Whether TPM applies to a model type (the ones billed per token). */
-const tokenMetered = (type: ModelType): boolean => type === 'text' || type === 'embedding';
+const tokenMetered = (type: RateLimitKind): boolean => type === 'text' || type === 'embedding';
 
 /** The limits for `model`: the key's override, then the model's, then its type's, then the built-in ones. */
 export function effectiveLimits(
   config: RateLimitsConfig,
-  model: { readonly id: string; readonly type: ModelType },
+  model: LimitedModel,
   keyOverride: RateLimitValues | null,
 ): EffectiveLimits {
   const builtIn: RateLimitValues = BUILT_IN_LIMITS[model.type];

@@ -1,11 +1,12 @@
-import { keyOf, type AuthContext } from '../auth/auth-context.ts';
+import { keyOf, type AccountAuthContext, type AuthContext } from '../auth/auth-context.ts';
 import { requireAccount } from '../auth/permissions.ts';
 import type { BillingService } from '../billing/billing.service.ts';
 import type { Nano } from '../billing/money.ts';
 import type { CatalogService } from '../catalog/catalog.service.ts';
 import type { RateLimitBreach } from './breach-log.ts';
 import { RATE_LIMIT_TIER, type RateLimitType } from './limits.ts';
-import type { RateLimiter } from './rate-limiter.ts';
+import { PRODUCT_LIST } from './products.ts';
+import type { Admission, RateLimiter } from './rate-limiter.ts';
 
 /** GET /api_keys/rate_limits: the calling key's standing and its limits on every model. */
 export interface RateLimitStatus {
@@ -51,7 +52,7 @@ export class RateLimitService {
       balances: { usd: of('USD')?.amount ?? 0n, diem: of('DIEM')?.amount ?? 0n },
       keyExpiration: expiresAt,
       nextEpochBegins: new Date(Math.floor(now.getTime() / DAY_MS) * DAY_MS + DAY_MS),
-      models: models.map((model) => {
+      models: [...models, ...PRODUCT_LIST].map((model) => {
         const limits = this.deps.limiter.limitsOf(account, model);
         return {
           modelId: model.id,
@@ -63,6 +64,11 @@ export class RateLimitService {
         };
       }),
     };
+  }
+
+  /** The windows this request's call was admitted in, if it made a rate-limited call (x-ratelimit-* headers). */
+  windowsOf(auth: AccountAuthContext): Admission | undefined {
+    return this.deps.limiter.admissionOf(auth);
   }
 
   /** The account's 50 newest breaches, newest first (every key of the account). */

@@ -6,24 +6,28 @@ import {
   type RateLimiterRes,
 } from 'rate-limiter-flexible';
 import { keyOf, type AccountAuthContext } from '../auth/auth-context.ts';
-import type { ModelType } from '../catalog/model-types.ts';
 import { RateLimitedError, type ErrorData, type RateWindow } from '../errors.ts';
 import { closeRedisClient } from '../events/redis.ts';
 import type { Logger } from '../logger.ts';
 import type { BreachLog } from './breach-log.ts';
-import { effectiveLimits, RATE_LIMIT_TIER, type RateLimitsConfig, type RateLimitType } from './limits.ts';
+import {
+  effectiveLimits,
+  RATE_LIMIT_TIER,
+  type LimitedModel,
+  type RateLimitsConfig,
+  type RateLimitType,
+} from './limits.ts';
 
-/** What a limited call is counted against: the model's id and type (its type picks the defaults). */
-export interface LimitedModel {
-  readonly id: string;
-  readonly type: ModelType;
-}
+export type { LimitedModel } from './limits.ts';
 
 /** An admitted call: the state of its windows (for the x-ratelimit-* headers) and the tokens it used afterwards. */
 export interface Admission {
   readonly requests: RateWindow;
   readonly tokens: RateWindow | undefined;
-  /** Counts tokens the answer used (its completion) against TPM; never refuses, never throws. */
+  /**
+   * Counts tokens against TPM after the call (a completion; or the difference between a prompt's estimate and its
+   * count, taken back when negative); never refuses, never throws.
+   */
   recordTokens(tokens: number): void;
 }
 
@@ -62,6 +66,11 @@ const WINDOW_SECONDS: Readonly<Record<RateLimitType, number>> = { RPM: 60, RPD: 
  */
 export class RateLimiter {
   private readonly counters: Readonly<Record<RateLimitType, RateLimiterAbstract>>;
+  /**
+   * Each request's latest admission, by its auth context (one object per request): the REST pipeline reads it for
+   * the x-ratelimit-* headers of any limited route's answer, with no plumbing through each service's result.
+   */
+  private readonly admissions = new WeakMap<AccountAuthContext, Admission>();
   private redisFailureLogged = false;
 
   constructor(
@@ -124,8 +133,15 @@ export class RateLimiter {
           : tokenWindow && tpm && tpm.consumedPoints > tokenWindow.limit
             ? ['TPM', tokenWindow]
             : undefined;
-    if (!refused)
-      return { requests, tokens: tokenWindow, recordTokens: (used) => this.addTokens(key, limits.tpm, used) };
+    if (!refused) {
+      const admission = {
+        requests,
+        tokens: tokenWindow,
+        recordTokens: (used: number) => this.addTokens(key, limits.tpm, used),
+      };
+      this.admissions.set(auth, admission);
+      return admission;
+    }
 
     // Taken back from every counter, the refused one too (which leaves it at its limit): a refused call uses nothing.
     await Promise.all([
@@ -147,6 +163,11 @@ export class RateLimiter {
     throw new RateLimitExceededError(type, model.id, window, { requests, ...(tokenWindow && { tokens: tokenWindow }) });
   }
 
+  /** The windows the request of `auth` was last admitted in (undefined when it made no limited call). */
+  admissionOf(auth: AccountAuthContext): Admission | undefined {
+    return this.admissions.get(auth);
+  }
+
   /** The account's newest breaches (GET /api_keys/rate_limits/log). */
   recentBreaches(auth: AccountAuthContext, limit = 50) {
     return this.deps.log.recent(auth.accountId, limit);
@@ -158,8 +179,10 @@ export class RateLimiter {
   }
 
   private addTokens(key: string, limit: number | null, used: number): void {
-    if (limit === null || !(used > 0)) return;
-    this.counters.TPM.penalty(key, Math.ceil(used)).catch((error: unknown) => this.redisFailed(error));
+    if (limit === null || !Number.isFinite(used) || used === 0) return;
+    const counted =
+      used > 0 ? this.counters.TPM.penalty(key, Math.ceil(used)) : this.counters.TPM.reward(key, Math.floor(-used));
+    counted.catch((error: unknown) => this.redisFailed(error));
   }
 
   private async give(counter: RateLimiterAbstract, key: string, points: number): Promise<void> {

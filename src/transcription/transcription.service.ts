@@ -10,6 +10,7 @@ import type { AsrPricing } from '../operator-config/schema.ts';
 import { decodeToPcm } from '../providers/speech/ffmpeg.ts';
 import type { Transcript } from '../providers/transcription/transcription-engine.ts';
 import type { TranscriptionGateway } from '../providers/transcription/transcription-gateway.ts';
+import type { RateLimiter } from '../rate-limits/rate-limiter.ts';
 import { parseInput } from '../validation.ts';
 import { resolveTypedModel } from '../catalog/typed-model.ts';
 import { renderTranscript } from './transcript-formats.ts';
@@ -48,7 +49,12 @@ const fieldError = (field: string, message: string) =>
  */
 export class TranscriptionService {
   constructor(
-    private readonly deps: { billing: BillingService; catalog: CatalogService; gateway: TranscriptionGateway },
+    private readonly deps: {
+      billing: BillingService;
+      catalog: CatalogService;
+      gateway: TranscriptionGateway;
+      rateLimiter?: RateLimiter | undefined;
+    },
   ) {}
 
   async transcribe(
@@ -83,6 +89,7 @@ export class TranscriptionService {
     const granularity = fields['timestamp_granularities[]'] ?? fields.timestamp_granularities;
     const timestamps = fields.timestamps === true;
     const billedSeconds = Math.max(1, Math.ceil(decoded.seconds));
+    await this.deps.rateLimiter?.admit(account, model); // before the hold: a 429 is never charged
     const started = performance.now();
     const { result, charge } = await this.deps.billing.runMetered(account, {
       maxCost: audioCost(model, billedSeconds),

@@ -10,6 +10,8 @@ import {
   LocalBackgroundRemover,
   type BackgroundRemover,
 } from '../../providers/image/background-removal.ts';
+import { PRODUCTS } from '../../rate-limits/products.ts';
+import type { RateLimiter } from '../../rate-limits/rate-limiter.ts';
 import { parseInput } from '../../validation.ts';
 import { ImageInputLoader } from './image-input.ts';
 
@@ -44,6 +46,7 @@ export class BackgroundRemovalService {
       inputs: ImageInputLoader;
       engine: BackgroundRemover;
       priceUsd: string;
+      rateLimiter?: RateLimiter | undefined;
     },
   ) {
     const nano = parseNano(deps.priceUsd);
@@ -67,6 +70,7 @@ export class BackgroundRemovalService {
       ]);
     const field = body.image_url === undefined ? 'image' : 'image_url';
     const image = await this.deps.inputs.load([field], given[0]!, context.signal);
+    await this.deps.rateLimiter?.admit(account, PRODUCTS.backgroundRemoval); // before the hold: a 429 is never charged
     let started = 0;
     const { result, charge } = await this.deps.billing.runMetered(account, {
       maxCost: this.price,
@@ -112,6 +116,7 @@ export function createBackgroundRemovalService(deps: {
   billing: BillingService;
   settings?: { url: string | undefined; model: 'small' | 'medium'; priceUsd: string } | undefined;
   scraping: { allowNetworks: readonly string[]; timeoutMs: number };
+  rateLimiter?: RateLimiter | undefined;
 }): { service: BackgroundRemovalService; close(): Promise<void> } {
   const settings = deps.settings ?? DEFAULT_SETTINGS;
   const inputs = new ImageInputLoader({
@@ -120,7 +125,13 @@ export function createBackgroundRemovalService(deps: {
   });
   const engine = settings.url ? new HttpBackgroundRemover(settings.url) : new LocalBackgroundRemover(settings.model);
   return {
-    service: new BackgroundRemovalService({ billing: deps.billing, inputs, engine, priceUsd: settings.priceUsd }),
+    service: new BackgroundRemovalService({
+      billing: deps.billing,
+      inputs,
+      engine,
+      priceUsd: settings.priceUsd,
+      rateLimiter: deps.rateLimiter,
+    }),
     close: () => inputs.close(),
   };
 }

@@ -3,6 +3,7 @@ import type { CatalogService } from '../../catalog/catalog.service.ts';
 import type { Logger } from '../../logger.ts';
 import { WebScrapingConfigSchema, type OperatorConfig } from '../../operator-config/schema.ts';
 import { ImageGateway } from '../../providers/image/image-gateway.ts';
+import type { RateLimiter } from '../../rate-limits/rate-limiter.ts';
 import { ImageEditService, type ImageEditGateway } from './image-edit.service.ts';
 import { ImageInputLoader } from './image-input.ts';
 import { createPixelWork, imageThreads, localImageProviders } from './pixel-work.ts';
@@ -21,6 +22,7 @@ export function createImageEditService(deps: {
   gateway?: ImageEditGateway | undefined;
   /** The process's queue for pixel work, shared with generation (none: one of its own, pixel-work.ts). */
   pixelWork?: Slots | undefined;
+  rateLimiter?: RateLimiter | undefined;
 }): ImageEditService {
   const scraping = deps.operatorConfig?.chat?.webScraping ?? WebScrapingConfigSchema.parse({});
   const inputs = new ImageInputLoader({ allowNetworks: scraping.allowNetworks, timeoutMs: scraping.timeoutMs });
@@ -40,5 +42,6 @@ export function createImageEditService(deps: {
     closeGateway: own && (() => own.close()),
     pixelWork: deps.pixelWork ?? createPixelWork(imageThreads()),
     localProviders: localImageProviders(deps.operatorConfig?.providers),
+    rateLimiter: deps.rateLimiter,
   });
 }

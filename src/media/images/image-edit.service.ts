@@ -21,6 +21,7 @@ import { editCharge, imageUsage, upscaleCharge, type EditCharge } from './edit-p
 import { effectiveScale, outputFormat, outputSize, resolveResolution } from './edit-sizing.ts';
 import { EditImageInput, MultiEditImageInput, UpscaleImageInput, type AspectRatio } from './edit.inputs.ts';
 import { invalid, type ImageInputLoader, type LoadedImage } from './image-input.ts';
+import type { RateLimiter } from '../../rate-limits/rate-limiter.ts';
 import type { Slots } from './slots.ts';
 
 /** What the service needs of the image gateway (src/providers/image/image-gateway.ts). */
@@ -90,6 +91,7 @@ export class ImageEditService {
       pixelWork: Slots;
       /** Providers whose engine runs in this process (the simulator): their calls take a slot whole. */
       localProviders?: ReadonlySet<string> | undefined;
+      rateLimiter?: RateLimiter | undefined;
     },
   ) {
     this.slots = deps.pixelWork;
@@ -209,6 +211,7 @@ export class ImageEditService {
     signal: AbortSignal | undefined,
     steps: { call: () => Promise<Answer>; finish: (result: EngineImage) => Promise<ProcessedImage> },
   ): Promise<ImageEditOutcome> {
+    await this.deps.rateLimiter?.admit(account, model); // before the hold: a 429 is never charged
     let started = 0;
     // Pixel work in this process takes a slot: all of a call served by a local engine, else only the output step
     // (a remote engine's wait holds no decoded picture, and must not hold up other calls).

@@ -8,6 +8,7 @@ import type { Logger } from '../../logger.ts';
 import type { ProviderConfig } from '../../operator-config/schema.ts';
 import type { JobEngine } from '../../providers/jobs/job-engine.ts';
 import { QueueApiJobEngine } from '../../providers/jobs/queue-api.engine.ts';
+import type { RateLimiter } from '../../rate-limits/rate-limiter.ts';
 import { SimulatorJobEngine } from '../../providers/jobs/simulator-jobs.engine.ts';
 import type { MediaLinks } from '../media-links.ts';
 import type { MediaStore } from '../media-store.ts';
@@ -68,6 +69,7 @@ export function createJobServices(
     webScraping?: WebScrapingConfig | undefined;
     /** How often completed jobs past their retention are deleted (LAGOON_MEDIA_SWEEP_SECONDS). */
     retentionSweepMs?: number | undefined;
+    rateLimiter?: RateLimiter | undefined;
   },
   lifecycle?: Lifecycle,
 ): JobServices {

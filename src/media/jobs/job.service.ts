@@ -19,6 +19,7 @@ import {
 import type { EventBus } from '../../events/event-bus.ts';
 import type { Logger } from '../../logger.ts';
 import type { JobKind, JobRequest } from '../../providers/jobs/job-engine.ts';
+import type { RateLimiter } from '../../rate-limits/rate-limiter.ts';
 import { parseInput } from '../../validation.ts';
 import type { MediaLinks } from '../media-links.ts';
 import type { MediaInfo, MediaStore } from '../media-store.ts';
@@ -96,6 +97,8 @@ export class JobService {
       readonly options: JobServiceOptions;
       /** Live job updates (GraphQL jobUpdated); without it, watch yields the current state only. */
       readonly events?: Pick<EventBus, 'publish' | 'subscribe'> | undefined;
+      /** Per-key limits: a job counts when it is queued (not when a worker picks it up, nor when polled). */
+      readonly rateLimiter?: RateLimiter | undefined;
     },
   ) {}
 
@@ -199,6 +202,7 @@ export class JobService {
     const { request, price } = await this.parseJob(kind, model, raw);
     const binding = model.providers[0];
     if (!binding) throw new UpstreamError(`Model ${model.id} has no provider`, 'MODEL_OFFLINE');
+    await this.deps.rateLimiter?.admit(account, model); // before the hold: a 429 is never charged
     // Every bad input is refused above, before anything is held; 402 here when funds or the key limit fall short.
     // Durable: held in the database (not this process's balance lease), so any worker process can settle it.
     const reservation = await this.deps.billing.reserve(account, price, {
