@@ -386,7 +386,7 @@ export const OperatorConfigFileSchema = z.strictObject({
   discovery: DiscoveryConfigSchema.optional(),
   /** Chat completions: `systemPrompt` is prepended to every conversation unless a request sets include_venice_system_prompt: false. */
   chat: ChatConfigSchema.optional(),
-  /** Per-key rate limits: defaults by model type, overrides by model id (see src/rate-limits/limits.ts). */
+  /** Per-key rate limits: defaults by model type, limits by model tier, overrides by model id (src/rate-limits/limits.ts). */
   rateLimits: RateLimitsConfigSchema.optional(),
 });
 export type OperatorConfigFile = z.output<typeof OperatorConfigFileSchema>;

@@ -4,8 +4,9 @@ import { MODEL_TYPES } from '../catalog/model-types.ts';
 /*
  * Per-key rate limits by model: requests per minute (RPM), requests per day (RPD: a 24-hour window opened by the
  * key's first request to the model) and tokens per minute (TPM, text and embedding models). The operator
- * file's `rateLimits` section sets defaults per model type and overrides per model; a key's own override
- * (api_keys.rate_limits, set by `keys rate-limits`) beats both.
+ * file's `rateLimits` section sets defaults per model type, limits per model tier (named groups of models, such
+ * as small / medium / large) and overrides per model; a key's own override (api_keys.rate_limits, set by
+ * `keys rate-limits`) beats them all.
  */
 
 /**
@@ -29,7 +30,7 @@ export const RATE_LIMIT_TIER = 'paid';
 
 const Amount = z.number().int().positive().max(1_000_000_000_000);
 
-/** Some of rpm, rpd, tpm; a missing one is taken from the next level (model, then type, then built-in). */
+/** Some of rpm, rpd, tpm; a missing one is taken from the next level (model, tier, type, then built-in). */
 export const RateLimitValuesSchema = z.strictObject({
   rpm: Amount.optional(),
   rpd: Amount.optional(),
@@ -37,14 +38,38 @@ export const RateLimitValuesSchema = z.strictObject({
 });
 export type RateLimitValues = z.output<typeof RateLimitValuesSchema>;
 
-export const RateLimitsConfigSchema = z.strictObject({
-  /** By model type (text, image, tts, …, and augment). */
-  defaults: z.partialRecord(z.enum(RATE_LIMIT_KINDS), RateLimitValuesSchema).default({}),
-  /** By model id. */
-  models: z.record(z.string().min(1), RateLimitValuesSchema).default({}),
-  /** Breaches kept per account for GET /api_keys/rate_limits/log (older ones are pruned). */
-  logRetention: z.number().int().min(50).max(100_000).default(500),
+/** A model tier: the models in it (ids as the catalog or products.ts name them) and their limits. */
+export const RateLimitTierSchema = RateLimitValuesSchema.extend({
+  models: z.array(z.string().min(1)).min(1),
 });
+
+export const RateLimitsConfigSchema = z
+  .strictObject({
+    /** By model type (text, image, tts, …, and augment). */
+    defaults: z.partialRecord(z.enum(RATE_LIMIT_KINDS), RateLimitValuesSchema).default({}),
+    /** By tier name: each model in at most one tier. */
+    tiers: z
+      .record(z.string().regex(/^[A-Za-z0-9_.-]+$/, 'Letters, digits, dot, dash or underscore'), RateLimitTierSchema)
+      .default({}),
+    /** By model id. */
+    models: z.record(z.string().min(1), RateLimitValuesSchema).default({}),
+    /** Breaches kept per account for GET /api_keys/rate_limits/log (older ones are pruned). */
+    logRetention: z.number().int().min(50).max(100_000).default(500),
+  })
+  .superRefine((config, ctx) => {
+    const seen = new Map<string, string>();
+    for (const [tier, { models }] of Object.entries(config.tiers))
+      models.forEach((model, index) => {
+        const other = seen.get(model);
+        if (other !== undefined)
+          ctx.addIssue({
+            code: 'custom',
+            path: ['tiers', tier, 'models', index],
+            message: `${model} is already in tier ${other}: a model belongs to one tier`,
+          });
+        seen.set(model, tier);
+      });
+  });
 export type RateLimitsConfig = z.output<typeof RateLimitsConfigSchema>;
 
 /** Effective limits of one key on one model; tpm is null for models not billed by tokens. */
@@ -78,14 +103,38 @@ export const BUILT_IN_LIMITS: Readonly<
 /** Whether TPM applies to a model type (the ones billed per token). */
 const tokenMetered = (type: RateLimitKind): boolean => type === 'text' || type === 'embedding';
 
-/** The limits for `model`: the key's override, then the model's, then its type's, then the built-in ones. */
+/** Model id → its tier's limits, built once per parsed config (a lookup per admitted call, not a scan). */
+const tierIndexes = new WeakMap<RateLimitsConfig, ReadonlyMap<string, RateLimitValues>>();
+
+/** The limits of the tier `modelId` is in, if any. */
+export function tierLimitsOf(config: RateLimitsConfig, modelId: string): RateLimitValues | undefined {
+  let index = tierIndexes.get(config);
+  if (!index) {
+    const built = new Map<string, RateLimitValues>();
+    for (const { models, ...limits } of Object.values(config.tiers)) for (const id of models) built.set(id, limits);
+    tierIndexes.set(config, built);
+    index = built;
+  }
+  return index.get(modelId);
+}
+
+/**
+ * The limits for `model`, each value from the first level that sets it: the key's override, the model's, its
+ * tier's, its type's, the built-in ones.
+ */
 export function effectiveLimits(
   config: RateLimitsConfig,
   model: LimitedModel,
   keyOverride: RateLimitValues | null,
 ): EffectiveLimits {
   const builtIn: RateLimitValues = BUILT_IN_LIMITS[model.type];
-  const layers = [keyOverride ?? {}, config.models[model.id] ?? {}, config.defaults[model.type] ?? {}, builtIn];
+  const layers = [
+    keyOverride ?? {},
+    config.models[model.id] ?? {},
+    tierLimitsOf(config, model.id) ?? {},
+    config.defaults[model.type] ?? {},
+    builtIn,
+  ];
   const pick = (field: keyof RateLimitValues): number | undefined =>
     layers.map((layer) => layer[field]).find((value) => value !== undefined);
   return {

@@ -29,6 +29,19 @@ describe('rate-limit resolution and the operator file', () => {
     });
   });
 
+  it('puts a tier between the model and its type, the key still over all', () => {
+    const tiered = RateLimitsConfigSchema.parse({
+      defaults: { text: { rpm: 100, tpm: 5000 } },
+      tiers: { small: { models: ['little', 'special'], rpm: 50 }, large: { models: ['big'], rpm: 5, tpm: 900 } },
+      models: { special: { rpm: 7 } },
+    });
+    expect(effectiveLimits(tiered, { id: 'little', type: 'text' }, null)).toMatchObject({ rpm: 50, tpm: 5000 });
+    expect(effectiveLimits(tiered, { id: 'big', type: 'text' }, null)).toMatchObject({ rpm: 5, tpm: 900 });
+    expect(effectiveLimits(tiered, { id: 'special', type: 'text' }, null)).toMatchObject({ rpm: 7 });
+    expect(effectiveLimits(tiered, { id: 'plain', type: 'text' }, null)).toMatchObject({ rpm: 100 });
+    expect(effectiveLimits(tiered, { id: 'big', type: 'text' }, { rpm: 60 })).toMatchObject({ rpm: 60, tpm: 900 });
+  });
+
   it('validates the rateLimits section, naming the bad path', () => {
     const parsed = parseOperatorConfig({ rateLimits: { defaults: { text: { rpm: 10 } } } }, 'test.yaml');
     expect(parsed.rateLimits?.defaults.text).toEqual({ rpm: 10 });
@@ -37,6 +50,12 @@ describe('rate-limit resolution and the operator file', () => {
     expect(bad({ defaults: { text: { rpm: 1.5 } } })).toThrow(/rateLimits\.defaults\.text\.rpm/);
     expect(bad({ defaults: { hologram: { rpm: 1 } } })).toThrow(OperatorConfigError);
     expect(bad({ models: { m: { rps: 1 } } })).toThrow(/rps/);
+    expect(bad({ tiers: { small: { rpm: 1 } } })).toThrow(/rateLimits\.tiers\.small\.models/);
+    expect(bad({ tiers: { small: { models: ['m'], rps: 1 } } })).toThrow(/rps/);
+    expect(bad({ tiers: { a: { models: ['m'] }, b: { models: ['n', 'm'] } } })).toThrow(
+      /rateLimits\.tiers\.b\.models\[1\]: m is already in tier a/,
+    );
+    expect(bad({ tiers: { 'no spaces': { models: ['m'] } } })).toThrow(OperatorConfigError);
   });
 });
 

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operator } from '../../src/auth/auth-context.ts';
 import { toneSample } from '../helpers/audio.ts';
@@ -11,6 +14,13 @@ import { testDatabaseKind } from '../helpers/db.ts';
  */
 
 const countedIn = process.env.REDIS_URL ? 'Redis' : 'process memory';
+// Two model tiers with different limits (the other tests set their key's own limits, which beat these).
+const CONFIG = [
+  'rateLimits:',
+  '  tiers:',
+  '    small: { models: [lagoon-sim-chat], rpm: 3, tpm: 500000 }',
+  '    large: { models: [lagoon-sim-reasoner], rpm: 1, tpm: 20000 }',
+].join('\n');
 
 interface LogBody {
   data: { apiKeyId: string; modelId: string; rateLimitTier: string; rateLimitType: string }[];
@@ -18,18 +28,27 @@ interface LogBody {
 
 describe(`REST rate limits on every paid route (${testDatabaseKind}, counters in ${countedIn})`, () => {
   let server: ChatServer;
+  let dir: string;
 
   beforeAll(async () => {
-    server = await startChatServer(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {});
+    dir = mkdtempSync(join(tmpdir(), 'lagoon-rate-limit-tiers-'));
+    writeFileSync(join(dir, 'operator.yaml'), CONFIG);
+    server = await startChatServer({
+      LAGOON_CONFIG: join(dir, 'operator.yaml'),
+      ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
+    });
   });
-  afterAll(async () => server.close());
+  afterAll(async () => {
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
 
-  /** A funded account whose key has `limits`, and its requests. */
-  async function limitedAccount(limits: Record<string, number>) {
+  /** A funded account whose key has `limits` (null: the operator's), and its requests. */
+  async function limitedAccount(limits: Record<string, number> | null) {
     const account = await chatAccount(server);
     const auth = await server.t.app.services.auth.authenticate({ authorization: `Bearer ${account.secret}` }, 't');
     if (auth.kind !== 'apiKey') throw new Error('expected a key');
-    await server.t.app.services.apiKeys.setRateLimits(operator(), { id: auth.apiKey.id }, limits);
+    if (limits) await server.t.app.services.apiKeys.setRateLimits(operator(), { id: auth.apiKey.id }, limits);
     const headers = { authorization: `Bearer ${account.secret}` };
     return {
       ...account,
@@ -42,6 +61,13 @@ describe(`REST rate limits on every paid route (${testDatabaseKind}, counters in
         }),
       upload: (path: string, form: FormData) =>
         fetch(`${server.url}/api/v1${path}`, { method: 'POST', headers, body: form }),
+      limits: async () => {
+        const response = await fetch(`${server.url}/api/v1/api_keys/rate_limits`, { headers });
+        const { data } = (await response.json()) as {
+          data: { rateLimits: { apiModelId: string; rateLimits: { type: string; amount: number }[] }[] };
+        };
+        return new Map(data.rateLimits.map((model) => [model.apiModelId, model.rateLimits]));
+      },
       log: async () =>
         ((await (await fetch(`${server.url}/api/v1/api_keys/rate_limits/log`, { headers })).json()) as LogBody).data,
     };
@@ -156,19 +182,43 @@ describe(`REST rate limits on every paid route (${testDatabaseKind}, counters in
   });
 
   it('lists the augment routes and background removal among the limits', async () => {
-    const account = await limitedAccount({ rpm: 7 });
-    const response = await fetch(`${server.url}/api/v1/api_keys/rate_limits`, {
-      headers: { authorization: `Bearer ${account.secret}` },
-    });
-    const { data } = (await response.json()) as {
-      data: { rateLimits: { apiModelId: string; rateLimits: { type: string; amount: number }[] }[] };
-    };
-    const ids = data.rateLimits.map((model) => model.apiModelId);
+    const limits = await (await limitedAccount({ rpm: 7 })).limits();
     for (const id of ['augment-web-search', 'augment-web-scrape', 'augment-text-parser', 'background-remove'])
-      expect(data.rateLimits.find((model) => model.apiModelId === id)?.rateLimits).toEqual([
+      expect(limits.get(id)).toEqual([
         { type: 'RPM', amount: 7 },
         { type: 'RPD', amount: expect.any(Number) },
       ]);
-    expect(ids).toContain('lagoon-sim-embedding');
+    expect(limits.has('lagoon-sim-embedding')).toBe(true);
+  });
+
+  it("shows and enforces each model tier's own limits; a key's own limits beat both", async () => {
+    const account = await limitedAccount(null);
+    const limits = await account.limits();
+    const rpm = (id: string) => limits.get(id)?.find((limit) => limit.type === 'RPM')?.amount;
+    const tpm = (id: string) => limits.get(id)?.find((limit) => limit.type === 'TPM')?.amount;
+    expect([rpm('lagoon-sim-chat'), tpm('lagoon-sim-chat')]).toEqual([3, 500_000]);
+    expect([rpm('lagoon-sim-reasoner'), tpm('lagoon-sim-reasoner')]).toEqual([1, 20_000]);
+    const chat = (model: string) =>
+      account.post('/chat/completions', { model, messages: [{ role: 'user', content: 'Hi' }] });
+    for (const [model, allowed] of [
+      ['lagoon-sim-chat', 3],
+      ['lagoon-sim-reasoner', 1],
+    ] as const) {
+      for (let i = 0; i < allowed; i += 1) {
+        const response = await chat(model);
+        expect(response.status, model).toBe(200);
+        expect(response.headers.get('x-ratelimit-limit-requests')).toBe(String(allowed));
+        await response.arrayBuffer();
+      }
+      await expectRefused(await chat(model), 'RPM', allowed, model);
+    }
+    expect((await account.log()).map((entry) => [entry.modelId, entry.rateLimitTier])).toEqual([
+      ['lagoon-sim-reasoner', 'paid'],
+      ['lagoon-sim-chat', 'paid'],
+    ]);
+    const raised = await (await limitedAccount({ rpm: 5 })).limits();
+    expect(raised.get('lagoon-sim-chat')?.[0]).toEqual({ type: 'RPM', amount: 5 });
+    expect(raised.get('lagoon-sim-reasoner')?.[0]).toEqual({ type: 'RPM', amount: 5 });
+    expect(raised.get('lagoon-sim-reasoner')?.[2]).toEqual({ type: 'TPM', amount: 20_000 });
   });
 });
