@@ -11,6 +11,7 @@ import {
 } from '../../src/errors.ts';
 import { ASPECT_RATIOS, OUTPUT_FORMATS } from '../../src/media/images/edit.inputs.ts';
 import type { ImageEditOutcome } from '../../src/media/images/image-edit.service.ts';
+import { RateLimitExceededError } from '../../src/rate-limits/rate-limiter.ts';
 import { builder } from '../builder.ts';
 import type { GraphQLContext } from '../context.ts';
 import { CurrencyEnum } from './enums.ts';
@@ -87,6 +88,7 @@ const ERRORS = [
   ForbiddenError,
   InsufficientBalanceError,
   SpendLimitExceededError,
+  RateLimitExceededError,
   UpstreamError,
 ];
 

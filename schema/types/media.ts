@@ -8,6 +8,7 @@ import {
   UpstreamError,
   ValidationError,
 } from '../../src/errors.ts';
+import { RateLimitExceededError } from '../../src/rate-limits/rate-limiter.ts';
 import { builder } from '../builder.ts';
 import type { GraphQLContext } from '../context.ts';
 
@@ -94,12 +95,16 @@ export const MediaFileRef = builder.objectRef<MediaFile>('MediaFile').implement(
   }),
 });
 
-/** The typed errors of a paid media call (generate, speak, queue): bad input, model, access, money, the engine. */
+/**
+ * The typed errors of a paid media call (generate, speak, queue): bad input, model, access, money, the key's rate
+ * limits, the engine.
+ */
 export const PAID_MEDIA_ERRORS = [
   ValidationError,
   InvalidModelError,
   ForbiddenError,
   InsufficientBalanceError,
   SpendLimitExceededError,
+  RateLimitExceededError,
   UpstreamError,
 ];

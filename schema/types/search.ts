@@ -3,6 +3,7 @@ import type { SearchOutcome } from '../../src/augment/search.service.ts';
 import { formatNano } from '../../src/billing/money.ts';
 import { InsufficientBalanceError, SpendLimitExceededError, UpstreamError, ValidationError } from '../../src/errors.ts';
 import type { SearchResult } from '../../src/providers/search/search-provider.ts';
+import { RateLimitExceededError } from '../../src/rate-limits/rate-limiter.ts';
 import { builder } from '../builder.ts';
 import { CurrencyEnum } from './enums.ts';
 
@@ -59,7 +60,15 @@ builder.mutationFields((t) => ({
       'Web search (experimental): 0.01 USD per successful request, nothing on failure. Queries are neither logged nor stored.',
     authScopes: { account: true },
     args: { input: t.arg({ type: SearchInputRef, required: true }) },
-    errors: { types: [ValidationError, InsufficientBalanceError, SpendLimitExceededError, UpstreamError] },
+    errors: {
+      types: [
+        ValidationError,
+        InsufficientBalanceError,
+        SpendLimitExceededError,
+        RateLimitExceededError,
+        UpstreamError,
+      ],
+    },
     resolve: (_root, { input }, context) =>
       context.services.search.search(context.auth, {
         query: input.query,
@@ -88,7 +97,15 @@ builder.mutationFields((t) => ({
     description: 'One web page as Markdown: 0.01 USD per page read, nothing when it cannot be read.',
     authScopes: { account: true },
     args: { url: t.arg.string({ required: true, description: 'http or https; public addresses only' }) },
-    errors: { types: [ValidationError, InsufficientBalanceError, SpendLimitExceededError, UpstreamError] },
+    errors: {
+      types: [
+        ValidationError,
+        InsufficientBalanceError,
+        SpendLimitExceededError,
+        RateLimitExceededError,
+        UpstreamError,
+      ],
+    },
     resolve: (_root, { url }, context) => context.services.scrape.scrape(context.auth, { url }),
   }),
 }));

@@ -7,6 +7,7 @@ import {
   SpendLimitExceededError,
   ValidationError,
 } from '../../src/errors.ts';
+import { RateLimitExceededError } from '../../src/rate-limits/rate-limiter.ts';
 import { builder } from '../builder.ts';
 import { ErrorInterface } from '../errors.ts';
 import { CurrencyEnum } from './enums.ts';
@@ -64,7 +65,15 @@ builder.mutationFields((t) => ({
       file: t.arg({ type: 'File', required: true }),
       format: t.arg({ type: ParseFormatEnum, required: false, defaultValue: 'json' }),
     },
-    errors: { types: [ValidationError, PayloadTooLargeError, InsufficientBalanceError, SpendLimitExceededError] },
+    errors: {
+      types: [
+        ValidationError,
+        PayloadTooLargeError,
+        InsufficientBalanceError,
+        SpendLimitExceededError,
+        RateLimitExceededError,
+      ],
+    },
     resolve: async (_root, { file, format }, context) => {
       // A File that is over the limit is refused before its bytes are copied out.
       if (file.size > context.services.textParser.maxFileBytes)

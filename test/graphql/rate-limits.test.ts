@@ -87,6 +87,42 @@ describe(`GraphQL rate limits (${testDatabaseKind})`, () => {
     ]);
   });
 
+  it('answers the same typed error from the other paid mutations, embeddings and the job queue here', async () => {
+    const account = await chatAccount(server, '3');
+    const auth = await server.t.app.services.auth.authenticate({ authorization: `Bearer ${account.secret}` }, 't');
+    if (auth.kind !== 'apiKey') throw new Error('expected a key');
+    await server.t.app.services.apiKeys.setRateLimits(operator(), { id: auth.apiKey.id }, { rpm: 1 });
+    const calls = [
+      {
+        query: `mutation E($input: EmbeddingsInput!) {
+          createEmbeddings(input: $input) { __typename ... on RateLimitExceededError { type modelId limit } }
+        }`,
+        input: { model: 'lagoon-sim-embedding', input: ['a lagoon'] },
+        modelId: 'lagoon-sim-embedding',
+      },
+      {
+        query: `mutation Q($input: JSONObject!) {
+          queueVideo(input: $input) { __typename ... on RateLimitExceededError { type modelId limit } }
+        }`,
+        input: { model: 'lagoon-sim-video', prompt: 'a lagoon', duration: '5s', resolution: '480p' },
+        modelId: 'lagoon-sim-video',
+      },
+    ];
+    for (const { query, input, modelId } of calls) {
+      type Answer = Record<string, { __typename: string }>;
+      const first = await server.t.graphql<Answer>(query, { input }, account.secret);
+      expect(first.errors).toBeUndefined();
+      expect(Object.values(first.data ?? {})[0]?.__typename).not.toBe('RateLimitExceededError');
+      const second = await server.t.graphql<Answer>(query, { input }, account.secret);
+      expect(Object.values(second.data ?? {})[0]).toEqual({
+        __typename: 'RateLimitExceededError',
+        type: 'RPM',
+        modelId,
+        limit: 1,
+      });
+    }
+  });
+
   it('needs a key', async () => {
     const anonymous = await server.t.graphql(STATUS, {}, null);
     expect(anonymous.data?.rateLimits ?? null).toBeNull();
