@@ -4,7 +4,7 @@ import type { Reply } from './http.ts';
 /* CORS for both surfaces: the configured origins (LAGOON_CORS_ORIGINS) may call, and read these headers. */
 
 const EXPOSED =
-  'x-request-id, retry-after, x-ratelimit-limit-requests, x-ratelimit-remaining-requests, x-ratelimit-reset-requests, x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset, x-balance-usd, x-balance-diem, x-service-rpc-credits, x-service-rpc-cost-usd, idempotent-replayed, x-pagination-limit, x-pagination-page, x-pagination-total, x-pagination-total-pages, x-usage-warning';
+  'x-request-id, retry-after, x-ratelimit-limit-requests, x-ratelimit-remaining-requests, x-ratelimit-reset-requests, x-ratelimit-limit-tokens, x-ratelimit-remaining-tokens, x-ratelimit-reset-tokens, x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset, x-balance-usd, x-balance-diem, x-service-rpc-credits, x-service-rpc-cost-usd, idempotent-replayed, x-pagination-limit, x-pagination-page, x-pagination-total, x-pagination-total-pages, x-usage-warning';
 const NONE: Readonly<Record<string, string>> = Object.freeze({});
 
 /** The CORS headers of an answer to `origin` (none when it may not call, or sent no Origin). */

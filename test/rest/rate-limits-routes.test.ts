@@ -35,6 +35,7 @@ describe(`REST rate limits on every paid route (${testDatabaseKind}, counters in
     writeFileSync(join(dir, 'operator.yaml'), CONFIG);
     server = await startChatServer({
       LAGOON_CONFIG: join(dir, 'operator.yaml'),
+      CORS_ORIGINS: 'https://app.example',
       ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
     });
   });
@@ -56,7 +57,7 @@ describe(`REST rate limits on every paid route (${testDatabaseKind}, counters in
       post: (path: string, body: unknown) =>
         fetch(`${server.url}/api/v1${path}`, {
           method: 'POST',
-          headers: { ...headers, 'content-type': 'application/json' },
+          headers: { ...headers, 'content-type': 'application/json', origin: 'https://app.example' },
           body: JSON.stringify(body),
         }),
       upload: (path: string, form: FormData) =>
@@ -103,6 +104,11 @@ describe(`REST rate limits on every paid route (${testDatabaseKind}, counters in
       expect(response.headers.get('x-ratelimit-limit-requests')).toBe('2');
       expect(response.headers.get('x-ratelimit-remaining-requests')).toBe(left);
       expect(response.headers.get('x-ratelimit-limit-tokens')).not.toBeNull();
+      // A browser page may read both windows.
+      const exposed = response.headers.get('access-control-expose-headers')?.split(', ');
+      expect(exposed).toEqual(
+        expect.arrayContaining(['x-ratelimit-remaining-requests', 'x-ratelimit-remaining-tokens']),
+      );
     }
     const before = await account.balance();
     await expectRefused(await account.post('/embeddings', body), 'RPM', 2, 'lagoon-sim-embedding');
