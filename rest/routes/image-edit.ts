@@ -3,6 +3,7 @@ import { requireAccount } from '../../src/auth/permissions.ts';
 import { EditImageInput, MultiEditImageInput, UpscaleImageInput } from '../../src/media/images/edit.inputs.ts';
 import type { ImageEditOutcome } from '../../src/media/images/image-edit.service.ts';
 import { MAX_INPUT_BASE64_CHARS, MAX_INPUT_BYTES } from '../../src/media/images/image-input.ts';
+import { parseInput } from '../../src/validation.ts';
 import { balanceHeaders, json, text, type Reply } from '../http.ts';
 import { readMultipartFiles, readMultipartUpload } from '../multipart.ts';
 import type { Route, RouteContext } from '../router.ts';
@@ -46,9 +47,26 @@ function binary(outcome: ImageEditOutcome): Reply {
   });
 }
 
-const upscaleRoute = (path: string): Route => ({
+const OpenAIFormat = z.enum(['url', 'b64_json']).optional().describe('Default url (a data: URL)');
+const OpenAIImages = z.object({
+  created: z.number().int(),
+  data: z.array(z.object({ b64_json: z.string().optional(), url: z.string().optional() })),
+});
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** One picture in the OpenAI images answer: base64, or a data: URL (Lagoon keeps no picture to link to). */
+function openAIImage(outcome: ImageEditOutcome, format: 'url' | 'b64_json'): Reply {
+  const b64 = outcome.bytes.toString('base64');
+  const item = format === 'url' ? { url: `data:${outcome.contentType};base64,${b64}` } : { b64_json: b64 };
+  const headers = { ...(outcome.blurred && { 'x-is-blurred': 'true' }), ...balanceHeaders(outcome.charge) };
+  return json({ created: Math.floor(Date.now() / 1000), data: [item] }, 200, headers);
+}
+
+const upscaleRoute: Route = {
   method: 'POST',
-  path,
+  path: '/image/upscale',
   access: 'account',
   bodyLimit: ONE_IMAGE_BODY_BYTES,
   doc: {
@@ -63,7 +81,7 @@ const upscaleRoute = (path: string): Route => ({
     const { input, file } = await readBody(call);
     return binary(await call.services.imageEdit.upscale(call.auth, input, { signal: call.signal, file }));
   },
-});
+};
 
 export const imageEditRoutes: Route[] = [
   {
@@ -109,8 +127,33 @@ export const imageEditRoutes: Route[] = [
       return binary(await call.services.imageEdit.multiEdit(call.auth, formFields(fields), { signal, files: uploads }));
     },
   },
-  upscaleRoute('/image/upscale'),
-  upscaleRoute('/images/upscale'),
+  upscaleRoute,
+  {
+    method: 'POST',
+    path: '/images/upscale',
+    access: 'account',
+    bodyLimit: ONE_IMAGE_BODY_BYTES,
+    doc: {
+      summary:
+        'Upscale as /image/upscale does, answered in the OpenAI images shape of /images/generations: ' +
+        '{created, data: [{url}]} (a data: URL) or, with `response_format: b64_json`, [{b64_json}].',
+      tags: ['Image'],
+      body: UpscaleImageInput.extend({ response_format: OpenAIFormat }),
+      response: OpenAIImages,
+    },
+    async handler(call) {
+      const { input, file } = await readBody(call);
+      // Clients of the original service (veniceai-cli's `upscale`) read data[0].url here, not the picture itself.
+      const body = isRecord(input) ? input : undefined;
+      const { response_format: format, ...fields } = body ?? {};
+      const responseFormat = parseInput(z.object({ response_format: OpenAIFormat }), { response_format: format });
+      const outcome = await call.services.imageEdit.upscale(call.auth, body ? fields : input, {
+        signal: call.signal,
+        file,
+      });
+      return openAIImage(outcome, responseFormat.response_format ?? 'url');
+    },
+  },
   {
     method: 'POST',
     path: '/images/edits',
@@ -128,10 +171,7 @@ export const imageEditRoutes: Route[] = [
         output_format: z.enum(['png', 'jpeg', 'webp']).optional(),
       }),
       bodyContentType: 'multipart/form-data',
-      response: z.object({
-        created: z.number().int(),
-        data: z.array(z.object({ b64_json: z.string().optional(), url: z.string().optional() })),
-      }),
+      response: OpenAIImages,
     },
     async handler(call) {
       const { input, file } = await readBody(call);
@@ -145,10 +185,7 @@ export const imageEditRoutes: Route[] = [
         { ...rest, ...(known && { model }) },
         { signal: call.signal, file },
       );
-      const b64 = outcome.bytes.toString('base64');
-      const item = responseFormat === 'url' ? { url: `data:${outcome.contentType};base64,${b64}` } : { b64_json: b64 };
-      const headers = { ...(outcome.blurred && { 'x-is-blurred': 'true' }), ...balanceHeaders(outcome.charge) };
-      return json({ created: Math.floor(Date.now() / 1000), data: [item] }, 200, headers);
+      return openAIImage(outcome, responseFormat === 'url' ? 'url' : 'b64_json');
     },
   },
 ];

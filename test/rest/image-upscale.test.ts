@@ -112,13 +112,45 @@ describe(`REST image upscale (${testDatabaseKind})`, () => {
       expect([meta.width, meta.height]).toEqual([2048, 1536]);
       expect(await chargedFor(four)).toBe(80_000_000n);
       const large = await picture(2048, 2048);
-      const reduced = await post('/images/upscale', { image: large.toString('base64'), scale: 4 });
+      const reduced = await post('/image/upscale', { image: large.toString('base64'), scale: 4 });
       expect(reduced.status).toBe(200);
       const big = await decoded(reduced);
       expect([big.width, big.height]).toEqual([4096, 4096]);
       expect(big.width! * big.height!).toBeLessThanOrEqual(16_777_216);
       // The effective scale was 2: the 2x price.
       expect(await chargedFor(reduced)).toBe(20_000_000n);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'should answer /images/upscale in the OpenAI images shape: a data: URL by default, base64 on request',
+    async () => {
+      // veniceai-cli's `upscale` posts here and downloads data[0].url.
+      const byUrl = await post('/images/upscale', { model: 'lagoon-sim-upscaler', image: small.toString('base64') });
+      expect(byUrl.status).toBe(200);
+      expect(byUrl.headers.get('content-type')).toMatch(/^application\/json/);
+      const answer = (await byUrl.json()) as { created: number; data: { url?: string; b64_json?: string }[] };
+      expect(answer.created).toBeGreaterThan(1_700_000_000);
+      expect(answer.data).toHaveLength(1);
+      const fetched = await fetch(answer.data[0]!.url!);
+      expect(fetched.headers.get('content-type')).toBe('image/png');
+      const meta = await sharp(Buffer.from(await fetched.arrayBuffer())).metadata();
+      expect([meta.width, meta.height]).toEqual([1024, 768]);
+      expect(await chargedFor(byUrl)).toBe(20_000_000n);
+
+      const byBase64 = await post('/images/upscale', { image: small.toString('base64'), response_format: 'b64_json' });
+      const base64 = (await byBase64.json()) as { data: { url?: string; b64_json?: string }[] };
+      expect(base64.data[0]!.url).toBeUndefined();
+      expect((await sharp(Buffer.from(base64.data[0]!.b64_json!, 'base64')).metadata()).width).toBe(1024);
+
+      const before = (await account.balance()).amount;
+      const bad = await errorOf(
+        await post('/images/upscale', { image: small.toString('base64'), response_format: 'png' }),
+      );
+      expect(bad.status).toBe(400);
+      expect(bad.body.issues?.[0]?.path).toEqual(['response_format']);
+      expect((await account.balance()).amount).toBe(before);
     },
     TIMEOUT,
   );
