@@ -76,14 +76,19 @@ function jobRoutes(kind: JobKind): Route[] {
         responseDescription:
           'Running: JSON {status: QUEUED|PROCESSING, average_execution_time, execution_duration} (ms). Done: the ' +
           'media bytes with their Content-Type (a Range header gives 206, or 416 past the end), or for models ' +
-          'that deliver by URL JSON {status: "COMPLETED", download_url}. Failed: JSON {status: "FAILED", error}. ' +
+          'that deliver by URL JSON {status: "COMPLETED", download_url} (video: also as video_url). Failed: JSON {status: "FAILED", error}. ' +
           "Unknown, another account's or deleted: 404 MEDIA_NOT_FOUND.",
       },
       async handler(call) {
         const { services, auth } = call;
         const body = await call.json();
         const retrieved = await services.jobs.service.retrieve(auth, kind, body, { origin: originOf(call) });
-        if (retrieved.kind === 'status') return json({ ...retrieved.body });
+        if (retrieved.kind === 'status') {
+          const status = retrieved.body;
+          // veniceai-cli's `video status` and `video retrieve` read the finished clip's URL as video_url.
+          const alias = kind === 'video' && 'download_url' in status ? { video_url: status.download_url } : {};
+          return json({ ...status, ...alias });
+        }
         const range = { method: 'GET', range: call.header('range'), ifRange: call.header('if-range') };
         return mediaReply(services.media.store, retrieved.media, range, call.requestId, {
           cacheControl: 'no-store',

@@ -188,7 +188,7 @@ describe.each(['local', 's3', 's3-presigned'] as const)(
       if (store === 's3-presigned') expect(answer.download_url).toContain(s3!.endpoint);
       else expect(answer.download_url).toMatch(new RegExp(`^${BASE}/media/`));
 
-      let retrieved: { status: string; download_url?: string } = { status: 'QUEUED' };
+      let retrieved: { status: string; download_url?: string; video_url?: string } = { status: 'QUEUED' };
       await eventually(async () => {
         const response = await post('/video/retrieve', { model, queue_id: answer.queue_id });
         expect(response.headers.get('content-type')).toMatch(/^application\/json/);
@@ -200,6 +200,8 @@ describe.each(['local', 's3', 's3-presigned'] as const)(
       if (store === 's3-presigned')
         expect(withoutQuery(retrieved.download_url)).toBe(withoutQuery(answer.download_url));
       else expect(retrieved.download_url).toBe(answer.download_url);
+      // Also as video_url, which veniceai-cli's `video status` and `video retrieve` read.
+      expect(retrieved.video_url).toBe(retrieved.download_url);
 
       const whole = await get(answer.download_url);
       expect(whole.status).toBe(200);
