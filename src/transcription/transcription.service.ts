@@ -87,7 +87,9 @@ export class TranscriptionService {
     if (decoded.seconds > TRANSCRIPTION_MAX_SECONDS)
       throw fieldError('file', `The audio is longer than ${TRANSCRIPTION_MAX_SECONDS / 60} minutes`);
     const granularity = fields['timestamp_granularities[]'] ?? fields.timestamp_granularities;
-    const timestamps = fields.timestamps === true;
+    // veniceai-cli asks for the json timestamps with OpenAI's timestamp_granularities[] (word and segment), not
+    // with `timestamps`: in json either asks for them.
+    const timestamps = fields.timestamps === true || (fields.response_format === 'json' && granularity !== undefined);
     const billedSeconds = Math.max(1, Math.ceil(decoded.seconds));
     await this.deps.rateLimiter?.admit(account, model); // before the hold: a 429 is never charged
     const started = performance.now();

@@ -131,6 +131,33 @@ describe(`REST POST /api/v1/audio/transcriptions with the openai client (${testD
     expect(body.timestamps.word.length).toBe(body.timestamps.segment.length);
   });
 
+  it('should take json timestamps asked by timestamp_granularities[] too, as veniceai-cli asks', async () => {
+    const form = new FormData();
+    form.append('model', 'whisper-1');
+    form.append('response_format', 'json');
+    form.append('timestamp_granularities[]', 'word');
+    form.append('timestamp_granularities[]', 'segment');
+    form.append('file', file(), 'speech.mp3');
+    const response = await fetch(`${server.url}/api/v1/audio/transcriptions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${account.secret}` },
+      body: form,
+    });
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as {
+      timestamps?: { segment: { text: string; start: number; end: number }[]; word?: unknown[] };
+    };
+    expect(body.timestamps?.segment.length).toBeGreaterThan(0);
+    expect(body.timestamps?.segment[0]).toEqual({
+      text: expect.any(String),
+      start: expect.any(Number),
+      end: expect.any(Number),
+    });
+    // Without either, plain json has no timestamps.
+    const plain = (await (await post({ file: file(), model: 'whisper-1' })).json()) as { timestamps?: unknown };
+    expect(plain.timestamps).toBeUndefined();
+  });
+
   it('should pass an upstream model the file and fields, and render its verbose_json in each format', async () => {
     const answer = await account.client.audio.transcriptions.create({
       file: await toFile(speech, 'speech.mp3'),
