@@ -166,7 +166,15 @@ describe(`veniceai-cli and the openai client with examples/compat-original.yaml 
 
     // Transcribe the speech the tts command made while the video job runs; then its status and the download.
     const job = JSON.parse(ok(queued, 'video generate')) as { queue_id: string; model: string };
-    const transcribe = venice('transcribe', 'tide.mp3', '--model', 'nvidia/parakeet-tdt-0.6b-v3', '-f', 'json');
+    const transcribe = venice(
+      'transcribe',
+      'tide.mp3',
+      '-m',
+      'nvidia/parakeet-tdt-0.6b-v3',
+      '--timestamps',
+      '-f',
+      'json',
+    );
     await untilCompleted(job.queue_id);
     const [status, retrieve] = await Promise.all([
       venice('video', 'status', job.queue_id, '-m', 'wan-2.6-text-to-video'),
@@ -177,8 +185,14 @@ describe(`veniceai-cli and the openai client with examples/compat-original.yaml 
     const mp4 = await readFile(join(home, 'waves.mp4'));
     expect(mp4.subarray(4, 8).toString('latin1')).toBe('ftyp');
 
-    const transcript = JSON.parse(ok(await transcribe, 'transcribe')) as { text: string; duration?: number };
+    const transcript = JSON.parse(ok(await transcribe, 'transcribe')) as {
+      text: string;
+      duration: number;
+      timestamps: { segment: { start: number; end: number }[] };
+    };
     expect(transcript.text.length).toBeGreaterThan(0);
+    expect(transcript.duration).toBeCloseTo(speech.duration, 0);
+    expect(transcript.timestamps.segment.length).toBeGreaterThan(0);
   });
 
   it('should answer every openai client call it makes', async () => {
