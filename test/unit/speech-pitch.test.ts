@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { atempoChain } from '../../src/providers/speech/ffmpeg.ts';
 import { decodeToPcm } from '../../src/providers/speech/ffmpeg.ts';
-import { espeakLanguage, rateFor, splitSentences } from '../../src/providers/speech/espeak.engine.ts';
+import {
+  ESPEAK_VOICES,
+  espeakLanguage,
+  espeakVoiceFor,
+  rateFor,
+  splitSentences,
+} from '../../src/providers/speech/espeak.engine.ts';
 import { estimatePitchHz, voiceSettingsFor } from '../../src/providers/speech/pitch.ts';
 import { toneSample } from '../helpers/audio.ts';
 
@@ -25,6 +31,19 @@ describe('speech engine helpers', () => {
     expect(voiceSettingsFor(100).pitch).toBeLessThan(voiceSettingsFor(140).pitch);
     expect(voiceSettingsFor(1000).pitch).toBe(99);
     expect(voiceSettingsFor(undefined)).toMatchObject({ gender: 'female', pitch: 50 });
+  });
+
+  it("should give other models' voice ids a voice of their own, the same every time", () => {
+    expect(espeakVoiceFor('bm_george')).toEqual(ESPEAK_VOICES.bm_george);
+    // Kokoro-style ids keep accent and gender.
+    expect(espeakVoiceFor('bf_lily')).toMatchObject({ accent: 'gb', variant: expect.stringMatching(/^f[1-5]$/) });
+    expect(espeakVoiceFor('am_puck')).toMatchObject({ accent: 'us', variant: expect.stringMatching(/^m[1-8]$/) });
+    expect(espeakVoiceFor('Rachel')).toEqual(espeakVoiceFor('Rachel'));
+    expect(espeakVoiceFor('constructor').variant).toMatch(/^[fm][1-8]$/);
+    const names = ['Aurora', 'Blade', 'Rachel', 'Puck', 'Kore', 'Charon', 'CalmWoman', 'DeepVoiceMan', 'tara', 'zac'];
+    const voices = new Set(names.map((name) => JSON.stringify(espeakVoiceFor(name))));
+    expect(voices.size).toBeGreaterThanOrEqual(8);
+    for (const name of names) expect(espeakVoiceFor(name).pitch).toBeGreaterThanOrEqual(34);
   });
 
   it('should split sentences and lines, dropping empty ones', () => {

@@ -50,6 +50,35 @@ export const ESPEAK_VOICES: Readonly<Record<string, EspeakVoice>> = {
   shimmer: { accent: 'us', variant: 'f2', pitch: 65 },
 };
 
+const FEMALE_VARIANTS = ['f1', 'f2', 'f3', 'f4', 'f5'] as const;
+const MALE_VARIANTS = ['m1', 'm2', 'm3', 'm4', 'm5', 'm6', 'm7', 'm8'] as const;
+
+/** 32-bit FNV-1a of a string: a stable, well-spread number per voice id. */
+function fnv1a(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+  return hash >>> 0;
+}
+
+/**
+ * The eSpeak voice of a catalog voice id: one of the above, else one derived from the id, so that each voice an
+ * operator lists for a model (examples/compat-original.yaml lists the original service's: `bf_lily`, `Rachel`,
+ * `Puck`, …) sounds its own way and always the same. Kokoro-style ids (`<a|b><f|m>_name`) keep their accent and
+ * gender; other names get a variant and pitch from a hash of the name.
+ */
+export function espeakVoiceFor(id: string): EspeakVoice {
+  if (Object.hasOwn(ESPEAK_VOICES, id)) return ESPEAK_VOICES[id]!;
+  const hash = fnv1a(id);
+  const kokoro = /^([a-z])([fm])_/.exec(id);
+  const female = kokoro ? kokoro[2] === 'f' : hash % 2 === 0;
+  const variants = female ? FEMALE_VARIANTS : MALE_VARIANTS;
+  return {
+    accent: kokoro?.[1] === 'b' ? 'gb' : 'us',
+    variant: variants[(hash >>> 1) % variants.length]!,
+    pitch: (female ? 48 : 34) + ((hash >>> 8) % 16),
+  };
+}
+
 /** Languages by name, to eSpeak voice ids; ISO 639-1 codes that eSpeak knows are used as they are. */
 const LANGUAGE_NAMES: Readonly<Record<string, string>> = {
   english: 'en',
@@ -201,7 +230,7 @@ export class EspeakEngine implements SpeechEngine {
       const variant = settings.gender === 'female' ? 'f3' : 'm3';
       return { voice: `${language ?? 'en-us'}+${variant}`, pitch: settings.pitch };
     }
-    const known = ESPEAK_VOICES[request.voice] ?? ESPEAK_VOICES.af_sky!;
+    const known = espeakVoiceFor(request.voice);
     const base = language === undefined || language === 'en' ? `en-${known.accent}` : language;
     return { voice: `${base}+${known.variant}`, pitch: known.pitch };
   }
