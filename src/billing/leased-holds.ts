@@ -67,6 +67,14 @@ export class LeasedHolds implements Holds {
         await this.openLease(key, auth, maxCost, now, options.minimumFree);
         continue;
       }
+      // A wallet's minimum balance (docs/api.md, Wallet callers) is checked at every call, not only when a lease is
+      // taken: a lease lent from while the credit runs below it would serve calls the database would refuse. The
+      // in-memory credit may be stale (a top-up in another process): the lease is given back and a new take decides.
+      const minimum = options.minimumFree ?? 0n;
+      if (minimum > 0n && lease.balanceEstimate - lease.holds < minimum) {
+        this.updates.closeLease(lease);
+        continue;
+      }
       const need = priceIn(maxCost, lease.reservation.currency);
       if (lease.free >= need) return this.reservationOf(lease, lease.draw(need, Date.now() + ttlMs), auth.requestId);
       const waited = lease.exhausted ? 'refused' : await this.waitForGrowth(lease, need, ttlMs);
