@@ -12,6 +12,7 @@ import { schema } from './index.ts';
 import { useBodyLimit } from './body-limit.ts';
 import { useReadsOnlyOverGet } from './get-reads-only.ts';
 import { useSseErrors } from './sse-errors.ts';
+import { useWalletTopUpErrors } from './wallet-errors.ts';
 
 /** What the HTTP front door hands to each GraphQL request. */
 export interface GraphQLServerContext {
@@ -32,6 +33,8 @@ export function createGraphQLServer(deps: {
   options: GraphQLOptions;
   /** The HTTP status of a refusal before execution (a bad key): the REST table's, handed in by src/app.ts. */
   httpStatus: (error: AppError) => number;
+  /** LAGOON_PUBLIC_URL: the origin a wallet's sign-in challenge names when set. */
+  publicUrl?: string | undefined;
 }): GraphQLServer {
   return createYoga<GraphQLServerContext, GraphQLContext>({
     schema,
@@ -68,6 +71,7 @@ export function createGraphQLServer(deps: {
       useSseErrors({ services: deps.services, endpoint: '/graphql/stream', httpStatus: deps.httpStatus }),
       useGraphQLSSE({ endpoint: '/graphql/stream' }),
       useBodyLimit(),
+      useWalletTopUpErrors({ publicUrl: deps.publicUrl }),
     ],
     context: async ({ request, requestId }): Promise<GraphQLContext> => {
       let auth: AuthContext;

@@ -57,7 +57,13 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   await services.start();
   const bootstrap = await services.accounts.bootstrap(operator('bootstrap'), config.bootstrapAdminKey);
 
-  const graphql = createGraphQLServer({ services, logger, options: config.graphql, httpStatus: errorStatus });
+  const graphql = createGraphQLServer({
+    services,
+    logger,
+    options: config.graphql,
+    httpStatus: errorStatus,
+    publicUrl: config.media.publicUrl,
+  });
   let closing: Promise<void> | undefined;
   const pipeline = createPipeline({
     services,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { json, parseQuery } from '../http.ts';
 import type { Route, RouteContext } from '../router.ts';
-import type { RequestOrigin } from '../../src/wallets/challenge.ts';
+import { challengeOrigin, type RequestOrigin } from '../../src/wallets/challenge.ts';
 
 /* Wallet callers (decisions §2.2, §2.3, §3): a fresh sign-in nonce, and a signed-in wallet's own credit and ledger. */
 
@@ -17,11 +17,10 @@ export const WalletLedgerQuery = z.object({
 
 /** Where the client addressed this request: the sign-in challenge's domain and URI. */
 export function requestOrigin(call: Pick<RouteContext, 'header' | 'config'>): RequestOrigin {
-  const host = call.header('host') ?? `${call.config.http.host}:${call.config.http.port}`;
-  const publicUrl = call.config.media.publicUrl;
-  if (publicUrl) return { host: new URL(publicUrl).host, origin: new URL(publicUrl).origin };
-  const proto = call.header('x-forwarded-proto')?.split(',')[0]?.trim() === 'https' ? 'https' : 'http';
-  return { host, origin: `${proto}://${host}` };
+  return challengeOrigin(call.config.media.publicUrl, {
+    host: call.header('host') ?? `${call.config.http.host}:${call.config.http.port}`,
+    forwardedProto: call.header('x-forwarded-proto'),
+  });
 }
 
 export const walletRoutes: Route[] = [

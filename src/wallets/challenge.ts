@@ -23,6 +23,22 @@ export interface RequestOrigin {
   readonly origin: string;
 }
 
+/**
+ * Where a request arrived, as its challenge names it: LAGOON_PUBLIC_URL when set; otherwise the Host the client
+ * addressed, https only when a TLS proxy says so (X-Forwarded-Proto). REST and GraphQL both build it here.
+ */
+export function challengeOrigin(
+  publicUrl: string | undefined,
+  request: { readonly host: string; readonly forwardedProto?: string | undefined },
+): RequestOrigin {
+  if (publicUrl) {
+    const url = new URL(publicUrl);
+    return { host: url.host, origin: url.origin };
+  }
+  const proto = request.forwardedProto?.split(',')[0]?.trim() === 'https' ? 'https' : 'http';
+  return { host: request.host, origin: `${proto}://${request.host}` };
+}
+
 /** 16 hex characters (64 random bits), as the contract's clients make them. */
 export const newNonce = (): string => randomBytes(8).toString('hex');
 

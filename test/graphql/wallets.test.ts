@@ -100,6 +100,73 @@ describe(`GraphQL: wallet, topUpRequirements, walletBalance (${testDatabaseKind}
     expect(keyed.errors?.[0]?.extensions?.code).toBe('AUTHENTICATION_FAILED');
   });
 
+  it('below the minimum balance: chatCompletion fails with the REST 402 body in its extensions', async () => {
+    const wallet = newWallet();
+    await creditWallet(t.app, wallet.address, '0.04');
+    const header = await signInHeader(wallet, { domain: host });
+    const mutation = `mutation { chatCompletion(input: { model: "default", messages: [{ role: USER, content: "Hi" }] }) {
+      __typename ... on Error { code message } } }`;
+    const body = await graphql<{ chatCompletion: unknown }>(mutation, { 'SIGN-IN-WITH-X': header });
+    expect(body.data?.chatCompletion ?? null).toBeNull();
+    expect(body.errors).toHaveLength(1);
+    const extensions = body.errors![0]!.extensions!;
+    expect(extensions).toMatchObject({
+      code: 'PAYMENT_REQUIRED',
+      reason: 'insufficient_balance',
+      currentBalanceUsd: 0.04,
+      minimumBalanceUsd: 0.1,
+      suggestedTopUpUsd: 10,
+      minimumTopUpUsd: 5,
+      supportedTokens: ['USDC'],
+      supportedChains: ['base'],
+      topUpInstructions: { receiverWallet: RECEIVER, tokenDecimals: 6, network: 'eip155:8453', minimumAmountUsd: 5 },
+      siwxChallenge: { info: { domain: host, uri: url, version: '1' } },
+      x402Version: 2,
+      accepts: [{ scheme: 'exact', network: 'eip155:8453', amount: '5000000', payTo: RECEIVER }],
+    });
+    // The same data as REST's 402 body for this wallet (all but the fresh nonce and its times).
+    const rest = await fetch(`${url}/api/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'SIGN-IN-WITH-X': header },
+      body: JSON.stringify({ model: 'default', messages: [{ role: 'user', content: 'Hi' }] }),
+    });
+    expect(rest.status).toBe(402);
+    const { siwxChallenge: restChallenge, ...restBody } = (await rest.json()) as Record<string, unknown>;
+    const { siwxChallenge, x402Version, accepts, ...graphqlBody } = extensions;
+    expect(graphqlBody).toEqual(restBody);
+    expect(Object.keys(siwxChallenge as object)).toEqual(Object.keys(restChallenge as object));
+    expect({ x402Version, accepts }).toEqual(
+      JSON.parse(Buffer.from(rest.headers.get('payment-required')!, 'base64').toString()),
+    );
+  });
+
+  it('below the minimum balance: chatCompletionStream ends with the same error', async () => {
+    const wallet = newWallet();
+    await creditWallet(t.app, wallet.address, '0.04');
+    const client = createClient({
+      url: `${url}/graphql/stream`,
+      headers: { 'SIGN-IN-WITH-X': await signInHeader(wallet, { domain: host }) },
+      fetchFn: fetch,
+      retryAttempts: 0,
+    });
+    clients.push(client);
+    const events = client.iterate({
+      query:
+        'subscription { chatCompletionStream(input: { model: "default", messages: [{ role: USER, content: "Hi" }] }) { id } }',
+    });
+    const failure = await events.next().then(
+      (event) => event.value as { errors?: GraphQLBody<unknown>['errors'] },
+      (error: unknown) => ({ errors: error as GraphQLBody<unknown>['errors'] }),
+    );
+    expect(failure.errors?.[0]?.extensions).toMatchObject({
+      code: 'PAYMENT_REQUIRED',
+      currentBalanceUsd: 0.04,
+      topUpInstructions: { receiverWallet: RECEIVER },
+      siwxChallenge: { info: { domain: host } },
+      accepts: [{ payTo: RECEIVER }],
+    });
+  });
+
   it('walletBalance pushes the balance now and after a refund', async () => {
     const wallet = newWallet();
     await creditWallet(t.app, wallet.address, '1');
