@@ -20,7 +20,8 @@ import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 /*
  * A real local chain for the x402 top-up tests: ganache in-process with chain id 8453 (Base), so the token's
  * EIP-712 domain (block.chainid) is the one Lagoon verifies, and an EIP-3009 USDC-like token compiled from
- * test/fixtures/contracts/TestUsdc.sol with solc-js and deployed by the caller.
+ * test/fixtures/contracts/TestUsdc.sol with solc-js and deployed by the caller; EIP-1271 contract wallets
+ * (TestContractWallet.sol, compiled in the same solc run) are deployed on demand.
  */
 
 export const BASE_CHAIN_ID = 8453;
@@ -51,26 +52,40 @@ export interface UsdcChain {
   balanceOf(address: Address): Promise<bigint>;
   mint(to: Address, units: bigint): Promise<void>;
   setBlocked(address: Address, blocked: boolean): Promise<void>;
+  /** Deploys an EIP-1271 contract wallet (TestContractWallet.sol) whose signatures are `owner`'s; its address. */
+  deployContractWallet(owner: Address): Promise<Address>;
   close(): Promise<void>;
 }
 
-const SOURCE_PATH = join(import.meta.dirname, '../fixtures/contracts/TestUsdc.sol');
+const CONTRACTS_DIR = join(import.meta.dirname, '../fixtures/contracts');
+/** Every fixture contract, compiled together: one solc-js run (about 10 s) serves them all. */
+const CONTRACTS = ['TestUsdc', 'TestContractWallet'] as const;
+type ContractName = (typeof CONTRACTS)[number];
 
 interface Artifact {
   abi: Abi;
   bytecode: Hex;
 }
 
-/** Compiles TestUsdc.sol once per source text (the artifact is cached in the temp dir: solc-js takes seconds). */
-export function compileTestUsdc(): Artifact {
-  const source = readFileSync(SOURCE_PATH, 'utf8');
-  const digest = createHash('sha256').update(source).update(solc.version()).digest('hex').slice(0, 16);
+let compiled: Record<ContractName, Artifact> | undefined;
+
+/**
+ * Compiles the fixture contracts in one solc-js run, once per process and once per source text across runs (the
+ * artifacts are cached in the temp dir: solc-js takes seconds).
+ */
+export function compileFixtures(): Record<ContractName, Artifact> {
+  if (compiled) return compiled;
+  const sources = Object.fromEntries(
+    CONTRACTS.map((name) => [`${name}.sol`, { content: readFileSync(join(CONTRACTS_DIR, `${name}.sol`), 'utf8') }]),
+  );
+  const digest = createHash('sha256').update(JSON.stringify(sources)).update(solc.version()).digest('hex').slice(0, 16);
   const dir = join(tmpdir(), 'lagoon-solc-cache');
-  const cached = join(dir, `TestUsdc-${digest}.json`);
-  if (existsSync(cached)) return JSON.parse(readFileSync(cached, 'utf8')) as Artifact;
+  const cached = join(dir, `fixtures-${digest}.json`);
+  if (existsSync(cached))
+    return (compiled = JSON.parse(readFileSync(cached, 'utf8')) as Record<ContractName, Artifact>);
   const input = {
     language: 'Solidity',
-    sources: { 'TestUsdc.sol': { content: source } },
+    sources,
     settings: {
       // ganache 7 runs the Shanghai rules: newer opcodes (MCOPY, TSTORE) would not run.
       evmVersion: 'shanghai',
@@ -84,12 +99,16 @@ export function compileTestUsdc(): Artifact {
   };
   const errors = (output.errors ?? []).filter((error) => error.severity === 'error');
   if (errors.length > 0) throw new Error(errors.map((error) => error.formattedMessage).join('\n'));
-  const contract = output.contracts['TestUsdc.sol']?.TestUsdc;
-  if (!contract) throw new Error('solc produced no TestUsdc');
-  const artifact: Artifact = { abi: contract.abi, bytecode: `0x${contract.evm.bytecode.object}` };
+  const artifacts = Object.fromEntries(
+    CONTRACTS.map((name) => {
+      const contract = output.contracts[`${name}.sol`]?.[name];
+      if (!contract) throw new Error(`solc produced no ${name}`);
+      return [name, { abi: contract.abi, bytecode: `0x${contract.evm.bytecode.object}` }];
+    }),
+  ) as Record<ContractName, Artifact>;
   mkdirSync(dir, { recursive: true });
-  writeFileSync(cached, JSON.stringify(artifact));
-  return artifact;
+  writeFileSync(cached, JSON.stringify(artifacts));
+  return (compiled = artifacts);
 }
 
 /** Starts ganache on a free port with every KEYS account funded with ETH, and deploys the token. */
@@ -107,7 +126,7 @@ export async function startUsdcChain(): Promise<UsdcChain> {
   const chain = { ...baseLocal, rpcUrls: { default: { http: [url] } } };
   const client = createPublicClient({ chain, transport: http(url) }) as PublicClient;
   const deployer = createWalletClient({ chain, transport: http(url), account: privateKeyToAccount(KEYS.deployer) });
-  const { abi, bytecode } = compileTestUsdc();
+  const { abi, bytecode } = compileFixtures().TestUsdc;
   const deployHash = await deployer.deployContract({ abi, bytecode });
   const receipt = await client.waitForTransactionReceipt({ hash: deployHash });
   const token = receipt.contractAddress;
@@ -129,6 +148,13 @@ export async function startUsdcChain(): Promise<UsdcChain> {
     },
     mint: (to, units) => ownerCall('mint', [to, units]),
     setBlocked: (address, blocked) => ownerCall('setBlocked', [address, blocked]),
+    async deployContractWallet(owner) {
+      const wallet = compileFixtures().TestContractWallet;
+      const hash = await deployer.deployContract({ abi: wallet.abi, bytecode: wallet.bytecode, args: [owner] });
+      const { contractAddress } = await client.waitForTransactionReceipt({ hash });
+      if (!contractAddress) throw new Error('TestContractWallet was not deployed');
+      return contractAddress;
+    },
     close: () => server.close(),
   };
 }

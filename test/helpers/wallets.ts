@@ -1,3 +1,4 @@
+import type { Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { createSiweMessage } from 'viem/siwe';
 import { findOrCreateWalletAccount } from '../../src/accounts/account.repository.ts';
@@ -22,8 +23,10 @@ export interface SignInOptions {
   readonly issuedAt?: Date;
   readonly expirationTime?: Date | null;
   readonly notBefore?: Date;
-  /** The payload's `address` (default the signer's). */
+  /** The payload's `address` (default the message's). */
   readonly address?: string;
+  /** The address the message signs in, when it is not the signer's: a contract wallet (EIP-1271) its owner signs for. */
+  readonly account?: Address;
   /** Signs with this account instead (a forged signature). */
   readonly signer?: PrivateKeyAccount;
   /** Replaces the message text after signing. */
@@ -33,8 +36,9 @@ export interface SignInOptions {
 /** A SIGN-IN-WITH-X header value: base64 JSON of {address, message, signature, timestamp, chainId}. */
 export async function signInHeader(wallet: PrivateKeyAccount, options: SignInOptions): Promise<string> {
   const issuedAt = options.issuedAt ?? new Date();
+  const account = options.account ?? wallet.address;
   const text = createSiweMessage({
-    address: wallet.address,
+    address: account,
     chainId: options.chainId ?? 8453,
     domain: options.domain,
     nonce: options.nonce ?? testNonce(),
@@ -49,7 +53,7 @@ export async function signInHeader(wallet: PrivateKeyAccount, options: SignInOpt
   });
   const signature = await (options.signer ?? wallet).signMessage({ message: text });
   const payload = {
-    address: options.address ?? wallet.address,
+    address: options.address ?? account,
     message: options.message ? options.message(text) : text,
     signature,
     timestamp: issuedAt.getTime(),

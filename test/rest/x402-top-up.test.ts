@@ -2,14 +2,18 @@ import { createWalletClient, http, parseSignature, type Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseNano } from '../../src/billing/money.ts';
 import * as repo from '../../src/wallets/top-up.repository.ts';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { BASE, createTestApp, type TestApp } from '../helpers/app.ts';
 import { KEYS, startUsdcChain, type UsdcChain } from '../helpers/usdc-chain.ts';
 import { signPayment, usdc } from '../helpers/x402-payment.ts';
+import { newWallet, signInHeader } from '../helpers/wallets.ts';
 
 /*
  * POST /x402/top-up against a real local chain (ganache, chain id 8453) and a USDC-like EIP-3009 token compiled
  * from test/fixtures/contracts/TestUsdc.sol: settled directly with the settlement key.
  */
+
+/** The host of the in-process requests (t.call): the domain a sign-in message names. */
+const DOMAIN = new URL(BASE).host;
 
 let chain: UsdcChain;
 let t: TestApp;
@@ -307,5 +311,24 @@ describe('POST /x402/top-up', () => {
     const before = (await walletState(payer.address)).usd;
     expect(await t.app.services.topUps.recover()).toEqual({ credited: 0, failed: 1 });
     expect((await walletState(payer.address)).usd).toBe(before);
+  });
+});
+
+describe('sign-in of a contract wallet (EIP-1271) through LAGOON_BASE_RPC_URL', () => {
+  const balanceOf = async (address: string, header: string) =>
+    t.call(`/api/v1/x402/balance/${address}`, { key: null, headers: { 'SIGN-IN-WITH-X': header } });
+
+  it('accepts a message in the contract’s name signed by its owner, and refuses another signer', async () => {
+    const owner = newWallet();
+    const contract = await chain.deployContractWallet(owner.address);
+    const header = await signInHeader(owner, { domain: DOMAIN, account: contract });
+    const response = await balanceOf(contract, header);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ success: true, data: { walletAddress: contract.toLowerCase() } });
+
+    const forged = await signInHeader(owner, { domain: DOMAIN, account: contract, signer: newWallet() });
+    const refused = await balanceOf(contract, forged);
+    expect(refused.status).toBe(401);
+    expect(await refused.json()).toMatchObject({ code: 'SIWX_INVALID_SIGNATURE' });
   });
 });
