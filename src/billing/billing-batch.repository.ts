@@ -265,7 +265,9 @@ export async function writeBatch(trx: Tx, plan: BatchPlan): Promise<void> {
     lease_holder: r.leaseHolder,
   }));
   const leaseChanges = plan.leaseChanges.map((c) => ({ id: c.id, delta: String(c.delta) }));
-  const ledger = plan.ledger.map((l) => ({
+  // `ord` keeps the plan's order (the order of settlement) into the ledger's sequence numbers.
+  const ledger = plan.ledger.map((l, ord) => ({
+    ord,
     account_id: l.accountId,
     currency: l.currency,
     amount: String(l.amount),
@@ -302,7 +304,9 @@ export async function writeBatch(trx: Tx, plan: BatchPlan): Promise<void> {
       insert into account_ledger (account_id, currency, amount, balance_after, type, request_id, model_id, created_at)
       select account_id, currency, amount, balance_after, 'CHARGE', request_id, model_id, created_at
       from jsonb_to_recordset(${rowsParam(ledger)}::jsonb) as l(
-        account_id uuid, currency text, amount int8, balance_after int8, request_id text, model_id text, created_at timestamptz)
+        ord int4, account_id uuid, currency text, amount int8, balance_after int8, request_id text, model_id text,
+        created_at timestamptz)
+      order by l.ord
     ), key_spend as (
       update api_key_spend s set spent_usd = s.spent_usd + c.spent_usd, reserved_usd = s.reserved_usd + c.reserved_usd,
         spent_diem = s.spent_diem + c.spent_diem, reserved_diem = s.reserved_diem + c.reserved_diem

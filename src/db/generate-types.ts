@@ -30,6 +30,7 @@ interface ColumnRow {
   udt_name: string;
   is_nullable: string;
   column_default: string | null;
+  identity_generation: string | null;
   ordinal_position: number;
 }
 
@@ -38,7 +39,7 @@ export async function renderTypes(): Promise<string> {
   try {
     await migrateToLatest(handle.db);
     const { rows } = await sql<ColumnRow>`
-      select table_name, column_name, udt_name, is_nullable, column_default, ordinal_position
+      select table_name, column_name, udt_name, is_nullable, column_default, identity_generation, ordinal_position
       from information_schema.columns
       where table_schema = 'public' and table_name not like 'kysely_%'
       order by table_name, ordinal_position`.execute(handle.db);
@@ -49,6 +50,8 @@ export async function renderTypes(): Promise<string> {
       "import type { ColumnType } from 'kysely';",
       '',
       'export type Generated<T> = ColumnType<T, T | undefined, T>;',
+      '/** An identity column the database numbers (`generated always`): never written. */',
+      'export type GeneratedAlways<T> = ColumnType<T, never, never>;',
       'export type Json = ColumnType<JsonValue, JsonValue | string, JsonValue | string>;',
       '/** A JSON column with a default: optional on insert (Generated<Json> would nest two ColumnTypes). */',
       'export type JsonWithDefault = ColumnType<JsonValue, JsonValue | string | undefined, JsonValue | string>;',
@@ -62,15 +65,17 @@ export async function renderTypes(): Promise<string> {
         const base = TS_TYPES[column.udt_name];
         if (!base) throw new Error(`No TypeScript type for ${table}.${column.column_name} (${column.udt_name})`);
         const withNull = column.is_nullable === 'YES' ? `${base} | null` : base;
-        const hasDefault = column.column_default !== null;
+        const hasDefault = column.column_default !== null || column.identity_generation === 'BY DEFAULT';
         const type =
-          base === 'Json' && hasDefault
-            ? column.is_nullable === 'YES'
-              ? 'JsonWithDefault | null'
-              : 'JsonWithDefault'
-            : hasDefault
-              ? `Generated<${withNull}>`
-              : withNull;
+          column.identity_generation === 'ALWAYS'
+            ? `GeneratedAlways<${withNull}>`
+            : base === 'Json' && hasDefault
+              ? column.is_nullable === 'YES'
+                ? 'JsonWithDefault | null'
+                : 'JsonWithDefault'
+              : hasDefault
+                ? `Generated<${withNull}>`
+                : withNull;
         lines.push(`  ${column.column_name}: ${type};`);
       }
       lines.push('}', '');

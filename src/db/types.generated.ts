@@ -2,6 +2,8 @@
 import type { ColumnType } from 'kysely';
 
 export type Generated<T> = ColumnType<T, T | undefined, T>;
+/** An identity column the database numbers (`generated always`): never written. */
+export type GeneratedAlways<T> = ColumnType<T, never, never>;
 export type Json = ColumnType<JsonValue, JsonValue | string, JsonValue | string>;
 /** A JSON column with a default: optional on insert (Generated<Json> would nest two ColumnTypes). */
 export type JsonWithDefault = ColumnType<JsonValue, JsonValue | string | undefined, JsonValue | string>;
@@ -18,6 +20,7 @@ export interface AccountLedgerTable {
   model_id: string | null;
   note: string | null;
   created_at: Generated<Date>;
+  seq: GeneratedAlways<bigint>;
 }
 
 export interface AccountsTable {

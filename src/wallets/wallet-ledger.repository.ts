@@ -14,7 +14,7 @@ export interface WalletLedgerRow {
   readonly note: string | null;
 }
 
-/** Newest first; one row more than `limit` is asked for so the caller knows whether there are more. */
+/** Newest first (in the order written); one row more than `limit` is asked for so the caller knows whether there are more. */
 export async function listWalletLedger(
   db: Database,
   accountId: string,
@@ -25,8 +25,8 @@ export async function listWalletLedger(
     .select(['id', 'amount', 'balance_after', 'type', 'created_at', 'request_id', 'model_id', 'note'])
     .where('account_id', '=', accountId)
     .where('currency', '=', 'USD')
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
+    // seq, not created_at: entries settled in one batch share their time (migrations/2026-12-02T08-00-00_ledger_sequence.ts).
+    .orderBy('seq', 'desc')
     .limit(page.limit + 1)
     .offset(page.offset)
     .execute();

@@ -1,5 +1,5 @@
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parseNano } from '../../src/billing/money.ts';
 import { runCli } from '../../src/cli/program.ts';
 import { ADMIN_KEY } from '../helpers/app.ts';
@@ -224,9 +224,9 @@ describe(`REST: wallet callers (${testDatabaseKind})`, () => {
     expect(charges).toHaveLength(10);
     expect(page.transactions).toHaveLength(11);
     expect(page.currentBalance).toBe(0);
-    // Each charge's balanceAfter is the one before it less this charge. Charges settled in one batch share a
-    // timestamp, so their order in the listing is not the order of settlement: follow the balances instead.
-    const oldestFirst = [...page.transactions].sort((a, b) => b.balanceAfter - a.balanceAfter);
+    // Newest first in the order written (the ledger's sequence), though charges of one batch share a timestamp:
+    // each charge's balanceAfter is the one before it less this charge.
+    const oldestFirst = [...page.transactions].reverse();
     expect(oldestFirst[0]).toMatchObject({ type: 'TOP_UP', balanceAfter: Number(formatUsd(cost * 10n)) });
     oldestFirst.slice(1).forEach((entry, index) => {
       expect(parseNano(String(entry.amount))).toBe(-cost);
@@ -235,6 +235,40 @@ describe(`REST: wallet callers (${testDatabaseKind})`, () => {
       expect(entry.requestId).toMatch(/\S/);
     });
     upstream.setBehavior({ kind: 'reply' });
+  });
+
+  it('charges settled in the same millisecond list in settle order, each balanceAfter following the one before', async () => {
+    upstream.setBehavior({ kind: 'reply', usage: { prompt_tokens: 1_000_000, completion_tokens: 1_000_000 } });
+    const wallet = newWallet();
+    await creditWallet(server.t.app, wallet.address, '5');
+    const client = walletClient(await signIn(wallet));
+    // Every charge (and the ledger rows written for them) gets the same time: only the sequence orders them.
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
+    try {
+      // Each call holds a little more than the one before, and is charged its hold: the amounts tell the calls apart.
+      for (let call = 0; call < 12; call += 1)
+        await client.chat.completions.create({
+          model: 'up-chat',
+          messages: [{ role: 'user', content: 'hi' }],
+          max_tokens: 20 + call,
+        });
+      const page = await ledger(wallet.address, await signIn(wallet), 'limit=100');
+      const [topUp, ...charges] = [...page.transactions].reverse();
+      expect(new Set(charges.map((entry) => entry.createdAt)).size).toBe(1);
+      expect(topUp).toMatchObject({ type: 'TOP_UP', balanceAfter: 5 });
+      expect(charges).toHaveLength(12);
+      const amounts = charges.map((entry) => -parseNano(String(entry.amount)));
+      expect(amounts).toEqual([...amounts].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+      expect(new Set(amounts).size).toBe(12);
+      let balance = parseNano('5');
+      for (const [index, entry] of charges.entries()) {
+        balance -= amounts[index]!;
+        expect(parseNano(String(entry.balanceAfter))).toBe(balance);
+      }
+    } finally {
+      vi.useRealTimers();
+      upstream.setBehavior({ kind: 'reply' });
+    }
   });
 
   it('a wallet pays other inference routes too (image generation on the simulator), in USD', async () => {
@@ -357,6 +391,7 @@ describe(`REST: wallet callers (${testDatabaseKind})`, () => {
           amount: number;
           balanceAfter: number;
           type: string;
+          createdAt: string;
           requestId: string;
           modelId: string;
         }[];
