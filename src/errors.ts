@@ -201,7 +201,8 @@ export class InsufficientBalanceError extends AppError {
 
 /**
  * A wallet caller whose credit does not cover a call or is below its minimum balance: 402 PAYMENT_REQUIRED; the REST
- * surface answers it with top-up instructions and a fresh sign-in challenge (src/wallets/payment-required.ts).
+ * surface answers it with top-up instructions and a fresh sign-in challenge (src/wallets/challenge.ts), GraphQL with
+ * the same data in the error's extensions (schema/wallet-errors.ts).
  */
 export class WalletTopUpRequiredError extends AppError {
   readonly code = 'PAYMENT_REQUIRED' as const;

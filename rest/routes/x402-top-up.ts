@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { paymentRequiredHeader, X402_VERSION } from '../../src/wallets/payment-requirements.ts';
 import { TopUpFailure } from '../../src/wallets/top-up-errors.ts';
 import { paymentHeader } from '../../src/wallets/top-up-payload.ts';
 import { json, type JsonValue } from '../http.ts';
@@ -34,14 +33,8 @@ export const x402TopUpRoutes: Route[] = [
     async handler(call) {
       const header = paymentHeader((name) => call.header(name));
       if (!header) {
-        // decisions' {x402Version, accepts}, plus the error and code every error body carries (docs/api.md, Errors).
-        const body = {
-          x402Version: X402_VERSION,
-          error: 'Payment required',
-          code: 'PAYMENT_REQUIRED',
-          accepts: call.services.topUps.requirements(),
-        };
-        return json(body as unknown as JsonValue, 402, { 'payment-required': paymentRequiredHeader(call.config.x402) });
+        const required = call.services.topUps.paymentRequired();
+        return json(required.body as unknown as JsonValue, 402, { 'payment-required': required.header });
       }
       try {
         const result = await call.services.topUps.topUp(call.auth, header);

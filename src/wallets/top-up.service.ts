@@ -5,7 +5,13 @@ import { nanoToNumber } from '../billing/money.ts';
 import type { X402Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import type { Logger } from '../logger.ts';
-import { paymentRequirements, type PaymentRequirement, BASE_NETWORK } from './payment-requirements.ts';
+import {
+  BASE_NETWORK,
+  paymentRequiredHeader,
+  paymentRequirements,
+  X402_VERSION,
+  type PaymentRequirement,
+} from './payment-requirements.ts';
 import { invalidPayment, paymentInProgress, settlementFailed, TopUpFailure } from './top-up-errors.ts';
 import { parsePaymentHeader } from './top-up-payload.ts';
 import * as repo from './top-up.repository.ts';
@@ -19,6 +25,13 @@ export interface TopUpResult {
   readonly paymentId: string;
   /** The `PAYMENT-RESPONSE` header's object. */
   readonly settlement: { success: true; network: string; payer: string; transaction: string };
+}
+
+export interface TopUpPaymentRequired {
+  readonly x402Version: typeof X402_VERSION;
+  readonly error: 'Payment required';
+  readonly code: 'PAYMENT_REQUIRED';
+  readonly accepts: PaymentRequirement[];
 }
 
 export interface TopUpServiceDeps {
@@ -52,6 +65,16 @@ export class TopUpService {
   /** The `accepts` list a 402 answer offers (empty while top-ups are off). */
   requirements(): PaymentRequirement[] {
     return paymentRequirements(this.deps.x402);
+  }
+
+  /**
+   * The 402 of a top-up without a payment (docs/api.md, Wallet top-up): decisions' `{x402Version, accepts}` plus the
+   * error and code every error body carries, and the PAYMENT-REQUIRED header (base64 of `{x402Version, accepts}`).
+   */
+  paymentRequired(): { body: TopUpPaymentRequired; header: string } {
+    const accepts = this.requirements();
+    const body = { x402Version: X402_VERSION, error: 'Payment required', code: 'PAYMENT_REQUIRED', accepts } as const;
+    return { body, header: paymentRequiredHeader(this.deps.x402) };
   }
 
   /** Anyone may top up any wallet: the payer is whoever signed the authorization, and the credit goes to it. */
