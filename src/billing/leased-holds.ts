@@ -11,6 +11,15 @@ import { periodStart } from './periods.ts';
 
 const MAX_ATTEMPTS = 64;
 
+/** A call taking a lease: the lease's key, the caller, its worst case, and a wallet's minimum balance. */
+interface LeaseAsk {
+  readonly key: string;
+  readonly auth: AccountAuthContext;
+  readonly maxCost: Price;
+  readonly now: Date;
+  readonly minimumFree?: Nano | undefined;
+}
+
 export interface LeasedHoldsDeps extends Omit<LeaseUpdatesDeps, 'book'> {
   /** Asks other processes to give back the unused part of their leases on an account; resolves when worth retrying. */
   readonly reclaimElsewhere: (accountId: string) => Promise<boolean>;
@@ -64,7 +73,7 @@ export class LeasedHolds implements Holds {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
       const lease = this.book.open.get(key);
       if (!lease) {
-        await this.openLease(key, auth, maxCost, now, options.minimumFree);
+        await this.openLease({ key, auth, maxCost, now, minimumFree: options.minimumFree });
         continue;
       }
       // A wallet's minimum balance (docs/api.md, Wallet callers) is checked at every call, not only when a lease is
@@ -209,13 +218,8 @@ export class LeasedHolds implements Holds {
    * needs no more than the call that asked: under contention a call could otherwise wait for one refused opening
    * after another until it gave up with a cause of its own making (the balance) instead of the one that applies.
    */
-  private async openLease(
-    key: string,
-    auth: AccountAuthContext,
-    maxCost: Price,
-    now: Date,
-    minimumFree?: Nano,
-  ): Promise<void> {
+  private async openLease(ask: LeaseAsk): Promise<void> {
+    const { key, maxCost } = ask;
     const running = this.opening.get(key);
     if (running) {
       return running.done.catch((error: unknown) => {
@@ -223,18 +227,12 @@ export class LeasedHolds implements Holds {
         if (refusal && maxCost.usd >= running.maxCost.usd && maxCost.diem >= running.maxCost.diem) throw error;
       });
     }
-    const done = this.takeLease(key, auth, maxCost, now, minimumFree).finally(() => this.opening.delete(key));
+    const done = this.takeLease(ask).finally(() => this.opening.delete(key));
     this.opening.set(key, { done, maxCost });
     return done;
   }
 
-  private async takeLease(
-    key: string,
-    auth: AccountAuthContext,
-    maxCost: Price,
-    now: Date,
-    minimumFree?: Nano,
-  ): Promise<void> {
+  private async takeLease({ key, auth, maxCost, now, minimumFree }: LeaseAsk): Promise<void> {
     const size = BigInt(this.deps.options.callsPerLease);
     const last = this.book.lastSize.get(key) ?? 0n;
     const target = { usd: maxNano(maxCost.usd * size, last), diem: maxNano(maxCost.diem * size, last) };
