@@ -48,6 +48,18 @@ describe(`GraphQL: wallet, topUpRequirements, walletBalance (${testDatabaseKind}
     return (await response.json()) as GraphQLBody<T>;
   }
 
+  /** A graphql-sse client signed in as `wallet` (disposed after the file). */
+  async function streamClient(wallet: ReturnType<typeof newWallet>): Promise<Client> {
+    const client = createClient({
+      url: `${url}/graphql/stream`,
+      headers: { 'SIGN-IN-WITH-X': await signInHeader(wallet, { domain: host }) },
+      fetchFn: fetch,
+      retryAttempts: 0,
+    });
+    clients.push(client);
+    return client;
+  }
+
   it('topUpRequirements is public', async () => {
     const body = await graphql<{ topUpRequirements: unknown[] }>(
       '{ topUpRequirements { scheme network amount amountUsd asset payTo maxTimeoutSeconds } }',
@@ -143,14 +155,7 @@ describe(`GraphQL: wallet, topUpRequirements, walletBalance (${testDatabaseKind}
   it('below the minimum balance: chatCompletionStream ends with the same error', async () => {
     const wallet = newWallet();
     await creditWallet(t.app, wallet.address, '0.04');
-    const client = createClient({
-      url: `${url}/graphql/stream`,
-      headers: { 'SIGN-IN-WITH-X': await signInHeader(wallet, { domain: host }) },
-      fetchFn: fetch,
-      retryAttempts: 0,
-    });
-    clients.push(client);
-    const events = client.iterate({
+    const events = (await streamClient(wallet)).iterate({
       query:
         'subscription { chatCompletionStream(input: { model: "default", messages: [{ role: USER, content: "Hi" }] }) { id } }',
     });
@@ -170,14 +175,7 @@ describe(`GraphQL: wallet, topUpRequirements, walletBalance (${testDatabaseKind}
   it('walletBalance pushes the balance now and after a refund', async () => {
     const wallet = newWallet();
     await creditWallet(t.app, wallet.address, '1');
-    const client = createClient({
-      url: `${url}/graphql/stream`,
-      headers: { 'SIGN-IN-WITH-X': await signInHeader(wallet, { domain: host }) },
-      fetchFn: fetch,
-      retryAttempts: 0,
-    });
-    clients.push(client);
-    const events = client.iterate<{ walletBalance: { balanceUsd: string } }>({
+    const events = (await streamClient(wallet)).iterate<{ walletBalance: { balanceUsd: string } }>({
       query: 'subscription { walletBalance { balanceUsd } }',
     });
     const first = await events.next();

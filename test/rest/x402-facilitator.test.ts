@@ -1,72 +1,55 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { parseNano } from '../../src/billing/money.ts';
 import * as repo from '../../src/wallets/top-up.repository.ts';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { startFakeFacilitator, type FakeFacilitator } from '../helpers/fake-facilitator.ts';
-import { startUsdcChain, type UsdcChain } from '../helpers/usdc-chain.ts';
+import { useX402App } from '../helpers/x402-app.ts';
 import { signPayment, usdc } from '../helpers/x402-payment.ts';
 
 /* POST /x402/top-up settled through a facilitator (LAGOON_X402_FACILITATOR_URL) that settles on a real local chain. */
 
-let chain: UsdcChain;
 let facilitator: FakeFacilitator;
-let t: TestApp;
-
-beforeAll(async () => {
-  chain = await startUsdcChain();
-  await chain.mint(chain.account('payer').address, usdc(100));
-  facilitator = await startFakeFacilitator(chain);
-  t = await createTestApp({
-    LAGOON_X402_RECEIVER: chain.account('receiver').address,
-    LAGOON_X402_USDC_ADDRESS: chain.token,
-    LAGOON_X402_FACILITATOR_URL: facilitator.url,
-  });
+const x402 = useX402App({
+  payers: ['payer'],
+  env: async (chain) => {
+    facilitator = await startFakeFacilitator(chain);
+    return { LAGOON_X402_FACILITATOR_URL: facilitator.url };
+  },
 });
-
 afterAll(async () => {
-  await t?.close();
   await facilitator?.close();
-  await chain?.close();
 });
 
-const topUp = (header: string) =>
-  t.call('/api/v1/x402/top-up', { method: 'POST', key: null, headers: { 'payment-signature': header } });
-
-const creditOf = async (address: string) => {
-  const db = t.app.database.db;
-  const account = await db
-    .selectFrom('accounts')
-    .select('id')
-    .where('wallet_address', '=', address.toLowerCase())
-    .executeTakeFirst();
-  return account ? repo.usdBalance(db, account.id) : 0n;
-};
+const topUp = (header: string) => x402.topUp(header);
+/** An authorization of `usd` from the payer to the receiver. */
+const pay = (usd: number) =>
+  signPayment(x402.chain.account('payer'), x402.chain.token, { to: x402.receiver, value: usdc(usd) });
+const creditOf = (address: string) => x402.creditOf(address);
 
 describe('POST /x402/top-up through a facilitator', () => {
   it('verifies, settles through /verify and /settle, and credits once', async () => {
-    const payer = chain.account('payer');
-    const receiver = chain.account('receiver').address;
-    const payment = await signPayment(payer, chain.token, { to: receiver, value: usdc(8) });
+    const payer = x402.chain.account('payer');
+    const receiver = x402.chain.account('receiver').address;
+    const payment = await pay(8);
     const response = await topUp(payment.header);
     expect(response.status).toBe(200);
     expect(await response.json()).toMatchObject({ success: true, data: { amountCredited: 8, newBalance: 8 } });
     expect(facilitator.requests.map((request) => request.path)).toEqual(['/verify', '/settle']);
     expect(facilitator.requests[0]?.body).toMatchObject({
       x402Version: 2,
-      paymentRequirements: { scheme: 'exact', payTo: receiver, asset: chain.token },
+      paymentRequirements: { scheme: 'exact', payTo: receiver, asset: x402.chain.token },
       paymentPayload: { payload: { signature: payment.signature } },
     });
-    expect(await chain.balanceOf(receiver)).toBe(usdc(8));
+    expect(await x402.chain.balanceOf(receiver)).toBe(usdc(8));
     expect(await creditOf(payer.address)).toBe(parseNano('8'));
     const settlement = JSON.parse(Buffer.from(response.headers.get('payment-response') ?? '', 'base64').toString());
-    const row = await repo.findByNonce(t.app.database.db, chain.token, payment.nonce);
+    const row = await repo.findByNonce(x402.t.app.database.db, x402.chain.token, payment.nonce);
     expect(row?.tx_hash).toBe((settlement as { transaction: string }).transaction);
   });
 
   it('answers 409 PAYMENT_IN_PROGRESS to a duplicate while the first is settling, and credits once', async () => {
-    const payer = chain.account('payer');
+    const payer = x402.chain.account('payer');
     const before = await creditOf(payer.address);
-    const payment = await signPayment(payer, chain.token, { to: chain.account('receiver').address, value: usdc(5) });
+    const payment = await pay(5);
     let release = () => {};
     facilitator.holdSettle = new Promise<void>((resolve) => (release = resolve));
     try {
@@ -89,10 +72,9 @@ describe('POST /x402/top-up through a facilitator', () => {
   });
 
   it('keeps the payment pending when /settle goes unanswered (it may have settled), and never fails it early', async () => {
-    const payer = chain.account('payer');
-    const receiver = chain.account('receiver').address;
-    const onChain = await chain.balanceOf(receiver);
-    const payment = await signPayment(payer, chain.token, { to: receiver, value: usdc(5) });
+    const { receiver } = x402;
+    const onChain = await x402.chain.balanceOf(receiver);
+    const payment = await pay(5);
     facilitator.dropSettleAnswer = true;
     try {
       const response = await topUp(payment.header);
@@ -102,18 +84,18 @@ describe('POST /x402/top-up through a facilitator', () => {
       facilitator.dropSettleAnswer = false;
     }
     // The facilitator did move the funds; Lagoon keeps the row pending for recover(), not failed.
-    expect(await chain.balanceOf(receiver)).toBe(onChain + usdc(5));
-    expect((await repo.findByNonce(t.app.database.db, chain.token, payment.nonce))?.status).toBe('pending');
+    expect(await x402.chain.balanceOf(receiver)).toBe(onChain + usdc(5));
+    expect((await repo.findByNonce(x402.t.app.database.db, x402.chain.token, payment.nonce))?.status).toBe('pending');
     const duplicate = await topUp(payment.header);
     expect(duplicate.status).toBe(409);
   });
 
   it('answers 402 SETTLEMENT_FAILED without credit when the facilitator refuses', async () => {
-    const payer = chain.account('payer');
+    const payer = x402.chain.account('payer');
     facilitator.refuseWith = 'insufficient_funds';
     try {
       const before = await creditOf(payer.address);
-      const payment = await signPayment(payer, chain.token, { to: chain.account('receiver').address, value: usdc(6) });
+      const payment = await pay(6);
       const response = await topUp(payment.header);
       expect(response.status).toBe(402);
       expect(await response.json()).toMatchObject({ code: 'SETTLEMENT_FAILED' });
@@ -124,17 +106,17 @@ describe('POST /x402/top-up through a facilitator', () => {
   });
 
   it('answers 402 SETTLEMENT_FAILED when the facilitator settlement reverts on chain', async () => {
-    const payer = chain.account('payer');
-    await chain.setBlocked(payer.address, true);
+    const payer = x402.chain.account('payer');
+    await x402.chain.setBlocked(payer.address, true);
     try {
       const before = await creditOf(payer.address);
-      const payment = await signPayment(payer, chain.token, { to: chain.account('receiver').address, value: usdc(6) });
+      const payment = await pay(6);
       const response = await topUp(payment.header);
       expect(response.status).toBe(402);
       expect(await creditOf(payer.address)).toBe(before);
-      expect((await repo.findByNonce(t.app.database.db, chain.token, payment.nonce))?.status).toBe('failed');
+      expect((await repo.findByNonce(x402.t.app.database.db, x402.chain.token, payment.nonce))?.status).toBe('failed');
     } finally {
-      await chain.setBlocked(payer.address, false);
+      await x402.chain.setBlocked(payer.address, false);
     }
   });
 });

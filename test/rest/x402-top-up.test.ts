@@ -1,9 +1,10 @@
 import { createWalletClient, http, parseSignature, type Hex } from 'viem';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseNano } from '../../src/billing/money.ts';
 import * as repo from '../../src/wallets/top-up.repository.ts';
-import { BASE, createTestApp, type TestApp } from '../helpers/app.ts';
-import { KEYS, startUsdcChain, type UsdcChain } from '../helpers/usdc-chain.ts';
+import { BASE } from '../helpers/app.ts';
+import { KEYS } from '../helpers/usdc-chain.ts';
+import { useX402App } from '../helpers/x402-app.ts';
 import { signPayment, usdc } from '../helpers/x402-payment.ts';
 import { newWallet, signInHeader } from '../helpers/wallets.ts';
 
@@ -15,58 +16,38 @@ import { newWallet, signInHeader } from '../helpers/wallets.ts';
 /** The host of the in-process requests (t.call): the domain a sign-in message names. */
 const DOMAIN = new URL(BASE).host;
 
-let chain: UsdcChain;
-let t: TestApp;
-
-beforeAll(async () => {
-  chain = await startUsdcChain();
-  await chain.mint(chain.account('payer').address, usdc(1000));
-  await chain.mint(chain.account('payer2').address, usdc(1000));
-  t = await createTestApp({
-    LAGOON_X402_RECEIVER: chain.account('receiver').address,
-    LAGOON_X402_USDC_ADDRESS: chain.token,
+const x402 = useX402App({
+  payers: ['payer', 'payer2'],
+  env: (chain) => ({
     LAGOON_BASE_RPC_URL: chain.url,
     LAGOON_X402_SETTLEMENT_KEY: KEYS.settler,
-  });
+  }),
 });
-
-afterAll(async () => {
-  await t?.close();
-  await chain?.close();
-});
-
-const topUp = (header: string, name = 'payment-signature') =>
-  t.call('/api/v1/x402/top-up', { method: 'POST', key: null, headers: { [name]: header } });
+const topUp = (header: string, name?: string) => x402.topUp(header, name);
 
 async function walletState(address: string) {
-  const db = t.app.database.db;
-  const account = await db
-    .selectFrom('accounts')
-    .select('id')
-    .where('wallet_address', '=', address.toLowerCase())
-    .executeTakeFirst();
-  if (!account) return { usd: 0n, topUps: 0 };
-  const balance = await repo.usdBalance(db, account.id);
-  const ledger = await db
+  const id = await x402.accountOf(address);
+  if (!id) return { usd: 0n, topUps: 0 };
+  const ledger = await x402.t.app.database.db
     .selectFrom('account_ledger')
     .select(['amount', 'type'])
-    .where('account_id', '=', account.id)
+    .where('account_id', '=', id)
     .where('type', '=', 'TOP_UP')
     .execute();
-  return { usd: balance, topUps: ledger.length, ledger };
+  return { usd: await x402.creditOf(address), topUps: ledger.length, ledger };
 }
 
-const receiver = () => chain.account('receiver').address;
+const receiver = () => x402.receiver;
 
 /** transferWithAuthorization sent by the settlement key outside Lagoon (what a crashed settlement left on chain). */
 async function settleDirectly(payment: Awaited<ReturnType<typeof signPayment>>): Promise<Hex> {
   const { authorization, signature } = payment;
   const { r, s, v } = parseSignature(signature);
-  const settler = createWalletClient({ account: chain.account('settler'), transport: http(chain.url) });
+  const settler = createWalletClient({ account: x402.chain.account('settler'), transport: http(x402.chain.url) });
   const hash = await settler.writeContract({
     chain: null,
-    address: chain.token,
-    abi: chain.abi,
+    address: x402.chain.token,
+    abi: x402.chain.abi,
     functionName: 'transferWithAuthorization',
     args: [
       authorization.from,
@@ -80,7 +61,7 @@ async function settleDirectly(payment: Awaited<ReturnType<typeof signPayment>>):
       s,
     ],
   });
-  const receipt = await chain.client.waitForTransactionReceipt({ hash });
+  const receipt = await x402.chain.client.waitForTransactionReceipt({ hash });
   if (receipt.status !== 'success') throw new Error('the direct settlement reverted');
   return hash;
 }
@@ -96,7 +77,7 @@ describe('POST /x402/top-up', () => {
         scheme: 'exact',
         network: 'eip155:8453',
         amount: '5000000',
-        asset: chain.token,
+        asset: x402.chain.token,
         payTo: receiver(),
         maxTimeoutSeconds: 300,
         extra: { name: 'USD Coin', version: '2' },
@@ -110,9 +91,12 @@ describe('POST /x402/top-up', () => {
   });
 
   it('settles on chain, credits exactly the amount once, and refuses a replay', async () => {
-    const payer = chain.account('payer');
-    const before = { payer: await chain.balanceOf(payer.address), receiver: await chain.balanceOf(receiver()) };
-    const payment = await signPayment(payer, chain.token, { to: receiver(), value: usdc(12.5) });
+    const payer = x402.chain.account('payer');
+    const before = {
+      payer: await x402.chain.balanceOf(payer.address),
+      receiver: await x402.chain.balanceOf(receiver()),
+    };
+    const payment = await signPayment(payer, x402.chain.token, { to: receiver(), value: usdc(12.5) });
     const response = await topUp(payment.header);
     expect(response.status).toBe(200);
     const body = (await response.json()) as { success: boolean; data: Record<string, unknown> };
@@ -125,8 +109,8 @@ describe('POST /x402/top-up', () => {
     expect(settlement).toMatchObject({ success: true, network: 'eip155:8453', payer: payer.address });
     expect(settlement.transaction).toMatch(/^0x[0-9a-f]{64}$/);
 
-    expect(await chain.balanceOf(payer.address)).toBe(before.payer - usdc(12.5));
-    expect(await chain.balanceOf(receiver())).toBe(before.receiver + usdc(12.5));
+    expect(await x402.chain.balanceOf(payer.address)).toBe(before.payer - usdc(12.5));
+    expect(await x402.chain.balanceOf(receiver())).toBe(before.receiver + usdc(12.5));
     const state = await walletState(payer.address);
     expect(state.usd).toBe(parseNano('12.5'));
     expect(state.topUps).toBe(1);
@@ -138,22 +122,22 @@ describe('POST /x402/top-up', () => {
       details: { reason: 'nonce_already_used' },
     });
     expect((await walletState(payer.address)).usd).toBe(parseNano('12.5'));
-    expect(await chain.balanceOf(receiver())).toBe(before.receiver + usdc(12.5));
+    expect(await x402.chain.balanceOf(receiver())).toBe(before.receiver + usdc(12.5));
   });
 
   it('accepts the flat payload form under X-402-Payment', async () => {
-    const payer = chain.account('payer');
+    const payer = x402.chain.account('payer');
     const before = (await walletState(payer.address)).usd;
-    const payment = await signPayment(payer, chain.token, { to: receiver(), value: usdc(5) }, 'flat');
+    const payment = await signPayment(payer, x402.chain.token, { to: receiver(), value: usdc(5) }, 'flat');
     const response = await topUp(payment.header, 'x-402-payment');
     expect(response.status).toBe(200);
     expect((await walletState(payer.address)).usd).toBe(before + parseNano('5'));
   });
 
   it('credits one of two identical top-ups sent at once and answers the other 409', async () => {
-    const payer = chain.account('payer');
+    const payer = x402.chain.account('payer');
     const before = await walletState(payer.address);
-    const payment = await signPayment(payer, chain.token, { to: receiver(), value: usdc(7) });
+    const payment = await signPayment(payer, x402.chain.token, { to: receiver(), value: usdc(7) });
     const answers = await Promise.all([topUp(payment.header), topUp(payment.header)]);
     const statuses = answers.map((answer) => answer.status).sort();
     // The second either finds the first settling (409) or, if the first already finished, the nonce used (400).
@@ -174,19 +158,19 @@ describe('POST /x402/top-up', () => {
     ['amount_too_small', { value: usdc(4.99) }],
     ['amount_too_large', { value: usdc(10_000.01) }],
   ])('refuses %s with 400 and no transfer', async (reason, fields) => {
-    const payer = chain.account('payer2');
-    const onChain = await chain.balanceOf(payer.address);
-    const payment = await signPayment(payer, chain.token, { to: receiver(), ...fields });
+    const payer = x402.chain.account('payer2');
+    const onChain = await x402.chain.balanceOf(payer.address);
+    const payment = await signPayment(payer, x402.chain.token, { to: receiver(), ...fields });
     const response = await topUp(payment.header);
     expect(response.status).toBe(400);
     expect(await response.json()).toMatchObject({ error: 'X402_INVALID_PAYMENT', details: { reason } });
-    expect(await chain.balanceOf(payer.address)).toBe(onChain);
+    expect(await x402.chain.balanceOf(payer.address)).toBe(onChain);
     expect((await walletState(payer.address)).usd).toBe(0n);
   });
 
   it('refuses a forged signature, a wrong asset and malformed headers with 400 and a reason', async () => {
-    const victim = chain.account('payer2');
-    const forged = await signPayment(chain.account('payer'), chain.token, {
+    const victim = x402.chain.account('payer2');
+    const forged = await signPayment(x402.chain.account('payer'), x402.chain.token, {
       to: receiver(),
       value: usdc(10),
       from: victim.address,
@@ -215,112 +199,69 @@ describe('POST /x402/top-up', () => {
   });
 
   it('answers 402 SETTLEMENT_FAILED and credits nothing when the transfer reverts on chain', async () => {
-    const payer = chain.account('payer2');
-    await chain.setBlocked(payer.address, true);
+    const payer = x402.chain.account('payer2');
+    await x402.chain.setBlocked(payer.address, true);
     try {
-      const onChain = await chain.balanceOf(payer.address);
-      const payment = await signPayment(payer, chain.token, { to: receiver(), value: usdc(20) });
+      const onChain = await x402.chain.balanceOf(payer.address);
+      const payment = await signPayment(payer, x402.chain.token, { to: receiver(), value: usdc(20) });
       const response = await topUp(payment.header);
       expect(response.status).toBe(402);
       expect(await response.json()).toMatchObject({ code: 'SETTLEMENT_FAILED' });
-      expect(await chain.balanceOf(payer.address)).toBe(onChain);
+      expect(await x402.chain.balanceOf(payer.address)).toBe(onChain);
       expect((await walletState(payer.address)).usd).toBe(0n);
-      const row = await repo.findByNonce(t.app.database.db, chain.token, payment.nonce);
+      const row = await repo.findByNonce(x402.t.app.database.db, x402.chain.token, payment.nonce);
       expect(row?.status).toBe('failed');
       expect(row?.tx_hash).toMatch(/^0x[0-9a-f]{64}$/);
     } finally {
-      await chain.setBlocked(payer.address, false);
+      await x402.chain.setBlocked(payer.address, false);
     }
   });
 
   it('recovers a transfer whose credit a crash lost: credited once from the recorded hash', async () => {
-    const payer = chain.account('payer2');
-    const db = t.app.database.db;
-    const payment = await signPayment(payer, chain.token, { to: receiver(), value: usdc(9) });
+    const payer = x402.chain.account('payer2');
+    const db = x402.t.app.database.db;
+    const payment = await signPayment(payer, x402.chain.token, { to: receiver(), value: usdc(9) });
     // The crash: the row is pending with its hash, the transfer is on chain, no credit was written.
-    const account = await db
-      .insertInto('accounts')
-      .values({ name: 'wallet', kind: 'wallet', wallet_address: payer.address.toLowerCase() })
-      .onConflict((oc) => oc.column('wallet_address').doUpdateSet({ name: 'wallet' }))
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    const id = await repo.insertPending(db, {
-      asset: chain.token,
-      nonce: payment.nonce,
-      payer: payer.address,
-      accountId: account.id,
-      amountUnits: usdc(9),
-      amountNano: parseNano('9'),
-      validBefore: new Date(Date.now() + 300_000),
-    });
-    if (!id) throw new Error('no row');
+    const id = await x402.insertPending(payment, 9, new Date(Date.now() + 300_000));
     const hash = await settleDirectly(payment);
     await repo.recordTxHash(db, id, hash);
 
-    expect(await t.app.services.topUps.recover()).toEqual({ credited: 1, failed: 0 });
-    expect(await t.app.services.topUps.recover()).toEqual({ credited: 0, failed: 0 });
+    expect(await x402.t.app.services.topUps.recover()).toEqual({ credited: 1, failed: 0 });
+    expect(await x402.t.app.services.topUps.recover()).toEqual({ credited: 0, failed: 0 });
     const state = await walletState(payer.address);
     expect(state.usd).toBe(parseNano('9'));
     expect(state.topUps).toBe(1);
-    expect((await repo.findByNonce(db, chain.token, payment.nonce))?.status).toBe('settled');
+    expect((await repo.findByNonce(db, x402.chain.token, payment.nonce))?.status).toBe('settled');
   });
 
   it('credits an expired pending row without a hash when the chain says its authorization was used', async () => {
-    const payer = chain.account('payer2');
-    const db = t.app.database.db;
-    const account = await db
-      .selectFrom('accounts')
-      .select('id')
-      .where('wallet_address', '=', payer.address.toLowerCase())
-      .executeTakeFirstOrThrow();
-    const payment = await signPayment(payer, chain.token, { to: receiver(), value: usdc(11) });
+    const payer = x402.chain.account('payer2');
+    const payment = await signPayment(payer, x402.chain.token, { to: receiver(), value: usdc(11) });
     // The crash came after the transfer was sent and before its hash was written; the window has passed since.
-    await repo.insertPending(db, {
-      asset: chain.token,
-      nonce: payment.nonce,
-      payer: payer.address,
-      accountId: account.id,
-      amountUnits: usdc(11),
-      amountNano: parseNano('11'),
-      validBefore: new Date(Date.now() - 1000),
-    });
+    await x402.insertPending(payment, 11, new Date(Date.now() - 1000));
     await settleDirectly(payment);
     const before = (await walletState(payer.address)).usd;
-    expect(await t.app.services.topUps.recover()).toEqual({ credited: 1, failed: 0 });
+    expect(await x402.t.app.services.topUps.recover()).toEqual({ credited: 1, failed: 0 });
     expect((await walletState(payer.address)).usd).toBe(before + parseNano('11'));
   });
 
   it('marks failed a pending row whose authorization expired unused', async () => {
-    const payer = chain.account('payer2');
-    const db = t.app.database.db;
-    const account = await db
-      .selectFrom('accounts')
-      .select('id')
-      .where('wallet_address', '=', payer.address.toLowerCase())
-      .executeTakeFirstOrThrow();
-    const payment = await signPayment(payer, chain.token, { to: receiver(), value: usdc(6) });
-    await repo.insertPending(db, {
-      asset: chain.token,
-      nonce: payment.nonce,
-      payer: payer.address,
-      accountId: account.id,
-      amountUnits: usdc(6),
-      amountNano: parseNano('6'),
-      validBefore: new Date(Date.now() - 1000),
-    });
+    const payer = x402.chain.account('payer2');
+    const payment = await signPayment(payer, x402.chain.token, { to: receiver(), value: usdc(6) });
+    await x402.insertPending(payment, 6, new Date(Date.now() - 1000));
     const before = (await walletState(payer.address)).usd;
-    expect(await t.app.services.topUps.recover()).toEqual({ credited: 0, failed: 1 });
+    expect(await x402.t.app.services.topUps.recover()).toEqual({ credited: 0, failed: 1 });
     expect((await walletState(payer.address)).usd).toBe(before);
   });
 });
 
 describe('sign-in of a contract wallet (EIP-1271) through LAGOON_BASE_RPC_URL', () => {
   const balanceOf = async (address: string, header: string) =>
-    t.call(`/api/v1/x402/balance/${address}`, { key: null, headers: { 'SIGN-IN-WITH-X': header } });
+    x402.t.call(`/api/v1/x402/balance/${address}`, { key: null, headers: { 'SIGN-IN-WITH-X': header } });
 
   it('accepts a message in the contract’s name signed by its owner, and refuses another signer', async () => {
     const owner = newWallet();
-    const contract = await chain.deployContractWallet(owner.address);
+    const contract = await x402.chain.deployContractWallet(owner.address);
     const header = await signInHeader(owner, { domain: DOMAIN, account: contract });
     const response = await balanceOf(contract, header);
     expect(response.status).toBe(200);
