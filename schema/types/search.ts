@@ -52,6 +52,15 @@ const SearchInputRef = builder.inputType('SearchInput', {
   }),
 });
 
+/** The typed errors of a paid augment call: bad input, money, the key's rate limits, the upstream. */
+const AUGMENT_ERRORS = [
+  ValidationError,
+  InsufficientBalanceError,
+  SpendLimitExceededError,
+  RateLimitExceededError,
+  UpstreamError,
+];
+
 // A mutation, not a query: it charges, and GET requests (cacheable, logged, sent by links) serve queries only.
 builder.mutationFields((t) => ({
   search: t.field({
@@ -60,15 +69,7 @@ builder.mutationFields((t) => ({
       'Web search (experimental): 0.01 USD per successful request, nothing on failure. Queries are neither logged nor stored.',
     authScopes: { account: true },
     args: { input: t.arg({ type: SearchInputRef, required: true }) },
-    errors: {
-      types: [
-        ValidationError,
-        InsufficientBalanceError,
-        SpendLimitExceededError,
-        RateLimitExceededError,
-        UpstreamError,
-      ],
-    },
+    errors: { types: AUGMENT_ERRORS },
     resolve: (_root, { input }, context) =>
       context.services.search.search(context.auth, {
         query: input.query,
@@ -97,15 +98,7 @@ builder.mutationFields((t) => ({
     description: 'One web page as Markdown: 0.01 USD per page read, nothing when it cannot be read.',
     authScopes: { account: true },
     args: { url: t.arg.string({ required: true, description: 'http or https; public addresses only' }) },
-    errors: {
-      types: [
-        ValidationError,
-        InsufficientBalanceError,
-        SpendLimitExceededError,
-        RateLimitExceededError,
-        UpstreamError,
-      ],
-    },
+    errors: { types: AUGMENT_ERRORS },
     resolve: (_root, { url }, context) => context.services.scrape.scrape(context.auth, { url }),
   }),
 }));
