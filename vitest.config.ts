@@ -1,7 +1,24 @@
 import { createRequire } from 'node:module';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 const require = createRequire(import.meta.url);
+
+/**
+ * Files whose subject never depends on which database runs (pure functions, input validation before any query,
+ * Node's HTTP parser, the tokenizer, document extraction workers, the background-removal model). They run in the
+ * embedded-database pass only: the PostgreSQL pass (TEST_DATABASE_URL set) would repeat them unchanged, and CI's
+ * whole run has a time budget (.ci/run). Every test of money, holds, leases and usage runs in both passes.
+ */
+const DATABASE_INDEPENDENT = [
+  'test/unit/**',
+  'test/rest/fuzz.test.ts',
+  'test/e2e/long-input.test.ts',
+  'test/e2e/client-error.test.ts',
+  'test/e2e/text-parser.test.ts',
+  'test/rest/text-parser-pool.test.ts',
+  'test/rest/text-parser-refusals.test.ts',
+  'test/rest/background-removal.test.ts',
+];
 
 export default defineConfig({
   resolve: {
@@ -10,6 +27,7 @@ export default defineConfig({
   },
   test: {
     include: ['test/**/*.test.ts'],
+    exclude: [...configDefaults.exclude, ...(process.env.TEST_DATABASE_URL ? DATABASE_INDEPENDENT : [])],
     globalSetup: ['test/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
