@@ -32,6 +32,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Files share each worker's module cache: the app's import costs 2–3 s, paid once per worker, not per file.
+    isolate: false,
     // Two cores: more workers only add PGlite start-up contention.
     maxWorkers: 2,
     reporters: process.env.CI ? ['default'] : ['default'],
