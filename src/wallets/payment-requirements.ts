@@ -51,7 +51,10 @@ export function paymentRequirements(x402: X402Config): PaymentRequirement[] {
 }
 
 /** The `PAYMENT-REQUIRED` header: the 402 body `{x402Version, accepts}` as base64 JSON. */
-export function paymentRequiredHeader(x402: X402Config): string {
-  const body = { x402Version: X402_VERSION, accepts: paymentRequirements(x402) };
+export function paymentRequiredHeader(
+  x402: X402Config,
+  accepts: readonly PaymentRequirement[] = paymentRequirements(x402),
+): string {
+  const body = { x402Version: X402_VERSION, accepts };
   return Buffer.from(JSON.stringify(body), 'utf8').toString('base64');
 }

@@ -74,7 +74,7 @@ export class TopUpService {
   paymentRequired(): { body: TopUpPaymentRequired; header: string } {
     const accepts = this.requirements();
     const body = { x402Version: X402_VERSION, error: 'Payment required', code: 'PAYMENT_REQUIRED', accepts } as const;
-    return { body, header: paymentRequiredHeader(this.deps.x402) };
+    return { body, header: paymentRequiredHeader(this.deps.x402, accepts) };
   }
 
   /** Anyone may top up any wallet: the payer is whoever signed the authorization, and the credit goes to it. */
