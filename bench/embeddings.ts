@@ -14,7 +14,8 @@ import { SimulatorEmbeddingEngine } from '../src/providers/embeddings/simulator-
  * "direct" is the loopback + HTTP floor; Lagoon runs as a child (`node --import tsx src/main.ts`, embedded
  * PGlite unless DATABASE_URL is set, balance leases on as by default).
  *   node --import tsx bench/embeddings.ts        BENCH_REQUESTS (default 400 per side and format); BENCH_FORMATS
- *   (default base64,float) picks the encodings; BENCH_LAGOON_NODE_ARGS (e.g. --cpu-prof) profiles Lagoon alone.
+ *   (default base64,float) picks the encodings; BENCH_LAGOON_NODE_ARGS (default `--import tsx`; add e.g. --cpu-prof)
+ *   profiles Lagoon alone; BENCH_LAGOON_ENTRY=bench/floor-proxy.ts runs the bare relay in Lagoon's place (the floor).
  */
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 400);
 const BATCH = 64;
@@ -64,7 +65,10 @@ async function startUpstream(): Promise<{ url: string; close: () => void }> {
 function startLagoon(configPath: string, dataDir: string, port: number): Promise<ChildProcess> {
   const child = spawn(
     process.execPath,
-    [...(process.env.BENCH_LAGOON_NODE_ARGS?.split(' ').filter(Boolean) ?? []), '--import', 'tsx', 'src/main.ts'],
+    [
+      ...(process.env.BENCH_LAGOON_NODE_ARGS?.split(' ').filter(Boolean) ?? ['--import', 'tsx']),
+      process.env.BENCH_LAGOON_ENTRY ?? 'src/main.ts',
+    ],
     {
       cwd: root,
       env: {

@@ -1,8 +1,11 @@
 import { z } from 'zod';
 import { EmbeddingInput } from '../../src/embeddings/embedding.inputs.ts';
+import type { EmbeddingList } from '../../src/embeddings/embedding.service.ts';
+import { Base64Bytes, FloatsJson } from '../../src/providers/embeddings/embedding-engine.ts';
 import { compressJson } from '../compression.ts';
 import { balanceHeaders } from '../http.ts';
 import type { Route } from '../router.ts';
+import { splicedJson } from '../spliced-json.ts';
 
 /* POST /embeddings (docs/api.md, Embeddings): OpenAI's request and answer shapes. */
 
@@ -20,6 +23,25 @@ const EmbeddingListWire = z.object({
   model: z.string().describe('The model id that answered'),
   usage: z.object({ prompt_tokens: z.number().int(), total_tokens: z.number().int() }).describe('As billed'),
 });
+
+/** The answer's JSON; vectors still in the upstream's bytes are spliced in as they came. */
+function listJson(list: EmbeddingList): string | Buffer {
+  const asSent = (embedding: EmbeddingList['data'][number]['embedding']) =>
+    embedding instanceof Base64Bytes || embedding instanceof FloatsJson;
+  if (!list.data.some((item) => asSent(item.embedding))) return JSON.stringify(list);
+  const parts: (string | Buffer)[] = ['{"object":"list","data":['];
+  list.data.forEach(({ embedding, index }, position) => {
+    const vector =
+      embedding instanceof Base64Bytes
+        ? ['"', embedding.ascii, '"']
+        : embedding instanceof FloatsJson
+          ? [embedding.ascii]
+          : [JSON.stringify(embedding)];
+    parts.push(`${position === 0 ? '' : ','}{"object":"embedding","embedding":`, ...vector, `,"index":${index}}`);
+  });
+  parts.push(`],"model":${JSON.stringify(list.model)},"usage":${JSON.stringify(list.usage)}}`);
+  return splicedJson(parts);
+}
 
 export const embeddingRoutes: Route[] = [
   {
@@ -41,7 +63,7 @@ export const embeddingRoutes: Route[] = [
         ...balanceHeaders(outcome.charge),
         ...(outcome.simulated && { 'x-lagoon-simulated': 'feature-hashing' }),
       };
-      const answer = await compressJson(JSON.stringify(outcome.list), call.headers['accept-encoding'], headers);
+      const answer = await compressJson(listJson(outcome.list), call.headers['accept-encoding'], headers);
       return { status: 200, ...answer };
     },
   },

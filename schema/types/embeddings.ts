@@ -1,5 +1,5 @@
 import { formatNano } from '../../src/billing/money.ts';
-import type { EmbeddingOutcome } from '../../src/embeddings/embedding.service.ts';
+import { floatsOf, type EmbeddingOutcome } from '../../src/embeddings/embedding.service.ts';
 import { builder } from '../builder.ts';
 import { CurrencyEnum } from './enums.ts';
 import { PAID_MEDIA_ERRORS } from './media.ts';
@@ -21,7 +21,7 @@ const EmbeddingsResultRef = builder.objectRef<EmbeddingOutcome>('EmbeddingsResul
     data: t.field({
       type: [EmbeddingVectorRef],
       resolve: (outcome) =>
-        outcome.list.data.map((item) => ({ index: item.index, embedding: item.embedding as number[] })),
+        outcome.list.data.map((item) => ({ index: item.index, embedding: floatsOf(item.embedding) })),
     }),
     promptTokens: t.int({ description: 'Tokens billed.', resolve: (outcome) => outcome.list.usage.prompt_tokens }),
     simulated: t.boolean({

@@ -4,7 +4,7 @@ import type { BillingService } from '../billing/billing.service.ts';
 import type { SettledCharge } from '../billing/billing.types.ts';
 import type { CatalogService } from '../catalog/catalog.service.ts';
 import { ValidationError } from '../errors.ts';
-import type { EngineVector } from '../providers/embeddings/embedding-engine.ts';
+import { Base64Bytes, FloatsJson, type EngineVector } from '../providers/embeddings/embedding-engine.ts';
 import type { EmbeddingGateway } from '../providers/embeddings/embedding-gateway.ts';
 import type { RateLimiter } from '../rate-limits/rate-limiter.ts';
 import { countTexts } from '../token-count-pool.ts';
@@ -14,12 +14,15 @@ import { resolveTypedModel } from '../catalog/typed-model.ts';
 import { embeddingCost, embeddingUsage } from './embedding-pricing.ts';
 import { EmbeddingInput, refuseTokenArrays } from './embedding.inputs.ts';
 
-/** The OpenAI embeddings answer, as REST sends it and GraphQL exposes it. */
+/**
+ * The OpenAI embeddings answer, as REST sends it and GraphQL exposes it. A vector may be the upstream's own bytes
+ * (Base64Bytes, FloatsJson), which REST writes as they came; floatsOf() reads any as numbers.
+ */
 export interface EmbeddingList {
   readonly object: 'list';
   readonly data: readonly {
     readonly object: 'embedding';
-    readonly embedding: number[] | string;
+    readonly embedding: number[] | string | Base64Bytes | FloatsJson;
     readonly index: number;
   }[];
   readonly model: string;
@@ -151,15 +154,24 @@ function checkInputLengths(inputs: readonly string[], maxTokens: number | undefi
   });
 }
 
-function toBase64(vector: EngineVector): string {
-  if (typeof vector === 'string') return vector;
-  return Buffer.from(Float32Array.from(vector).buffer).toString('base64');
+function toBase64(vector: EngineVector): string | Base64Bytes {
+  if (typeof vector === 'string' || vector instanceof Base64Bytes) return vector;
+  const numbers = vector instanceof FloatsJson ? vector.numbers() : vector;
+  return Buffer.from(Float32Array.from(numbers).buffer).toString('base64');
 }
 
-function toFloats(vector: EngineVector): number[] {
-  if (typeof vector !== 'string') return vector as number[];
+function toFloats(vector: EngineVector): number[] | FloatsJson {
+  if (vector instanceof FloatsJson) return vector;
+  return floatsOf(vector);
+}
+
+/** A vector in any of its forms as numbers. */
+export function floatsOf(vector: EngineVector): number[] {
+  if (Array.isArray(vector)) return vector as number[];
+  if (vector instanceof FloatsJson) return vector.numbers();
+  const text = vector instanceof Base64Bytes ? vector.text() : (vector as string);
   // A copy: Buffer's pooled memory need not start on a 4-byte boundary, which Float32Array requires.
-  const bytes = new Uint8Array(Buffer.from(vector, 'base64'));
+  const bytes = new Uint8Array(Buffer.from(text, 'base64'));
   const floats = new Float32Array(bytes.buffer, 0, Math.floor(bytes.byteLength / 4));
   return Array.from(floats);
 }

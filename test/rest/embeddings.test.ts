@@ -41,6 +41,14 @@ describe(`REST POST /api/v1/embeddings with the openai client (${testDatabaseKin
             spec: { embeddingDimensions: 8, maxInputTokens: 16, supportsCustomDimensions: false },
             providers: [{ id: 'fake-embed', upstreamModel: 'bge-small' }],
           },
+          {
+            id: 'test-upstream-wide',
+            type: 'embedding',
+            name: 'Upstream embedding, 1024 dimensions',
+            pricing: { input: { usd: 0.1 }, output: { usd: 0.1 } },
+            spec: { embeddingDimensions: 1024, maxInputTokens: 512, supportsCustomDimensions: false },
+            providers: [{ id: 'fake-embed', upstreamModel: 'wide-1024' }],
+          },
         ],
       }),
     );
@@ -116,6 +124,118 @@ describe(`REST POST /api/v1/embeddings with the openai client (${testDatabaseKin
       encoding_format: 'float',
     });
     expect(floats.data[0]!.embedding).toEqual(fakeVector(0));
+  });
+
+  describe('wide vectors, which go back out as the upstream sent their bytes', () => {
+    const wide = (index: number) => fakeVector(index, 1024);
+    /** The JSON text of each `"embedding":` value in a body, as written. */
+    const embeddingTexts = (body: string) =>
+      [...body.matchAll(/"embedding":("[^"]*"|\[[^\]]*\])/g)].map((match) => match[1]);
+
+    it('should answer base64 vectors byte for byte, which the openai client decodes, and bill the tokens', async () => {
+      const before = await account.balance();
+      const answer = await client.embeddings.create({ model: 'test-upstream-wide', input: ['a', 'b', 'c'] });
+      expect(answer.data.map((item) => item.embedding)).toEqual([wide(0), wide(1), wide(2)]);
+      expect(answer.model).toBe('test-upstream-wide');
+      expect(answer.usage).toEqual({ prompt_tokens: 9, total_tokens: 9 });
+      const response = await post({ model: 'test-upstream-wide', input: ['a', 'b'], encoding_format: 'base64' });
+      const text = await response.text();
+      expect(embeddingTexts(text)).toEqual(embeddingTexts(upstream.sent.at(-1)!));
+      expect(JSON.parse(text)).toMatchObject({
+        object: 'list',
+        model: 'test-upstream-wide',
+        usage: { prompt_tokens: 6 },
+      });
+      await eventually(async () => {
+        expect(before.amount - (await account.balance()).amount).toBe(
+          tokenCostNano(9, '0.1') + tokenCostNano(6, '0.1'),
+        );
+      });
+    });
+
+    it('should answer float vectors as the upstream wrote them', async () => {
+      const response = await post({ model: 'test-upstream-wide', input: ['a', 'b'], encoding_format: 'float' });
+      const text = await response.text();
+      expect(response.headers.get('content-type')).toContain('application/json');
+      expect(embeddingTexts(text)).toEqual(embeddingTexts(upstream.sent.at(-1)!));
+      const body = JSON.parse(text) as { data: { object: string; index: number; embedding: number[] }[] };
+      expect(body.data).toEqual([
+        { object: 'embedding', index: 0, embedding: wide(0) },
+        { object: 'embedding', index: 1, embedding: wide(1) },
+      ]);
+      const floats = await client.embeddings.create({
+        model: 'test-upstream-wide',
+        input: 'x',
+        encoding_format: 'float',
+      });
+      expect(floats.data[0]!.embedding).toEqual(wide(0));
+    });
+
+    it('should convert when the upstream ignores the encoding asked for', async () => {
+      const floatsBody = JSON.stringify({
+        data: [1, 0].map((index) => ({ object: 'embedding', index, embedding: wide(index) })),
+        usage: { prompt_tokens: 4 },
+      });
+      upstream.queueBody(floatsBody);
+      const asBase64 = await client.embeddings.create({ model: 'test-upstream-wide', input: ['p', 'q'] });
+      expect(asBase64.data.map((item) => item.embedding)).toEqual([wide(0), wide(1)]);
+      upstream.queueBody(
+        JSON.stringify({
+          data: [
+            {
+              object: 'embedding',
+              index: 0,
+              embedding: Buffer.from(Float32Array.from(wide(3)).buffer).toString('base64'),
+            },
+          ],
+        }),
+      );
+      const asFloats = await client.embeddings.create({
+        model: 'test-upstream-wide',
+        input: 'r',
+        encoding_format: 'float',
+      });
+      expect(asFloats.data[0]!.embedding).toEqual(wide(3));
+    });
+
+    it('should give GraphQL createEmbeddings the numbers of lifted vectors', async () => {
+      const response = await fetch(`${server.url}/graphql`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${account.secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          query: `mutation($input: EmbeddingsInput!) { createEmbeddings(input: $input) {
+            ... on MutationCreateEmbeddingsSuccess { data { promptTokens data { index embedding } } } } }`,
+          variables: { input: { model: 'test-upstream-wide', input: ['g', 'h'] } },
+        }),
+      });
+      const body = (await response.json()) as {
+        data: { createEmbeddings: { data: { promptTokens: number; data: { index: number; embedding: number[] }[] } } };
+      };
+      expect(body.data.createEmbeddings.data).toEqual({
+        promptTokens: 6,
+        data: [
+          { index: 0, embedding: wide(0) },
+          { index: 1, embedding: wide(1) },
+        ],
+      });
+    });
+
+    it.each([
+      ['a base64 vector that is not ASCII', `{"data":[{"index":0,"embedding":"${'é'.repeat(300)}"}]}`],
+      ['a base64 vector of a length base64 never has', `{"data":[{"index":0,"embedding":"${'A'.repeat(301)}"}]}`],
+      ['a long array that is not numbers', `{"data":[{"index":0,"embedding":[${'true,'.repeat(80)}true]}]}`],
+      ['a long array that breaks off', `{"data":[{"index":0,"embedding":[${'0.5,'.repeat(80)}`],
+    ])('should refuse %s from the upstream (5xx) and charge nothing', async (_what, answer) => {
+      const before = await account.balance();
+      upstream.queueBody(answer);
+      const response = await post({ model: 'test-upstream-wide', input: 'x', encoding_format: 'float' });
+      expect(response.status).toBeGreaterThanOrEqual(500);
+      expect(((await response.json()) as { code: string }).code).toBe('UPSTREAM_ERROR');
+      await eventually(async () => {
+        const now = await account.balance();
+        expect([now.amount, now.reserved]).toEqual([before.amount, 0n]);
+      });
+    });
   });
 
   it.each([

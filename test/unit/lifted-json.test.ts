@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decodePicture } from '../../src/providers/image/image-http.ts';
-import { parseLifted } from '../../src/providers/image/lifted-json.ts';
+import { parseLifted } from '../../src/providers/lifted-json.ts';
 
 const picture = Buffer.from(Array.from({ length: 3000 }, (_, index) => (index * 31) % 251));
 const base64 = picture.toString('base64');
@@ -31,6 +31,53 @@ describe('parseLifted', () => {
     // The escaped literal was parsed normally: `\/` is `/`.
     expect(value.images[1]).toBe(base64);
     expect(lifted.bytesOf(value.images[1]!).toString('latin1')).toBe(base64);
+  });
+
+  it('lifts long flat arrays only when asked, and leaves nested, mixed and short ones parsed', () => {
+    const numbers = Array.from({ length: 200 }, (_, index) => (index + 1) / 7);
+    const body = Buffer.from(
+      JSON.stringify({
+        data: [
+          { index: 0, embedding: numbers },
+          { index: 1, embedding: numbers.map((value) => -value) },
+        ],
+        nested: [numbers.slice(0, 3), numbers.slice(3, 6)],
+        mixed: ['a', ...numbers],
+        short: [1, 2, 3],
+        objects: numbers.map((value) => ({ value })),
+      }),
+    );
+    type Value = {
+      data: { index: number; embedding: string }[];
+      nested: number[][];
+      mixed: unknown[];
+      short: number[];
+      objects: { value: number }[];
+    };
+    const lifted = parseLifted(body, 256, { arrays: true })!;
+    const value = lifted.value as Value;
+    expect(value.data.map((item) => item.index)).toEqual([0, 1]);
+    const first = lifted.liftedArray(value.data[0]!.embedding)!;
+    expect(first.buffer).toBe(body.buffer);
+    expect(JSON.parse(first.toString('latin1'))).toEqual(numbers);
+    expect(JSON.parse(lifted.liftedArray(value.data[1]!.embedding)!.toString('latin1'))).toEqual(
+      numbers.map((value) => -value),
+    );
+    expect(lifted.liftedBytes(value.data[0]!.embedding)).toBeUndefined();
+    expect(value.nested).toEqual([numbers.slice(0, 3), numbers.slice(3, 6)]);
+    expect(value.mixed).toEqual(['a', ...numbers]);
+    expect(value.short).toEqual([1, 2, 3]);
+    expect(value.objects).toHaveLength(200);
+    // Without the option, arrays stay in the parsed value.
+    expect((parseLifted(body, 256)!.value as { data: { embedding: number[] }[] }).data[0]!.embedding).toEqual(numbers);
+  });
+
+  it('lifts an array at the very end and a top-level array', () => {
+    const numbers = Array.from({ length: 100 }, (_, index) => index * 1.5);
+    const tail = parseLifted(Buffer.from(`{"a":"b","v":${JSON.stringify(numbers)}}`), 64, { arrays: true })!;
+    expect(JSON.parse(tail.liftedArray((tail.value as { v: string }).v)!.toString())).toEqual(numbers);
+    const top = parseLifted(Buffer.from(JSON.stringify(numbers)), 64, { arrays: true })!;
+    expect(JSON.parse(top.liftedArray(top.value as string)!.toString())).toEqual(numbers);
   });
 
   it('answers undefined for what is not JSON', () => {

@@ -5,8 +5,32 @@
  * embedding service, the choice of engine to the embedding gateway.
  */
 
-/** One vector as an engine hands it over: numbers, or the little-endian float32 bytes in base64 (OpenAI's form). */
-export type EngineVector = readonly number[] | string;
+/**
+ * A vector's base64 text as an upstream's answer held it (ASCII, no escapes): Lagoon's answer carries these bytes
+ * as they came, so a batch of vectors never becomes strings on the way through (src/providers/lifted-json.ts).
+ */
+export class Base64Bytes {
+  constructor(readonly ascii: Buffer) {}
+
+  text(): string {
+    return this.ascii.toString('latin1');
+  }
+}
+
+/** A float vector's JSON text (`[0.1,…]`) as an upstream's answer held it, carried the same way. */
+export class FloatsJson {
+  constructor(readonly ascii: Buffer) {}
+
+  numbers(): number[] {
+    return JSON.parse(this.ascii.toString('latin1')) as number[];
+  }
+}
+
+/**
+ * One vector as an engine hands it over: numbers, or the little-endian float32 bytes in base64 (OpenAI's form) as
+ * a string; or either as the upstream's own bytes.
+ */
+export type EngineVector = readonly number[] | string | Base64Bytes | FloatsJson;
 
 export interface EmbeddingRequest {
   readonly inputs: readonly string[];

@@ -1,27 +1,39 @@
+import { isAscii } from 'node:buffer';
 import { Pool } from 'undici';
 import { AppError } from '../../errors.ts';
-import { parseJson, upstreamErrorMessage } from '../chat/openai-wire.ts';
+import { upstreamErrorMessage } from '../chat/openai-wire.ts';
 import type { ResponseBody } from '../chat/sse-chunk-stream.ts';
 import {
   brokenError,
   cancelledError,
-  readLimited,
+  readLimitedBytes,
   timeoutError,
   upstreamStatusError,
 } from '../chat/upstream-errors.ts';
-import type { EmbeddingEngine, EmbeddingRequest, EmbeddingResult, EngineVector } from './embedding-engine.ts';
+import { parseLifted, type LiftedJson } from '../lifted-json.ts';
+import {
+  Base64Bytes,
+  FloatsJson,
+  type EmbeddingEngine,
+  type EmbeddingRequest,
+  type EmbeddingResult,
+  type EngineVector,
+} from './embedding-engine.ts';
 
 /*
  * An OpenAI-compatible embedding server (vLLM, TEI, Infinity, Ollama, OpenAI): POST {baseUrl}/embeddings with
  * `{model, input: [...], encoding_format, dimensions?}` over one keep-alive pool. The caller's encoding is asked
- * for, so base64 vectors pass through untouched (no float parsing and printing on the way); a server that ignores
- * it and sends numbers is fine too. Failures are the chat adapter's UpstreamErrors, so the gateway retries and
+ * for, so base64 vectors pass through untouched: they are lifted out of the answer's bytes before the small rest is
+ * parsed, and go back out as those bytes (no string, no float parsing and printing on the way); a server that
+ * ignores the encoding and sends numbers is fine too. Failures are the chat adapter's UpstreamErrors, so the gateway retries and
  * falls back the same way.
  */
 
 export const OPENAI_EMBEDDINGS_DEFAULT_TIMEOUT_MS = 60_000;
 /** 2048 vectors of 4096 floats as JSON is ~150 MB; an answer above this is refused rather than buffered. */
 const MAX_BODY_BYTES = 256 * 1024 * 1024;
+/** Literals and arrays this long are lifted out of an answer as bytes: a vector of 48 dimensions or more. */
+const LIFT_MIN_BYTES = 256;
 
 export interface OpenAIEmbeddingsSettings {
   readonly baseUrl: string;
@@ -71,7 +83,7 @@ export class OpenAIEmbeddingsAdapter implements EmbeddingEngine {
       encoding_format: request.preferred,
       ...(request.dimensions !== undefined && { dimensions: request.dimensions }),
     };
-    let text: string;
+    let body: Buffer;
     let status: number;
     try {
       const response = await this.pool.request({
@@ -82,12 +94,13 @@ export class OpenAIEmbeddingsAdapter implements EmbeddingEngine {
         signal: combined,
       });
       status = response.statusCode;
-      text = await readLimited(response.body as ResponseBody, status === 200 ? MAX_BODY_BYTES : 64 * 1024);
+      body = await readLimitedBytes(response.body as ResponseBody, status === 200 ? MAX_BODY_BYTES : 64 * 1024);
     } catch (error) {
       throw this.transportError(error, signal, deadline);
     }
-    if (status !== 200) throw upstreamStatusError(status, upstreamErrorMessage(text), 'embedding server');
-    return readAnswer(parseJson(text), request.inputs.length);
+    if (status !== 200)
+      throw upstreamStatusError(status, upstreamErrorMessage(body.toString('utf8')), 'embedding server');
+    return readAnswer(parseLifted(body, LIFT_MIN_BYTES, { arrays: true }), request.inputs.length);
   }
 
   async close(): Promise<void> {
@@ -109,8 +122,8 @@ export class OpenAIEmbeddingsAdapter implements EmbeddingEngine {
  * The vectors of an answer in input order, and its token count. Checked by hand, not with a schema: a schema walks
  * every number of every float vector (65,536 of them for 64 inputs of 1,024 dimensions), and this is the hot path.
  */
-function readAnswer(answer: unknown, count: number): EmbeddingResult {
-  const body = answer as { data?: unknown; usage?: { prompt_tokens?: unknown } | null } | undefined;
+function readAnswer(answer: LiftedJson | undefined, count: number): EmbeddingResult {
+  const body = answer?.value as { data?: unknown; usage?: { prompt_tokens?: unknown } | null } | undefined;
   if (typeof body !== 'object' || body === null || !Array.isArray(body.data))
     throw brokenError('sent an embeddings answer of the wrong shape');
   const data = body.data as unknown[];
@@ -121,12 +134,13 @@ function readAnswer(answer: unknown, count: number): EmbeddingResult {
     if (typeof index !== 'number' || !Number.isInteger(index) || index < 0 || index >= count || vectors[index])
       throw brokenError('sent vectors with bad indexes');
     const vector =
-      typeof embedding === 'string' ||
-      (Array.isArray(embedding) && embedding.length > 0 && typeof embedding[0] === 'number')
-        ? embedding
-        : undefined;
+      typeof embedding === 'string'
+        ? liftedVector(answer!, embedding)
+        : Array.isArray(embedding) && embedding.length > 0 && typeof embedding[0] === 'number'
+          ? (embedding as number[])
+          : undefined;
     if (vector === undefined) throw brokenError('sent a vector that is neither numbers nor base64');
-    vectors[index] = vector as EngineVector;
+    vectors[index] = vector;
   });
   const tokens = body.usage?.prompt_tokens;
   return {
@@ -134,3 +148,22 @@ function readAnswer(answer: unknown, count: number): EmbeddingResult {
     promptTokens: typeof tokens === 'number' && Number.isInteger(tokens) && tokens >= 0 ? tokens : undefined,
   };
 }
+
+/**
+ * A vector lifted out of the answer as its bytes: base64 text, or a flat array of numbers; else the parsed string.
+ * The bytes go into Lagoon's answer unparsed, so they must be text JSON carries as it is: ASCII (checked at memory
+ * speed), of a base64 length or opening on a number. That each character is in the alphabet, or each number well
+ * formed, is the upstream's word, as it is for a base64 string that was parsed.
+ */
+function liftedVector(answer: LiftedJson, embedding: string): EngineVector | undefined {
+  const array = answer.liftedArray(embedding);
+  if (array !== undefined)
+    return isAscii(array) && STARTS_WITH_NUMBER.test(array.toString('latin1', 0, 32))
+      ? new FloatsJson(array)
+      : undefined;
+  const bytes = answer.liftedBytes(embedding);
+  if (bytes === undefined) return embedding;
+  return isAscii(bytes) && bytes.length % 4 === 0 ? new Base64Bytes(bytes) : undefined;
+}
+
+const STARTS_WITH_NUMBER = /^\[\s*-?\d/;

@@ -3,8 +3,8 @@ import { AppError } from '../../errors.ts';
 import type { ProviderConfig } from '../../operator-config/schema.ts';
 import { parseJson, upstreamErrorMessage } from '../chat/openai-wire.ts';
 import type { ResponseBody } from '../chat/sse-chunk-stream.ts';
-import type { LiftedJson } from './lifted-json.ts';
-import { parseLifted } from './lifted-json.ts';
+import type { LiftedJson } from '../lifted-json.ts';
+import { parseLifted } from '../lifted-json.ts';
 import {
   brokenError,
   cancelledError,
