@@ -14,6 +14,8 @@ export interface OpenLoopResult {
   readonly p50: number;
   readonly p90: number;
   readonly p99: number;
+  /** Every completed request's latency (ms from its scheduled send), for pooling rounds. */
+  readonly latencies: readonly number[];
   /** Streaming only: time to the first body byte. */
   readonly ttfbP50?: number;
   readonly ttfbP99?: number;
@@ -96,15 +98,16 @@ export async function openLoop(
     errors,
     achievedRps: Math.round(latencies.length / elapsed),
     ...quantiles(latencies),
+    latencies,
     ...(target.stream && { ttfbP50: quantile(firstBytes, 0.5), ttfbP99: quantile(firstBytes, 0.99) }),
   };
 }
 
-function quantiles(values: number[]): { p50: number; p90: number; p99: number } {
+export function quantiles(values: readonly number[]): { p50: number; p90: number; p99: number } {
   return { p50: quantile(values, 0.5), p90: quantile(values, 0.9), p99: quantile(values, 0.99) };
 }
 
-function quantile(values: number[], q: number): number {
+function quantile(values: readonly number[], q: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   const value = sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
   return Math.round(value * 100) / 100;

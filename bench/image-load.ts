@@ -1,0 +1,47 @@
+import { Pool } from 'undici';
+
+/**
+ * Image load for bench/image-media.ts's chat part, in a process of its own so that reading the pictures does not
+ * delay the chat load generator's own event loop (which would count against Lagoon):
+ *   node --import tsx bench/image-load.ts <origin> <key> <workers> <body>
+ * Runs <workers> back-to-back POST /api/v1/image/generate until SIGTERM, each answer read and dropped, then prints
+ * `done <generated> <failed>`. Prints `ready` once its first generation has been answered.
+ */
+const [origin = '', key = '', workerCount = '8', body = '{}'] = process.argv.slice(2);
+const pool = new Pool(origin, { connections: Number(workerCount), keepAliveTimeout: 60_000 });
+let running = true;
+let generated = 0;
+let failed = 0;
+let announced = false;
+
+async function generate(): Promise<void> {
+  try {
+    const response = await pool.request({
+      method: 'POST',
+      path: '/api/v1/image/generate',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      body,
+    });
+    await response.body.dump({ limit: Number.POSITIVE_INFINITY });
+    if (response.statusCode === 200) generated += 1;
+    else failed += 1;
+  } catch {
+    failed += 1;
+  }
+  if (!announced) {
+    announced = true;
+    process.stdout.write('ready\n');
+  }
+}
+
+const workers = Array.from({ length: Number(workerCount) }, async () => {
+  while (running) await generate();
+});
+process.on('SIGTERM', () => {
+  running = false;
+  void Promise.all(workers).then(async () => {
+    process.stdout.write(`done ${generated} ${failed}\n`);
+    await pool.close();
+    process.exit(0);
+  });
+});
