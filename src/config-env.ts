@@ -62,6 +62,7 @@ export const EnvironmentModel = z.object({
   LAGOON_HEAP_GROWING_PERCENT: intWithDefault(120),
   LAGOON_TEXT_PARSER_WORKERS: intWithDefault(0),
   LAGOON_IMAGE_THREADS: intWithDefault(0),
+  LAGOON_IMAGE_PRIORITY: z.preprocess(emptyToUndefined, z.enum(['idle', 'low']).default('idle')),
   LAGOON_SPEECH_MAX_CALLS: intWithDefault(0),
   LAGOON_TEXT_PARSER_PER_ACCOUNT: intWithDefault(2, 1),
   LAGOON_TEXT_PARSER_TIMEOUT_SECONDS: intWithDefault(10, 1),

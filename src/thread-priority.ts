@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
 
@@ -5,9 +6,21 @@ import { getPriority, setPriority } from 'node:os';
  * Background CPU work (libvips' picture threads, eSpeak's synthesis threads) runs at a lower scheduling priority
  * than the event loop. On a host with few cores a burst of pictures otherwise takes the cores the requests around
  * it need, and chat's tail latency grows by tens of milliseconds; at a lower priority the pictures get every idle
- * cycle and yield the moment a request is ready to run. Linux keeps a nice value per thread; on other systems
- * these functions do nothing.
+ * cycle and yield when a request is ready to run. Linux keeps a nice value per thread; on other systems these
+ * functions do nothing.
+ *
+ * A nice value alone is not enough on Linux 6.6 and later (the EEVDF scheduler): a running thread keeps its core
+ * for the rest of its time slice (about a millisecond) whatever its nice value, so an event loop woken by a request
+ * or a database answer waits behind picture work, and the waits add up to several ms of chat's p99
+ * (bench/RESULTS.md). Under the SCHED_IDLE policy a thread yields at once to any normal one. Node cannot set a
+ * policy itself, so util-linux's `chrt` does it, once per thread; without it the nice value stays.
  */
+
+/**
+ * How background threads are scheduled: `idle` (SCHED_IDLE: only on cycles no normal thread wants, at nice 10 where
+ * that cannot be set), `low` (nice 10: a share of a busy core, as 1 to 10 against a request's thread).
+ */
+export type BackgroundPriority = 'idle' | 'low';
 
 /** How long after a thread is first seen its name is read again (it names itself just after it starts). */
 const NAMING_GRACE_MS = 1000;
@@ -41,7 +54,7 @@ export class NamedThreadPriority {
 
   constructor(
     private readonly threadName: string,
-    private readonly nice = BACKGROUND_NICE,
+    private readonly priority: BackgroundPriority = 'idle',
   ) {}
 
   lower(): void {
@@ -60,7 +73,8 @@ export class NamedThreadPriority {
       if (firstSeen === undefined) this.seen.set(tid, now);
       try {
         if (readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trimEnd() === this.threadName) {
-          setPriority(Number(tid), backgroundNice(this.nice));
+          setPriority(Number(tid), backgroundNice(BACKGROUND_NICE));
+          if (this.priority === 'idle') scheduleIdle(tid);
           this.seen.set(tid, 0);
         }
       } catch {
@@ -74,4 +88,9 @@ export class NamedThreadPriority {
   private forgetEnded(alive: ReadonlySet<string>): void {
     for (const tid of this.seen.keys()) if (!alive.has(tid)) this.seen.delete(tid);
   }
+}
+
+/** Puts one thread under SCHED_IDLE, in the background; on failure (no `chrt`, refused) it keeps its nice value. */
+function scheduleIdle(tid: string): void {
+  execFile('chrt', ['--idle', '--pid', '0', tid], { timeout: 5_000 }, () => undefined);
 }

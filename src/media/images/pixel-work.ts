@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import sharp from 'sharp';
 import type { ProviderConfig } from '../../operator-config/schema.ts';
-import { NamedThreadPriority } from '../../thread-priority.ts';
+import { NamedThreadPriority, type BackgroundPriority } from '../../thread-priority.ts';
 import { Slots } from './slots.ts';
 
 /*
@@ -9,7 +9,8 @@ import { Slots } from './slots.ts';
  * eight pictures decoded and encoded at once on a 2-core host leave chat's requests no core to run on. So pictures
  * are worked on a few at a time (a Slots queue shared by generation, edits and upscales) and libvips gets as many
  * threads per picture; by default one core fewer than the host has, at least 1 (LAGOON_IMAGE_THREADS). libvips'
- * threads also run below the event loop's priority (src/thread-priority.ts), so requests go first on busy cores.
+ * threads also run below the event loop's priority, by default on idle cycles only (LAGOON_IMAGE_PRIORITY,
+ * src/thread-priority.ts), so requests go first on busy cores.
  */
 
 /** Pictures worked on at once, and libvips threads per picture: `configured`, or cores − 1 (min 1) when 0. */
@@ -21,10 +22,10 @@ export function imageThreads(configured = 0): number {
  * Sets libvips up for this process (its settings are process-wide) and answers the queue pixel work waits in.
  * The operation cache is off: every request's pictures are new, so cached ones only hold memory.
  */
-export function createPixelWork(threads: number): Slots {
+export function createPixelWork(threads: number, background: BackgroundPriority = 'idle'): Slots {
   sharp.cache(false);
   sharp.concurrency(threads);
-  const priority = new NamedThreadPriority('libvips worker');
+  const priority = new NamedThreadPriority('libvips worker', background);
   return new Slots(threads, () => priority.lower());
 }
 
