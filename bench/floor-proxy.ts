@@ -7,9 +7,10 @@ import { Pool } from 'undici';
  *   BENCH_LAGOON_NODE_ARGS='--import tsx' BENCH_LAGOON_ENTRY=bench/floor-proxy.ts npm run bench:chat
  * (bench/embeddings.ts takes the same two variables). It reads the benchmark's operator config (LAGOON_CONFIG) for
  * the upstream, answers POST /api/v1/<path> by sending the body on to the upstream's <path> with the upstream's model
- * name over a keep-alive pool, and copies the upstream's answer back byte for byte, each piece written as it arrives. No auth, no validation, no hold or settlement, no event parsing,
- * no metrics: what is left is Node's HTTP server and client and the extra hop over loopback, which is the part of
- * Lagoon's overhead that no work inside Lagoon can remove on a given host.
+ * name over a keep-alive pool, and copies the upstream's answer back byte for byte, each piece written as it
+ * arrives. No auth, no validation, no hold or settlement, no event parsing, no metrics: what is left is Node's HTTP
+ * server and client and the extra hop over loopback, which is the part of Lagoon's overhead that no work inside
+ * Lagoon can remove on a given host.
  */
 interface BenchConfig {
   readonly providers: readonly { readonly baseUrl: string }[];

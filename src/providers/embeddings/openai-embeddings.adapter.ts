@@ -23,10 +23,10 @@ import {
 /*
  * An OpenAI-compatible embedding server (vLLM, TEI, Infinity, Ollama, OpenAI): POST {baseUrl}/embeddings with
  * `{model, input: [...], encoding_format, dimensions?}` over one keep-alive pool. The caller's encoding is asked
- * for, so base64 vectors pass through untouched: they are lifted out of the answer's bytes before the small rest is
- * parsed, and go back out as those bytes (no string, no float parsing and printing on the way); a server that
- * ignores the encoding and sends numbers is fine too. Failures are the chat adapter's UpstreamErrors, so the gateway retries and
- * falls back the same way.
+ * for, and the vectors pass through untouched: base64 strings and arrays of numbers alike are lifted out of the
+ * answer's bytes before the small rest is parsed, and go back out as those bytes (no string, no float parsing and
+ * printing on the way); a server that ignores the encoding is converted. Failures are the chat adapter's
+ * UpstreamErrors, so the gateway retries and falls back the same way.
  */
 
 export const OPENAI_EMBEDDINGS_DEFAULT_TIMEOUT_MS = 60_000;
