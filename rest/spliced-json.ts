@@ -7,3 +7,25 @@
 export function splicedJson(parts: readonly (string | Buffer)[]): Buffer {
   return Buffer.concat(parts.map((part) => (typeof part === 'string' ? Buffer.from(part) : part)));
 }
+
+/**
+ * Bytes encoded per slice by base64Bytes: 48 KiB (a multiple of 3, so no slice but the last is padded) become 64 KiB
+ * of text, below V8's large-object size.
+ */
+const BASE64_SLICE_BYTES = 48 * 1024;
+
+/**
+ * Bytes as base64 text in a Buffer, for splicing. Encoded in slices: a picture's base64 in one string is a
+ * large object that lives in the old generation until a full collection, and a few a second of them (image answers)
+ * bring those collections, with pauses of 10 ms and more, every few seconds; strings of 64 KiB die young.
+ */
+export function base64Bytes(bytes: Uint8Array): Buffer {
+  const source = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const text = Buffer.allocUnsafe(Math.ceil(source.length / 3) * 4);
+  let written = 0;
+  for (let from = 0; from < source.length; from += BASE64_SLICE_BYTES) {
+    const slice = source.toString('base64', from, Math.min(source.length, from + BASE64_SLICE_BYTES));
+    written += text.write(slice, written, 'latin1');
+  }
+  return text;
+}

@@ -22,6 +22,8 @@ import { getPriority, setPriority } from 'node:os';
  */
 export type BackgroundPriority = 'idle' | 'low';
 
+/** The least time between two looks at the process's threads. */
+const RESCAN_MS = 250;
 /** How long after a thread is first seen its name is read again (it names itself just after it starts). */
 const NAMING_GRACE_MS = 1000;
 
@@ -50,6 +52,9 @@ export function lowerThisThreadPriority(nice = BACKGROUND_NICE): void {
 export class NamedThreadPriority {
   /** Thread id → when it was first looked at. */
   private readonly seen = new Map<string, number>();
+  private scannedAt = 0;
+  /** The last look found a thread it had not seen, or one still young. */
+  private fresh = false;
   private readonly enabled = process.platform === 'linux';
 
   constructor(
@@ -59,18 +64,24 @@ export class NamedThreadPriority {
 
   lower(): void {
     if (!this.enabled) return;
+    // A directory read costs ~0.1 ms of the event loop; pictures come many a second, new threads rarely. While
+    // threads are new it looks at every call.
+    const now = Date.now();
+    if (!this.fresh && now - this.scannedAt < RESCAN_MS) return;
+    this.scannedAt = now;
+    this.fresh = false;
     let tasks: string[];
     try {
       tasks = readdirSync('/proc/self/task');
     } catch {
       return;
     }
-    const now = Date.now();
     for (const tid of tasks) {
       const firstSeen = this.seen.get(tid);
       // A new thread carries its creator's name until it sets its own: a young one is looked at again.
       if (firstSeen !== undefined && now - firstSeen > NAMING_GRACE_MS) continue;
       if (firstSeen === undefined) this.seen.set(tid, now);
+      this.fresh = true;
       try {
         if (readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trimEnd() === this.threadName) {
           setPriority(Number(tid), backgroundNice(BACKGROUND_NICE));

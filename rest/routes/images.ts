@@ -5,7 +5,7 @@ import type { ProcessedImage } from '../../src/media/images/post-process.ts';
 import { compressJson } from '../compression.ts';
 import { balanceHeaders, json, queryObject } from '../http.ts';
 import type { Route } from '../router.ts';
-import { splicedJson } from '../spliced-json.ts';
+import { base64Bytes, splicedJson } from '../spliced-json.ts';
 
 /*
  * Image generation: the native route (JSON with base64 pictures, or one picture as binary) and the
@@ -43,8 +43,7 @@ function imageHeaders(generated: GeneratedImages): Record<string, string> {
 }
 
 /** A picture's base64 as bytes: the engine's own when it passed through unchanged (rest/spliced-json.ts). */
-const base64Of = (image: ProcessedImage): Buffer =>
-  image.base64 ?? Buffer.from(image.bytes.toString('base64'), 'latin1');
+const base64Of = (image: ProcessedImage): Buffer => image.base64 ?? base64Bytes(image.bytes);
 
 export const imageRoutes: Route[] = [
   {
