@@ -171,6 +171,21 @@ describe(`REST POST /api/v1/embeddings with the openai client (${testDatabaseKin
       expect(floats.data[0]!.embedding).toEqual(wide(0));
     });
 
+    it('should compress the spliced answer when asked (Accept-Encoding)', async () => {
+      const response = await fetch(`${server.url}/api/v1/embeddings`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${account.secret}`,
+          'content-type': 'application/json',
+          'accept-encoding': 'gzip',
+        },
+        body: JSON.stringify({ model: 'test-upstream-wide', input: ['a', 'b'], encoding_format: 'float' }),
+      });
+      expect(response.headers.get('content-encoding')).toBe('gzip');
+      const body = (await response.json()) as { data: { embedding: number[] }[] };
+      expect(body.data.map((item) => item.embedding)).toEqual([wide(0), wide(1)]);
+    });
+
     it('should convert when the upstream ignores the encoding asked for', async () => {
       const floatsBody = JSON.stringify({
         data: [1, 0].map((index) => ({ object: 'embedding', index, embedding: wide(index) })),
