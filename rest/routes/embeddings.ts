@@ -24,11 +24,8 @@ const EmbeddingListWire = z.object({
   usage: z.object({ prompt_tokens: z.number().int(), total_tokens: z.number().int() }).describe('As billed'),
 });
 
-/** The answer's JSON; vectors still in the upstream's bytes are spliced in as they came. */
-function listJson(list: EmbeddingList): string | Buffer {
-  const asSent = (embedding: EmbeddingList['data'][number]['embedding']) =>
-    embedding instanceof Base64Bytes || embedding instanceof FloatsJson;
-  if (!list.data.some((item) => asSent(item.embedding))) return JSON.stringify(list);
+/** The answer's JSON, keys in OpenAI's order; vectors still in the upstream's bytes are spliced in as they came. */
+function listJson(list: EmbeddingList): Buffer {
   const parts: (string | Buffer)[] = ['{"object":"list","data":['];
   list.data.forEach(({ embedding, index }, position) => {
     const vector =
