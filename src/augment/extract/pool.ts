@@ -1,9 +1,8 @@
-import { createRequire } from 'node:module';
-import { pathToFileURL } from 'node:url';
-import { Worker, type ResourceLimits } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { AppError, RateLimitedError, ValidationError, type ErrorData } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
 import { EXTRACT_WORKER } from '../../runtime-files.ts';
+import { startWorker } from '../../worker-thread.ts';
 import type { DocumentKind } from './detect.ts';
 import type { PageRequest } from '../scrape/page-text.ts';
 import type { ExtractLimits } from './extract.ts';
@@ -79,17 +78,6 @@ interface Slot {
   started: boolean;
   dead: boolean;
   idleTimer?: NodeJS.Timeout;
-}
-
-/**
- * Built, the worker is plain JavaScript. From the sources it is TypeScript: register tsx inside the thread itself,
- * so it loads the same way under `node --import tsx`, vitest or any other runner.
- */
-function startWorker(url: URL, resourceLimits: ResourceLimits): Worker {
-  if (!url.pathname.endsWith('.ts')) return new Worker(url, { execArgv: [], resourceLimits });
-  const tsxApi = new URL('index.mjs', pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api'))).href;
-  const bootstrap = `import(${JSON.stringify(tsxApi)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(url.href)}); });`;
-  return new Worker(bootstrap, { eval: true, execArgv: [], resourceLimits });
 }
 
 /**
@@ -300,9 +288,11 @@ export class ExtractionPool {
   }
 
   private spawn(): Slot {
-    const worker = startWorker(this.options.workerUrl ?? EXTRACT_WORKER.url, {
-      maxOldGenerationSizeMb: this.options.maxHeapMb,
-    });
+    const url = this.options.workerUrl ?? EXTRACT_WORKER.url;
+    const worker = startWorker(
+      { url, typescript: url.pathname.endsWith('.ts') },
+      { resourceLimits: { maxOldGenerationSizeMb: this.options.maxHeapMb } },
+    );
     worker.unref();
     const ready = new Promise<void>((resolve, reject) => {
       const onMessage = (reply: WorkerReply) => {

@@ -1,9 +1,8 @@
 import { availableParallelism } from 'node:os';
-import { createRequire } from 'node:module';
-import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { AppError, type ErrorData } from '../../errors.ts';
 import { ESPEAK_WORKER } from '../../runtime-files.ts';
+import { startWorker } from '../../worker-thread.ts';
 import type { EspeakJob, EspeakReply } from './espeak-worker.ts';
 
 /*
@@ -51,7 +50,7 @@ class EspeakThread {
   dead = false;
 
   constructor(onFree: (thread: EspeakThread) => void) {
-    this.worker = startWorker();
+    this.worker = startWorker(ESPEAK_WORKER);
     this.worker.on('message', (reply: EspeakReply) => {
       const job = this.current;
       this.current = undefined;
@@ -78,14 +77,6 @@ class EspeakThread {
     this.worker.ref();
     this.worker.postMessage(job.job);
   }
-}
-
-/** Built, the worker is plain JavaScript; from the sources it is TypeScript, with tsx registered in the thread. */
-function startWorker(): Worker {
-  if (!ESPEAK_WORKER.typescript) return new Worker(ESPEAK_WORKER.url, { execArgv: [] });
-  const tsxApi = new URL('index.mjs', pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api'))).href;
-  const bootstrap = `import(${JSON.stringify(tsxApi)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(ESPEAK_WORKER.url.href)}); });`;
-  return new Worker(bootstrap, { eval: true, execArgv: [] });
 }
 
 export class EspeakPool {
