@@ -25,6 +25,7 @@ export async function buildServer(): Promise<void> {
       { in: join(root, 'src/augment/extract/worker.ts'), out: 'extract-worker' },
       { in: join(root, 'src/token-worker.ts'), out: 'token-worker' },
       { in: join(root, 'src/providers/speech/espeak-worker.ts'), out: 'espeak-worker' },
+      { in: join(root, 'src/providers/image/picture-worker.ts'), out: 'picture-worker' },
       ...migrations,
     ],
     outdir: out,

@@ -25,3 +25,8 @@ export const TOKEN_WORKER = compiled
 export const ESPEAK_WORKER = compiled
   ? { url: new URL('./espeak-worker.js', import.meta.url), typescript: false }
   : { url: new URL('./providers/speech/espeak-worker.ts', import.meta.url), typescript: true };
+
+/** The module run by the picture thread (src/providers/image/picture-thread.ts). */
+export const PICTURE_WORKER = compiled
+  ? { url: new URL('./picture-worker.js', import.meta.url), typescript: false }
+  : { url: new URL('./providers/image/picture-worker.ts', import.meta.url), typescript: true };

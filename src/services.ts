@@ -226,7 +226,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
   lifecycle.add('chat upstreams', { stop: () => chatGateway.close() });
   lifecycle.add('chat', { stop: () => chat.close() });
   // One queue for every picture this process works on, so generation and edits together stay within it.
-  const pixelWork = createPixelWork(imageThreads(options.imageWork?.threads), options.imageWork?.priority);
+  const pixelWork = createPixelWork(imageThreads(options.imageWork?.threads), options.imageWork?.priority, logger);
   const { engines: imageEngines, ...images } = createImageServices({
     billing,
     catalog,

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
 
 /*
@@ -41,6 +41,18 @@ export function lowerThisThreadPriority(nice = BACKGROUND_NICE): void {
     setPriority(backgroundNice(nice));
   } catch {
     // Not permitted or not supported: the work runs at normal priority.
+  }
+}
+
+/** Puts the calling thread (a worker thread of background work) at `priority`. */
+export function backgroundThisThread(priority: BackgroundPriority): void {
+  lowerThisThreadPriority();
+  if (priority !== 'idle' || process.platform !== 'linux') return;
+  try {
+    // "<pid>/task/<tid>": the thread's own id, which chrt takes.
+    scheduleIdle(readlinkSync('/proc/thread-self').split('/').pop() ?? '');
+  } catch {
+    // No /proc: the nice value stays.
   }
 }
 

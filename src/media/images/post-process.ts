@@ -1,6 +1,8 @@
 import sharp, { type Metadata } from 'sharp';
 import { UpstreamError } from '../../errors.ts';
-import { PNG_COMPRESSION_LEVEL, type EngineImage, type ImageFormat } from '../../providers/image/image-engine.ts';
+import type { EngineImage, ImageFormat } from '../../providers/image/image-engine.ts';
+import type { EncodePlan } from '../../providers/image/picture-encode.ts';
+import { encodeInThread } from '../../providers/image/picture-thread.ts';
 import type { Slots } from './slots.ts';
 import { stripMetadata } from './strip-metadata.ts';
 
@@ -44,9 +46,6 @@ export const IMAGE_CONTENT_TYPES: Record<ImageFormat, string> = {
   webp: 'image/webp',
 };
 
-const WATERMARK_TEXT = 'Lagoon';
-const SOFTWARE = 'Lagoon';
-
 export async function postProcess(image: EngineImage, options: PostProcessOptions): Promise<ProcessedImage> {
   let meta: Metadata;
   try {
@@ -70,30 +69,15 @@ export async function postProcess(image: EngineImage, options: PostProcessOption
     const base64 = stripped === image.bytes ? image.base64 : undefined;
     return { bytes: stripped, base64, contentType: IMAGE_CONTENT_TYPES[options.format], ...size, blurred: false };
   }
-  // Without withMetadata/keep*, sharp writes no EXIF, XMP, IPTC or ICC from the input: a clean picture.
-  let pipeline = sharp(image.bytes).autoOrient();
-  if (blurred) {
+  const plan: EncodePlan = {
+    format: options.format,
+    quality: options.quality,
     // Strong enough that nothing is recognisable at any size.
-    pipeline = pipeline.blur(Math.max(20, Math.round(Math.min(size.width, size.height) / 12)));
-  }
-  if (options.watermark) {
-    pipeline = pipeline.composite([{ input: watermarkSvg(size.width, size.height), gravity: 'southeast' }]);
-  }
-  if (options.metadata) {
-    const { prompt, model, seed } = options.metadata;
-    const comment = JSON.stringify({ prompt, model, ...(seed === undefined ? {} : { seed }) });
-    pipeline = pipeline
-      .withExif({
-        IFD0: { ImageDescription: prompt, Software: SOFTWARE, Make: SOFTWARE, Model: model },
-        IFD2: { UserComment: comment },
-      })
-      .withXmp(xmpPacket(prompt, model, seed));
-  }
-  const quality = options.quality;
-  if (options.format === 'jpeg') pipeline = pipeline.jpeg(quality === undefined ? {} : { quality });
-  else if (options.format === 'webp') pipeline = pipeline.webp(quality === undefined ? {} : { quality });
-  else pipeline = pipeline.png({ compressionLevel: PNG_COMPRESSION_LEVEL });
-  const encode = () => pipeline.toBuffer({ resolveWithObject: true });
+    blurSigma: blurred ? Math.max(20, Math.round(Math.min(size.width, size.height) / 12)) : undefined,
+    watermark: options.watermark ? size : undefined,
+    metadata: options.metadata,
+  };
+  const encode = () => encodeInThread(image.bytes, plan);
   const { data, info } = await (options.slots ? options.slots.run(encode, options.signal) : encode());
   return {
     bytes: data,
@@ -102,38 +86,4 @@ export async function postProcess(image: EngineImage, options: PostProcessOption
     height: info.height,
     blurred,
   };
-}
-
-/**
- * The watermark: small text in the bottom right corner, scaled to the picture. The SVG covers only the text's box
- * (rasterising a picture-sized SVG cost ~50 ms a megapixel; this costs ~1 ms), placed by gravity.
- */
-function watermarkSvg(width: number, height: number): Buffer {
-  const size = Math.max(8, Math.round(Math.min(width, height) / 32));
-  const boxWidth = Math.min(width, Math.ceil(size * 0.62 * WATERMARK_TEXT.length + size));
-  const boxHeight = Math.min(height, Math.ceil(size * 1.6));
-  return Buffer.from(
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${boxWidth}" height="${boxHeight}">` +
-      `<text x="${boxWidth - size / 2}" y="${boxHeight - size / 2}" text-anchor="end" ` +
-      `font-family="DejaVu Sans, sans-serif" font-size="${size}" fill="white" fill-opacity="0.7" stroke="black" ` +
-      `stroke-opacity="0.35" stroke-width="1">${WATERMARK_TEXT}</text></svg>`,
-  );
-}
-
-function escapeXml(text: string): string {
-  return text.replace(/[<>&'"]/g, (char) => `&#${char.charCodeAt(0)};`);
-}
-
-/** A minimal XMP packet: the prompt as dc:description, the model and seed in Lagoon's own namespace. */
-export function xmpPacket(prompt: string, model: string, seed: number | undefined): string {
-  return (
-    `<?xpacket begin="\u{feff}" id="W5M0MpCehiHzreSzNTczkc9d"?>` +
-    `<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">` +
-    `<rdf:Description rdf:about="" xmlns:dc="http://purl.org/dc/elements/1.1/" ` +
-    `xmlns:xmp="http://ns.adobe.com/xap/1.0/" xmlns:lagoon="urn:lagoon:image:1.0">` +
-    `<dc:description><rdf:Alt><rdf:li xml:lang="x-default">${escapeXml(prompt)}</rdf:li></rdf:Alt></dc:description>` +
-    `<xmp:CreatorTool>${SOFTWARE}</xmp:CreatorTool><lagoon:model>${escapeXml(model)}</lagoon:model>` +
-    (seed === undefined ? '' : `<lagoon:seed>${seed}</lagoon:seed>`) +
-    `</rdf:Description></rdf:RDF></x:xmpmeta><?xpacket end="w"?>`
-  );
 }

@@ -1,0 +1,20 @@
+import { workerData } from 'node:worker_threads';
+import sharp from 'sharp';
+import { backgroundThisThread, type BackgroundPriority } from '../../thread-priority.ts';
+import { serveCalls } from '../../worker-thread.ts';
+import { encodePicture } from './picture-encode.ts';
+import type { PictureCall, PictureReply } from './picture-thread.ts';
+import { renderPicture } from './simulator-picture.ts';
+
+/*
+ * The picture thread (picture-thread.ts): draws the built-in engine's pictures and runs re-encodes. Its own work is
+ * setting up pipelines and taking their results, background work like libvips' (src/thread-priority.ts).
+ */
+backgroundThisThread((workerData as { priority?: BackgroundPriority } | null)?.priority ?? 'idle');
+// libvips' settings are the process's: the operation cache stays off, as pixel-work.ts set it.
+sharp.cache(false);
+
+serveCalls<PictureCall, PictureReply>(async (call) => {
+  if (call.kind === 'render') return { data: await renderPicture(call.request, call.seed) };
+  return encodePicture(call.bytes, call.plan);
+});
