@@ -45,4 +45,20 @@ describe('the picture thread', () => {
     expect(sizes.every((meta) => meta.width === 64 && meta.height === 64 && meta.format === 'png')).toBe(true);
     expect(new Set(pictures.map((bytes) => bytes.toString('base64'))).size).toBe(12);
   });
+
+  it('should re-encode a picture over 4 MB (done in place) like any other', async () => {
+    const noise = {
+      width: 1400,
+      height: 1400,
+      channels: 3 as const,
+      background: '#000000',
+      noise: { type: 'gaussian' as const, mean: 128, sigma: 60 },
+    };
+    const big = await sharp({ create: noise }).png({ compressionLevel: 0 }).toBuffer();
+    expect(big.byteLength).toBeGreaterThan(4 * 1024 * 1024);
+    const encoded = await encodeInThread(big, { format: 'webp', quality: 50 });
+    expect(encoded.info).toEqual({ width: 1400, height: 1400 });
+    expect((await sharp(encoded.data).metadata()).format).toBe('webp');
+    expect(pictureCallsInPlace()).toBe(0);
+  });
 });

@@ -9,7 +9,8 @@ import { stripMetadata } from './strip-metadata.ts';
 /*
  * What every engine's picture goes through before a caller sees it (generation, edits, upscales): the output
  * format and quality, the caller's choice of metadata (prompt, model and seed in EXIF and XMP, or nothing at all),
- * a small watermark, and a strong blur of adult content in safe mode. Everything runs in libvips threads.
+ * a small watermark, and a strong blur of adult content in safe mode. Here it is decided what a picture needs; a
+ * re-encode runs in the picture thread (providers/image/picture-thread.ts), its pixels in libvips' threads.
  * A picture that needs none of these (the same format, no watermark, metadata, blur or turn) is passed through
  * with its metadata stripped, not decoded: a re-encode is most of the cost of an image call (bench/RESULTS.md).
  */
