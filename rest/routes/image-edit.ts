@@ -2,9 +2,10 @@ import { z } from 'zod';
 import { requireAccount } from '../../src/auth/permissions.ts';
 import { EditImageInput, MultiEditImageInput, UpscaleImageInput } from '../../src/media/images/edit.inputs.ts';
 import type { ImageEditOutcome } from '../../src/media/images/image-edit.service.ts';
-import { MAX_INPUT_BASE64_CHARS, MAX_INPUT_BYTES } from '../../src/media/images/image-input.ts';
+import { decodeBase64Bytes, MAX_INPUT_BASE64_CHARS, MAX_INPUT_BYTES } from '../../src/media/images/image-input.ts';
+import { parseLifted } from '../../src/providers/lifted-json.ts';
 import { parseInput } from '../../src/validation.ts';
-import { balanceHeaders, json, text, type Reply } from '../http.ts';
+import { balanceHeaders, json, parseJsonBytes, text, type Reply } from '../http.ts';
 import { readMultipartFiles, readMultipartUpload } from '../multipart.ts';
 import type { Route, RouteContext } from '../router.ts';
 
@@ -17,13 +18,31 @@ const imageFile = z.file().describe('The picture as a file part; under 25 MB');
 
 /** The body as the service takes it: JSON, or a multipart form whose `image` file part travels beside the fields. */
 export async function readBody(call: RouteContext): Promise<{ input: unknown; file?: Uint8Array }> {
-  if (!MULTIPART.test(call.header('content-type') ?? '')) return { input: await call.json() };
+  if (!MULTIPART.test(call.header('content-type') ?? '')) return readJsonBody(await call.bytes());
   // Refuse an unauthenticated upload before reading any of it.
   requireAccount(call.auth);
   const { file, fields } = await readMultipartUpload(call.headers, call.body, 'image', {
     maxFileBytes: MAX_INPUT_BYTES - 1,
   });
   return { input: formFields(fields), file: file.bytes };
+}
+
+/**
+ * A JSON body whose `image` is base64 (or a data URL) goes on as a file part would: decoded from the body's bytes
+ * (decodeBase64Bytes), never made a string. Any other body is parsed as it is.
+ */
+function readJsonBody(bytes: Uint8Array): { input: unknown; file?: Uint8Array } {
+  const body = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const lifted = parseLifted(body);
+  const value = lifted?.value;
+  const image = isRecord(value) && typeof value.image === 'string' ? lifted?.liftedBytes(value.image) : undefined;
+  // Only the image may have been lifted; a body with another long literal takes the plain way.
+  if (!lifted || !isRecord(value) || image === undefined || lifted.liftedCount !== 1)
+    return { input: parseJsonBytes(body) };
+  const file = decodeBase64Bytes(image);
+  return file
+    ? { input: { ...value, image: undefined }, file }
+    : { input: { ...value, image: image.toString('utf8') } };
 }
 
 /** Form fields are text: booleans and numbers are read as such (a bad value is left for the schema to name). */

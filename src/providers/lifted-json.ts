@@ -32,6 +32,11 @@ export class LiftedJson {
     private readonly lifted: readonly Lifted[],
   ) {}
 
+  /** How many literals and arrays were lifted out. */
+  get liftedCount(): number {
+    return this.lifted.length;
+  }
+
   /** The bytes a string of the value stands for: a lifted literal's own bytes, else the string's text. */
   bytesOf(text: string): Buffer {
     return this.liftedBytes(text) ?? Buffer.from(text, 'utf8');
