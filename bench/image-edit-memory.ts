@@ -54,6 +54,8 @@ try {
   const wanted = process.env.BENCH_MALLOC_ARENA_MAX;
   delete env.MALLOC_ARENA_MAX;
   if (wanted) env.MALLOC_ARENA_MAX = wanted;
+  // The script's own mmap threshold is measured, not one left in this shell.
+  delete env.MALLOC_MMAP_THRESHOLD_;
   const arenas = wanted === '' ? '' : (wanted ?? '2 (npm start default)');
   await buildServer();
   // The start script as npm runs it (`sh -c`); its `exec` makes the shell's pid Lagoon's.
