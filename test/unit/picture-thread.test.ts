@@ -1,7 +1,12 @@
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { encodePicture } from '../../src/providers/image/picture-encode.ts';
-import { encodeInThread, pictureCallsInPlace, renderInThread } from '../../src/providers/image/picture-thread.ts';
+import {
+  closePictureThread,
+  encodeInThread,
+  pictureCallsInPlace,
+  renderInThread,
+} from '../../src/providers/image/picture-thread.ts';
 import { renderPicture } from '../../src/providers/image/simulator-picture.ts';
 
 const request = { prompt: 'a lagoon at dawn', width: 256, height: 192, variants: 1, seed: 7, steps: 20 };
@@ -60,5 +65,17 @@ describe('the picture thread', () => {
     expect(encoded.info).toEqual({ width: 1400, height: 1400 });
     expect((await sharp(encoded.data).metadata()).format).toBe('webp');
     expect(pictureCallsInPlace()).toBe(0);
+  });
+
+  // Last: after a failure, calls run in place for a while.
+  it('should finish a call in place when the thread dies under it', async () => {
+    const pending = renderInThread({ ...request, width: 1024, height: 1024 }, 3);
+    await closePictureThread();
+    const [picture, inPlace] = await Promise.all([
+      pending,
+      renderPicture({ ...request, width: 1024, height: 1024 }, 3),
+    ]);
+    expect(picture.equals(inPlace)).toBe(true);
+    expect(pictureCallsInPlace()).toBeGreaterThan(0);
   });
 });

@@ -43,6 +43,13 @@ export function configurePictureThread(value: { priority: BackgroundPriority; lo
   settings = value;
 }
 
+/** Stops the thread; calls in it finish in place, as after a failure. */
+export async function closePictureThread(): Promise<void> {
+  const stopping = thread;
+  thread = undefined;
+  await stopping?.close();
+}
+
 /** A Buffer over a reply's bytes (a Buffer arrives from a thread as a plain Uint8Array), without a copy. */
 const bufferOf = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 
@@ -58,6 +65,9 @@ async function inThread<T>(call: PictureCall, inPlace: () => Promise<T>, read: (
   } catch (error) {
     // The work itself failed (a picture sharp cannot read): that is the answer. Else the thread did.
     if (error instanceof ThreadCallError) throw error;
+    // The thread could not start, or died with this call in it.
+    thread = undefined;
+    failedAt = Date.now();
     if (inPlaceCalls === 0) settings.logger?.warn({ err: error }, 'picture thread failed: pictures are made in place');
     return inPlaceAfterFailure(inPlace);
   }
