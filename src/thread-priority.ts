@@ -1,6 +1,7 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
+import type { Writable } from 'node:stream';
 
 /*
  * Background CPU work (libvips' picture threads, eSpeak's synthesis threads) runs at a lower scheduling priority
@@ -50,7 +51,7 @@ export function backgroundThisThread(priority: BackgroundPriority): void {
   if (priority !== 'idle' || process.platform !== 'linux') return;
   try {
     // "<pid>/task/<tid>": the thread's own id, which chrt takes.
-    scheduleIdle(readlinkSync('/proc/thread-self').split('/').pop() ?? '');
+    scheduleIdle(readlinkSync('/proc/thread-self').split('/').pop() ?? '', false);
   } catch {
     // No /proc: the nice value stays.
   }
@@ -72,7 +73,10 @@ export class NamedThreadPriority {
   constructor(
     private readonly threadName: string,
     private readonly priority: BackgroundPriority = 'idle',
-  ) {}
+  ) {
+    // The helper's one fork happens now, as the server starts, not while it serves.
+    if (this.enabled && priority === 'idle') idleHelper ??= startIdleHelper();
+  }
 
   lower(): void {
     if (!this.enabled) return;
@@ -113,7 +117,38 @@ export class NamedThreadPriority {
   }
 }
 
+/**
+ * A shell that runs `chrt` for each thread id written to it, started once. Starting a program forks the process, and
+ * forking a process of a few hundred megabytes holds the calling thread for 15–20 ms (bench/RESULTS.md): done on the
+ * event loop for each new libvips thread, that showed in chat's tail. The shell is small, so its own forks are cheap,
+ * and it ends when its input closes, with this process. null: it could not be started (execFile per thread then).
+ */
+let idleHelper: ChildProcess | null | undefined;
+
+function startIdleHelper(): ChildProcess | null {
+  try {
+    const helper = spawn('sh', ['-c', 'while read -r tid; do chrt --idle --pid 0 "$tid" 2>/dev/null; done'], {
+      stdio: ['pipe', 'ignore', 'ignore'],
+    });
+    const gone = () => {
+      if (idleHelper === helper) idleHelper = null;
+    };
+    helper.on('error', gone);
+    helper.on('exit', gone);
+    helper.stdin?.on('error', gone);
+    // Neither the helper nor its pipe keeps the process alive.
+    helper.unref();
+    (helper.stdin as (Writable & { unref?: () => void }) | null)?.unref?.();
+    return helper;
+  } catch {
+    return null;
+  }
+}
+
 /** Puts one thread under SCHED_IDLE, in the background; on failure (no `chrt`, refused) it keeps its nice value. */
-function scheduleIdle(tid: string): void {
-  execFile('chrt', ['--idle', '--pid', '0', tid], { timeout: 5_000 }, () => undefined);
+function scheduleIdle(tid: string, viaHelper = true): void {
+  if (viaHelper) idleHelper ??= startIdleHelper();
+  const input = viaHelper ? idleHelper?.stdin : undefined;
+  if (input?.writable) input.write(`${tid}\n`);
+  else execFile('chrt', ['--idle', '--pid', '0', tid], { timeout: 5_000 }, () => undefined);
 }
