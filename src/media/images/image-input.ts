@@ -92,16 +92,21 @@ function decodeBase64(field: readonly (string | number)[], text: string): Buffer
   // Most callers send no line breaks: no copy of a 30 MB string then.
   const compact = /\s/.test(text) ? text.replace(/\s+/g, '') : text;
   if (compact.length === 0) throw invalid(field, 'Must not be empty');
-  // Refuse an oversized picture before decoding it.
-  if (Math.floor((compact.length * 3) / 4) - 2 >= MAX_INPUT_BYTES) throw new PayloadTooLargeError(MAX_INPUT_BYTES);
+  refuseOversizedBase64(compact.length);
   if (!BASE64.test(compact)) throw invalid(field, 'Must be base64 image data, a data URL or an http(s) URL');
   return Buffer.from(compact, compact.includes('-') || compact.includes('_') ? 'base64url' : 'base64');
+}
+
+/** An oversized picture is refused before it is decoded: `chars` of base64 hold at least this many bytes. */
+function refuseOversizedBase64(chars: number): void {
+  if (Math.floor((chars * 3) / 4) - 2 >= MAX_INPUT_BYTES) throw new PayloadTooLargeError(MAX_INPUT_BYTES);
 }
 
 /** base64 text decoded per slice: a multiple of 4 characters, so every slice but the last decodes whole. */
 const DECODE_SLICE_CHARS = 64 * 1024;
 const BASE64_RUN = /^[A-Za-z0-9+/_-]*$/;
-const DATA_URL_OPEN = /^data:/i;
+/** Where a data URL's header must end, to be read from bytes (real ones are a few dozen characters). */
+const DATA_URL_HEADER_MAX = 256;
 
 /**
  * A picture's base64 text (plain, or a data URL) decoded from the bytes a JSON body carried it in, slice by slice: no
@@ -110,14 +115,11 @@ const DATA_URL_OPEN = /^data:/i;
  * http(s) URL, whitespace, a character outside base64): the caller reads that as text, which refuses it properly.
  */
 export function decodeBase64Bytes(text: Buffer): Buffer | undefined {
-  let payload = text;
-  if (DATA_URL_OPEN.test(text.toString('latin1', 0, 5))) {
-    const comma = text.indexOf(0x2c);
-    if (comma === -1 || !/;base64$/i.test(text.toString('latin1', 0, comma))) return undefined;
-    payload = text.subarray(comma + 1);
-  }
+  const data = DATA_URL.exec(text.toString('latin1', 0, Math.min(text.length, DATA_URL_HEADER_MAX)));
+  if (data && !/;base64$/i.test(data[2] ?? '')) return undefined;
+  const payload = data ? text.subarray(data[0].length) : text;
   if (payload.length === 0) return undefined;
-  if (Math.floor((payload.length * 3) / 4) - 2 >= MAX_INPUT_BYTES) throw new PayloadTooLargeError(MAX_INPUT_BYTES);
+  refuseOversizedBase64(payload.length);
   const bytes = Buffer.allocUnsafe(Math.ceil(payload.length / 4) * 3);
   let written = 0;
   for (let from = 0; from < payload.length; from += DECODE_SLICE_CHARS) {
