@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { z } from 'zod';
 import { requireAccount } from '../../src/auth/permissions.ts';
 import { EditImageInput, MultiEditImageInput, UpscaleImageInput } from '../../src/media/images/edit.inputs.ts';
@@ -33,12 +34,14 @@ export async function readBody(call: RouteContext): Promise<{ input: unknown; fi
  */
 function readJsonBody(bytes: Uint8Array): { input: unknown; file?: Uint8Array } {
   const body = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const lifted = parseLifted(body);
-  const value = lifted?.value;
-  const image = isRecord(value) && typeof value.image === 'string' ? lifted?.liftedBytes(value.image) : undefined;
+  // Not UTF-8 or not JSON: the plain parse answers the error. Nothing lifted: the value is the whole body, parsed once.
+  const lifted = isUtf8(body) ? parseLifted(body) : undefined;
+  if (!lifted) return { input: parseJsonBytes(body) };
+  if (lifted.liftedCount === 0) return { input: lifted.value };
+  const value = lifted.value;
+  const image = isRecord(value) && typeof value.image === 'string' ? lifted.liftedBytes(value.image) : undefined;
   // Only the image may have been lifted; a body with another long literal takes the plain way.
-  if (!lifted || !isRecord(value) || image === undefined || lifted.liftedCount !== 1)
-    return { input: parseJsonBytes(body) };
+  if (!isRecord(value) || image === undefined || lifted.liftedCount !== 1) return { input: parseJsonBytes(body) };
   const file = decodeBase64Bytes(image);
   return file
     ? { input: { ...value, image: undefined }, file }
