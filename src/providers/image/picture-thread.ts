@@ -97,6 +97,10 @@ export function encodeInThread(bytes: Uint8Array, plan: EncodePlan): Promise<Enc
   return inThread(
     { kind: 'encode', bytes, plan },
     () => encodePicture(bytes, plan),
-    (reply) => ({ data: bufferOf(reply.data), info: reply.info ?? { width: 0, height: 0 } }),
+    (reply) => {
+      // A reply without its size is the thread's fault: the call runs again in place.
+      if (!reply.info) throw new Error('The picture thread answered a re-encode without its size');
+      return { data: bufferOf(reply.data), info: reply.info };
+    },
   );
 }
