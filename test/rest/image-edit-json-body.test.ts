@@ -1,6 +1,6 @@
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { BASE, createTestApp, type TestApp } from '../helpers/app.ts';
 import { testDatabaseKind } from '../helpers/db.ts';
 import { fundedAccount } from '../helpers/uploads.ts';
 
@@ -72,6 +72,25 @@ describe(`REST image edit, long base64 pictures in a JSON body (${testDatabaseKi
         expect(body.issues?.[0]?.path).toEqual(['image']);
       }
       expect((await account.balance()).amount).toBe(before);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'should refuse a body that is not UTF-8 with 400, whether or not its picture is long',
+    async () => {
+      for (const image of ['abc', noisy.toString('base64')]) {
+        const body = Buffer.concat([Buffer.from('{"prompt":"x\xff', 'latin1'), Buffer.from(`","image":"${image}"}`)]);
+        const response = await t.app.fetch(
+          new Request(`${BASE}/api/v1/image/edit`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${account.secret}`, 'content-type': 'application/json' },
+            body,
+          }),
+        );
+        expect(response.status).toBe(400);
+        expect(((await response.json()) as { error: string }).error).toMatch(/not valid JSON/);
+      }
     },
     TIMEOUT,
   );
