@@ -26,6 +26,7 @@ export async function buildServer(): Promise<void> {
       { in: join(root, 'src/token-worker.ts'), out: 'token-worker' },
       { in: join(root, 'src/providers/speech/espeak-worker.ts'), out: 'espeak-worker' },
       { in: join(root, 'src/providers/image/picture-worker.ts'), out: 'picture-worker' },
+      { in: join(root, 'src/db/pglite-worker.ts'), out: 'pglite-worker' },
       ...migrations,
     ],
     outdir: out,

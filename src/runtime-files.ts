@@ -30,3 +30,8 @@ export const ESPEAK_WORKER = compiled
 export const PICTURE_WORKER = compiled
   ? { url: new URL('./picture-worker.js', import.meta.url), typescript: false }
   : { url: new URL('./providers/image/picture-worker.ts', import.meta.url), typescript: true };
+
+/** The module run by the embedded database's thread (src/db/pglite-thread.ts). */
+export const PGLITE_WORKER = compiled
+  ? { url: new URL('./pglite-worker.js', import.meta.url), typescript: false }
+  : { url: new URL('./db/pglite-worker.ts', import.meta.url), typescript: true };

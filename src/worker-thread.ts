@@ -26,8 +26,18 @@ export function startWorker(
   return new Worker(bootstrap, { eval: true, execArgv: [], ...options });
 }
 
-/** A call the thread answered with an error: the work failed, not the thread. */
-export class ThreadCallError extends Error {}
+/**
+ * A call the thread answered with an error: the work failed, not the thread. `details` holds the error's own fields
+ * that were plain strings or numbers (a database error's SQLSTATE `code`, `constraint`, …).
+ */
+export class ThreadCallError extends Error {
+  constructor(
+    message: string,
+    readonly details: Readonly<Record<string, string | number>> = {},
+  ) {
+    super(message);
+  }
+}
 
 interface CallMessage<Request> {
   readonly id: number;
@@ -36,7 +46,17 @@ interface CallMessage<Request> {
 
 type ReplyMessage<Reply> =
   | { readonly id: number; readonly ok: true; readonly reply: Reply }
-  | { readonly id: number; readonly ok: false; readonly message: string };
+  | {
+      readonly id: number;
+      readonly ok: false;
+      readonly message: string;
+      readonly details: Readonly<Record<string, string | number>>;
+    };
+
+/** What a thread posts on its own, outside any call (postEvent): handed to CallThread's `onEvent`. */
+interface EventMessage {
+  readonly event: unknown;
+}
 
 interface Pending<Reply> {
   resolve(reply: Reply): void;
@@ -57,16 +77,17 @@ export class CallThread<Request, Reply> {
   constructor(
     private readonly name: string,
     module: ThreadModule,
-    workerData?: unknown,
+    options: { workerData?: unknown; onEvent?: (event: unknown) => void } = {},
   ) {
-    this.worker = startWorker(module, { workerData });
+    this.worker = startWorker(module, { workerData: options.workerData });
     this.worker.unref();
-    this.worker.on('message', (message: ReplyMessage<Reply>) => {
+    this.worker.on('message', (message: ReplyMessage<Reply> | EventMessage) => {
+      if ('event' in message) return options.onEvent?.(message.event);
       const call = this.pending.get(message.id);
       this.pending.delete(message.id);
       if (this.pending.size === 0) this.worker.unref();
       if (message.ok) call?.resolve(message.reply);
-      else call?.reject(new ThreadCallError(message.message));
+      else call?.reject(new ThreadCallError(message.message, message.details));
     });
     const fail = (error: Error) => {
       this.dead = true;
@@ -113,7 +134,23 @@ export function serveCalls<Request, Reply>(
             id,
             ok: false,
             message: error instanceof Error ? error.message : String(error),
+            details: plainFieldsOf(error),
           } satisfies ReplyMessage<Reply>),
       );
   });
+}
+
+/** The thread side of CallThread's `onEvent`: posts `event` to the owner, outside any call. */
+export function postEvent(event: unknown): void {
+  if (!parentPort) throw new Error('postEvent runs only in a worker thread');
+  parentPort.postMessage({ event } satisfies EventMessage);
+}
+
+function plainFieldsOf(error: unknown): Record<string, string | number> {
+  const fields: Record<string, string | number> = {};
+  if (typeof error !== 'object' || error === null) return fields;
+  for (const [key, value] of Object.entries(error)) {
+    if (typeof value === 'string' || typeof value === 'number') fields[key] = value;
+  }
+  return fields;
 }

@@ -11,10 +11,10 @@ import {
   type PostgresPoolClient,
   type PostgresQueryResult,
 } from 'kysely';
-import type { PGlite } from '@electric-sql/pglite';
 import type pg from 'pg';
 import { lockDataDir } from './data-dir-lock.ts';
 import { asDatabaseUnavailable, isConnectionLost } from './errors.ts';
+import type { PgliteThread } from './pglite-thread.ts';
 import type { DB } from './types.generated.ts';
 
 export type Database = Kysely<DB>;
@@ -41,7 +41,7 @@ export interface DatabaseOptions {
 
 /** How another client of the same database (the job queue, src/media/jobs/job-queue.ts) reaches it. */
 export type SharedConnection =
-  { readonly kind: 'postgres'; readonly url: string } | { readonly kind: 'pglite'; readonly pglite: PGlite };
+  { readonly kind: 'postgres'; readonly url: string } | { readonly kind: 'pglite'; readonly pglite: PgliteThread };
 const sharedConnections = new WeakMap<Database, SharedConnection>();
 /** The URL or embedded instance behind a database opened by openDatabase (undefined for any other). */
 export const sharedConnectionOf = (db: Database): SharedConnection | undefined => sharedConnections.get(db);
@@ -185,33 +185,20 @@ function resultOf<R>({ command, rowCount, rows }: pg.QueryResult<R & pg.QueryRes
 }
 
 async function openPglite(dataDir: string, loadDataDir: Blob | undefined): Promise<DatabaseHandle> {
-  const [{ PGlite, types: pgliteTypes }, { PGliteDialect }] = await Promise.all([
-    import('@electric-sql/pglite'),
-    import('kysely-pglite-dialect'),
-  ]);
+  const { PgliteThread, PgliteThreadDialect } = await import('./pglite-thread.ts');
   const inMemory = dataDir.startsWith('memory://');
   if (!inMemory) mkdirSync(dataDir, { recursive: true });
   const unlock = inMemory ? () => undefined : lockDataDir(dataDir);
-  if (!inMemory) {
-    await createPgliteDataDir(dataDir).catch((error: unknown) => {
-      unlock();
-      throw error;
-    });
-  }
-  const pglite = await PGlite.create(dataDir, {
-    // Postgres touches all of its shared buffers at start, and WebAssembly memory is never given back: 16 MB
-    // (instead of 128) is plenty for Lagoon's hot rows and keeps the server ~110 MB smaller.
-    postgresqlconf: ['shared_buffers = 16MB'],
-    ...(inMemory && loadDataDir ? { loadDataDir } : {}),
-    parsers: {
-      [pgliteTypes.INT8]: (value: string) => BigInt(value),
-      [pgliteTypes.DATE]: (value: string) => value,
-    },
-  }).catch((error: unknown) => {
+  let pglite: PgliteThread;
+  try {
+    if (!inMemory) await createPgliteDataDir(dataDir);
+    const tarball = inMemory && loadDataDir ? new Uint8Array(await loadDataDir.arrayBuffer()) : undefined;
+    pglite = await PgliteThread.open({ dataDir, loadDataDir: tarball });
+  } catch (error) {
     unlock();
     throw error;
-  });
-  const db = new Kysely<DB>({ dialect: new PGliteDialect(pglite) });
+  }
+  const db = new Kysely<DB>({ dialect: new PgliteThreadDialect(pglite) });
   sharedConnections.set(db, { kind: 'pglite', pglite });
   let closed = false;
   return {

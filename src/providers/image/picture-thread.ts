@@ -60,7 +60,9 @@ async function inThread<T>(call: PictureCall, inPlace: () => Promise<T>, read: (
   }
   if (Date.now() - failedAt < RETRY_AFTER_MS) return inPlaceAfterFailure(inPlace);
   try {
-    thread ??= new CallThread<PictureCall, PictureReply>('picture', PICTURE_WORKER, { priority: settings.priority });
+    thread ??= new CallThread<PictureCall, PictureReply>('picture', PICTURE_WORKER, {
+      workerData: { priority: settings.priority },
+    });
     return read(await thread.call(call));
   } catch (error) {
     // The work itself failed (a picture sharp cannot read): that is the answer. Else the thread did.

@@ -1,0 +1,189 @@
+import {
+  CompiledQuery,
+  PostgresAdapter,
+  PostgresIntrospector,
+  PostgresQueryCompiler,
+  type DatabaseConnection,
+  type Dialect,
+  type Driver,
+  type Kysely,
+  type QueryResult,
+  type TransactionSettings,
+} from 'kysely';
+import { DatabaseUnavailableError } from '../errors.ts';
+import { PGLITE_WORKER } from '../runtime-files.ts';
+import { CallThread, ThreadCallError } from '../worker-thread.ts';
+
+/*
+ * The embedded database in a worker thread of its own. PGlite is PostgreSQL compiled to WebAssembly: run on the
+ * event loop, every statement holds it for as long as it runs (the money core's batch statement takes a few
+ * milliseconds, more under load), and in a loaded server about a quarter of the main thread was PGlite's
+ * (bench/RESULTS.md). In its own thread the statements run beside the requests instead of between them; each one
+ * costs the event loop a message and a copy of its rows.
+ */
+
+export interface PgliteThreadData {
+  readonly dataDir: string;
+  /** A data directory tarball (PGlite's `dumpDataDir`) to start from, for `memory://`. */
+  readonly loadDataDir?: Uint8Array<ArrayBuffer> | undefined;
+}
+
+export type PgliteCall =
+  | { readonly op: 'open' }
+  | { readonly op: 'query'; readonly text: string; readonly params: readonly unknown[] }
+  | { readonly op: 'exec'; readonly text: string }
+  | { readonly op: 'listen'; readonly channel: string }
+  | { readonly op: 'unlisten'; readonly channel: string }
+  | { readonly op: 'close' };
+
+export interface StatementResult<Row = unknown> {
+  readonly rows: Row[];
+  readonly affectedRows?: number | undefined;
+}
+
+export type PgliteReply = StatementResult | StatementResult[] | undefined;
+
+/** An error PostgreSQL answered a statement with: its SQLSTATE `code` and the other fields it reported. */
+export class EmbeddedDatabaseError extends Error {
+  readonly code?: string;
+  constructor(message: string, fields: Readonly<Record<string, string | number>>) {
+    super(message);
+    Object.assign(this, fields);
+  }
+}
+
+/** The embedded database's thread, with the calls of a PGlite instance that Lagoon and pg-boss use. */
+export class PgliteThread {
+  private readonly listeners = new Map<string, Set<(payload: string) => void>>();
+  private readonly thread: CallThread<PgliteCall, PgliteReply>;
+
+  private constructor(data: PgliteThreadData) {
+    this.thread = new CallThread<PgliteCall, PgliteReply>('embedded database', PGLITE_WORKER, {
+      workerData: data,
+      onEvent: (event) => {
+        const { channel, payload } = event as { channel: string; payload: string };
+        for (const listener of this.listeners.get(channel) ?? []) listener(payload);
+      },
+    });
+  }
+
+  /** Starts the thread and waits for the database to open (a failure to open is thrown here). */
+  static async open(data: PgliteThreadData): Promise<PgliteThread> {
+    const opened = new PgliteThread(data);
+    try {
+      await opened.thread.call({ op: 'open' });
+    } catch (error) {
+      await opened.thread.close();
+      throw error instanceof ThreadCallError ? new Error(error.message) : error;
+    }
+    return opened;
+  }
+
+  async query<Row = unknown>(text: string, params: readonly unknown[] = []): Promise<StatementResult<Row>> {
+    return (await this.call({ op: 'query', text, params })) as StatementResult<Row>;
+  }
+
+  /** Statements without parameters, any number of them separated by semicolons: one result each. */
+  async exec(text: string): Promise<StatementResult[]> {
+    return (await this.call({ op: 'exec', text })) as StatementResult[];
+  }
+
+  async listen(channel: string, listener: (payload: string) => void): Promise<() => Promise<void>> {
+    let channelListeners = this.listeners.get(channel);
+    if (!channelListeners) {
+      this.listeners.set(channel, (channelListeners = new Set()));
+      await this.call({ op: 'listen', channel });
+    }
+    channelListeners.add(listener);
+    return async () => {
+      channelListeners.delete(listener);
+      if (channelListeners.size > 0 || this.listeners.get(channel) !== channelListeners) return;
+      this.listeners.delete(channel);
+      await this.call({ op: 'unlisten', channel });
+    };
+  }
+
+  /** Closes the database (PGlite checkpoints a data directory on close), then ends the thread. */
+  async close(): Promise<void> {
+    if (this.thread.dead) return;
+    try {
+      await this.call({ op: 'close' });
+    } finally {
+      await this.thread.close();
+    }
+  }
+
+  private async call(call: PgliteCall): Promise<PgliteReply> {
+    try {
+      return await this.thread.call(call);
+    } catch (error) {
+      if (error instanceof ThreadCallError) throw new EmbeddedDatabaseError(error.message, error.details);
+      // The thread is gone (it crashed, or the database was closed): nothing will answer any more.
+      throw new DatabaseUnavailableError({ cause: error });
+    }
+  }
+}
+
+/**
+ * Kysely over the thread. PGlite is one connection: a caller holds it from acquire to release (a transaction
+ * throughout), and the others wait their turn in arrival order.
+ */
+export class PgliteThreadDialect implements Dialect {
+  constructor(private readonly database: PgliteThread) {}
+  createAdapter = () => new PostgresAdapter();
+  createDriver = (): Driver => new PgliteThreadDriver(this.database);
+  createQueryCompiler = () => new PostgresQueryCompiler();
+  createIntrospector = (db: Kysely<unknown>) => new PostgresIntrospector(db);
+}
+
+class PgliteThreadDriver implements Driver {
+  private readonly connection: DatabaseConnection;
+  private held = false;
+  private readonly waiting: Array<() => void> = [];
+
+  constructor(private readonly database: PgliteThread) {
+    this.connection = {
+      executeQuery: async <Row>(query: CompiledQuery): Promise<QueryResult<Row>> => {
+        const { rows, affectedRows } = await database.query<Row>(query.sql, query.parameters);
+        return affectedRows === undefined ? { rows } : { rows, numAffectedRows: BigInt(affectedRows) };
+      },
+      streamQuery: () => {
+        throw new Error('Streaming queries are not supported on the embedded database');
+      },
+    };
+  }
+
+  async init(): Promise<void> {}
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    if (this.held) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    this.held = true;
+    return this.connection;
+  }
+
+  async releaseConnection(): Promise<void> {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.held = false;
+  }
+
+  async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+    const modes = [
+      ...(settings.isolationLevel ? [`isolation level ${settings.isolationLevel}`] : []),
+      ...(settings.accessMode ? [settings.accessMode] : []),
+    ];
+    await connection.executeQuery(CompiledQuery.raw(modes.length ? `start transaction ${modes.join(', ')}` : 'begin'));
+  }
+
+  async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('commit'));
+  }
+
+  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('rollback'));
+  }
+
+  async destroy(): Promise<void> {
+    await this.database.close();
+  }
+}
