@@ -295,6 +295,26 @@ describe(`Balance leases (${testDatabaseKind})`, () => {
       reserved: parseNano('0.1'),
     });
   });
+  it('should make callers faster than the database wait for its writes rather than pile up unwritten charges', async () => {
+    const { auth, accountId } = await createAccountWithKey(env.services, { credit: { USD: '100' } });
+    const billing = billingWith({ writeDelayMs: 60_000 });
+    const calls = 4_500;
+    // One call after another on promises alone: the database's answers, which arrive as events, could not be taken
+    // before the loop ends unless a call waits for them. Past 2,000 unwritten charges the next call does.
+    for (let index = 0; index < calls; index += 1) {
+      const reservation = await billing.reserve(auth, usd('0.001'));
+      await billing.settle(reservation, usageOf(usd('0.001')));
+    }
+    const written = await env.handle.db
+      .selectFrom('usage_entries')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('account_id', '=', accountId)
+      .executeTakeFirstOrThrow();
+    expect(Number(written.n)).toBeGreaterThanOrEqual(2_000);
+    expect(Number(written.n)).toBeLessThan(calls);
+    await billing.close();
+    expect((await rows(accountId)).entries).toBe(calls);
+  });
 });
 
 const REDIS_URL = process.env.REDIS_URL || undefined;
