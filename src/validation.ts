@@ -1,6 +1,10 @@
 import { z } from 'zod';
 import { ValidationError } from './errors.ts';
 
+/** A parsed JSON object (not an array, not null): for the hand-written readings of bodies and events. */
+export const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
 /** Validates input with a zod schema shared by REST and GraphQL; failures become a 400 ValidationError. */
 export function parseInput<S extends z.ZodType>(schema: S, input: unknown, what?: string): z.output<S> {
   const result = schema.safeParse(input);

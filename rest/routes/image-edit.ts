@@ -5,7 +5,7 @@ import { EditImageInput, MultiEditImageInput, UpscaleImageInput } from '../../sr
 import type { ImageEditOutcome } from '../../src/media/images/image-edit.service.ts';
 import { decodeBase64Bytes, MAX_INPUT_BASE64_CHARS, MAX_INPUT_BYTES } from '../../src/media/images/image-input.ts';
 import { parseLifted } from '../../src/providers/lifted-json.ts';
-import { parseInput } from '../../src/validation.ts';
+import { isRecord, parseInput } from '../../src/validation.ts';
 import { balanceHeaders, json, parseJsonBytes, text, type Reply } from '../http.ts';
 import { readMultipartFiles, readMultipartUpload } from '../multipart.ts';
 import type { Route, RouteContext } from '../router.ts';
@@ -74,9 +74,6 @@ const OpenAIImages = z.object({
   created: z.number().int(),
   data: z.array(z.object({ b64_json: z.string().optional(), url: z.string().optional() })),
 });
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** One picture in the OpenAI images answer: base64, or a data: URL (Lagoon keeps no picture to link to). */
 function openAIImage(outcome: ImageEditOutcome, format: 'url' | 'b64_json'): Reply {

@@ -125,7 +125,8 @@ export class PgliteThread {
 }
 
 /**
- * Kysely over the thread. PGlite is one connection: a caller holds it from acquire to release (a transaction
+ * Kysely over the thread (kysely-pglite-dialect's driver takes a PGlite instance, which this is not). PGlite is one
+ * connection: a caller holds it from acquire to release (a transaction
  * throughout), and the others wait their turn in arrival order.
  */
 export class PgliteThreadDialect implements Dialect {

@@ -5,9 +5,9 @@ import { type BlobStore, checkKey } from './blob-store.ts';
 
 /*
  * Media bytes as files in one directory (`<LAGOON_DATA_DIR>/media` by default), off the database: PGlite runs one
- * statement at a time, so a file read never waits behind it. A write goes to a temporary file first and is renamed over the
- * key, which is atomic on one file system: a reader never sees half an object. Every process of one machine that
- * shares the data directory serves what any of them wrote; workers on other machines need the S3 store.
+ * statement at a time, so a file read never waits behind it. A write goes to a temporary file first and is renamed
+ * over the key, which is atomic on one file system: a reader never sees half an object. Every process of one machine
+ * that shares the data directory serves what any of them wrote; workers on other machines need the S3 store.
  */
 export class LocalBlobStore implements BlobStore {
   readonly name = 'local';

@@ -10,6 +10,7 @@ import type {
   UpstreamUsage,
 } from './chat-provider.ts';
 import { splitThinkTags, ThinkTagSplitter } from './think-tags.ts';
+import { isRecord } from '../../validation.ts';
 
 /*
  * What OpenAI-compatible servers answer, read leniently (vLLM, llama.cpp, Ollama and OpenAI differ in what they
@@ -249,8 +250,6 @@ export function upstreamErrorMessage(text: string): string | undefined {
 
 // The hand-written reading of stream events (ChunkNormaliser): JSON values only, so no prototype or class checks.
 type Guard<T> = (value: unknown) => value is T;
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 const isString = (value: unknown): value is string => typeof value === 'string';
 const isNumber = (value: unknown): value is number => typeof value === 'number';
 const isCount = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
