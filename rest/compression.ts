@@ -1,5 +1,7 @@
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
-import { brotliCompress, constants, gzip } from 'node:zlib';
+import { brotliCompress, constants, createBrotliCompress, createGzip, gzip } from 'node:zlib';
 
 /*
  * `Accept-Encoding: gzip, br` for JSON responses (chat completions and, later, image generation).
@@ -38,4 +40,15 @@ export async function compressJson(
   const raw = typeof json === 'string' ? Buffer.from(json, 'utf8') : json;
   const compressed = coding === 'br' ? await brotli(raw, BROTLI_OPTIONS) : await gzipAsync(raw);
   return { body: compressed, headers: { ...base, 'content-encoding': coding } };
+}
+
+/**
+ * A streamed body compressed as it goes. A source that fails, or a client that goes away, ends both: the error
+ * reaches the reader (which then cuts the connection), and the source is stopped.
+ */
+export function compressStream(source: AsyncIterable<Uint8Array>, coding: ContentCoding): AsyncIterable<Buffer> {
+  const compressor = coding === 'br' ? createBrotliCompress(BROTLI_OPTIONS) : createGzip();
+  // The pipeline's own failure reaches the reader through the compressor, which it destroys.
+  pipeline(Readable.from(source), compressor).catch(() => undefined);
+  return compressor;
 }

@@ -22,6 +22,8 @@ export interface HttpResponse {
   readonly destroyed: boolean;
   readonly writableFinished: boolean;
   readonly writableCorked: number;
+  /** Bytes written and not yet taken by the connection (or the reader). */
+  readonly writableLength: number;
   writeHead(status: number, headers: Record<string, string>): unknown;
   write(chunk: string | Uint8Array): boolean;
   end(chunk?: string | Uint8Array): unknown;
@@ -84,6 +86,8 @@ export class FetchResponder extends EventEmitter implements HttpResponse {
   destroyed = false;
   writableFinished = false;
   readonly writableCorked = 0;
+  /** Bytes enqueued since the reader last asked for more. */
+  writableLength = 0;
   readonly response: Promise<Response>;
   private resolve!: (response: Response) => void;
   private controller: ReadableStreamDefaultController<Uint8Array> | undefined;
@@ -104,6 +108,7 @@ export class FetchResponder extends EventEmitter implements HttpResponse {
               this.controller = controller;
             },
             pull: () => {
+              this.writableLength = 0;
               this.emit('drain');
             },
             cancel: () => this.close(),
@@ -118,7 +123,9 @@ export class FetchResponder extends EventEmitter implements HttpResponse {
   write(chunk: string | Uint8Array): boolean {
     if (!this.headersSent) this.writeHead(200, {});
     if (this.destroyed || this.writableFinished || !this.controller) return true;
-    this.controller.enqueue(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    this.writableLength += bytes.byteLength;
+    this.controller.enqueue(bytes);
     return (this.controller.desiredSize ?? 0) > 0;
   }
 

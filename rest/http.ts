@@ -17,6 +17,11 @@ export type Reply =
       readonly status: number;
       readonly headers: Record<string, string>;
       readonly stream: ChunkSource;
+      /**
+       * How many bytes may wait for a slow client before the source is read further (default: the socket's own
+       * high-water mark, 16 KiB). A relay sets more, so that its upstream is not read in step with the client.
+       */
+      readonly writeAheadBytes?: number;
     }
   | { readonly status: 200; readonly headers: Record<string, string>; readonly events: SseSource };
 

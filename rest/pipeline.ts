@@ -173,7 +173,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     if ('body' in reply) return sendWhole(ex, label, reply);
     observe(ex, label, reply.status);
     ex.res.writeHead(reply.status, { ...reply.headers, ...ex.headers });
-    if ('stream' in reply) return writeChunks(ex.res, reply.stream);
+    if ('stream' in reply) return writeChunks(ex.res, reply.stream, reply.writeAheadBytes);
     return writeEvents(ex.res, reply.events.source, reply.events.toData, (error) =>
       logger.error({ reqId: ex.requestId, err: error, route: label }, 'stream failed'),
     );

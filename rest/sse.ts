@@ -71,19 +71,23 @@ export async function writeEvents(
  * Writes a body chunk by chunk as the client reads it; a client that goes away ends the source, a source that fails
  * cuts the connection (a chunked body then never ends cleanly).
  */
-export async function writeChunks(res: HttpResponse, source: ChunkSource): Promise<void> {
+export async function writeChunks(res: HttpResponse, source: ChunkSource, writeAheadBytes = 0): Promise<void> {
   const chunks = (source as AsyncIterable<string | Uint8Array>)[Symbol.asyncIterator]();
   let finished = false;
   res.once('close', () => {
     if (!finished) void chunks.return?.(undefined);
   });
   let broken = false;
+  let done = false;
   try {
     for (;;) {
       const next = await chunks.next();
-      if (next.done || res.destroyed) break;
-      if (!corkedWrite(res, next.value)) await drained(res);
+      done = next.done === true;
+      if (done || res.destroyed) break;
+      if (!corkedWrite(res, next.value) && res.writableLength > writeAheadBytes) await drained(res);
     }
+    // A client gone before the close listener was set (while the handler ran) ends the source here.
+    if (!done) void chunks.return?.(undefined);
   } catch (error) {
     // A body that broke off must not look complete to the client: cut the connection rather than end the body.
     broken = true;

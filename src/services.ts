@@ -267,6 +267,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
   const embeddings = new EmbeddingService({
     billing,
     catalog,
+    logger,
     rateLimiter,
     gateway: new EmbeddingGateway(
       options.operatorConfig?.providers ?? [{ id: 'simulator', type: 'simulator' }],

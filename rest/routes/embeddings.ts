@@ -1,9 +1,15 @@
 import { z } from 'zod';
 import { EmbeddingInput } from '../../src/embeddings/embedding.inputs.ts';
-import type { EmbeddingList } from '../../src/embeddings/embedding.service.ts';
+import type {
+  EmbeddingItem,
+  EmbeddingList,
+  EmbeddingOutcome,
+  EmbeddingStreamOutcome,
+  EmbeddingTokens,
+} from '../../src/embeddings/embedding.service.ts';
 import { Base64Bytes, FloatsJson } from '../../src/providers/embeddings/embedding-engine.ts';
-import { compressJson } from '../compression.ts';
-import { balanceHeaders } from '../http.ts';
+import { chooseCoding, compressJson, compressStream } from '../compression.ts';
+import { balanceHeaders, JSON_TYPE_HEADER, type Reply } from '../http.ts';
 import type { Route } from '../router.ts';
 import { splicedJson } from '../spliced-json.ts';
 
@@ -24,20 +30,51 @@ const EmbeddingListWire = z.object({
   usage: z.object({ prompt_tokens: z.number().int(), total_tokens: z.number().int() }).describe('As billed'),
 });
 
-/** The answer's JSON, keys in OpenAI's order; vectors still in the upstream's bytes are spliced in as they came. */
-function listJson(list: EmbeddingList): Buffer {
-  const parts: (string | Buffer)[] = ['{"object":"list","data":['];
-  list.data.forEach(({ embedding, index }, position) => {
+/**
+ * A relayed answer may wait this far ahead of a slow client (Envoy's default buffer per connection): 64 vectors of
+ * 1,024 dimensions in base64 are ~350 KB, so the upstream's answer is read at its own pace, not the client's.
+ */
+const writeAheadBytes = 1024 * 1024;
+
+const LIST_OPENING = '{"object":"list","data":[';
+const listClosing = (model: string, usage: EmbeddingTokens) =>
+  `],"model":${JSON.stringify(model)},"usage":${JSON.stringify(usage)}}`;
+
+/** Items as JSON, keys in OpenAI's order; vectors still in the upstream's bytes are spliced in as they came. */
+function itemParts(items: readonly EmbeddingItem[], first: boolean, parts: (string | Buffer)[]): void {
+  items.forEach(({ embedding, index }, position) => {
     const vector =
       embedding instanceof Base64Bytes
         ? ['"', embedding.ascii, '"']
         : embedding instanceof FloatsJson
           ? [embedding.ascii]
           : [JSON.stringify(embedding)];
-    parts.push(`${position === 0 ? '' : ','}{"object":"embedding","embedding":`, ...vector, `,"index":${index}}`);
+    parts.push(
+      `${first && position === 0 ? '' : ','}{"object":"embedding","embedding":`,
+      ...vector,
+      `,"index":${index}}`,
+    );
   });
-  parts.push(`],"model":${JSON.stringify(list.model)},"usage":${JSON.stringify(list.usage)}}`);
+}
+
+function listJson(list: EmbeddingList): Buffer {
+  const parts: (string | Buffer)[] = [LIST_OPENING];
+  itemParts(list.data, true, parts);
+  parts.push(listClosing(list.model, list.usage));
   return splicedJson(parts);
+}
+
+/** A streamed answer: each batch of vectors in one write as it comes, the model and usage once charged. */
+async function* listStream(outcome: EmbeddingStreamOutcome): AsyncGenerator<Buffer> {
+  let first = true;
+  for await (const part of outcome.parts) {
+    const parts: (string | Buffer)[] = first ? [LIST_OPENING] : [];
+    if ('items' in part) {
+      itemParts(part.items, first, parts);
+      first = false;
+    } else parts.push(listClosing(outcome.model, part.usage));
+    yield splicedJson(parts);
+  }
 }
 
 export const embeddingRoutes: Route[] = [
@@ -55,13 +92,34 @@ export const embeddingRoutes: Route[] = [
       response: EmbeddingListWire,
     },
     async handler(call) {
-      const outcome = await call.services.embeddings.create(call.auth, await call.json(), { signal: call.signal });
-      const headers = {
-        ...balanceHeaders(outcome.charge),
-        ...(outcome.simulated && { 'x-lagoon-simulated': 'feature-hashing' }),
+      const acceptEncoding = call.headers['accept-encoding'];
+      // A streamed answer is sent before its charge is known: a wallet caller, whose answer carries its credit left,
+      // gets it whole.
+      if (call.auth.kind !== 'apiKey') {
+        const outcome = await call.services.embeddings.create(call.auth, await call.json(), { signal: call.signal });
+        return wholeAnswer(outcome, acceptEncoding);
+      }
+      const outcome = await call.services.embeddings.createStreaming(call.auth, await call.json(), {
+        signal: call.signal,
+      });
+      if (!('parts' in outcome)) return wholeAnswer(outcome, acceptEncoding);
+      const coding = chooseCoding(acceptEncoding ?? null);
+      const headers = { 'content-type': JSON_TYPE_HEADER, vary: 'accept-encoding' };
+      if (coding === undefined) return { status: 200, headers, stream: listStream(outcome), writeAheadBytes };
+      return {
+        status: 200,
+        headers: { ...headers, 'content-encoding': coding },
+        stream: compressStream(listStream(outcome), coding),
+        writeAheadBytes,
       };
-      const answer = await compressJson(listJson(outcome.list), call.headers['accept-encoding'], headers);
-      return { status: 200, ...answer };
     },
   },
 ];
+
+async function wholeAnswer(outcome: EmbeddingOutcome, acceptEncoding: string | undefined): Promise<Reply> {
+  const headers = {
+    ...balanceHeaders(outcome.charge),
+    ...(outcome.simulated && { 'x-lagoon-simulated': 'feature-hashing' }),
+  };
+  return { status: 200, ...(await compressJson(listJson(outcome.list), acceptEncoding, headers)) };
+}

@@ -1,12 +1,21 @@
-import { modelPrivacyOf, type AuthContext } from '../auth/auth-context.ts';
+import { modelPrivacyOf, type AccountAuthContext, type AuthContext } from '../auth/auth-context.ts';
 import { requireAccount } from '../auth/permissions.ts';
 import type { BillingService } from '../billing/billing.service.ts';
-import type { SettledCharge } from '../billing/billing.types.ts';
+import type { Reservation, SettledCharge } from '../billing/billing.types.ts';
+import { releaseOrLog } from '../billing/release-or-log.ts';
+import type { CatalogModel } from '../catalog/model.ts';
 import type { CatalogService } from '../catalog/catalog.service.ts';
 import { ValidationError } from '../errors.ts';
-import { Base64Bytes, FloatsJson, type EngineVector } from '../providers/embeddings/embedding-engine.ts';
-import type { EmbeddingGateway } from '../providers/embeddings/embedding-gateway.ts';
-import type { RateLimiter } from '../rate-limits/rate-limiter.ts';
+import type { Logger } from '../logger.ts';
+import {
+  Base64Bytes,
+  FloatsJson,
+  type EmbeddingRequest,
+  type EmbeddingStream,
+  type EngineVector,
+} from '../providers/embeddings/embedding-engine.ts';
+import type { EmbeddingGateway, EmbeddingGatewayResult } from '../providers/embeddings/embedding-gateway.ts';
+import type { Admission, RateLimiter } from '../rate-limits/rate-limiter.ts';
 import { countTexts } from '../token-count-pool.ts';
 import { countTextTokens } from '../tokenizer.ts';
 import { parseInput } from '../validation.ts';
@@ -14,19 +23,24 @@ import { resolveTypedModel } from '../catalog/typed-model.ts';
 import { embeddingCost, embeddingUsage } from './embedding-pricing.ts';
 import { EmbeddingInput, refuseTokenArrays } from './embedding.inputs.ts';
 
-/**
- * The OpenAI embeddings answer, as REST sends it and GraphQL exposes it. A vector may be the upstream's own bytes
- * (Base64Bytes, FloatsJson), which REST writes as they came; floatsOf() reads any as numbers.
- */
+/** One vector of the answer; it may be the upstream's own bytes (Base64Bytes, FloatsJson), which REST writes as they came. */
+export interface EmbeddingItem {
+  readonly object: 'embedding';
+  readonly embedding: number[] | string | Base64Bytes | FloatsJson;
+  readonly index: number;
+}
+
+/** The OpenAI embeddings answer, as REST sends it and GraphQL exposes it; floatsOf() reads any vector as numbers. */
 export interface EmbeddingList {
   readonly object: 'list';
-  readonly data: readonly {
-    readonly object: 'embedding';
-    readonly embedding: number[] | string | Base64Bytes | FloatsJson;
-    readonly index: number;
-  }[];
+  readonly data: readonly EmbeddingItem[];
   readonly model: string;
-  readonly usage: { readonly prompt_tokens: number; readonly total_tokens: number };
+  readonly usage: EmbeddingTokens;
+}
+
+export interface EmbeddingTokens {
+  readonly prompt_tokens: number;
+  readonly total_tokens: number;
 }
 
 export interface EmbeddingOutcome {
@@ -36,10 +50,32 @@ export interface EmbeddingOutcome {
   readonly simulated: boolean;
 }
 
+/**
+ * An answer passed on as it comes: the vectors in input order, in batches, then the usage, which is yielded once the
+ * call has been charged. A stream left early (the client went away) or broken off charges nothing.
+ */
+export interface EmbeddingStreamOutcome {
+  readonly model: string;
+  readonly parts: AsyncIterable<{ readonly items: readonly EmbeddingItem[] } | { readonly usage: EmbeddingTokens }>;
+}
+
 interface EmbeddingSpec {
   readonly embeddingDimensions?: number;
   readonly maxInputTokens?: number;
   readonly supportsCustomDimensions?: boolean;
+}
+
+/** A validated call, before anything is held. */
+interface PreparedCall {
+  readonly account: AccountAuthContext;
+  readonly model: CatalogModel;
+  readonly request: EmbeddingRequest;
+  /** The most tokens the inputs can be: the hold's size. */
+  readonly bound: number;
+  /** The rate limiter's estimate, corrected once the count is known. */
+  readonly estimate: number;
+  readonly admission: Admission | undefined;
+  readonly started: number;
 }
 
 /** English text averages about 4 characters per o200k token (the TPM estimate before the count). */
@@ -54,7 +90,7 @@ const fieldError = (field: string, message: string) =>
  * Embeddings (POST /embeddings, GraphQL createEmbeddings): validates the request against the model
  * (dimensions, per-input token limit), holds the most it can cost (one token per UTF-8 byte), runs the engine
  * through the gateway and settles on the engine's token count (or the o200k count when it reports none), per 1M
- * input tokens.
+ * input tokens. `create` answers whole; `createStreaming` passes an upstream's vectors on as they arrive.
  */
 export class EmbeddingService {
   constructor(
@@ -62,11 +98,41 @@ export class EmbeddingService {
       billing: BillingService;
       catalog: CatalogService;
       gateway: EmbeddingGateway;
+      logger: Logger;
       rateLimiter?: RateLimiter | undefined;
     },
   ) {}
 
   async create(auth: AuthContext, raw: unknown, options: { signal?: AbortSignal } = {}): Promise<EmbeddingOutcome> {
+    const call = await this.prepare(auth, raw);
+    const { reservation, result } = await this.held(call, () =>
+      this.deps.gateway.embed(call.model.providers, call.request, options),
+    );
+    return this.settleWhole(call, reservation, result);
+  }
+
+  /**
+   * The same call, answered as a stream when the engine reads its answer as one (an OpenAI-compatible server), else
+   * whole. A failure before the first vectors is an error as for `create`; one after them breaks the stream off.
+   */
+  async createStreaming(
+    auth: AuthContext,
+    raw: unknown,
+    options: { signal?: AbortSignal } = {},
+  ): Promise<EmbeddingOutcome | EmbeddingStreamOutcome> {
+    const call = await this.prepare(auth, raw);
+    const { reservation, result } = await this.held(call, () =>
+      this.deps.gateway.embedStreaming(call.model.providers, call.request, options),
+    );
+    if (!('stream' in result)) return this.settleWhole(call, reservation, result);
+    return { model: call.model.id, parts: this.streamed(call, reservation, result.stream) };
+  }
+
+  close(): Promise<void> {
+    return this.deps.gateway.close();
+  }
+
+  private async prepare(auth: AuthContext, raw: unknown): Promise<PreparedCall> {
     const account = requireAccount(auth);
     refuseTokenArrays(raw);
     const input = parseInput(EmbeddingInput, raw);
@@ -91,40 +157,46 @@ export class EmbeddingService {
     // difference once it is known. Counted before the hold: a refused call (429) is never charged.
     const estimate = inputs.reduce((sum, text) => sum + Math.ceil(text.length / CHARS_PER_TOKEN), 0);
     const admission = await this.deps.rateLimiter?.admit(account, model, estimate);
-    const started = performance.now();
-    let counted: number | undefined;
-    const { result, charge } = await this.deps.billing.runMetered(account, {
-      maxCost: embeddingCost(model, bound),
-      run: async () => {
-        const answer = await this.deps.gateway.embed(
-          model.providers,
-          {
-            inputs,
-            dimensions: input.dimensions,
-            nativeDimensions: spec.embeddingDimensions,
-            preferred: input.encoding_format,
-          },
-          { signal: options.signal },
-        );
-        // An engine that reports no count (the simulator, some servers) is billed on the o200k count.
-        counted = answer.promptTokens ?? (await countTexts(inputs));
-        return answer;
-      },
-      usage: () =>
-        embeddingUsage(model, counted ?? bound, {
-          requestId: account.requestId,
-          executionTimeMs: Math.round(performance.now() - started),
-          inputs: inputs.length,
-        }),
-    });
-    const tokens = counted ?? bound;
-    admission?.recordTokens(tokens - estimate);
-    const encode = input.encoding_format === 'base64' ? toBase64 : toFloats;
+    const request: EmbeddingRequest = {
+      inputs,
+      dimensions: input.dimensions,
+      nativeDimensions: spec.embeddingDimensions,
+      preferred: input.encoding_format,
+    };
+    return { account, model, request, bound, estimate, admission, started: performance.now() };
+  }
+
+  /** Holds the most the call can cost and runs the engine; the hold is given back if the engine fails. */
+  private async held<T>(call: PreparedCall, run: () => Promise<T>): Promise<{ reservation: Reservation; result: T }> {
+    const reservation = await this.deps.billing.reserve(call.account, embeddingCost(call.model, call.bound));
+    try {
+      return { reservation, result: await run() };
+    } catch (error) {
+      await releaseOrLog(this.deps.billing, reservation, this.deps.logger);
+      throw error;
+    }
+  }
+
+  private async settleWhole(
+    call: PreparedCall,
+    reservation: Reservation,
+    result: EmbeddingGatewayResult,
+  ): Promise<EmbeddingOutcome> {
+    let tokens: number;
+    try {
+      tokens = await this.tokensOf(call, result.promptTokens);
+    } catch (error) {
+      await releaseOrLog(this.deps.billing, reservation, this.deps.logger);
+      throw error;
+    }
+    const charge = await this.deps.billing.settle(reservation, this.usage(call, tokens));
+    call.admission?.recordTokens(tokens - call.estimate);
+    const encode = encoderFor(call.request.preferred);
     return {
       list: {
         object: 'list',
         data: result.vectors.map((vector, index) => ({ object: 'embedding', embedding: encode(vector), index })),
-        model: model.id,
+        model: call.model.id,
         usage: { prompt_tokens: tokens, total_tokens: tokens },
       },
       charge,
@@ -132,8 +204,41 @@ export class EmbeddingService {
     };
   }
 
-  close(): Promise<void> {
-    return this.deps.gateway.close();
+  private async *streamed(
+    call: PreparedCall,
+    reservation: Reservation,
+    stream: EmbeddingStream,
+  ): AsyncGenerator<{ items: readonly EmbeddingItem[] } | { usage: EmbeddingTokens }> {
+    const heartbeat = this.deps.billing.keepHeld(reservation);
+    let charged = false;
+    try {
+      const encode = encoderFor(call.request.preferred);
+      for await (const batch of stream.batches)
+        yield {
+          items: batch.map(({ index, vector }) => ({ object: 'embedding' as const, embedding: encode(vector), index })),
+        };
+      const tokens = await this.tokensOf(call, stream.promptTokens());
+      await this.deps.billing.settle(reservation, this.usage(call, tokens));
+      charged = true;
+      call.admission?.recordTokens(tokens - call.estimate);
+      yield { usage: { prompt_tokens: tokens, total_tokens: tokens } };
+    } finally {
+      heartbeat.stop();
+      if (!charged) await releaseOrLog(this.deps.billing, reservation, this.deps.logger);
+    }
+  }
+
+  /** The engine's count; an engine that reports none (the simulator, some servers) is billed on the o200k count. */
+  private async tokensOf(call: PreparedCall, reported: number | undefined): Promise<number> {
+    return reported ?? (await countTexts(call.request.inputs));
+  }
+
+  private usage(call: PreparedCall, tokens: number) {
+    return embeddingUsage(call.model, tokens, {
+      requestId: call.account.requestId,
+      executionTimeMs: Math.round(performance.now() - call.started),
+      inputs: call.request.inputs.length,
+    });
   }
 }
 
@@ -153,6 +258,8 @@ function checkInputLengths(inputs: readonly string[], maxTokens: number | undefi
       );
   });
 }
+
+const encoderFor = (encoding: 'float' | 'base64') => (encoding === 'base64' ? toBase64 : toFloats);
 
 function toBase64(vector: EngineVector): string | Base64Bytes {
   if (typeof vector === 'string' || vector instanceof Base64Bytes) return vector;

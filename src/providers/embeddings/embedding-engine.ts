@@ -49,6 +49,20 @@ export interface EmbeddingResult {
   readonly promptTokens?: number | undefined;
 }
 
+/** One vector of an answer and the input it belongs to. */
+export interface IndexedVector {
+  readonly index: number;
+  readonly vector: EngineVector;
+}
+
+/** An answer whose vectors are passed on as they arrive, before the rest of it has come. */
+export interface EmbeddingStream {
+  /** The vectors in input order, in batches as they come (the first one has come already); ends with the answer. */
+  readonly batches: AsyncIterable<readonly IndexedVector[]>;
+  /** The engine's own prompt token count, once `batches` has ended (undefined when it reported none). */
+  promptTokens(): number | undefined;
+}
+
 export interface EmbeddingEngine {
   readonly id: string;
   readonly simulated: boolean;
@@ -57,5 +71,11 @@ export interface EmbeddingEngine {
     request: EmbeddingRequest,
     options: { readonly signal?: AbortSignal | undefined },
   ): Promise<EmbeddingResult>;
+  /** The same call answered as a stream: resolves once the first vectors have come (engines that can). */
+  embedStream?(
+    upstreamModel: string,
+    request: EmbeddingRequest,
+    options: { readonly signal?: AbortSignal | undefined },
+  ): Promise<EmbeddingStream>;
   close?(): Promise<void>;
 }

@@ -2,7 +2,7 @@ import type { ProviderBinding } from '../../catalog/model.ts';
 import type { Logger } from '../../logger.ts';
 import type { ProviderConfig } from '../../operator-config/schema.ts';
 import { EngineSet } from '../engine-set.ts';
-import type { EmbeddingEngine, EmbeddingRequest, EmbeddingResult } from './embedding-engine.ts';
+import type { EmbeddingEngine, EmbeddingRequest, EmbeddingResult, EmbeddingStream } from './embedding-engine.ts';
 import { OPENAI_EMBEDDINGS_DEFAULT_TIMEOUT_MS, OpenAIEmbeddingsAdapter } from './openai-embeddings.adapter.ts';
 import { SimulatorEmbeddingEngine } from './simulator-embedding.engine.ts';
 
@@ -12,6 +12,12 @@ import { SimulatorEmbeddingEngine } from './simulator-embedding.engine.ts';
  */
 
 export interface EmbeddingGatewayResult extends EmbeddingResult {
+  readonly providerId: string;
+  readonly simulated: boolean;
+}
+
+export interface EmbeddingGatewayStream {
+  readonly stream: EmbeddingStream;
   readonly providerId: string;
   readonly simulated: boolean;
 }
@@ -32,6 +38,24 @@ export class EmbeddingGateway {
       engine.embed(model, request, options),
     );
     return { ...result, simulated, providerId };
+  }
+
+  /**
+   * The same call, streamed where the engine can (an OpenAI-compatible server): retries and fallback cover the
+   * call until its first vectors have come; engines that cannot stream (the simulator) answer whole.
+   */
+  async embedStreaming(
+    bindings: readonly ProviderBinding[],
+    request: EmbeddingRequest,
+    options: { readonly signal?: AbortSignal | undefined },
+  ): Promise<EmbeddingGatewayResult | EmbeddingGatewayStream> {
+    const { result, simulated, providerId } = await this.engines.run(
+      bindings,
+      options.signal,
+      (engine, model): Promise<EmbeddingResult | EmbeddingStream> =>
+        engine.embedStream ? engine.embedStream(model, request, options) : engine.embed(model, request, options),
+    );
+    return 'batches' in result ? { stream: result, simulated, providerId } : { ...result, simulated, providerId };
   }
 
   close(): Promise<void> {

@@ -17,8 +17,11 @@ import {
   type EmbeddingEngine,
   type EmbeddingRequest,
   type EmbeddingResult,
+  type EmbeddingStream,
   type EngineVector,
+  type IndexedVector,
 } from './embedding-engine.ts';
+import { EmbeddingAnswerReader } from './embedding-answer-reader.ts';
 
 /*
  * An OpenAI-compatible embedding server (vLLM, TEI, Infinity, Ollama, OpenAI): POST {baseUrl}/embeddings with
@@ -34,6 +37,8 @@ export const OPENAI_EMBEDDINGS_DEFAULT_TIMEOUT_MS = 60_000;
 const MAX_BODY_BYTES = 256 * 1024 * 1024;
 /** Literals and arrays this long are lifted out of an answer as bytes: a vector of 48 dimensions or more. */
 const LIFT_MIN_BYTES = 256;
+/** An error answer is read this far, for its message. */
+const ERROR_BODY_BYTES = 64 * 1024;
 
 export interface OpenAIEmbeddingsSettings {
   readonly baseUrl: string;
@@ -73,34 +78,106 @@ export class OpenAIEmbeddingsAdapter implements EmbeddingEngine {
     request: EmbeddingRequest,
     options: { readonly signal?: AbortSignal | undefined },
   ): Promise<EmbeddingResult> {
-    const signal = options.signal;
+    const call = this.send(upstreamModel, request, options.signal);
+    let body: Buffer;
+    let status: number;
+    try {
+      const response = await call.response;
+      status = response.statusCode;
+      body = await readLimitedBytes(response.body as ResponseBody, status === 200 ? MAX_BODY_BYTES : ERROR_BODY_BYTES);
+    } catch (error) {
+      throw call.failure(error);
+    }
+    if (status !== 200)
+      throw upstreamStatusError(status, upstreamErrorMessage(body.toString('utf8')), 'embedding server');
+    return readAnswer(parseLifted(body, LIFT_MIN_BYTES, { arrays: true }), request.inputs.length);
+  }
+
+  /**
+   * The answer read as it arrives (embedding-answer-reader.ts): resolves with the first vectors, so that a failure
+   * before them is an ordinary error the gateway can retry or fall back on; one after them ends the batches with it.
+   */
+  async embedStream(
+    upstreamModel: string,
+    request: EmbeddingRequest,
+    options: { readonly signal?: AbortSignal | undefined },
+  ): Promise<EmbeddingStream> {
+    const call = this.send(upstreamModel, request, options.signal);
+    let body: ResponseBody;
+    try {
+      const response = await call.response;
+      body = response.body as ResponseBody;
+      if (response.statusCode !== 200) {
+        const text = (await readLimitedBytes(body, ERROR_BODY_BYTES)).toString('utf8');
+        throw upstreamStatusError(response.statusCode, upstreamErrorMessage(text), 'embedding server');
+      }
+    } catch (error) {
+      throw call.failure(error);
+    }
+    const reader = new EmbeddingAnswerReader(request.inputs.length);
+    const pieces = (body as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
+    let received = 0;
+    let ended = false;
+    const next = async (): Promise<readonly IndexedVector[]> => {
+      try {
+        const piece = await pieces.next();
+        if (piece.done) {
+          ended = true;
+          return reader.end();
+        }
+        // What has come meanwhile is taken in the same step: a burst is passed on in one write, not one per read.
+        const vectors = [];
+        for (let bytes: Buffer | null = piece.value; bytes !== null; bytes = body.read() as Buffer | null) {
+          received += bytes.length;
+          if (received > MAX_BODY_BYTES) throw brokenError('sent an embeddings answer too large to pass on');
+          vectors.push(...reader.push(bytes));
+        }
+        return vectors;
+      } catch (error) {
+        ended = true;
+        body.destroy();
+        throw call.failure(error);
+      }
+    };
+    let first: readonly IndexedVector[] = [];
+    while (first.length === 0 && !ended) first = await next();
+    return {
+      batches: (async function* () {
+        try {
+          yield first;
+          while (!ended) {
+            const vectors = await next();
+            if (vectors.length > 0) yield vectors;
+          }
+        } finally {
+          // The caller stopped early (its client went away): the rest of the answer is not read.
+          if (!ended) body.destroy();
+        }
+      })(),
+      promptTokens: () => reader.promptTokens,
+    };
+  }
+
+  /** Sends the request; `failure` turns what the call threw into the error to report. */
+  private send(upstreamModel: string, request: EmbeddingRequest, signal: AbortSignal | undefined) {
     if (signal?.aborted) throw cancelledError();
     const deadline = AbortSignal.timeout(this.settings.timeoutMs);
-    const combined = signal ? AbortSignal.any([signal, deadline]) : deadline;
     const payload = {
       model: upstreamModel,
       input: request.inputs,
       encoding_format: request.preferred,
       ...(request.dimensions !== undefined && { dimensions: request.dimensions }),
     };
-    let body: Buffer;
-    let status: number;
-    try {
-      const response = await this.pool.request({
+    return {
+      response: this.pool.request({
         path: this.path,
         method: 'POST',
         headers: this.headers,
         body: JSON.stringify(payload),
-        signal: combined,
-      });
-      status = response.statusCode;
-      body = await readLimitedBytes(response.body as ResponseBody, status === 200 ? MAX_BODY_BYTES : 64 * 1024);
-    } catch (error) {
-      throw this.transportError(error, signal, deadline);
-    }
-    if (status !== 200)
-      throw upstreamStatusError(status, upstreamErrorMessage(body.toString('utf8')), 'embedding server');
-    return readAnswer(parseLifted(body, LIFT_MIN_BYTES, { arrays: true }), request.inputs.length);
+        signal: signal ? AbortSignal.any([signal, deadline]) : deadline,
+      }),
+      failure: (error: unknown) => this.transportError(error, signal, deadline),
+    };
   }
 
   async close(): Promise<void> {
