@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from 'undici';
+import { Client, type Dispatcher } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chatAccount, startChatServer, tokenCostNano, type ChatServer } from '../helpers/chat.ts';
 import { testDatabaseKind } from '../helpers/db.ts';
@@ -96,13 +96,27 @@ describe(`REST POST /api/v1/embeddings, streamed from the upstream (${testDataba
     await Promise.all([closeUpstream(), closeBroken(), rm(dir, { recursive: true, force: true })]);
   });
 
-  const request = (client: Client, body: unknown, headers: Record<string, string> = {}) =>
-    client.request({
-      path: '/api/v1/embeddings',
-      method: 'POST',
-      headers: { authorization: `Bearer ${account.secret}`, 'content-type': 'application/json', ...headers },
-      body: JSON.stringify(body),
-    });
+  /**
+   * Two base64 vectors asked for over a client of its own, with the upstream playing `script`; the answer is read by
+   * `use` as it comes. The upstream is let go and the client closed afterwards, whatever happened.
+   */
+  const streamed = async (script: Script, use: (response: Dispatcher.ResponseData) => Promise<void>) => {
+    scripts.push(script);
+    const client = new Client(server.url);
+    try {
+      await use(
+        await client.request({
+          path: '/api/v1/embeddings',
+          method: 'POST',
+          headers: { authorization: `Bearer ${account.secret}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'stream-embedding', input: ['a', 'b'], encoding_format: 'base64' }),
+        }),
+      );
+    } finally {
+      release();
+      await client.destroy();
+    }
+  };
   const settledBalance = async (expected: bigint) =>
     eventually(async () => {
       const now = await account.balance();
@@ -111,17 +125,11 @@ describe(`REST POST /api/v1/embeddings, streamed from the upstream (${testDataba
 
   it('should pass the first vectors on before the upstream has sent the rest, then charge the tokens', async () => {
     const before = await account.balance();
-    scripts.push({
+    const script = {
       pieces: [`{"object":"list","data":[${item(0)},`, `${item(1)}],"model":"bge","usage":{"prompt_tokens":5}}`],
       hold: true,
-    });
-    const client = new Client(server.url);
-    try {
-      const response = await request(client, {
-        model: 'stream-embedding',
-        input: ['a', 'b'],
-        encoding_format: 'base64',
-      });
+    };
+    await streamed(script, async (response) => {
       expect(response.statusCode).toBe(200);
       expect(response.headers['content-type']).toContain('application/json');
       const chunks = response.body[Symbol.asyncIterator]();
@@ -135,18 +143,14 @@ describe(`REST POST /api/v1/embeddings, streamed from the upstream (${testDataba
       release();
       let rest = '';
       for (let next = await chunks.next(); !next.done; next = await chunks.next()) rest += String(next.value);
-      const answer = JSON.parse(first + rest) as unknown;
-      expect(answer).toEqual({
+      expect(JSON.parse(first + rest)).toEqual({
         object: 'list',
         data: [0, 1].map((index) => ({ object: 'embedding', embedding: vector(index), index })),
         model: 'stream-embedding',
         usage: { prompt_tokens: 5, total_tokens: 5 },
       });
-      await settledBalance(before.amount - tokenCostNano(5, '0.1'));
-    } finally {
-      release();
-      await client.destroy();
-    }
+    });
+    await settledBalance(before.amount - tokenCostNano(5, '0.1'));
   });
 
   it('should put vectors the upstream sent out of order back in order, compressed when asked', async () => {
@@ -164,18 +168,12 @@ describe(`REST POST /api/v1/embeddings, streamed from the upstream (${testDataba
 
   it('should cut the connection when the upstream breaks off after the first vectors, and charge nothing', async () => {
     const before = await account.balance();
-    scripts.push({
+    const script = {
       pieces: [`{"object":"list","data":[${item(0)},${item(1).slice(0, 40)}`, ''],
       hold: true,
       cut: true,
-    });
-    const client = new Client(server.url);
-    try {
-      const response = await request(client, {
-        model: 'stream-embedding',
-        input: ['a', 'b'],
-        encoding_format: 'base64',
-      });
+    };
+    await streamed(script, async (response) => {
       expect(response.statusCode).toBe(200);
       const chunks = response.body[Symbol.asyncIterator]();
       await chunks.next();
@@ -186,32 +184,22 @@ describe(`REST POST /api/v1/embeddings, streamed from the upstream (${testDataba
           for (let next = await chunks.next(); !next.done; next = await chunks.next());
         })(),
       ).rejects.toThrow();
-      await settledBalance(before.amount);
-    } finally {
-      release();
-      await client.destroy();
-    }
+    });
+    await settledBalance(before.amount);
   });
 
   it('should stop reading the upstream and charge nothing when the client goes away', async () => {
     const before = await account.balance();
-    scripts.push({ pieces: [`{"object":"list","data":[${item(0)},`, `${item(1)}]}`], hold: true });
-    const client = new Client(server.url);
-    try {
-      const response = await request(client, {
-        model: 'stream-embedding',
-        input: ['a', 'b'],
-        encoding_format: 'base64',
-      });
-      await response.body[Symbol.asyncIterator]().next();
-      response.body.destroy();
-      await client.destroy();
-      // Lagoon lets go of the upstream's answer, and of the hold.
-      await upstreamClosed;
-      await settledBalance(before.amount);
-    } finally {
-      release();
-    }
+    await streamed(
+      { pieces: [`{"object":"list","data":[${item(0)},`, `${item(1)}]}`], hold: true },
+      async (response) => {
+        await response.body[Symbol.asyncIterator]().next();
+        response.body.destroy();
+        // Lagoon lets go of the upstream's answer, and of the hold, before the upstream has finished.
+        await upstreamClosed;
+        await settledBalance(before.amount);
+      },
+    );
   });
 
   it('should answer a 502 for an answer that fails before its first vector, after trying the next provider', async () => {

@@ -40,6 +40,11 @@ const LIFT_MIN_BYTES = 256;
 /** An error answer is read this far, for its message. */
 const ERROR_BODY_BYTES = 64 * 1024;
 
+interface SentCall {
+  readonly response: Promise<{ statusCode: number; body: unknown }>;
+  failure(error: unknown): AppError;
+}
+
 export interface OpenAIEmbeddingsSettings {
   readonly baseUrl: string;
   readonly apiKey?: string | undefined;
@@ -79,18 +84,14 @@ export class OpenAIEmbeddingsAdapter implements EmbeddingEngine {
     options: { readonly signal?: AbortSignal | undefined },
   ): Promise<EmbeddingResult> {
     const call = this.send(upstreamModel, request, options.signal);
-    let body: Buffer;
-    let status: number;
+    const body = await this.answerBody(call);
+    let bytes: Buffer;
     try {
-      const response = await call.response;
-      status = response.statusCode;
-      body = await readLimitedBytes(response.body as ResponseBody, status === 200 ? MAX_BODY_BYTES : ERROR_BODY_BYTES);
+      bytes = await readLimitedBytes(body, MAX_BODY_BYTES);
     } catch (error) {
       throw call.failure(error);
     }
-    if (status !== 200)
-      throw upstreamStatusError(status, upstreamErrorMessage(body.toString('utf8')), 'embedding server');
-    return readAnswer(parseLifted(body, LIFT_MIN_BYTES, { arrays: true }), request.inputs.length);
+    return readAnswer(parseLifted(bytes, LIFT_MIN_BYTES, { arrays: true }), request.inputs.length);
   }
 
   /**
@@ -103,17 +104,7 @@ export class OpenAIEmbeddingsAdapter implements EmbeddingEngine {
     options: { readonly signal?: AbortSignal | undefined },
   ): Promise<EmbeddingStream> {
     const call = this.send(upstreamModel, request, options.signal);
-    let body: ResponseBody;
-    try {
-      const response = await call.response;
-      body = response.body as ResponseBody;
-      if (response.statusCode !== 200) {
-        const text = (await readLimitedBytes(body, ERROR_BODY_BYTES)).toString('utf8');
-        throw upstreamStatusError(response.statusCode, upstreamErrorMessage(text), 'embedding server');
-      }
-    } catch (error) {
-      throw call.failure(error);
-    }
+    const body = await this.answerBody(call);
     const reader = new EmbeddingAnswerReader(request.inputs.length);
     const pieces = (body as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
     let received = 0;
@@ -158,8 +149,21 @@ export class OpenAIEmbeddingsAdapter implements EmbeddingEngine {
     };
   }
 
+  /** The answer's body once the server has answered 200; another status is its error. */
+  private async answerBody(call: SentCall): Promise<ResponseBody> {
+    try {
+      const response = await call.response;
+      const body = response.body as ResponseBody;
+      if (response.statusCode === 200) return body;
+      const text = (await readLimitedBytes(body, ERROR_BODY_BYTES)).toString('utf8');
+      throw upstreamStatusError(response.statusCode, upstreamErrorMessage(text), 'embedding server');
+    } catch (error) {
+      throw call.failure(error);
+    }
+  }
+
   /** Sends the request; `failure` turns what the call threw into the error to report. */
-  private send(upstreamModel: string, request: EmbeddingRequest, signal: AbortSignal | undefined) {
+  private send(upstreamModel: string, request: EmbeddingRequest, signal: AbortSignal | undefined): SentCall {
     if (signal?.aborted) throw cancelledError();
     const deadline = AbortSignal.timeout(this.settings.timeoutMs);
     const payload = {
