@@ -10,15 +10,20 @@ import { SimulatorEmbeddingEngine } from '../src/providers/embeddings/simulator-
  * Embeddings: (1) the latency Lagoon adds over an OpenAI-compatible upstream for one batch of 64 inputs, requests
  * sent one at a time, alternating direct / through Lagoon (ABAB, so drift hits both alike), for base64 (the
  * `openai` client's default) and float vectors; (2) the built-in simulator engine's throughput, in process and over
- * HTTP. The upstream lives in this process and answers a precomputed body at once (1024-dimension vectors), so
- * "direct" is the loopback + HTTP floor; Lagoon runs as a child (`node --import tsx src/main.ts`, embedded
- * PGlite unless DATABASE_URL is set, balance leases on as by default).
+ * HTTP. The upstream is a process of its own, as a model server is, and answers a precomputed body at once
+ * (1024-dimension vectors), so "direct" is the loopback + HTTP floor; BENCH_UPSTREAM=in-process serves it from this
+ * process's event loop instead, as before 2026-11-26 (the client then waits for its own upstream, which hides the
+ * gain of a relay that passes the answer on as it comes). Lagoon runs as a child (`node --import tsx src/main.ts`,
+ * embedded PGlite unless DATABASE_URL is set, balance leases on as by default).
  *   node --import tsx bench/embeddings.ts        BENCH_REQUESTS (default 400 per side and format); BENCH_FORMATS
- *   (default base64,float) picks the encodings; BENCH_LAGOON_NODE_ARGS (default `--import tsx`; add e.g. --cpu-prof)
- *   profiles Lagoon alone; BENCH_LAGOON_ENTRY=bench/floor-proxy.ts runs the bare relay in Lagoon's place (the floor).
+ *   (default base64,float) picks the encodings; BENCH_LINK_MBPS paces the upstream's answer as a network link would;
+ *   BENCH_LAGOON_NODE_ARGS (default `--import tsx`; add e.g. --cpu-prof) profiles Lagoon alone;
+ *   BENCH_LAGOON_ENTRY=bench/floor-proxy.ts runs the bare relay in Lagoon's place (the floor).
  */
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 400);
 const BATCH = 64;
+/** BENCH_LINK_MBPS: the upstream sends its answer at this rate (Mbit/s), as over a network; default: at once. */
+const LINK_BYTES_PER_MS = (Number(process.env.BENCH_LINK_MBPS ?? 0) * 1_000_000) / 8 / 1_000;
 const DIMENSIONS = 1_024;
 const ADMIN = 'bench-embeddings-admin-key-0123456789';
 const root = new URL('..', import.meta.url).pathname;
@@ -47,14 +52,39 @@ const answers = {
   }),
 };
 
+/** The upstream in a child process (this file with --serve-upstream), or in this process. */
 async function startUpstream(): Promise<{ url: string; close: () => void }> {
+  if (process.env.BENCH_UPSTREAM === 'in-process') return serveUpstream();
+  const child = spawn(process.execPath, ['--import', 'tsx', new URL(import.meta.url).pathname, '--serve-upstream'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
+      const found = /upstream (http:\S+)/.exec(chunk.toString());
+      if (found) resolve(found[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`the upstream exited with ${code}`)));
+  });
+  return { url, close: () => child.kill('SIGTERM') };
+}
+
+async function serveUpstream(): Promise<{ url: string; close: () => void }> {
   const server = createServer((req, res) => {
     const parts: Buffer[] = [];
     req.on('data', (part: Buffer) => parts.push(part));
     req.on('end', () => {
       const body = JSON.parse(Buffer.concat(parts).toString('utf8')) as { encoding_format?: string };
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(body.encoding_format === 'base64' ? answers.base64 : answers.float);
+      const answer = Buffer.from(body.encoding_format === 'base64' ? answers.base64 : answers.float);
+      if (LINK_BYTES_PER_MS === 0) return res.end(answer);
+      // A link of BENCH_LINK_MBPS: one millisecond's bytes per timer tick.
+      const send = (from: number) => {
+        const to = from + LINK_BYTES_PER_MS;
+        if (to >= answer.length) return res.end(answer.subarray(from));
+        res.write(answer.subarray(from, to));
+        setTimeout(() => send(to), 1);
+      };
+      send(0);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -217,4 +247,7 @@ async function main() {
   }
 }
 
-await main();
+if (process.argv.includes('--serve-upstream')) {
+  const { url } = await serveUpstream();
+  process.stdout.write(`upstream ${url}\n`);
+} else await main();
