@@ -23,7 +23,7 @@ import { resolveTypedModel } from '../catalog/typed-model.ts';
 import { embeddingCost, embeddingUsage } from './embedding-pricing.ts';
 import { EmbeddingInput, refuseTokenArrays } from './embedding.inputs.ts';
 
-/** One vector of the answer; it may be the upstream's own bytes (Base64Bytes, FloatsJson), which REST writes as they came. */
+/** One vector of the answer; it may be the upstream's own bytes (Base64Bytes, FloatsJson), written as they came. */
 export interface EmbeddingItem {
   readonly object: 'embedding';
   readonly embedding: number[] | string | Base64Bytes | FloatsJson;

@@ -202,7 +202,7 @@ describe(`REST POST /api/v1/embeddings, streamed from the upstream (${testDataba
     );
   });
 
-  it('should answer a 502 for an answer that fails before its first vector, after trying the next provider', async () => {
+  it('should answer 502 when an answer fails before its first vector, after trying the next provider', async () => {
     const before = await account.balance();
     scripts.push({ pieces: ['{"error":{"message":"out of memory"}}'] });
     const failed = await fetch(`${server.url}/api/v1/embeddings`, {
