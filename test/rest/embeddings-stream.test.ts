@@ -43,6 +43,8 @@ describe(`REST POST /api/v1/embeddings, streamed from the upstream (${testDataba
   const scripts: Script[] = [];
   let release: () => void = () => undefined;
   let upstreamClosed: Promise<void> = Promise.resolve();
+  /** Resolved when the upstream has sent the first pieces of its answer. */
+  let answering: () => void = () => undefined;
   let brokenCalls = 0;
 
   const play = async (script: Script, res: ServerResponse) => {
@@ -50,6 +52,7 @@ describe(`REST POST /api/v1/embeddings, streamed from the upstream (${testDataba
     const last = script.pieces.length - 1;
     script.pieces.slice(0, last).forEach((piece) => res.write(piece));
     upstreamClosed = new Promise((resolve) => res.once('close', resolve));
+    answering();
     if (script.hold) await new Promise<void>((resolve) => (release = resolve));
     if (script.cut) res.socket?.destroy();
     else res.end(script.pieces[last]);
@@ -200,6 +203,29 @@ describe(`REST POST /api/v1/embeddings, streamed from the upstream (${testDataba
         await settledBalance(before.amount);
       },
     );
+  });
+
+  it('should let go of the upstream and the hold when a client that asked for compression goes away', async () => {
+    const before = await account.balance();
+    const started = new Promise<void>((resolve) => (answering = resolve));
+    scripts.push({ pieces: [`{"object":"list","data":[${item(0)},`, `${item(1)}]}`], hold: true });
+    const controller = new AbortController();
+    const response = fetch(`${server.url}/api/v1/embeddings`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${account.secret}`,
+        'content-type': 'application/json',
+        'accept-encoding': 'br',
+      },
+      body: JSON.stringify({ model: 'stream-embedding', input: ['a', 'b'], encoding_format: 'base64' }),
+      signal: controller.signal,
+    });
+    await started;
+    controller.abort();
+    await expect(response).rejects.toThrow();
+    await upstreamClosed;
+    await settledBalance(before.amount);
+    release();
   });
 
   it('should answer 502 when an answer fails before its first vector, after trying the next provider', async () => {
