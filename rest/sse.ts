@@ -78,16 +78,17 @@ export async function writeChunks(res: HttpResponse, source: ChunkSource, writeA
     if (!finished) void chunks.return?.(undefined);
   });
   let broken = false;
-  let done = false;
   try {
     for (;;) {
       const next = await chunks.next();
-      done = next.done === true;
-      if (done || res.destroyed) break;
+      if (next.done) break;
+      if (res.destroyed) {
+        // A client gone before the close listener was set (while the handler ran) ends the source here.
+        void chunks.return?.(undefined);
+        break;
+      }
       if (!corkedWrite(res, next.value) && res.writableLength > writeAheadBytes) await drained(res);
     }
-    // A client gone before the close listener was set (while the handler ran) ends the source here.
-    if (!done) void chunks.return?.(undefined);
   } catch (error) {
     // A body that broke off must not look complete to the client: cut the connection rather than end the body.
     broken = true;
