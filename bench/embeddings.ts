@@ -22,6 +22,8 @@ import { SimulatorEmbeddingEngine } from '../src/providers/embeddings/simulator-
  */
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 400);
 const BATCH = 64;
+/** BENCH_WARMUP_SECONDS (default 45): requests sent through and around Lagoon before anything is measured. */
+const WARMUP_MS = Number(process.env.BENCH_WARMUP_SECONDS ?? 45) * 1_000;
 /** BENCH_LINK_MBPS: the upstream sends its answer at this rate (Mbit/s), as over a network; default: at once. */
 const LINK_BYTES_PER_MS = (Number(process.env.BENCH_LINK_MBPS ?? 0) * 1_000_000) / 8 / 1_000;
 const DIMENSIONS = 1_024;
@@ -190,7 +192,8 @@ async function main() {
     const formats = (process.env.BENCH_FORMATS ?? 'base64,float').split(',') as ('base64' | 'float')[];
     for (const format of formats) {
       const body = (model: string) => JSON.stringify({ model, input: inputs, encoding_format: format });
-      for (let i = 0; i < 50; i += 1) {
+      // Warm up until V8 has compiled what the path runs (its compiler threads stay busy ~40 s under this load).
+      for (const warmUntil = performance.now() + WARMUP_MS; performance.now() < warmUntil;) {
         await timed(lagoonPool, '/api/v1/embeddings', body('bench-upstream-embedding'), headers);
         await timed(upstreamPool, '/v1/embeddings', body('bge-m3'), headers);
       }
