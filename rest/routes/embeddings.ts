@@ -64,18 +64,36 @@ function listJson(list: EmbeddingList): Buffer {
   return splicedJson(parts);
 }
 
-/** A streamed answer: each batch of vectors in one write as it comes, the model and usage once charged. */
+/**
+ * A streamed answer: vectors are written once 192 KB of them wait (and the rest with the model and usage, once
+ * charged). A JSON client reads nothing before the end, so what counts is that the answer's last bytes follow the
+ * upstream's closely; fewer, larger writes cost less than one per read (bench/RESULTS.md).
+ */
 async function* listStream(outcome: EmbeddingStreamOutcome): AsyncGenerator<Buffer> {
   let first = true;
+  let parts: (string | Buffer)[] = [LIST_OPENING];
+  let waiting = 0;
   for await (const part of outcome.parts) {
-    const parts: (string | Buffer)[] = first ? [LIST_OPENING] : [];
     if ('items' in part) {
       itemParts(part.items, first, parts);
       first = false;
+      for (const { embedding } of part.items) waiting += approximateBytes(embedding);
+      if (waiting < WRITE_BYTES) continue;
     } else parts.push(listClosing(outcome.model, part.usage));
     yield splicedJson(parts);
+    parts = [];
+    waiting = 0;
   }
 }
+
+const WRITE_BYTES = 192 * 1024;
+
+const approximateBytes = (embedding: EmbeddingItem['embedding']): number =>
+  embedding instanceof Base64Bytes || embedding instanceof FloatsJson
+    ? embedding.ascii.length
+    : typeof embedding === 'string'
+      ? embedding.length
+      : embedding.length * 10;
 
 export const embeddingRoutes: Route[] = [
   {

@@ -85,6 +85,23 @@ describe('EmbeddingAnswerReader', () => {
     expect(reader.promptTokens).toBe(7);
   });
 
+  it('passes a long vector on with the read that completes it, not at the end of the answer', () => {
+    const body = Buffer.from(
+      answer([0, 1].map((index) => ({ object: 'embedding', index, embedding: base64(index, 65_536) }))),
+    );
+    const reader = new EmbeddingAnswerReader(2);
+    const firstEnds = body.indexOf('"', body.indexOf('"embedding":"') + 13) + 2;
+    const seen: number[] = [];
+    for (let at = 0; at < body.length; at += 64 * 1024) {
+      const piece = body.subarray(at, at + 64 * 1024);
+      const vectors = reader.push(piece);
+      if (vectors.length > 0) seen.push(at + piece.length);
+      if (at + piece.length >= firstEnds && seen.length === 0) throw new Error('the first vector was held back');
+    }
+    expect(seen[0]).toBeLessThan(body.length);
+    expect(reader.end()).toEqual([]);
+  });
+
   it('takes vectors without an index in their order, escaped base64 as a string, and unknown members', () => {
     const escaped = base64(1, 64).replace(/\//g, '\\/');
     const body = `{"data":[ {"embedding":"${base64(0, 64)}","object":"embedding","extra":{"a":[1,[2]],"b":"]}"}} ,

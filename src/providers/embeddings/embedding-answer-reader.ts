@@ -20,6 +20,8 @@ const CLOSE_BRACKET = 0x5d;
 const OPEN_BRACE = 0x7b;
 const CLOSE_BRACE = 0x7d;
 const STARTS_WITH_NUMBER = /^\[\s*-?\d/;
+/** A value up to this long is looked for again with every read; a longer one as its bytes double. */
+const RESCAN_BYTES = 1024 * 1024;
 
 type Phase = 'open' | 'firstMember' | 'member' | 'afterMember' | 'dataOpen' | 'firstItem' | 'item' | 'afterItem';
 
@@ -91,7 +93,7 @@ export class EmbeddingAnswerReader {
   private pieces: Buffer[] = [];
   private waiting = 0;
   private phase: Phase = 'open';
-  /** A value whose end had not arrived is looked for again once this many bytes wait (doubling: no rescans of n²). */
+  /** A long value whose end had not arrived is looked for again once this many bytes wait (no rescans of n²). */
   private retryAt = 0;
   private finished = false;
   private sawData = false;
@@ -216,11 +218,14 @@ export class EmbeddingAnswerReader {
     }
   }
 
-  /** Nothing more can be read until more bytes come: try again once twice as many wait (or fail at the end). */
+  /**
+   * Nothing more can be read until more bytes come: try again with the next bytes, or, for a value past 1 MiB, once
+   * twice as many wait (each try reads the value again from its start); at the end, fail.
+   */
   private wait(last: boolean): void {
     if (last) throw brokenError('sent an embeddings answer that ended early');
     this.waiting = this.bytes.length - this.at;
-    this.retryAt = 2 * this.waiting;
+    this.retryAt = this.waiting <= RESCAN_BYTES ? 0 : 2 * this.waiting;
   }
 
   private readUsage(bytes: Buffer, from: number, to: number): void {
