@@ -38,6 +38,12 @@ function stringEnd(bytes: Buffer, at: number): number {
 
 const isSpace = (byte: number | undefined) => byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;
 
+/** The first position from `at` that is not JSON whitespace. */
+function afterSpace(bytes: Buffer, at: number): number {
+  while (isSpace(bytes[at])) at += 1;
+  return at;
+}
+
 /** Where the JSON value that opens at `at` ends, or -1 when its end has not arrived. Its syntax is checked later. */
 function valueEnd(bytes: Buffer, at: number): number {
   const first = bytes[at];
@@ -142,7 +148,7 @@ export class EmbeddingAnswerReader {
     this.waiting = 0;
     this.retryAt = 0;
     while (!this.finished) {
-      while (isSpace(bytes[this.at])) this.at += 1;
+      this.at = afterSpace(bytes, this.at);
       if (this.at >= bytes.length) return;
       const byte = bytes[this.at]!;
       switch (this.phase) {
@@ -161,13 +167,11 @@ export class EmbeddingAnswerReader {
           if (byte !== QUOTE) throw brokenError('sent an embeddings answer that is not JSON');
           // A member is taken whole (the list of vectors up to its bracket), or left for when more has come.
           const keyEnd = stringEnd(bytes, this.at);
-          let colon = keyEnd;
-          while (colon !== -1 && isSpace(bytes[colon])) colon += 1;
+          const colon = keyEnd === -1 ? -1 : afterSpace(bytes, keyEnd);
           if (keyEnd === -1 || colon >= bytes.length) return this.wait(last);
           if (bytes[colon] !== COLON) throw brokenError('sent an embeddings answer that is not JSON');
           const key = keyOf(bytes, this.at, keyEnd);
-          let valueAt = colon + 1;
-          while (isSpace(bytes[valueAt])) valueAt += 1;
+          const valueAt = afterSpace(bytes, colon + 1);
           if (key === 'data') {
             if (this.sawData) throw brokenError('sent two lists of vectors');
             this.sawData = true;
@@ -243,30 +247,26 @@ export class EmbeddingAnswerReader {
   private readItem(bytes: Buffer, from: number, to: number, out: IndexedVector[]): void {
     let index: unknown = this.position;
     let vector: EngineVector | undefined;
-    let at = from + 1;
-    const skipSpace = () => {
-      while (isSpace(bytes[at])) at += 1;
-    };
-    skipSpace();
+    let at = afterSpace(bytes, from + 1);
     if (bytes[at] === CLOSE_BRACE) at = to;
     while (at < to - 1) {
       if (bytes[at] !== QUOTE) throw brokenError('sent a vector entry that is not JSON');
       const keyEnd = stringEnd(bytes, at);
       const key = keyOf(bytes, at, keyEnd);
       at = keyEnd;
-      skipSpace();
+      at = afterSpace(bytes, at);
       if (bytes[at] !== COLON) throw brokenError('sent a vector entry that is not JSON');
       at += 1;
-      skipSpace();
+      at = afterSpace(bytes, at);
       const end = valueEnd(bytes, at);
       if (end === -1 || end > to - 1) throw brokenError('sent a vector entry that is not JSON');
       if (key === 'embedding') vector = vectorOf(bytes, at, end);
       else if (key === 'index') index = Number(bytes.toString('latin1', at, end));
       at = end;
-      skipSpace();
+      at = afterSpace(bytes, at);
       if (bytes[at] === COMMA) {
         at += 1;
-        skipSpace();
+        at = afterSpace(bytes, at);
       } else if (at !== to - 1) throw brokenError('sent a vector entry that is not JSON');
     }
     this.position += 1;
