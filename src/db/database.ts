@@ -13,6 +13,7 @@ import {
 } from 'kysely';
 import type pg from 'pg';
 import { lockDataDir } from './data-dir-lock.ts';
+import { preparedNameOf } from './prepared-tag.ts';
 import { asDatabaseUnavailable, isConnectionLost } from './errors.ts';
 import type { PgliteThread } from './pglite-thread.ts';
 import type { DB } from './types.generated.ts';
@@ -78,16 +79,6 @@ async function openPostgres(url: string, poolSize: number, preparedStatements: b
   };
 }
 
-/**
- * Statements whose text starts with a `/* prepared:<name> *\/` tag run as named prepared statements: each pooled
- * connection parses them once and PostgreSQL keeps their plan, instead of parsing and planning them on every call.
- * For the few large statements run on every batch of the money core (on the benchmark's load, parsing and planning
- * them was about half of PostgreSQL's CPU, on the cores Lagoon shares). Other statements go as they are: Kysely
- * builds many shapes (IN lists of any length) that would fill the server's statement cache. Off with
- * LAGOON_PG_PREPARED_STATEMENTS=false, for a connection pooler that cannot carry named statements across
- * server connections (PgBouncer in transaction mode before 1.21, or without max_prepared_statements).
- */
-const PREPARED_TAG = /^\/\* prepared:([a-z_]+) \*\//;
 const BEGIN = /^\s*(begin|start transaction)\b/i;
 const END = /^\s*(commit|rollback)\b/i;
 /** A statement that only reads: sent again on another connection when its own broke under it. */
@@ -138,10 +129,16 @@ class LagoonClient implements PostgresPoolClient {
   ): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
     // Kysely passes a cursor only when the dialect is given a cursor class, which Lagoon's is not.
     if (typeof statement !== 'string') throw new Error('Cursors are not configured');
-    const name = this.preparedStatements ? PREPARED_TAG.exec(statement)?.[1] : undefined;
+    // Statements whose text starts with a `/* prepared:<name> */` tag run as named prepared statements: each pooled
+    // connection parses them once and PostgreSQL keeps their plan, instead of parsing and planning them on every call.
+    // For the few large statements run on every batch of the money core (on the benchmark's load, parsing and planning
+    // them was about half of PostgreSQL's CPU, on the cores Lagoon shares). Other statements go as they are: Kysely
+    // builds many shapes (IN lists of any length) that would fill the server's statement cache. Off with
+    // LAGOON_PG_PREPARED_STATEMENTS=false, for a connection pooler that cannot carry named statements across
+    // server connections (PgBouncer in transaction mode before 1.21, or without max_prepared_statements).
+    const name = this.preparedStatements ? preparedNameOf(statement) : undefined;
     const values = parameters as unknown[]; // Kysely's own copy, and pg only reads it
-    const config =
-      name === undefined ? { text: statement, values } : { name: `lagoon_${name}`, text: statement, values };
+    const config = name === undefined ? { text: statement, values } : { name, text: statement, values };
     return this.run<R>(config);
   }
 

@@ -3,6 +3,8 @@ import { workerData } from 'node:worker_threads';
 import { lowerThisThreadPriority } from '../thread-priority.ts';
 import { postEvent, serveCalls } from '../worker-thread.ts';
 import type { PgliteCall, PgliteReply, PgliteThreadData } from './pglite-thread.ts';
+import { PglitePreparedStatements } from './pglite-prepared.ts';
+import { preparedNameOf } from './prepared-tag.ts';
 
 /*
  * The embedded database's thread (pglite-thread.ts): one PGlite instance, answering statements in the order they
@@ -29,6 +31,8 @@ const opening = PGlite.create(dataDir, {
 // A failed start is the answer to every call, not an unhandled rejection of its own.
 opening.catch(() => undefined);
 
+const prepared = opening.then((pglite) => new PglitePreparedStatements(pglite));
+prepared.catch(() => undefined);
 const listening = new Map<string, () => Promise<void>>();
 
 serveCalls<PgliteCall, PgliteReply>(async (call) => {
@@ -37,7 +41,11 @@ serveCalls<PgliteCall, PgliteReply>(async (call) => {
     case 'open':
       return undefined;
     case 'query': {
-      const { rows, affectedRows } = await pglite.query(call.text, [...call.params]);
+      const name = preparedNameOf(call.text);
+      const { rows, affectedRows } =
+        name === undefined
+          ? await pglite.query(call.text, [...call.params])
+          : await (await prepared).query(name, call.text, call.params);
       return { rows, affectedRows };
     }
     case 'exec':
