@@ -34,6 +34,11 @@ opening.catch(() => undefined);
 const prepared = opening.then((pglite) => new PglitePreparedStatements(pglite));
 prepared.catch(() => undefined);
 const listening = new Map<string, () => Promise<void>>();
+/**
+ * Transaction control has no parameters and nothing to plan: the simple protocol takes it in one message, where
+ * `query` sends six (0.36 → 0.16 ms for a begin and its commit, in every batch of the money core).
+ */
+const TRANSACTION_CONTROL = /^(begin|commit|rollback)$/;
 
 serveCalls<PgliteCall, PgliteReply>(async (call) => {
   const pglite = await opening;
@@ -41,6 +46,10 @@ serveCalls<PgliteCall, PgliteReply>(async (call) => {
     case 'open':
       return undefined;
     case 'query': {
+      if (call.params.length === 0 && TRANSACTION_CONTROL.test(call.text)) {
+        const [result] = await pglite.exec(call.text);
+        return { rows: result?.rows ?? [], affectedRows: result?.affectedRows };
+      }
       const name = preparedNameOf(call.text);
       const { rows, affectedRows } =
         name === undefined
