@@ -129,11 +129,9 @@ class LagoonClient implements PostgresPoolClient {
   ): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
     // Kysely passes a cursor only when the dialect is given a cursor class, which Lagoon's is not.
     if (typeof statement !== 'string') throw new Error('Cursors are not configured');
-    // Statements whose text starts with a `/* prepared:<name> */` tag run as named prepared statements: each pooled
-    // connection parses them once and PostgreSQL keeps their plan, instead of parsing and planning them on every call.
-    // For the few large statements run on every batch of the money core (on the benchmark's load, parsing and planning
-    // them was about half of PostgreSQL's CPU, on the cores Lagoon shares). Other statements go as they are: Kysely
-    // builds many shapes (IN lists of any length) that would fill the server's statement cache. Off with
+    // Tagged statements (prepared-tag.ts) are prepared once per pooled connection: parsing and planning the money
+    // core's batch statements was about half of PostgreSQL's CPU on the benchmark's load. Untagged ones go as they are:
+    // Kysely builds many shapes (IN lists of any length) that would fill the server's statement cache. Off with
     // LAGOON_PG_PREPARED_STATEMENTS=false, for a connection pooler that cannot carry named statements across
     // server connections (PgBouncer in transaction mode before 1.21, or without max_prepared_statements).
     const name = this.preparedStatements ? preparedNameOf(statement) : undefined;
