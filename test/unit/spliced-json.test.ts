@@ -27,4 +27,14 @@ describe('splicedJson', () => {
       note: 'é',
     });
   });
+
+  it('writes views on larger buffers at their own length, multi-byte text included, and nothing as nothing', () => {
+    const whole = Buffer.from('xxAAAAyy');
+    const vector = whole.subarray(2, 6);
+    const parts = ['[{"e":"', vector, '","m":"🌊 lagune"}', ',{"e":"', vector, '"}]'];
+    const body = splicedJson(parts);
+    expect(body.length).toBe(Buffer.byteLength('[{"e":"AAAA","m":"🌊 lagune"},{"e":"AAAA"}]'));
+    expect(JSON.parse(body.toString('utf8'))).toEqual([{ e: 'AAAA', m: '🌊 lagune' }, { e: 'AAAA' }]);
+    expect(splicedJson([]).length).toBe(0);
+  });
 });
