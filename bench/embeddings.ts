@@ -18,7 +18,8 @@ import { SimulatorEmbeddingEngine } from '../src/providers/embeddings/simulator-
  *   node --import tsx bench/embeddings.ts        BENCH_REQUESTS (default 400 per side and format); BENCH_FORMATS
  *   (default base64,float) picks the encodings; BENCH_LINK_MBPS paces the upstream's answer as a network link would;
  *   BENCH_LAGOON_NODE_ARGS (default `--import tsx`; add e.g. --cpu-prof) profiles Lagoon alone;
- *   BENCH_LAGOON_ENTRY=bench/floor-proxy.ts runs the bare relay in Lagoon's place (the floor).
+ *   BENCH_LAGOON_ENTRY=bench/floor-proxy.ts runs the bare relay in Lagoon's place (the floor); BENCH_SIGNAL=1 with
+ *   bench/alloc-sampler.ts preloaded samples what Lagoon allocates during the measured run.
  */
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 400);
 const BATCH = 64;
@@ -200,12 +201,15 @@ async function main() {
       const direct: number[] = [];
       const through: number[] = [];
       let lagoonCpu = 0;
+      // BENCH_SIGNAL=1: SIGUSR2 to Lagoon around the measured run (a preloaded profiler starts and stops on it).
+      if (process.env.BENCH_SIGNAL) process.kill(lagoon.pid!, 'SIGUSR2');
       for (let i = 0; i < REQUESTS; i += 1) {
         direct.push(await timed(upstreamPool, '/v1/embeddings', body('bge-m3'), headers));
         const cpuBefore = cpuMs(lagoon.pid!);
         through.push(await timed(lagoonPool, '/api/v1/embeddings', body('bench-upstream-embedding'), headers));
         lagoonCpu += cpuMs(lagoon.pid!) - cpuBefore;
       }
+      if (process.env.BENCH_SIGNAL) process.kill(lagoon.pid!, 'SIGUSR2');
       direct.sort((a, b) => a - b);
       through.sort((a, b) => a - b);
       const f = (value: number) => value.toFixed(2);

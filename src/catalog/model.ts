@@ -134,11 +134,14 @@ export const attoPrice = (pair: PricePair): AttoPrice => ({ usd: parseAtto(pair.
 
 /** Text and embedding prices per 1M tokens. */
 export interface TextPrices {
-  input: AttoPrice;
-  output: AttoPrice;
-  cacheInput?: AttoPrice;
-  cacheWrite?: AttoPrice;
+  readonly input: Readonly<AttoPrice>;
+  readonly output: Readonly<AttoPrice>;
+  readonly cacheInput?: Readonly<AttoPrice>;
+  readonly cacheWrite?: Readonly<AttoPrice>;
 }
+
+/** Parsed once per pricing record: every paid call reads its prices two or three times (hold, charge, usage). */
+const parsedTextPrices = new WeakMap<TextPricing, TextPrices>();
 
 export function textPrices(model: CatalogModel): TextPrices {
   if (model.type !== 'text' && model.type !== 'embedding') {
@@ -147,10 +150,15 @@ export function textPrices(model: CatalogModel): TextPrices {
     );
   }
   const pricing = model.spec.pricing as TextPricing;
-  return {
-    input: attoPrice(pricing.input),
-    output: attoPrice(pricing.output),
-    ...(pricing.cache_input && { cacheInput: attoPrice(pricing.cache_input) }),
-    ...(pricing.cache_write && { cacheWrite: attoPrice(pricing.cache_write) }),
-  };
+  let prices = parsedTextPrices.get(pricing);
+  if (prices === undefined) {
+    prices = {
+      input: attoPrice(pricing.input),
+      output: attoPrice(pricing.output),
+      ...(pricing.cache_input && { cacheInput: attoPrice(pricing.cache_input) }),
+      ...(pricing.cache_write && { cacheWrite: attoPrice(pricing.cache_write) }),
+    };
+    parsedTextPrices.set(pricing, prices);
+  }
+  return prices;
 }

@@ -170,6 +170,50 @@ describe(`REST POST /api/v1/embeddings, streamed from the upstream (${testDataba
     expect(answer.data).toEqual([0, 1, 2].map((index) => ({ object: 'embedding', embedding: vector(index), index })));
   });
 
+  it('should rewrite any layout of the upstream into OpenAI order, with indexes of several digits', async () => {
+    const count = 120;
+    const small = (index: number) => Buffer.from(Float32Array.from([index, -index, 0.5]).buffer).toString('base64');
+    // vLLM's member order, pretty-printed, with an escaped member name, in pieces that split names and numbers.
+    const upstreamAnswer = JSON.stringify(
+      {
+        id: 'embd-1',
+        data: Array.from({ length: count }, (_, index) => ({ index, object: 'embedding', embedding: small(index) })),
+        usage: { prompt_tokens: count, total_tokens: count },
+      },
+      null,
+      2,
+    ).replace('"usage"', '"\\u0075sage"');
+    const pieces = upstreamAnswer.match(/[^]{1,37}/g) ?? [];
+    scripts.push({ pieces });
+    const response = await fetch(`${server.url}/api/v1/embeddings`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${account.secret}`,
+        'content-type': 'application/json',
+        'accept-encoding': 'identity',
+      },
+      body: JSON.stringify({
+        model: 'stream-embedding',
+        input: Array.from({ length: count }, (_, index) => `text ${index}`),
+        encoding_format: 'base64',
+      }),
+    });
+    const text = await response.text();
+    const items = Array.from({ length: count }, (_, index) => ({
+      object: 'embedding',
+      embedding: small(index),
+      index,
+    }));
+    expect(text).toBe(
+      JSON.stringify({
+        object: 'list',
+        data: items,
+        model: 'stream-embedding',
+        usage: { prompt_tokens: count, total_tokens: count },
+      }),
+    );
+  });
+
   it('should cut the connection when the upstream breaks off after the first vectors, and charge nothing', async () => {
     const before = await account.balance();
     const script = {

@@ -25,14 +25,23 @@ const RESCAN_BYTES = 1024 * 1024;
 
 type Phase = 'open' | 'firstMember' | 'member' | 'afterMember' | 'dataOpen' | 'firstItem' | 'item' | 'afterItem';
 
+/** Strings up to this long (member names, numbers' neighbours) are scanned in JavaScript, not with a native call. */
+const SHORT_STRING_BYTES = 48;
+
+/** Whether the quote at `quote` ends its string: an even run of backslashes before it escapes itself, not the quote. */
+function closes(bytes: Buffer, quote: number): boolean {
+  let slash = quote - 1;
+  while (bytes[slash] === BACKSLASH) slash -= 1;
+  return (quote - 1 - slash) % 2 === 0;
+}
+
 /** Where a JSON string that opens at `at` ends (past its closing quote), or -1 when its end has not arrived. */
 function stringEnd(bytes: Buffer, at: number): number {
-  for (let quote = bytes.indexOf(QUOTE, at + 1); quote !== -1; quote = bytes.indexOf(QUOTE, quote + 1)) {
-    let slash = quote - 1;
-    while (bytes[slash] === BACKSLASH) slash -= 1;
-    // An even run of backslashes escapes itself, not the quote.
-    if ((quote - 1 - slash) % 2 === 0) return quote + 1;
-  }
+  const near = Math.min(bytes.length, at + SHORT_STRING_BYTES);
+  for (let quote = at + 1; quote < near; quote += 1)
+    if (bytes[quote] === QUOTE && closes(bytes, quote)) return quote + 1;
+  for (let quote = bytes.indexOf(QUOTE, near); quote !== -1; quote = bytes.indexOf(QUOTE, quote + 1))
+    if (closes(bytes, quote)) return quote + 1;
   return -1;
 }
 
@@ -85,11 +94,44 @@ function valueEnd(bytes: Buffer, at: number): number {
   return -1;
 }
 
-function keyOf(bytes: Buffer, from: number, to: number): string {
-  const raw = bytes.toString('latin1', from + 1, to - 1);
-  return raw.includes('\\') || !isAscii(bytes.subarray(from, to))
-    ? (JSON.parse(bytes.toString('utf8', from, to)) as string)
-    : raw;
+/** The member names the reader acts on; any other member is skipped. */
+const NAMES = ['data', 'usage', 'embedding', 'index'] as const;
+type Name = (typeof NAMES)[number];
+const NAME_BYTES = NAMES.map((name) => [name, Buffer.from(name, 'latin1')] as const);
+
+/**
+ * Which of NAMES the JSON string from `from` to `to` (quotes included) is, compared byte by byte (no string is made
+ * for a name); undefined for another. A name written with escapes is decoded first.
+ */
+function nameOf(bytes: Buffer, from: number, to: number): Name | undefined {
+  const length = to - from - 2;
+  let escaped = false;
+  for (let at = from + 1; at < to - 1; at += 1) if (bytes[at] === BACKSLASH) escaped = true;
+  if (escaped) {
+    const name = JSON.parse(bytes.toString('utf8', from, to)) as string;
+    return NAMES.find((known) => known === name);
+  }
+  for (const [name, ascii] of NAME_BYTES) {
+    if (ascii.length !== length) continue;
+    let at = 0;
+    while (at < length && bytes[from + 1 + at] === ascii[at]) at += 1;
+    if (at === length) return name;
+  }
+  return undefined;
+}
+
+const DIGIT_0 = 0x30;
+const DIGIT_9 = 0x39;
+
+/** The JSON number from `from` to `to`: digits are read in place; another form (1.0, 1e0, -1) through Number. */
+function numberAt(bytes: Buffer, from: number, to: number): number {
+  let value = 0;
+  for (let at = from; at < to; at += 1) {
+    const byte = bytes[at]!;
+    if (byte < DIGIT_0 || byte > DIGIT_9 || to - from > 15) return Number(bytes.toString('latin1', from, to));
+    value = value * 10 + (byte - DIGIT_0);
+  }
+  return to > from ? value : Number.NaN;
 }
 
 export class EmbeddingAnswerReader {
@@ -170,7 +212,7 @@ export class EmbeddingAnswerReader {
           const colon = keyEnd === -1 ? -1 : afterSpace(bytes, keyEnd);
           if (keyEnd === -1 || colon >= bytes.length) return this.wait(last);
           if (bytes[colon] !== COLON) throw brokenError('sent an embeddings answer that is not JSON');
-          const key = keyOf(bytes, this.at, keyEnd);
+          const key = nameOf(bytes, this.at, keyEnd);
           const valueAt = afterSpace(bytes, colon + 1);
           if (key === 'data') {
             if (this.sawData) throw brokenError('sent two lists of vectors');
@@ -252,7 +294,7 @@ export class EmbeddingAnswerReader {
     while (at < to - 1) {
       if (bytes[at] !== QUOTE) throw brokenError('sent a vector entry that is not JSON');
       const keyEnd = stringEnd(bytes, at);
-      const key = keyOf(bytes, at, keyEnd);
+      const key = nameOf(bytes, at, keyEnd);
       at = keyEnd;
       at = afterSpace(bytes, at);
       if (bytes[at] !== COLON) throw brokenError('sent a vector entry that is not JSON');
@@ -261,7 +303,7 @@ export class EmbeddingAnswerReader {
       const end = valueEnd(bytes, at);
       if (end === -1 || end > to - 1) throw brokenError('sent a vector entry that is not JSON');
       if (key === 'embedding') vector = vectorOf(bytes, at, end);
-      else if (key === 'index') index = Number(bytes.toString('latin1', at, end));
+      else if (key === 'index') index = numberAt(bytes, at, end);
       at = end;
       at = afterSpace(bytes, at);
       if (bytes[at] === COMMA) {

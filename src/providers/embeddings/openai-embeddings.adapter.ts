@@ -162,10 +162,12 @@ export class OpenAIEmbeddingsAdapter implements EmbeddingEngine {
     }
   }
 
-  /** Sends the request; `failure` turns what the call threw into the error to report. */
+  /**
+   * Sends the request; `failure` turns what the call threw into the error to report. The timeout is the pool's
+   * (for the headers, then between pieces of the body), which costs no timer or signal of its own per call.
+   */
   private send(upstreamModel: string, request: EmbeddingRequest, signal: AbortSignal | undefined): SentCall {
     if (signal?.aborted) throw cancelledError();
-    const deadline = AbortSignal.timeout(this.settings.timeoutMs);
     const payload = {
       model: upstreamModel,
       input: request.inputs,
@@ -178,9 +180,9 @@ export class OpenAIEmbeddingsAdapter implements EmbeddingEngine {
         method: 'POST',
         headers: this.headers,
         body: JSON.stringify(payload),
-        signal: signal ? AbortSignal.any([signal, deadline]) : deadline,
+        ...(signal && { signal }),
       }),
-      failure: (error: unknown) => this.transportError(error, signal, deadline),
+      failure: (error: unknown) => this.transportError(error, signal),
     };
   }
 
@@ -188,12 +190,12 @@ export class OpenAIEmbeddingsAdapter implements EmbeddingEngine {
     await this.pool.destroy();
   }
 
-  private transportError(error: unknown, caller: AbortSignal | undefined, deadline: AbortSignal): AppError {
+  private transportError(error: unknown, caller: AbortSignal | undefined): AppError {
     if (error instanceof AppError) return error;
     if (caller?.aborted) return cancelledError();
     const code = (error as { code?: unknown } | null)?.code;
     const detail = `${this.id}: ${typeof code === 'string' ? `${code} ` : ''}${error instanceof Error ? error.message : String(error)}`;
-    if (deadline.aborted || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT')
+    if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT')
       return timeoutError(this.settings.timeoutMs, 'answer', detail);
     return brokenError('could not be reached', detail);
   }
