@@ -112,6 +112,26 @@ describe('EmbeddingAnswerReader', () => {
     expect(textOf(vectors[0]!.vector)).toBe(base64(0, 64));
   });
 
+  it('reads large reads in place, joining only the vector cut between two of them', () => {
+    // Vectors of changing sizes (a cut one may be longer than the last one read), base64 and floats, pretty-printed.
+    const sizes = [1024, 1024, 16, 4096, 1024, 3, 8192, 1024, 1024, 512];
+    const data = sizes.map((dimensions, index) => ({
+      index,
+      object: 'embedding',
+      embedding: index % 3 === 2 ? floats(index, dimensions) : base64(index, dimensions),
+    }));
+    const body = JSON.stringify({ object: 'list', data, model: 'm', usage: { prompt_tokens: 9 } }, null, 1);
+    for (const piece of [4_096, 5_000, 9_999, 65_536, 100_000]) {
+      const vectors = readAll(body, sizes.length, piece);
+      expect(vectors.map(({ index }) => index)).toEqual(sizes.map((_, index) => index));
+      // Float vectors keep the upstream's text, line breaks included.
+      expect(vectors.map(({ vector }) => (vector instanceof FloatsJson ? vector.numbers() : textOf(vector)))).toEqual(
+        data.map(({ embedding }) => embedding),
+      );
+    }
+    expect(() => readAll(`${body} x`, sizes.length, 65_536)).toThrow('sent more after its embeddings answer');
+  });
+
   it('refuses what is not a whole answer of one vector per input', () => {
     const item = (index: number) => ({ object: 'embedding', index, embedding: base64(index, 4) });
     expect(brokenBy('not json', 1)).toMatch(/not a JSON object/);

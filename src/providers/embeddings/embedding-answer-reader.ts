@@ -20,6 +20,8 @@ const CLOSE_BRACKET = 0x5d;
 const OPEN_BRACE = 0x7b;
 const CLOSE_BRACE = 0x7d;
 const STARTS_WITH_NUMBER = /^\[\s*-?\d/;
+/** Bytes beyond the last entry's size taken from the next read to complete a value cut between reads. */
+const BRIDGE_SLACK_BYTES = 4096;
 /** A value up to this long is looked for again with every read; a longer one as its bytes double. */
 const RESCAN_BYTES = 1024 * 1024;
 
@@ -144,6 +146,8 @@ export class EmbeddingAnswerReader {
   /** A long value whose end had not arrived is looked for again once this many bytes wait (no rescans of n²). */
   private retryAt = 0;
   private finished = false;
+  /** The size of the last vector entry read: about what a cut one needs from the next read. */
+  private itemBytes = 0;
   private sawData = false;
   private position = 0;
   private nextIndex = 0;
@@ -180,15 +184,30 @@ export class EmbeddingAnswerReader {
   }
 
   private advance(out: IndexedVector[], last: boolean): void {
-    // The bytes not read yet and those that came since, in one buffer (a copy only of what was left over).
     const rest = this.bytes.subarray(this.at);
-    const bytes =
-      rest.length === 0 && this.pieces.length === 1 ? this.pieces[0]! : Buffer.concat([rest, ...this.pieces]);
-    this.bytes = bytes;
-    this.at = 0;
+    const pieces = this.pieces;
     this.pieces = [];
     this.waiting = 0;
     this.retryAt = 0;
+    if (pieces.length === 0) return this.parse(this.bytes, this.at, out, last);
+    if (rest.length === 0 && pieces.length === 1) return this.parse(pieces[0]!, 0, out, last);
+    const piece = pieces[0]!;
+    const head = Math.min(piece.length, this.itemBytes + BRIDGE_SLACK_BYTES);
+    if (pieces.length === 1 && head < piece.length) {
+      // The value cut between two reads is joined from the bytes it needs (about one vector), and the rest of the read
+      // is parsed where it lies: no copy of every read.
+      this.parse(Buffer.concat([rest, piece.subarray(0, head)]), 0, out, false);
+      if (this.at >= rest.length) return this.parse(piece, this.at - rest.length, out, last);
+      // A value longer than the join: joined whole.
+      return this.parse(Buffer.concat([this.bytes.subarray(this.at), piece.subarray(head)]), 0, out, last);
+    }
+    this.parse(Buffer.concat([rest, ...pieces]), 0, out, last);
+  }
+
+  /** Reads what `bytes` holds from `at` on; what is cut at its end waits for the next bytes (at the end: fails). */
+  private parse(bytes: Buffer, at: number, out: IndexedVector[], last: boolean): void {
+    this.bytes = bytes;
+    this.at = at;
     while (!this.finished) {
       this.at = afterSpace(bytes, this.at);
       if (this.at >= bytes.length) return;
@@ -250,6 +269,7 @@ export class EmbeddingAnswerReader {
           const end = valueEnd(bytes, this.at);
           if (end === -1) return this.wait(last);
           this.readItem(bytes, this.at, end, out);
+          this.itemBytes = end - this.at;
           this.at = end;
           this.phase = 'afterItem';
           break;
