@@ -19,7 +19,10 @@ import { SimulatorEmbeddingEngine } from '../src/providers/embeddings/simulator-
  *   (default base64,float) picks the encodings; BENCH_LINK_MBPS paces the upstream's answer as a network link would;
  *   BENCH_LAGOON_NODE_ARGS (default `--import tsx`; add e.g. --cpu-prof) profiles Lagoon alone;
  *   BENCH_LAGOON_ENTRY=bench/floor-proxy.ts runs the bare relay in Lagoon's place (the floor); BENCH_SIGNAL=1 with
- *   bench/alloc-sampler.ts preloaded samples what Lagoon allocates during the measured run.
+ *   bench/alloc-sampler.ts preloaded samples what Lagoon allocates during the measured run;
+ *   BENCH_COMPARE_ROOT=<another checkout> runs that build beside this one, each measured request sent to both in
+ *   turn (order swapped every time), so that two builds are compared under the same load and drift.
+ 
  */
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 400);
 const BATCH = 64;
@@ -95,7 +98,7 @@ async function serveUpstream(): Promise<{ url: string; close: () => void }> {
   return { url: `http://127.0.0.1:${port}`, close: () => server.close() };
 }
 
-function startLagoon(configPath: string, dataDir: string, port: number): Promise<ChildProcess> {
+function startLagoon(configPath: string, dataDir: string, port: number, cwd = root): Promise<ChildProcess> {
   const child = spawn(
     process.execPath,
     [
@@ -103,7 +106,7 @@ function startLagoon(configPath: string, dataDir: string, port: number): Promise
       process.env.BENCH_LAGOON_ENTRY ?? 'src/main.ts',
     ],
     {
-      cwd: root,
+      cwd,
       env: {
         ...process.env,
         PORT: String(port),
@@ -162,28 +165,41 @@ async function main() {
     }),
   );
   const port = 18_000 + Math.floor(Math.random() * 2_000);
-  const lagoon = await startLagoon(configPath, join(dir, 'data'), port);
+  // This checkout's Lagoon, and with BENCH_COMPARE_ROOT another build beside it (its own data directory).
+  const roots = [root, ...(process.env.BENCH_COMPARE_ROOT ? [process.env.BENCH_COMPARE_ROOT] : [])];
+  const builds: { root: string; child: ChildProcess; pool: Pool; cpu: number; through: number[] }[] = [];
   try {
-    const lagoonPool = new Pool(`http://127.0.0.1:${port}`, { connections: 1 });
+    for (const [n, buildRoot] of roots.entries()) {
+      const dataDir = join(dir, `data-${n}`);
+      const child = await startLagoon(configPath, dataDir, port + n, buildRoot);
+      builds.push({
+        root: buildRoot,
+        child,
+        pool: new Pool(`http://127.0.0.1:${port + n}`, { connections: 1 }),
+        cpu: 0,
+        through: [],
+      });
+      const credit = spawn(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          'src/cli/main.ts',
+          'accounts',
+          'credit',
+          '--key',
+          ADMIN,
+          '--currency',
+          'USD',
+          '--amount',
+          '1000',
+        ],
+        { cwd: root, env: { ...process.env, LAGOON_DATA_DIR: dataDir }, stdio: 'ignore' },
+      );
+      await new Promise((resolve) => credit.once('exit', resolve));
+    }
+    const lagoonPool = builds[0]!.pool;
     const upstreamPool = new Pool(upstream.url, { connections: 1 });
-    const credit = spawn(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        'src/cli/main.ts',
-        'accounts',
-        'credit',
-        '--key',
-        ADMIN,
-        '--currency',
-        'USD',
-        '--amount',
-        '1000',
-      ],
-      { cwd: root, env: { ...process.env, LAGOON_DATA_DIR: join(dir, 'data') }, stdio: 'ignore' },
-    );
-    await new Promise((resolve) => credit.once('exit', resolve));
     const headers = { 'content-type': 'application/json', authorization: `Bearer ${ADMIN}` };
     console.log(`load average at start: ${load.join(' ')}; ${REQUESTS} requests per side and format, batch ${BATCH}`);
     console.log(
@@ -191,37 +207,42 @@ async function main() {
     );
     console.log('|---|---:|---:|---:|---:|');
     const formats = (process.env.BENCH_FORMATS ?? 'base64,float').split(',') as ('base64' | 'float')[];
+    const signal = () => {
+      // BENCH_SIGNAL=1: SIGUSR2 to Lagoon around the measured run (a preloaded profiler starts and stops on it).
+      if (process.env.BENCH_SIGNAL) for (const build of builds) process.kill(build.child.pid!, 'SIGUSR2');
+    };
     for (const format of formats) {
       const body = (model: string) => JSON.stringify({ model, input: inputs, encoding_format: format });
+      const throughLagoon = async (build: (typeof builds)[number]) => {
+        const cpuBefore = cpuMs(build.child.pid!);
+        build.through.push(await timed(build.pool, '/api/v1/embeddings', body('bench-upstream-embedding'), headers));
+        build.cpu += cpuMs(build.child.pid!) - cpuBefore;
+      };
       // Warm up until V8 has compiled what the path runs (its compiler threads stay busy ~40 s under this load).
       for (const warmUntil = performance.now() + WARMUP_MS; performance.now() < warmUntil;) {
-        await timed(lagoonPool, '/api/v1/embeddings', body('bench-upstream-embedding'), headers);
+        for (const build of builds)
+          await timed(build.pool, '/api/v1/embeddings', body('bench-upstream-embedding'), headers);
         await timed(upstreamPool, '/v1/embeddings', body('bge-m3'), headers);
       }
       const direct: number[] = [];
-      const through: number[] = [];
-      let lagoonCpu = 0;
-      // BENCH_SIGNAL=1: SIGUSR2 to Lagoon around the measured run (a preloaded profiler starts and stops on it).
-      if (process.env.BENCH_SIGNAL) process.kill(lagoon.pid!, 'SIGUSR2');
+      for (const build of builds) [build.cpu, build.through] = [0, []];
+      signal();
       for (let i = 0; i < REQUESTS; i += 1) {
         direct.push(await timed(upstreamPool, '/v1/embeddings', body('bge-m3'), headers));
-        const cpuBefore = cpuMs(lagoon.pid!);
-        through.push(await timed(lagoonPool, '/api/v1/embeddings', body('bench-upstream-embedding'), headers));
-        lagoonCpu += cpuMs(lagoon.pid!) - cpuBefore;
+        for (const build of i % 2 === 0 ? builds : [...builds].reverse()) await throughLagoon(build);
       }
-      if (process.env.BENCH_SIGNAL) process.kill(lagoon.pid!, 'SIGUSR2');
+      signal();
       direct.sort((a, b) => a - b);
-      through.sort((a, b) => a - b);
       const f = (value: number) => value.toFixed(2);
-      const [d50, d99, t50, t99] = [
-        quantile(direct, 0.5),
-        quantile(direct, 0.99),
-        quantile(through, 0.5),
-        quantile(through, 0.99),
-      ];
-      console.log(
-        `| ${format} | ${f(d50)} / ${f(d99)} | ${f(t50)} / ${f(t99)} | **${f(t50 - d50)} / ${f(t99 - d99)}** | ${f(lagoonCpu / REQUESTS)} |`,
-      );
+      const [d50, d99] = [quantile(direct, 0.5), quantile(direct, 0.99)];
+      for (const build of builds) {
+        const through = build.through.sort((a, b) => a - b);
+        const [t50, t99] = [quantile(through, 0.5), quantile(through, 0.99)];
+        const label = builds.length > 1 ? ` (${build.root})` : '';
+        console.log(
+          `| ${format}${label} | ${f(d50)} / ${f(d99)} | ${f(t50)} / ${f(t99)} | **${f(t50 - d50)} / ${f(t99 - d99)}** | ${f(build.cpu / REQUESTS)} |`,
+        );
+      }
     }
     // The simulator engine alone, in this process.
     const engine = new SimulatorEmbeddingEngine('bench');
@@ -245,10 +266,12 @@ async function main() {
       `simulator engine (1024 dims, ~15-word inputs): ${Math.round(inProcess)} inputs/s in process; ` +
         `${Math.round(overHttp)} inputs/s over HTTP through Lagoon (batches of ${BATCH}, one at a time)`,
     );
-    await Promise.all([lagoonPool.close(), upstreamPool.close()]);
+    await Promise.all([...builds.map((build) => build.pool.close()), upstreamPool.close()]);
   } finally {
-    lagoon.kill('SIGTERM');
-    await new Promise((resolve) => lagoon.once('exit', resolve));
+    for (const { child } of builds) {
+      child.kill('SIGTERM');
+      await new Promise((resolve) => child.once('exit', resolve));
+    }
     upstream.close();
     rmSync(dir, { recursive: true, force: true });
   }
