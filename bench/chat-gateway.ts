@@ -6,6 +6,7 @@ import { createInterface } from 'node:readline';
 import { Pool } from 'undici';
 import { buildServer, SERVER_ENTRY } from '../build.ts';
 import { openLoop, type OpenLoopResult, type OpenLoopTarget } from './open-loop.ts';
+import { creditAdmin } from './credit.ts';
 
 /**
  * Gateway overhead of POST /api/v1/chat/completions: the same open-loop load sent straight to a local upstream
@@ -144,24 +145,7 @@ try {
     /on (http:\/\/127\.0\.0\.1:\d+)/,
   );
   const lagoonOrigin = lagoon.match[1]!;
-  const credit = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      'src/cli/main.ts',
-      'accounts',
-      'credit',
-      '--key',
-      ADMIN,
-      '--currency',
-      'USD',
-      '--amount',
-      '1000000',
-    ],
-    { cwd: root, env: lagoonEnv, stdio: 'inherit' },
-  );
-  await new Promise((resolve) => credit.once('exit', resolve));
+  await creditAdmin({ root, adminKey: ADMIN, usd: '1000000', env: lagoonEnv });
 
   const body = (model: string, stream: boolean) =>
     JSON.stringify({

@@ -5,6 +5,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import { SimulatorEmbeddingEngine } from '../src/providers/embeddings/simulator-embedding.engine.ts';
+import { creditAdmin } from './credit.ts';
 
 /**
  * Embeddings: (1) the latency Lagoon adds over an OpenAI-compatible upstream for one batch of 64 inputs, requests
@@ -179,24 +180,8 @@ async function main() {
         cpu: 0,
         through: [],
       });
-      const credit = spawn(
-        process.execPath,
-        [
-          '--import',
-          'tsx',
-          'src/cli/main.ts',
-          'accounts',
-          'credit',
-          '--key',
-          ADMIN,
-          '--currency',
-          'USD',
-          '--amount',
-          '1000',
-        ],
-        { cwd: root, env: { ...process.env, LAGOON_DATA_DIR: dataDir }, stdio: 'ignore' },
-      );
-      await new Promise((resolve) => credit.once('exit', resolve));
+      const env = { ...process.env, LAGOON_DATA_DIR: dataDir };
+      await creditAdmin({ root, adminKey: ADMIN, usd: '1000', env, stdio: 'ignore' });
     }
     const lagoonPool = builds[0]!.pool;
     const upstreamPool = new Pool(upstream.url, { connections: 1 });

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import sharp from 'sharp';
 import { buildServer, SERVER_ENTRY } from '../build.ts';
+import { creditAdmin } from './credit.ts';
 
 /**
  * Lagoon's resident memory under BENCH_CONCURRENCY (default 20) concurrent image edits of a 4-megapixel picture
@@ -68,24 +69,7 @@ try {
       : await start('sh', ['-c', script], env, ready);
   const origin = lagoon.match[1]!;
   const pid = lagoon.child.pid!;
-  const credit = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      'src/cli/main.ts',
-      'accounts',
-      'credit',
-      '--key',
-      ADMIN,
-      '--currency',
-      'USD',
-      '--amount',
-      '1000',
-    ],
-    { cwd: root, env, stdio: 'inherit' },
-  );
-  await new Promise((resolve) => credit.once('exit', resolve));
+  await creditAdmin({ root, adminKey: ADMIN, usd: '1000', env });
 
   // A photo-like 4-megapixel picture: noise compresses poorly, as photos do.
   const side = 2048;

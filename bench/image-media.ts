@@ -8,6 +8,7 @@ import { buildServer, SERVER_ENTRY } from '../build.ts';
 import { runLoad, type LoadResult } from './load.ts';
 import { openLoop, quantiles, type OpenLoopResult } from './open-loop.ts';
 import { profileImagePath } from './image-profile.ts';
+import { creditAdmin } from './credit.ts';
 
 /**
  * Media benchmarks (`npm run bench:media`), three parts (BENCH_PARTS, default profile,image,chat):
@@ -154,24 +155,7 @@ try {
     const nodeArgs = process.env.BENCH_LAGOON_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
     const lagoon = await start([...nodeArgs, SERVER_ENTRY], lagoonEnv, /on (http:\/\/127\.0\.0\.1:\d+)/);
     const lagoonOrigin = lagoon.match[1]!;
-    const credit = spawn(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        'src/cli/main.ts',
-        'accounts',
-        'credit',
-        '--key',
-        ADMIN,
-        '--currency',
-        'USD',
-        '--amount',
-        '1000000',
-      ],
-      { cwd: root, env: lagoonEnv, stdio: 'inherit' },
-    );
-    await new Promise((resolve) => credit.once('exit', resolve));
+    await creditAdmin({ root, adminKey: ADMIN, usd: '1000000', env: lagoonEnv });
     const lagoonPool = new Pool(lagoonOrigin, { connections: 64, keepAliveTimeout: 60_000 });
     const imagePool = new Pool(imageOrigin, { connections: 64, keepAliveTimeout: 60_000 });
 
