@@ -19,7 +19,10 @@ const imageFile = z.file().describe('The picture as a file part; under 25 MB');
 
 /** The body as the service takes it: JSON, or a multipart form whose `image` file part travels beside the fields. */
 export async function readBody(call: RouteContext): Promise<{ input: unknown; file?: Uint8Array }> {
-  if (!MULTIPART.test(call.header('content-type') ?? '')) return readJsonBody(await call.bytes());
+  if (!MULTIPART.test(call.header('content-type') ?? '')) {
+    const { input, files } = readJsonPictures(await call.bytes(), 'image');
+    return { input, ...(files && { file: files[0] }) };
+  }
   // Refuse an unauthenticated upload before reading any of it.
   requireAccount(call.auth);
   const { file, fields } = await readMultipartUpload(call.headers, call.body, 'image', {
@@ -29,23 +32,25 @@ export async function readBody(call: RouteContext): Promise<{ input: unknown; fi
 }
 
 /**
- * A JSON body whose `image` is base64 (or a data URL) goes on as a file part would: decoded from the body's bytes
- * (decodeBase64Bytes), never made a string. Any other body is parsed as it is.
+ * A JSON body whose pictures (`image`, or every one of `images`) are base64 or data URLs goes on as file parts
+ * would: decoded from the body's bytes (decodeBase64Bytes), never made strings. Any other body is parsed as it is.
  */
-function readJsonBody(bytes: Uint8Array): { input: unknown; file?: Uint8Array } {
+function readJsonPictures(bytes: Uint8Array, field: 'image' | 'images'): { input: unknown; files?: Uint8Array[] } {
   const body = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   // Not UTF-8 or not JSON: the plain parse answers the error. Nothing lifted: the value is the whole body, parsed once.
   const lifted = isUtf8(body) ? parseLifted(body) : undefined;
   if (!lifted) return { input: parseJsonBytes(body) };
   if (lifted.liftedCount === 0) return { input: lifted.value };
   const value = lifted.value;
-  const image = isRecord(value) && typeof value.image === 'string' ? lifted.liftedBytes(value.image) : undefined;
-  // Only the image may have been lifted; a body with another long literal takes the plain way.
-  if (!isRecord(value) || image === undefined || lifted.liftedCount !== 1) return { input: parseJsonBytes(body) };
-  const file = decodeBase64Bytes(image);
-  return file
-    ? { input: { ...value, image: undefined }, file }
-    : { input: { ...value, image: image.toString('utf8') } };
+  const pictures = isRecord(value) ? value[field] : undefined;
+  const texts = field === 'image' ? [pictures] : Array.isArray(pictures) ? (pictures as unknown[]) : [];
+  const raw = texts.map((text) => (typeof text === 'string' ? lifted.liftedBytes(text) : undefined));
+  // Only the pictures may have been lifted, all of them; a body with another long literal takes the plain way.
+  if (!isRecord(value) || raw.length === 0 || lifted.liftedCount !== raw.length || raw.includes(undefined))
+    return { input: parseJsonBytes(body) };
+  const files = raw.map((text) => decodeBase64Bytes(text!));
+  if (files.includes(undefined)) return { input: parseJsonBytes(body) };
+  return { input: { ...value, [field]: undefined }, files: files as Uint8Array[] };
 }
 
 /** Form fields are text: booleans and numbers are read as such (a bad value is left for the schema to name). */
@@ -135,8 +140,10 @@ export const imageEditRoutes: Route[] = [
     },
     async handler(call) {
       const { signal } = call;
-      if (!MULTIPART.test(call.header('content-type') ?? ''))
-        return binary(await call.services.imageEdit.multiEdit(call.auth, await call.json(), { signal }));
+      if (!MULTIPART.test(call.header('content-type') ?? '')) {
+        const { input, files } = readJsonPictures(await call.bytes(), 'images');
+        return binary(await call.services.imageEdit.multiEdit(call.auth, input, { signal, files }));
+      }
       requireAccount(call.auth);
       const { files, fields } = await readMultipartFiles(call.headers, call.body, 'images', {
         maxFileBytes: MAX_INPUT_BYTES - 1,

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -321,6 +322,35 @@ describe(`REST image edit and multi-edit (${testDatabaseKind})`, () => {
       expect(entries.reduce((sum, entry) => sum - BigInt(entry.amount), 0n)).toBe(50_000_000n);
       const four = await errorOf(await upload(4));
       expect([four.status, four.body.issues?.[0]?.path[0]]).toEqual([400, 'images']);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'should decode large JSON multi-edit pictures from the body, base64 or data URLs, with the same checks',
+    async () => {
+      // Noise compresses poorly: each picture's base64 is long enough to be lifted out of the body unparsed.
+      const noise = await sharp(randomBytes(256 * 256 * 3), { raw: { width: 256, height: 256, channels: 3 } })
+        .png()
+        .toBuffer();
+      const base64 = noise.toString('base64');
+      expect(base64.length).toBeGreaterThan(64 * 1024);
+      const response = await post('/image/multi-edit', {
+        images: [base64, `data:image/png;base64,${base64}`],
+        prompt: 'layers',
+      });
+      expect(response.status).toBe(200);
+      const entries = await entriesOf(response, 2);
+      expect(entries.reduce((sum, entry) => sum - BigInt(entry.amount), 0n)).toBe(50_000_000n);
+      // A long text that is not base64 is refused as before, and named.
+      const bad = await errorOf(
+        await post('/image/multi-edit', { images: [base64, `${'A'.repeat(70_000)}!`], prompt: 'x' }),
+      );
+      expect([bad.status, bad.body.issues?.[0]?.path]).toEqual([400, ['images', 1]]);
+      const notPicture = await errorOf(
+        await post('/image/multi-edit', { images: [base64, 'QUFB'.repeat(20_000)], prompt: 'x' }),
+      );
+      expect([notPicture.status, notPicture.body.issues?.[0]?.path]).toEqual([400, ['images', 1]]);
     },
     TIMEOUT,
   );
