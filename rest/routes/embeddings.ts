@@ -11,6 +11,7 @@ import { Base64Bytes, FloatsJson } from '../../src/providers/embeddings/embeddin
 import { chooseCoding, compressJson, compressStream } from '../compression.ts';
 import { balanceHeaders, JSON_TYPE_HEADER, type Reply } from '../http.ts';
 import type { Route } from '../router.ts';
+import { splicedJson } from '../spliced-json.ts';
 
 /* POST /embeddings (docs/api.md, Embeddings): OpenAI's request and answer shapes. */
 
@@ -39,66 +40,34 @@ const LIST_OPENING = '{"object":"list","data":[';
 const listClosing = (model: string, usage: EmbeddingTokens) =>
   `],"model":${JSON.stringify(model)},"usage":${JSON.stringify(usage)}}`;
 
-const ITEM_OPENING = Buffer.from('{"object":"embedding","embedding":', 'latin1');
-const INDEX_MEMBER = Buffer.from(',"index":', 'latin1');
-const COMMA = 0x2c;
-const QUOTE = 0x22;
-const CLOSE_BRACE = 0x7d;
-
-/** A vector's JSON bytes: the upstream's own (quoted when base64), else serialized. */
-function vectorJson(embedding: EmbeddingItem['embedding']): { readonly bytes: Buffer; readonly quoted: boolean } {
-  if (embedding instanceof Base64Bytes) return { bytes: embedding.ascii, quoted: true };
-  if (embedding instanceof FloatsJson) return { bytes: embedding.ascii, quoted: false };
-  return { bytes: Buffer.from(JSON.stringify(embedding)), quoted: false };
-}
+/** An item's opening, `{"object":"embedding","embedding":`, with or without a comma before it and a quote after it. */
+const ITEM_OPENINGS = ['', ','].map((comma) =>
+  ['', '"'].map((quote) => Buffer.from(`${comma}{"object":"embedding","embedding":${quote}`)),
+);
 
 /**
- * `before`, the items as JSON (keys in OpenAI's order), then `after`, in one buffer. Vectors still in the upstream's
- * bytes are copied in as they came; the rest is written from constant bytes, with no string made per item (this is
- * the answer's hot path: 64 items per batch).
+ * Items as JSON, keys in OpenAI's order; vectors still in the upstream's bytes are spliced in as they came, between
+ * constant bytes, so that an item costs one short string (its index).
  */
-function listBytes(items: readonly EmbeddingItem[], first: boolean, before: string, after: string): Buffer {
-  const vectors = items.map(({ embedding }) => vectorJson(embedding));
-  let length = Buffer.byteLength(before) + Buffer.byteLength(after);
-  items.forEach(({ index }, position) => {
-    const { bytes, quoted } = vectors[position]!;
-    length += (first && position === 0 ? 0 : 1) + ITEM_OPENING.length + bytes.length + (quoted ? 2 : 0);
-    length += INDEX_MEMBER.length + digitCount(index) + 1;
+function itemParts(items: readonly EmbeddingItem[], first: boolean, parts: (string | Buffer)[]): void {
+  items.forEach(({ embedding, index }, position) => {
+    const openings = ITEM_OPENINGS[first && position === 0 ? 0 : 1]!;
+    if (embedding instanceof Base64Bytes) parts.push(openings[1]!, embedding.ascii, `","index":${index}}`);
+    else
+      parts.push(
+        openings[0]!,
+        embedding instanceof FloatsJson ? embedding.ascii : JSON.stringify(embedding),
+        `,"index":${index}}`,
+      );
   });
-  const out = Buffer.allocUnsafe(length);
-  let at = out.write(before, 0);
-  items.forEach(({ index }, position) => {
-    const { bytes, quoted } = vectors[position]!;
-    if (!first || position > 0) out[at++] = COMMA;
-    out.set(ITEM_OPENING, at);
-    at += ITEM_OPENING.length;
-    if (quoted) out[at++] = QUOTE;
-    out.set(bytes, at);
-    at += bytes.length;
-    if (quoted) out[at++] = QUOTE;
-    out.set(INDEX_MEMBER, at);
-    at += INDEX_MEMBER.length;
-    at = writeDigits(out, at, index);
-    out[at++] = CLOSE_BRACE;
-  });
-  out.write(after, at);
-  return out;
 }
 
-const digitCount = (value: number): number => (value < 10 ? 1 : 1 + digitCount(Math.floor(value / 10)));
-
-/** Writes a non-negative integer's decimal digits at `at`; returns where they end. */
-function writeDigits(out: Buffer, at: number, value: number): number {
-  const end = at + digitCount(value);
-  for (let digit = end - 1; digit >= at; digit -= 1) {
-    out[digit] = 0x30 + (value % 10);
-    value = Math.floor(value / 10);
-  }
-  return end;
+function listJson(list: EmbeddingList): Buffer {
+  const parts: (string | Buffer)[] = [LIST_OPENING];
+  itemParts(list.data, true, parts);
+  parts.push(listClosing(list.model, list.usage));
+  return splicedJson(parts);
 }
-
-const listJson = (list: EmbeddingList): Buffer =>
-  listBytes(list.data, true, LIST_OPENING, listClosing(list.model, list.usage));
 
 /**
  * A streamed answer: vectors are written once 192 KB of them wait (and the rest with the model and usage, once
@@ -107,19 +76,18 @@ const listJson = (list: EmbeddingList): Buffer =>
  */
 async function* listStream(outcome: EmbeddingStreamOutcome): AsyncGenerator<Buffer> {
   let first = true;
-  let waiting: EmbeddingItem[] = [];
-  let waitingBytes = 0;
+  let parts: (string | Buffer)[] = [LIST_OPENING];
+  let waiting = 0;
   for await (const part of outcome.parts) {
     if ('items' in part) {
-      waiting.push(...part.items);
-      for (const { embedding } of part.items) waitingBytes += approximateBytes(embedding);
-      if (waitingBytes < WRITE_BYTES) continue;
-    }
-    const closing = 'usage' in part ? listClosing(outcome.model, part.usage) : '';
-    yield listBytes(waiting, first, first ? LIST_OPENING : '', closing);
-    first = false;
-    waiting = [];
-    waitingBytes = 0;
+      itemParts(part.items, first, parts);
+      first = false;
+      for (const { embedding } of part.items) waiting += approximateBytes(embedding);
+      if (waiting < WRITE_BYTES) continue;
+    } else parts.push(listClosing(outcome.model, part.usage));
+    yield splicedJson(parts);
+    parts = [];
+    waiting = 0;
   }
 }
 
