@@ -134,14 +134,11 @@ export const attoPrice = (pair: PricePair): AttoPrice => ({ usd: parseAtto(pair.
 
 /** Text and embedding prices per 1M tokens. */
 export interface TextPrices {
-  readonly input: Readonly<AttoPrice>;
-  readonly output: Readonly<AttoPrice>;
-  readonly cacheInput?: Readonly<AttoPrice>;
-  readonly cacheWrite?: Readonly<AttoPrice>;
+  input: AttoPrice;
+  output: AttoPrice;
+  cacheInput?: AttoPrice;
+  cacheWrite?: AttoPrice;
 }
-
-/** Parsed once per pricing record: every paid call reads its prices two or three times (hold, charge, usage). */
-const parsedTextPrices = new WeakMap<TextPricing, TextPrices>();
 
 export function textPrices(model: CatalogModel): TextPrices {
   if (model.type !== 'text' && model.type !== 'embedding') {
@@ -150,15 +147,10 @@ export function textPrices(model: CatalogModel): TextPrices {
     );
   }
   const pricing = model.spec.pricing as TextPricing;
-  let prices = parsedTextPrices.get(pricing);
-  if (prices === undefined) {
-    prices = {
-      input: attoPrice(pricing.input),
-      output: attoPrice(pricing.output),
-      ...(pricing.cache_input && { cacheInput: attoPrice(pricing.cache_input) }),
-      ...(pricing.cache_write && { cacheWrite: attoPrice(pricing.cache_write) }),
-    };
-    parsedTextPrices.set(pricing, prices);
-  }
-  return prices;
+  return {
+    input: attoPrice(pricing.input),
+    output: attoPrice(pricing.output),
+    ...(pricing.cache_input && { cacheInput: attoPrice(pricing.cache_input) }),
+    ...(pricing.cache_write && { cacheWrite: attoPrice(pricing.cache_write) }),
+  };
 }

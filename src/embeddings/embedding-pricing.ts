@@ -1,13 +1,33 @@
 import type { Price, Usage } from '../billing/billing.types.ts';
 import { ATTO_DIGITS, costNano, formatScaled } from '../billing/money.ts';
-import { textPrices, type CatalogModel } from '../catalog/model.ts';
+import { textPrices, type AttoPrice, type CatalogModel } from '../catalog/model.ts';
 
 /* Embedding prices: the model's `pricing.input` per 1M input tokens, exact in bigint (docs/billing.md). */
 
 const PER_MILLION = 1_000_000n;
 
+interface EmbeddingPrices {
+  /** Per 1M input tokens. */
+  readonly input: AttoPrice;
+  /** USD per token, as the usage line shows it: the price is per 1M tokens, so six more decimal places. */
+  readonly perTokenUsd: string;
+}
+
+const cache = new WeakMap<CatalogModel, EmbeddingPrices>();
+
+/** The model's prices, parsed once per catalog snapshot (snapshot models are frozen and shared), as chat's are. */
+function embeddingPrices(model: CatalogModel): EmbeddingPrices {
+  let prices = cache.get(model);
+  if (!prices) {
+    const input = textPrices(model).input;
+    prices = { input, perTokenUsd: formatScaled(input.usd, ATTO_DIGITS + 6) };
+    cache.set(model, prices);
+  }
+  return prices;
+}
+
 export function embeddingCost(model: CatalogModel, tokens: number): Price {
-  const price = textPrices(model).input;
+  const price = embeddingPrices(model).input;
   return {
     usd: costNano(BigInt(tokens), price.usd, PER_MILLION),
     diem: costNano(BigInt(tokens), price.diem, PER_MILLION),
@@ -30,8 +50,7 @@ export function embeddingUsage(
         sku: `${model.id}-embedding-input-mtoken`,
         lineType: 'Input',
         units: String(tokens),
-        // USD per token: the price is per 1M tokens, so six more decimal places.
-        pricePerUnitUsd: formatScaled(textPrices(model).input.usd, ATTO_DIGITS + 6),
+        pricePerUnitUsd: embeddingPrices(model).perTokenUsd,
         cost: embeddingCost(model, tokens),
       },
     ],
