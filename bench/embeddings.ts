@@ -23,7 +23,6 @@ import { creditAdmin } from './credit.ts';
  *   bench/alloc-sampler.ts preloaded samples what Lagoon allocates during the measured run;
  *   BENCH_COMPARE_ROOT=<another checkout> runs that build beside this one, each measured request sent to both in
  *   turn (order swapped every time), so that two builds are compared under the same load and drift.
- 
  */
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 400);
 const BATCH = 64;

@@ -127,13 +127,17 @@ const DIGIT_9 = 0x39;
 
 /** The JSON number from `from` to `to`: digits are read in place; another form (1.0, 1e0, -1) through Number. */
 function numberAt(bytes: Buffer, from: number, to: number): number {
+  if (to === from) return Number.NaN;
+  const other = () => Number(bytes.toString('latin1', from, to));
+  // Beyond 15 digits a double may not hold the integer exactly.
+  if (to - from > 15) return other();
   let value = 0;
   for (let at = from; at < to; at += 1) {
     const byte = bytes[at]!;
-    if (byte < DIGIT_0 || byte > DIGIT_9 || to - from > 15) return Number(bytes.toString('latin1', from, to));
+    if (byte < DIGIT_0 || byte > DIGIT_9) return other();
     value = value * 10 + (byte - DIGIT_0);
   }
-  return to > from ? value : Number.NaN;
+  return value;
 }
 
 export class EmbeddingAnswerReader {
