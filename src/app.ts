@@ -26,6 +26,11 @@ export interface App {
   readonly logger: Logger;
   /** The ADMIN secret created on first start when none was configured (print once). */
   readonly bootstrapSecret: string | undefined;
+  /**
+   * Shutdown, once the drain time is over: the streams still open get a SERVER_SHUTTING_DOWN error as their last
+   * event and are charged for what they delivered (src/chat/chat.service.ts endStreams).
+   */
+  endStreams(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -93,6 +98,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     database,
     logger,
     bootstrapSecret: bootstrap?.createdSecret,
+    endStreams: () => services.chat.endStreams(),
     close,
   };
 }

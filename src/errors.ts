@@ -25,6 +25,7 @@ export type ErrorCode =
   | 'MODEL_AT_CAPACITY'
   | 'REQUEST_TIMEOUT'
   | 'SERVICE_UNAVAILABLE'
+  | 'SERVER_SHUTTING_DOWN'
   | 'REQUEST_HEADER_FIELDS_TOO_LARGE'
   | 'INTERNAL_ERROR'
   | 'PAYMENT_REQUIRED'
@@ -278,6 +279,23 @@ export class DatabaseUnavailableError extends AppError {
   readonly code = 'SERVICE_UNAVAILABLE' as const;
   constructor(options?: { cause?: unknown }) {
     super('The database is unavailable; try again shortly.', options);
+  }
+
+  override data(): ErrorData {
+    return { retryAfterSeconds: 1 };
+  }
+}
+
+/**
+ * The server is shutting down and ended a call still running at the end of its drain time (a stream's last event):
+ * what was delivered is charged, and the request may be sent again (to another process, or once this one is back).
+ */
+export class ServerShuttingDownError extends AppError {
+  readonly code = 'SERVER_SHUTTING_DOWN' as const;
+  constructor() {
+    super(
+      'The server is shutting down; the stream ended early and was charged for what it delivered. Send the request again.',
+    );
   }
 
   override data(): ErrorData {

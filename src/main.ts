@@ -7,8 +7,10 @@ import { ConfigError, loadConfig } from './config.ts';
 import { createLogger } from './logger.ts';
 import { countTextTokens } from './tokenizer.ts';
 
-/** After the drain timeout, how long closing (settlements written back, the database closed) may take. */
+/** After the drain timeout, how long closing (streams ended, settlements written back, the database closed) may take. */
 const SHUTDOWN_GRACE_MS = 3_000;
+/** After the streams still open were ended, how long their last events may take to reach the clients. */
+const STREAM_END_MS = 1_000;
 
 /** The composition root: config → app (database, services, GraphQL, REST) → HTTP server; drains on SIGTERM. */
 async function main(): Promise<void> {
@@ -62,9 +64,12 @@ async function main(): Promise<void> {
     }, config.http.shutdownTimeoutMs + SHUTDOWN_GRACE_MS);
     void shutdown(
       server,
-      async () => {
-        await stopControl();
-        await app.close();
+      {
+        endStreams: () => app.endStreams(),
+        close: async () => {
+          await stopControl();
+          await app.close();
+        },
       },
       config.http.shutdownTimeoutMs,
     ).then(
@@ -82,15 +87,31 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => stop('SIGINT'));
 }
 
-/** Stops accepting, lets in-flight requests finish (up to the timeout), then closes the database cleanly. */
-async function shutdown(server: Server, closeApp: () => Promise<void>, timeoutMs: number): Promise<void> {
-  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-  server.closeIdleConnections();
-  const timer = setTimeout(() => server.closeAllConnections(), timeoutMs);
-  timer.unref();
-  await closed;
-  clearTimeout(timer);
-  await closeApp();
+/**
+ * Stops accepting and lets in-flight requests finish, up to the timeout. Streams still open then end with an error
+ * event and are charged for what they delivered (not cut off as if their clients had gone); what is still open a
+ * moment later is cut. Then the app closes (pending charges written, the database closed cleanly).
+ */
+async function shutdown(
+  server: Server,
+  app: { endStreams(): Promise<void>; close(): Promise<void> },
+  timeoutMs: number,
+): Promise<void> {
+  let closed = false;
+  const allClosed = new Promise<void>((resolve) => server.close(() => resolve())).then(() => (closed = true));
+  // A keep-alive connection stays open after its answer: closed once idle, so the drain ends with the last request.
+  const idleSweep = setInterval(() => server.closeIdleConnections(), 50);
+  idleSweep.unref();
+  const within = (ms: number) => Promise.race([allClosed, new Promise((resolve) => setTimeout(resolve, ms).unref())]);
+  await within(timeoutMs);
+  if (!closed) {
+    await app.endStreams();
+    await within(STREAM_END_MS);
+    server.closeAllConnections();
+  }
+  await allClosed;
+  clearInterval(idleSweep);
+  await app.close();
 }
 
 function printBanner(address: string, database: string, bootstrapSecret: string | undefined): void {

@@ -3,7 +3,7 @@ import type { BillingService } from '../billing/billing.service.ts';
 import type { Reservation } from '../billing/billing.types.ts';
 import { releaseOrLog } from '../billing/release-or-log.ts';
 import type { CatalogModel } from '../catalog/model.ts';
-import { AppError, UpstreamError } from '../errors.ts';
+import { AppError, ServerShuttingDownError, UpstreamError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type {
   UpstreamChatChunk,
@@ -45,9 +45,11 @@ export interface ChatStreamContext {
   readonly logger: Logger;
   /** The rate-limit windows the call was admitted in; the completion's tokens are counted there at the end. */
   readonly admission?: Admission | undefined;
+  /** Hears that the stream is settled (the service's list of open streams). */
+  readonly onSettled?: (() => void) | undefined;
 }
 
-type Ending = 'complete' | 'limit' | 'upstream-failed' | 'client-gone' | 'max-duration';
+type Ending = 'complete' | 'limit' | 'upstream-failed' | 'client-gone' | 'max-duration' | 'shutdown';
 
 const END: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
 
@@ -57,6 +59,7 @@ const NOTES: Record<Ending, string> = {
   'upstream-failed': 'Chat completion (streamed); the upstream failed mid-stream: charged for the tokens received',
   'client-gone': 'Chat completion (streamed); the client disconnected: charged for the tokens received',
   'max-duration': 'Chat completion (streamed); ended at the maximum stream duration: charged for the tokens delivered',
+  shutdown: 'Chat completion (streamed); ended by a server shutdown: charged for the tokens delivered',
 };
 
 export const toUsage = (tokens: BilledTokens): ChatUsage => ({
@@ -82,7 +85,9 @@ export const hasSources = (call: { readonly searched: boolean; readonly citation
  * - the upstream failed, or the client went away (cancel): charged for the tokens received so far, or nothing
  *   when none arrived; a failure is the last event;
  * - the stream reached its maximum duration: the upstream is cancelled, each choice finishes with "length" and the
- *   call is charged for the tokens delivered, then the usage chunk.
+ *   call is charged for the tokens delivered, then the usage chunk;
+ * - the server shuts down (`shutDown`): the upstream is cancelled, the call is charged for the tokens delivered and
+ *   the last event is a SERVER_SHUTTING_DOWN error.
  * While it runs, its hold is kept from timing out (a stream may outlive the reservation timeout).
  * Settlement happens once, whichever way the stream ends; read it once.
  */
@@ -96,6 +101,7 @@ export class ChatStreamSession implements AsyncIterable<ChatStreamEvent> {
   /** Highest tool call index per choice (the documents tool call goes after the model's). */
   private readonly toolCalls = new Map<number, number>();
   private timedOut = false;
+  private shuttingDown = false;
   private readonly heartbeat: { stop: () => void };
   private readonly deadline: NodeJS.Timeout;
 
@@ -121,6 +127,19 @@ export class ChatStreamSession implements AsyncIterable<ChatStreamEvent> {
       this.ctx.upstream.cancel();
     }
     return this.finish('client-gone');
+  }
+
+  /**
+   * Ends the stream because the server is shutting down: the upstream is cancelled and what was delivered is settled
+   * now (a reader blocked on a slow client may never come back); the reader then gets the error as its last event.
+   * Resolves once the stream is settled. A stream already settled (finished, or its client gone) is left as it is.
+   */
+  shutDown(): Promise<unknown> {
+    if (!this.settled) {
+      this.shuttingDown = true;
+      this.ctx.upstream.cancel();
+    }
+    return this.finish('shutdown');
   }
 
   /** Ends the stream at its maximum duration; settled here too, in case nobody reads it any more. */
@@ -186,8 +205,9 @@ export class ChatStreamSession implements AsyncIterable<ChatStreamEvent> {
     let ending: Ending;
     let failure: AppError | undefined;
     for (;;) {
-      if (this.cancelled || this.timedOut) {
-        ending = this.cancelled ? 'client-gone' : 'max-duration';
+      const stopped = this.stoppedBy();
+      if (stopped) {
+        ending = stopped;
         await upstream.return?.().catch(() => undefined);
         break;
       }
@@ -201,7 +221,7 @@ export class ChatStreamSession implements AsyncIterable<ChatStreamEvent> {
       try {
         read = await upstream.next();
       } catch (error) {
-        ending = this.cancelled ? 'client-gone' : this.timedOut ? 'max-duration' : 'upstream-failed';
+        ending = this.stoppedBy() ?? 'upstream-failed';
         failure = asAppError(error);
         if (ending === 'upstream-failed')
           this.ctx.logger.warn(
@@ -210,9 +230,10 @@ export class ChatStreamSession implements AsyncIterable<ChatStreamEvent> {
           );
         break;
       }
-      if (read.done || this.timedOut) {
-        // A chunk read as the stream reached its end is not forwarded: the settlement has counted what was.
-        ending = this.cancelled ? 'client-gone' : this.timedOut ? 'max-duration' : 'complete';
+      const stoppedNow = this.stoppedBy();
+      if (read.done || stoppedNow) {
+        // A chunk read as the stream was stopped is not forwarded: the settlement has counted what was.
+        ending = stoppedNow ?? 'complete';
         break;
       }
       if (read.value.usage) this.upstreamUsage = read.value.usage;
@@ -234,7 +255,15 @@ export class ChatStreamSession implements AsyncIterable<ChatStreamEvent> {
     }
     await this.finish(ending);
     if (ending === 'upstream-failed' && failure) tail.push({ type: 'error', error: failure });
+    if (ending === 'shutdown') tail.push({ type: 'error', error: new ServerShuttingDownError() });
     return undefined;
+  }
+
+  /** Why the stream was stopped from outside, if it was; a shutdown wins (the client is cut after it). */
+  private stoppedBy(): 'shutdown' | 'client-gone' | 'max-duration' | undefined {
+    if (this.shuttingDown) return 'shutdown';
+    if (this.cancelled) return 'client-gone';
+    return this.timedOut ? 'max-duration' : undefined;
   }
 
   private chunk(choices: readonly ChatChunkChoice[], extra: Partial<ChatCompletionChunk> = {}): ChatCompletionChunk {
@@ -318,7 +347,10 @@ export class ChatStreamSession implements AsyncIterable<ChatStreamEvent> {
   }
 
   private finish(ending: Ending): Promise<ChatUsage | undefined> {
-    return (this.settled ??= this.settle(ending).finally(() => this.heartbeat.stop()));
+    return (this.settled ??= this.settle(ending).finally(() => {
+      this.heartbeat.stop();
+      this.ctx.onSettled?.();
+    }));
   }
 
   private async settle(ending: Ending): Promise<ChatUsage | undefined> {

@@ -76,6 +76,10 @@ interface Prepared {
  * Talks to the catalog, characters, search and billing services and the chat upstreams.
  */
 export class ChatService {
+  /** The streams being served, so that a shutdown ends each one properly (endStreams). */
+  private readonly open = new Set<ChatStreamSession>();
+  private shuttingDown = false;
+
   constructor(
     private readonly deps: {
       billing: BillingService;
@@ -173,7 +177,7 @@ export class ChatService {
       await releaseOrLog(this.deps.billing, prepared.reservation, this.deps.logger);
       throw error;
     }
-    return new ChatStreamSession({
+    const session: ChatStreamSession = new ChatStreamSession({
       ...prepared,
       upstream: started.stream,
       outputLimit: new StreamOutputLimit(prepared.plan.maxOutputTokens, prepared.plan.choices),
@@ -184,7 +188,12 @@ export class ChatService {
       maxDurationMs: this.deps.maxStreamMs ?? DEFAULT_MAX_STREAM_MS,
       billing: this.deps.billing,
       logger: this.deps.logger,
+      onSettled: () => this.open.delete(session),
     });
+    this.open.add(session);
+    // Started while the server shuts down (its upstream answered after endStreams): ended the same way at once.
+    if (this.shuttingDown) void session.shutDown();
+    return session;
   }
 
   /** Everything before the upstream call; ends with the worst case held (402 here, before any upstream call). */
@@ -334,6 +343,18 @@ export class ChatService {
       prompt_logprobs: null,
       service_parameters: { ...settings, web_search_citations: citations },
     };
+  }
+
+  /**
+   * Server shutdown, at the end of the drain time: every stream still open (REST, Responses, the GraphQL
+   * subscription) is ended with a SERVER_SHUTTING_DOWN error as its last event and charged for what it delivered,
+   * rather than cut off like a client that went away. Resolves once each is settled.
+   */
+  async endStreams(): Promise<void> {
+    this.shuttingDown = true;
+    if (this.open.size === 0) return;
+    this.deps.logger.warn({ streams: this.open.size }, 'ending the streams still open: the server is shutting down');
+    await Promise.all([...this.open].map((session) => session.shutDown()));
   }
 
   /** Stops the scraper's connections. */
