@@ -40,6 +40,7 @@ export const EnvironmentModel = z.object({
   LAGOON_CONFIG: optionalString,
   LAGOON_BOOTSTRAP_ADMIN_KEY: optionalString,
   REDIS_URL: optionalString,
+  LAGOON_REDIS_TIMEOUT_MS: intWithDefault(500, 10),
   CORS_ORIGINS: z.preprocess(emptyToUndefined, z.string().default('')),
   LOG_LEVEL: z.preprocess(
     emptyToUndefined,

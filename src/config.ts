@@ -24,6 +24,8 @@ export interface Config {
   readonly operatorConfigPath: string | undefined;
   readonly bootstrapAdminKey: string | undefined;
   readonly redisUrl: string | undefined;
+  /** Each Redis command's timeout; a hung Redis counts as down (src/events/redis.ts, src/auth/key-cache-sync.ts). */
+  readonly redisTimeoutMs: number;
   readonly logLevel: Environment['LOG_LEVEL'];
   readonly auth: {
     readonly keyCacheTtlMs: number;
@@ -174,6 +176,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     operatorConfigPath: e.LAGOON_CONFIG,
     bootstrapAdminKey: e.LAGOON_BOOTSTRAP_ADMIN_KEY,
     redisUrl: e.REDIS_URL,
+    redisTimeoutMs: e.LAGOON_REDIS_TIMEOUT_MS,
     logLevel: e.LOG_LEVEL,
     auth: {
       keyCacheTtlMs: e.LAGOON_KEY_CACHE_TTL_SECONDS * 1000,

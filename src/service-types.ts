@@ -125,6 +125,8 @@ export type ServiceOptions = Pick<Config, 'auth' | 'billing'> & {
   readonly metrics?: UpstreamMetrics;
   /** Redis for pub/sub and the analytics cache (none: in-process). */
   readonly redisUrl?: Config['redisUrl'];
+  /** Each Redis command's timeout, and the pace of the key cache's probe of its channel (default 500 ms). */
+  readonly redisTimeoutMs?: Config['redisTimeoutMs'];
   readonly diemCutoverDate?: Config['diemCutoverDate'];
   /** Text parser pool sizing and budgets (none: the defaults). */
   readonly textParser?: Config['textParser'];

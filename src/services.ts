@@ -7,7 +7,7 @@ import { WebScraper } from './augment/scrape/web-scraper.ts';
 import { ApiKeyService } from './auth/api-key.service.ts';
 import { AuthService } from './auth/auth.service.ts';
 import { KeyCache } from './auth/key-cache.ts';
-import { keyCacheChannel } from './auth/key-cache-sync.ts';
+import { keyCacheChannel, keyCacheSyncTiming } from './auth/key-cache-sync.ts';
 import { LastUsedTracker } from './auth/last-used.ts';
 import { AnalyticsService, createAnalyticsCache } from './billing/analytics.service.ts';
 import { BalanceService } from './billing/balance.service.ts';
@@ -94,7 +94,7 @@ export function createBilling(deps: {
 export function createServices(db: Database, logger: Logger, options: ServiceOptions): Services {
   // Added in order of construction: stopped in reverse, so what a part uses is still open while it stops.
   const lifecycle = new Lifecycle(logger);
-  const events = createEventBus({ redisUrl: options.redisUrl, logger });
+  const events = createEventBus({ redisUrl: options.redisUrl, logger, timeoutMs: options.redisTimeoutMs });
   lifecycle.add('events', { stop: () => events.close() });
   const x402 = options.x402 ?? loadConfig({}).x402;
   const holder = randomUUID();
@@ -114,7 +114,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
   if (options.billing.balanceLeases) reclaim.listen(billing.holds);
   const cache = new KeyCache({
     ttlMs: options.auth.keyCacheTtlMs,
-    channel: keyCacheChannel(events, logger),
+    channel: keyCacheChannel(events, logger, keyCacheSyncTiming(options.redisTimeoutMs)),
     // An edited or revoked key's balance leases end, here and (through the channel) in every process.
     ...(options.billing.balanceLeases && { onKeyChanged: (keyId: string) => billing.holds.closeKey(keyId) }),
   });
@@ -136,6 +136,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     logger,
     config: options.operatorConfig?.rateLimits,
     redisUrl: options.redisUrl,
+    redisTimeoutMs: options.redisTimeoutMs,
   });
   lifecycle.add('rate limits', { stop: () => rateLimiter.close() });
   const characters = new CharacterService({ db });
@@ -174,7 +175,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
   });
   const analytics = new AnalyticsService({
     db,
-    cache: createAnalyticsCache({ redisUrl: options.redisUrl, logger }),
+    cache: createAnalyticsCache({ redisUrl: options.redisUrl, redisTimeoutMs: options.redisTimeoutMs, logger }),
     settled: billing,
   });
   const balance = new BalanceService({ db, billing });
@@ -219,6 +220,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     operatorConfig: options.operatorConfig,
     env: options.rpc,
     redisUrl: options.redisUrl,
+    redisTimeoutMs: options.redisTimeoutMs,
   });
   lifecycle.add('analytics cache', { stop: () => analytics.close() });
   lifecycle.add('text parser pool', { stop: () => textParser.close() });

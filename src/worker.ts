@@ -32,7 +32,7 @@ async function main(): Promise<void> {
   const database = await openDatabase({ url: config.database.url, poolSize: config.jobs.concurrency * 2 + 2 });
   await migrateToLatest(database.db);
   const lifecycle = new Lifecycle(logger);
-  const events = createEventBus({ redisUrl: config.redisUrl, logger });
+  const events = createEventBus({ redisUrl: config.redisUrl, logger, timeoutMs: config.redisTimeoutMs });
   lifecycle.add('events', { stop: () => events.close() });
   // Holds taken here are per call in the database (no balance leases): a worker only settles and releases.
   const billing = createBilling({

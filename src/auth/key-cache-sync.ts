@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EventBus } from '../events/event-bus.ts';
+import { DEFAULT_REDIS_TIMEOUT_MS } from '../events/redis.ts';
 import type { Logger } from '../logger.ts';
 import type { KeyCache, KeyInvalidation, KeyInvalidationChannel } from './key-cache.ts';
 
@@ -16,12 +17,22 @@ export interface KeyCacheSyncTiming {
   readonly resendWindowMs: number;
 }
 
-export const DEFAULT_KEY_CACHE_SYNC_TIMING: KeyCacheSyncTiming = {
-  degradedMaxAgeMs: 1_000,
-  probeIntervalMs: 10_000,
-  probeTimeoutMs: 2_000,
-  resendWindowMs: 60_000,
-};
+/**
+ * The timing for a Redis timeout of `redisTimeoutMs` (LAGOON_REDIS_TIMEOUT_MS, default 500 ms): the channel is probed
+ * at that pace and a probe gets that long to come back, so a Redis that hangs without closing its connections is
+ * noticed within twice the timeout (1 s), about as soon as one that closes them, and the cache falls back the same
+ * way. A probe is one small PUBLISH every half second per process.
+ */
+export function keyCacheSyncTiming(redisTimeoutMs = DEFAULT_REDIS_TIMEOUT_MS): KeyCacheSyncTiming {
+  return {
+    degradedMaxAgeMs: 1_000,
+    probeIntervalMs: redisTimeoutMs,
+    probeTimeoutMs: redisTimeoutMs,
+    resendWindowMs: 60_000,
+  };
+}
+
+export const DEFAULT_KEY_CACHE_SYNC_TIMING: KeyCacheSyncTiming = keyCacheSyncTiming();
 
 /**
  * The channel between a process's key cache and the event bus: its invalidations are published, and those of every
@@ -98,9 +109,13 @@ function watch(
     pending = nonce;
     events.publish(TOPIC, 'all', { probe: nonce, origin });
     schedule(timing.probeTimeoutMs, () => {
-      if (pending !== nonce) return;
-      degrade('a probe of the channel went unanswered');
-      probe();
+      // Timers run before pending socket reads: after a busy stretch of this process the answer may be waiting
+      // unread. Looked at once those reads are done (setImmediate), so a slow process is not taken for a hung Redis.
+      setImmediate(() => {
+        if (pending !== nonce) return;
+        degrade('a probe of the channel went unanswered');
+        probe();
+      });
     });
   };
   const answered = (nonce: string) => {

@@ -103,12 +103,15 @@ export function resolveRange(query: UsageAnalyticsQuery, now: Date): AnalyticsRa
 /** The analytics cache: Redis under `lagoon:analytics:` when REDIS_URL is set, else an in-process LRU (256 results). */
 export function createAnalyticsCache(options: {
   redisUrl?: string | undefined;
+  redisTimeoutMs?: number | undefined;
   logger: Logger;
   now?: () => number;
 }): ResultCache<UsageAnalytics> {
   if (!options.redisUrl)
     return new MemoryResultCache<UsageAnalytics>({ maxEntries: 256, ...(options.now && { now: options.now }) });
-  const client = createRedisClient(options.redisUrl, options.logger, 'cache', { commandTimeoutMs: 500 });
+  const client = createRedisClient(options.redisUrl, options.logger, 'cache', {
+    commandTimeoutMs: options.redisTimeoutMs,
+  });
   return new RedisResultCache<UsageAnalytics>({
     client,
     prefix: 'lagoon:analytics:',

@@ -19,6 +19,7 @@ export function createCryptoRpc(deps: {
   operatorConfig: Pick<OperatorConfig, 'providers' | 'rpc'> | undefined;
   env: RpcEnvShortcuts | undefined;
   redisUrl: string | undefined;
+  redisTimeoutMs?: number | undefined;
 }): CryptoRpcService {
   const setup = buildRpcSetup({
     providers: deps.operatorConfig?.providers ?? [],
@@ -26,7 +27,7 @@ export function createCryptoRpc(deps: {
     env: deps.env,
   });
   const redis = deps.redisUrl
-    ? createRedisClient(deps.redisUrl, deps.logger, 'rpc-caps', { commandTimeoutMs: 500 })
+    ? createRedisClient(deps.redisUrl, deps.logger, 'rpc-caps', { commandTimeoutMs: deps.redisTimeoutMs })
     : undefined;
   const caps = new RpcCaps({ limits: setup.caps, redis, logger: deps.logger });
   const tiers = new AccountTiers({ db: deps.db, ttlMs: 30_000 });

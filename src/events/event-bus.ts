@@ -48,7 +48,12 @@ export interface EventBus {
 /** Events one subscriber may fall behind by; past that its oldest are dropped (never an overflow error). */
 const SUBSCRIBER_BUFFER = 1000;
 
-export function createEventBus(options: { redisUrl?: string | undefined; logger: Logger }): EventBus {
+export function createEventBus(options: {
+  redisUrl?: string | undefined;
+  logger: Logger;
+  /** Each Redis command's timeout (LAGOON_REDIS_TIMEOUT_MS). */
+  timeoutMs?: number | undefined;
+}): EventBus {
   if (!options.redisUrl)
     return wrap(
       'memory',
@@ -56,8 +61,12 @@ export function createEventBus(options: { redisUrl?: string | undefined; logger:
       async () => undefined,
       () => undefined,
     );
-  const publishClient = createRedisClient(options.redisUrl, options.logger, 'publish');
-  const subscribeClient = createRedisClient(options.redisUrl, options.logger, 'subscribe', { subscriber: true });
+  const commandTimeoutMs = options.timeoutMs;
+  const publishClient = createRedisClient(options.redisUrl, options.logger, 'publish', { commandTimeoutMs });
+  const subscribeClient = createRedisClient(options.redisUrl, options.logger, 'subscribe', {
+    commandTimeoutMs,
+    subscriber: true,
+  });
   const eventTarget = createRedisEventTarget<PubSubEvent<EventTopics, Topic>>({ publishClient, subscribeClient });
   const onConnection = (listener: (up: boolean) => void) => {
     for (const client of [publishClient, subscribeClient]) {

@@ -4,28 +4,35 @@ import type { Logger } from '../logger.ts';
 /** Commands whose promise nobody awaits (the Redis event target fires them and forgets). */
 const FIRE_AND_FORGET = new Set<PropertyKey>(['publish', 'subscribe', 'unsubscribe']);
 
+/** LAGOON_REDIS_TIMEOUT_MS's default: a command not answered within this fails, as if Redis were down. */
+export const DEFAULT_REDIS_TIMEOUT_MS = 500;
+
 /**
  * An ioredis client for Lagoon: connection errors are logged (not thrown at the process), commands fail fast
  * while Redis is away, and the fire-and-forget commands log their failure instead of leaving an unhandled
- * rejection that would stop the process.
+ * rejection that would stop the process. Every command has a timeout: a Redis that is hung (stopped, swapping,
+ * behind a stalled network path) keeps its connections open and answers nothing, and must count as down just as
+ * a Redis that closed them does, never hold a caller.
  */
 export function createRedisClient(
   url: string,
   logger: Logger,
   role: string,
-  options: { commandTimeoutMs?: number; subscriber?: boolean } = {},
+  options: { commandTimeoutMs?: number | undefined; subscriber?: boolean } = {},
 ): Redis {
   const client = new Redis(url, {
     connectionName: `lagoon-${role}`,
     // Connect on first use: a process that never publishes, subscribes or caches holds no connection.
     lazyConnect: true,
     maxRetriesPerRequest: 2,
-    ...(options.commandTimeoutMs !== undefined && { commandTimeout: options.commandTimeoutMs }),
+    commandTimeout: options.commandTimeoutMs ?? DEFAULT_REDIS_TIMEOUT_MS,
     // ioredis 5 loses a SUBSCRIBE sent between the TCP connect and the end of its INFO ready check (the INFO then
     // fails in subscriber mode, the client reconnects and never resubscribes). A pub/sub connection needs no ready check.
     ...(options.subscriber && { enableReadyCheck: false }),
   });
   let reported = false;
+  // While Redis is hung every publish times out: the first failure is logged, the rest until one succeeds are not.
+  let commandFailureLogged = false;
   client.on('error', (error: Error) => {
     if (!reported) logger.warn({ err: error, redis: role }, 'Redis connection error (retrying)');
     reported = true;
@@ -42,10 +49,16 @@ export function createRedisClient(
         const result: unknown = Reflect.apply(value, target, args);
         // A command cut short because this client was closed on purpose (shutdown) is not a failure.
         if (result instanceof Promise)
-          result.catch(
-            (error: unknown) =>
-              client.status !== 'end' &&
-              logger.error({ err: error, redis: role, command: String(property) }, 'Redis command failed'),
+          result.then(
+            () => (commandFailureLogged = false),
+            (error: unknown) => {
+              if (client.status === 'end' || commandFailureLogged) return;
+              commandFailureLogged = true;
+              logger.error(
+                { err: error, redis: role, command: String(property) },
+                'Redis command failed (further failures are not logged until one succeeds)',
+              );
+            },
           );
         return result;
       };

@@ -11,10 +11,11 @@ export function createRateLimiter(deps: {
   logger: Logger;
   config: RateLimitsConfig | undefined;
   redisUrl: string | undefined;
+  redisTimeoutMs?: number | undefined;
 }): RateLimiter {
   const config = deps.config ?? RateLimitsConfigSchema.parse({});
   const redis = deps.redisUrl
-    ? createRedisClient(deps.redisUrl, deps.logger, 'rate-limits', { commandTimeoutMs: 500 })
+    ? createRedisClient(deps.redisUrl, deps.logger, 'rate-limits', { commandTimeoutMs: deps.redisTimeoutMs })
     : undefined;
   return new RateLimiter({
     config,

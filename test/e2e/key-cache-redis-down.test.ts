@@ -1,45 +1,15 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { connect } from 'node:net';
+import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_DATABASE_URL } from '../helpers/db.ts';
+import { HAS_REDIS_SERVER, startPrivateRedis, stopProcess } from '../helpers/private-redis.ts';
 import { freePort, serverStorage, startServer, type ServerProcess } from '../helpers/server-process.ts';
 
 const ADMIN = 'e2e-key-cache-admin-key';
-const HAS_REDIS_SERVER = spawnSync('redis-server', ['--version']).status === 0;
 const SKIP_REASON = !TEST_DATABASE_URL
   ? 'needs TEST_DATABASE_URL: two server processes must share one database, and PGlite cannot be shared'
   : !HAS_REDIS_SERVER
     ? 'needs redis-server installed: the test starts and stops a private Redis'
     : undefined;
-
-/** A Redis of this test's own on a free port (the shared one is never stopped); resolves once it accepts connections. */
-async function startPrivateRedis(port: number): Promise<ChildProcess> {
-  const child = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-    { stdio: 'ignore' },
-  );
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const open = await new Promise<boolean>((resolve) => {
-      const socket = connect(port, '127.0.0.1', () => {
-        socket.end();
-        resolve(true);
-      });
-      socket.on('error', () => resolve(false));
-    });
-    if (open) return child;
-    if (Date.now() > deadline) throw new Error('private redis-server did not start');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-async function stopProcess(child: ChildProcess | undefined): Promise<void> {
-  if (!child || child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGKILL');
-  await exited;
-}
 
 if (SKIP_REASON) console.warn(`Skipping the key cache test with Redis down: ${SKIP_REASON}`);
 
