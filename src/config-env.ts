@@ -126,6 +126,7 @@ export const EnvironmentModel = z.object({
       .regex(/^0x[0-9a-fA-F]{64}$/, 'a 0x-prefixed 32-byte hex private key')
       .optional(),
   ),
+  LAGOON_X402_CONFIRMATIONS: intWithDefault(10),
   LAGOON_SIWE_DOMAINS: z.preprocess(emptyToUndefined, z.string().default('')),
   LAGOON_SIWE_MAX_AGE_SECONDS: intWithDefault(600, 1),
 });

@@ -125,6 +125,8 @@ export interface X402Config {
   readonly baseRpcUrl: string | undefined;
   /** Private key that submits `transferWithAuthorization` when no facilitator is configured. Secret. */
   readonly settlementKey: string | undefined;
+  /** Blocks a block must be under before the top-up sweep takes what it shows as final (src/wallets/top-up-sweep.ts). */
+  readonly confirmations: number;
   /** Sign-in message domains accepted (host[:port], lower-case); empty: the host the request reached. */
   readonly siweDomains: readonly string[];
   readonly siweMaxAgeMs: number;
@@ -279,6 +281,7 @@ function x402FromEnv(e: Environment): X402Config {
     facilitatorUrl: e.LAGOON_X402_FACILITATOR_URL,
     baseRpcUrl: e.LAGOON_BASE_RPC_URL,
     settlementKey: e.LAGOON_X402_SETTLEMENT_KEY,
+    confirmations: e.LAGOON_X402_CONFIRMATIONS,
     siweDomains: e.LAGOON_SIWE_DOMAINS.split(',')
       .map((domain) => domain.trim().toLowerCase())
       .filter(Boolean),

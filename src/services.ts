@@ -329,12 +329,12 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
   lifecycle.add('last-used flushes', lastUsed);
   // Top-ups tell walletBalance subscribers, like every other change of a wallet's credit.
   const topUps = new TopUpService({ db, logger, x402, onCredited: (accountId) => wallets.balanceChanged(accountId) });
-  // A crash between an on-chain transfer and its credit is finished here (credited once, or marked failed).
+  // Top-ups not credited yet (a crash, a lost answer, someone else's transfer) are checked against the chain until it
+  // has decided them: credited once, or closed (src/wallets/top-up-sweep.ts).
   lifecycle.add('x402 top-up recovery', {
     start: () =>
       void topUps.recover().catch((error: unknown) => logger.error({ err: error }, 'x402 top-up recovery failed')),
   });
-  // Settlements whose outcome was unknown (no receipt in time, a facilitator that did not answer) stay pending.
   lifecycle.add(
     'x402 top-up re-check',
     periodic(() => topUps.recover(), 60_000, logger, 'x402 top-up recovery'),

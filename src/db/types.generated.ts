@@ -325,6 +325,9 @@ export interface X402PaymentsTable {
   ledger_entry_id: string | null;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
+  checked_at: Date | null;
+  closed_at: Date | null;
+  pay_to: string | null;
 }
 
 export interface DB {

@@ -1,32 +1,25 @@
 import {
-  createPublicClient,
   createWalletClient,
-  defineChain,
+  encodeFunctionData,
   getAddress,
   http,
+  keccak256,
   nonceManager,
-  parseAbi,
-  parseEventLogs,
   parseSignature,
+  RpcRequestError,
   type Hex,
-  type PublicClient,
+  type TransactionSerializable,
 } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
+import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import type { ParsedPayment } from './top-up-payload.ts';
-import { BASE_CHAIN_ID, X402_VERSION, type PaymentRequirement } from './payment-requirements.ts';
+import { X402_VERSION, type PaymentRequirement } from './payment-requirements.ts';
+import { baseChain, USDC_ABI, type ChainReader } from './top-up-chain.ts';
 
 /*
- * Settling a verified top-up: on chain with the configured settlement key (viem calls the token's
- * `transferWithAuthorization`, waits for the receipt and checks its Transfer event), or through an x402
- * facilitator (`POST /verify`, then `POST /settle`). Either way the transaction hash is handed to `onSubmitted`
- * as soon as it is known, so a crash before the credit can be finished from it on restart.
+ * Settling a verified top-up: on chain with the configured settlement key (the token's `transferWithAuthorization`),
+ * or through an x402 facilitator (`POST /verify`, then `POST /settle`). What a settler reports is only its side of
+ * the story; where a node is configured, the service asks the chain what happened (top-up-chain.ts).
  */
-
-export const USDC_ABI = parseAbi([
-  'function transferWithAuthorization(address from, address to, uint256 value, uint256 validAfter, uint256 validBefore, bytes32 nonce, uint8 v, bytes32 r, bytes32 s)',
-  'function authorizationState(address authorizer, bytes32 nonce) view returns (bool)',
-  'event Transfer(address indexed from, address indexed to, uint256 value)',
-]);
 
 /** Enough for USDC's transferWithAuthorization (about 80k); fixed so a reverting call is mined, not guessed at. */
 const SETTLEMENT_GAS = 200_000n;
@@ -38,75 +31,26 @@ export type SettlementOutcome =
       readonly ok: false;
       readonly reason: string;
       readonly txHash?: Hex;
-      /** The transfer may still happen (no receipt in time, the facilitator's /settle unanswered): keep it pending. */
+      /** The transfer may still happen (no receipt in time, an answer that never came): keep it pending. */
       readonly uncertain?: boolean;
     };
 
-/** What a transfer should have done: `value` units of `asset` from `from` to `to`. */
-export interface ExpectedTransfer {
-  readonly asset: string;
-  readonly from: string;
-  readonly to: string;
-  readonly value: bigint;
-}
-
 export interface Settler {
+  /** `recordTxHash` is called with the transaction's hash before it can reach the chain (direct) or once known. */
   settle(
     payment: ParsedPayment,
     requirement: PaymentRequirement,
-    onSubmitted: (txHash: Hex) => Promise<void>,
+    recordTxHash: (txHash: Hex) => Promise<void>,
   ): Promise<SettlementOutcome>;
 }
 
-/** Reads the chain: a recorded transaction's result, and whether an authorization nonce was used. */
-export class ChainReader {
-  readonly client: PublicClient;
-
-  constructor(rpcUrl: string) {
-    // Base makes a block every 2 s: poll receipts more often than viem's 4 s default.
-    this.client = createPublicClient({
-      chain: baseChain(rpcUrl),
-      transport: http(rpcUrl),
-      pollingInterval: 500,
-    }) as PublicClient;
-  }
-
-  /** 'settled' if mined with the expected Transfer, 'failed' if reverted or without it, 'unknown' if not mined. */
-  async transferOutcome(
-    txHash: Hex,
-    expected: ExpectedTransfer,
-    waitMs = 0,
-  ): Promise<'settled' | 'failed' | 'unknown'> {
-    const receipt =
-      waitMs > 0
-        ? await this.client.waitForTransactionReceipt({ hash: txHash, timeout: waitMs }).catch(() => undefined)
-        : await this.client.getTransactionReceipt({ hash: txHash }).catch(() => undefined);
-    if (!receipt) return 'unknown';
-    if (receipt.status !== 'success') return 'failed';
-    const asset = getAddress(expected.asset);
-    const transfers = parseEventLogs({ abi: USDC_ABI, eventName: 'Transfer', logs: receipt.logs });
-    const found = transfers.some(
-      (log) =>
-        getAddress(log.address) === asset &&
-        log.args.from.toLowerCase() === expected.from.toLowerCase() &&
-        log.args.to.toLowerCase() === expected.to.toLowerCase() &&
-        log.args.value === expected.value,
-    );
-    return found ? 'settled' : 'failed';
-  }
-
-  async authorizationUsed(asset: string, authorizer: string, nonce: Hex): Promise<boolean> {
-    return this.client.readContract({
-      address: getAddress(asset),
-      abi: USDC_ABI,
-      functionName: 'authorizationState',
-      args: [getAddress(authorizer), nonce],
-    });
-  }
-}
-
-/** Submits `transferWithAuthorization` from the settlement key and waits for its receipt. */
+/**
+ * Submits `transferWithAuthorization` from the settlement key and waits for its receipt. The transaction is signed
+ * here and its hash (keccak256 of the signed bytes) recorded before it is sent, so a node whose answer is lost
+ * cannot leave a transfer Lagoon has no trace of.
+ */
 export class DirectSettler implements Settler {
+  private readonly account: PrivateKeyAccount;
   private readonly wallet;
 
   constructor(
@@ -115,21 +59,56 @@ export class DirectSettler implements Settler {
     settlementKey: Hex,
   ) {
     // The nonce manager keeps concurrent settlements from one key from reusing a transaction nonce.
-    const account = privateKeyToAccount(settlementKey, { nonceManager });
-    this.wallet = createWalletClient({ account, chain: baseChain(rpcUrl), transport: http(rpcUrl) });
+    this.account = privateKeyToAccount(settlementKey, { nonceManager });
+    // No retries: a resent transaction whose first answer was lost would only be refused as known.
+    this.wallet = createWalletClient({
+      account: this.account,
+      chain: baseChain(rpcUrl),
+      transport: http(rpcUrl, { retryCount: 0 }),
+    });
   }
 
   async settle(
     payment: ParsedPayment,
     requirement: PaymentRequirement,
-    onSubmitted: (txHash: Hex) => Promise<void>,
+    recordTxHash: (txHash: Hex) => Promise<void>,
   ): Promise<SettlementOutcome> {
+    let serializedTransaction: Hex;
+    try {
+      serializedTransaction = await this.sign(payment, requirement);
+    } catch (error) {
+      this.resetNonce();
+      return { ok: false, reason: `the transaction could not be prepared: ${shortMessage(error)}` };
+    }
+    const txHash = keccak256(serializedTransaction);
+    await recordTxHash(txHash);
+    try {
+      await this.wallet.sendRawTransaction({ serializedTransaction });
+    } catch (error) {
+      this.resetNonce();
+      // The node may have taken it and the answer been lost: unless it knows nothing of it, wait for it as usual.
+      if (!(await this.reader.knowsTransaction(txHash)))
+        return {
+          ok: false,
+          txHash,
+          reason: `the transaction was not accepted: ${shortMessage(error)}`,
+          uncertain: !(error instanceof RpcRequestError),
+        };
+    }
+    const status = await this.reader.receiptStatus(txHash, RECEIPT_TIMEOUT_MS);
+    if (status === 'success') return { ok: true, txHash };
+    if (status === 'unknown') return { ok: false, txHash, reason: 'no receipt in time', uncertain: true };
+    return { ok: false, txHash, reason: 'the transfer reverted' };
+  }
+
+  private async sign(payment: ParsedPayment, requirement: PaymentRequirement): Promise<Hex> {
     const { authorization } = payment;
     const { r, s, v, yParity } = parseSignature(payment.signature);
-    let txHash: Hex;
-    try {
-      txHash = await this.wallet.writeContract({
-        address: getAddress(requirement.asset),
+    const request = await this.wallet.prepareTransactionRequest({
+      account: this.account,
+      nonceManager: this.account.nonceManager,
+      to: getAddress(requirement.asset),
+      data: encodeFunctionData({
         abi: USDC_ABI,
         functionName: 'transferWithAuthorization',
         args: [
@@ -143,16 +122,16 @@ export class DirectSettler implements Settler {
           r,
           s,
         ],
-        gas: SETTLEMENT_GAS,
-      });
-    } catch (error) {
-      return { ok: false, reason: `the transaction was not accepted: ${shortMessage(error)}` };
-    }
-    await onSubmitted(txHash);
-    const outcome = await this.reader.transferOutcome(txHash, expectedOf(payment, requirement), RECEIPT_TIMEOUT_MS);
-    if (outcome === 'settled') return { ok: true, txHash };
-    if (outcome === 'unknown') return { ok: false, txHash, reason: 'no receipt in time', uncertain: true };
-    return { ok: false, txHash, reason: 'the transfer reverted or moved other funds' };
+      }),
+      gas: SETTLEMENT_GAS,
+    });
+    // The prepared request carries the account besides the transaction's fields; the serializer reads only the latter.
+    return this.account.signTransaction(request as TransactionSerializable);
+  }
+
+  /** After a failed send the next nonce is read from the node again (it counts the transaction if it took it). */
+  private resetNonce(): void {
+    this.account.nonceManager?.reset({ address: this.account.address, chainId: this.wallet.chain.id });
   }
 }
 
@@ -176,7 +155,7 @@ export class FacilitatorSettler implements Settler {
   async settle(
     payment: ParsedPayment,
     requirement: PaymentRequirement,
-    onSubmitted: (txHash: Hex) => Promise<void>,
+    recordTxHash: (txHash: Hex) => Promise<void>,
   ): Promise<SettlementOutcome> {
     const body = JSON.stringify({
       x402Version: X402_VERSION,
@@ -191,13 +170,14 @@ export class FacilitatorSettler implements Settler {
     // Unanswered, the facilitator may still have settled it.
     if ('failed' in settled) return { ok: false, reason: settled.failed, uncertain: true };
     const txHash = /^0x[0-9a-fA-F]{64}$/.test(settled.transaction ?? '') ? (settled.transaction as Hex) : undefined;
-    if (txHash) await onSubmitted(txHash);
     if (settled.success !== true || !txHash)
       return {
         ok: false,
         reason: `the facilitator did not settle it: ${settled.errorReason ?? 'no transaction'}`,
         ...(txHash ? { txHash } : {}),
       };
+    // Recorded on success only: without a node, a recorded hash is what the sweep credits (top-up-sweep.ts).
+    await recordTxHash(txHash);
     return { ok: true, txHash };
   }
 
@@ -216,24 +196,6 @@ export class FacilitatorSettler implements Settler {
       return { failed: `the facilitator could not be reached: ${shortMessage(error)}` };
     }
   }
-}
-
-export function expectedOf(payment: ParsedPayment, requirement: PaymentRequirement): ExpectedTransfer {
-  return {
-    asset: requirement.asset,
-    from: payment.authorization.from,
-    to: payment.authorization.to,
-    value: payment.authorization.value,
-  };
-}
-
-function baseChain(rpcUrl: string) {
-  return defineChain({
-    id: BASE_CHAIN_ID,
-    name: 'Base',
-    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-    rpcUrls: { default: { http: [rpcUrl] } },
-  });
 }
 
 function shortMessage(error: unknown): string {

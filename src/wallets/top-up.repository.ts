@@ -1,22 +1,28 @@
-import { sql, type Transaction } from 'kysely';
+import { sql, type Selectable, type Transaction } from 'kysely';
 import { addToBalance, insertLedgerEntry } from '../billing/billing.repository.ts';
 import type { Nano } from '../billing/money.ts';
 import type { Database } from '../db/database.ts';
 import type { DB } from '../db/types.generated.ts';
 
-/* The x402_payments table (migrations/2026-11-30T13-00-00_x402_payments.ts): every status change is one guarded UPDATE. */
+/*
+ * The x402_payments table (migrations/2026-11-30T13-00-00_x402_payments.ts, 2026-12-03T08-00-00_x402_payer_nonce.ts):
+ * one row per (token, payer, nonce), as EIP-3009 nonces are per authorizer. Every status change is one guarded
+ * UPDATE; `settled` (credited) is final, and `failed` rows stay open to the sweep until `closed_at` is set.
+ */
 
 export interface NewPayment {
   asset: string;
   nonce: string;
   payer: string;
+  /** The authorization's `to` (the receiver it pays). */
+  payTo: string;
   accountId: string;
   amountUnits: bigint;
   amountNano: Nano;
   validBefore: Date;
 }
 
-/** Inserts the pending row; undefined when the (asset, nonce) pair already has one. */
+/** Inserts the pending row; undefined when its (asset, payer, nonce) already has one. */
 export async function insertPending(db: Database, payment: NewPayment): Promise<string | undefined> {
   const row = await db
     .insertInto('x402_payments')
@@ -24,23 +30,31 @@ export async function insertPending(db: Database, payment: NewPayment): Promise<
       asset: payment.asset.toLowerCase(),
       nonce: payment.nonce.toLowerCase(),
       payer: payment.payer.toLowerCase(),
+      pay_to: payment.payTo.toLowerCase(),
       account_id: payment.accountId,
       amount_units: payment.amountUnits,
       amount_nano: payment.amountNano,
       valid_before: payment.validBefore,
     })
-    .onConflict((oc) => oc.columns(['asset', 'nonce']).doNothing())
+    .onConflict((oc) => oc.columns(['asset', 'payer', 'nonce']).doNothing())
     .returning('id')
     .executeTakeFirst();
   return row?.id;
 }
 
-export async function findByNonce(db: Database, asset: string, nonce: string) {
+export type PaymentRow = Selectable<DB['x402_payments']>;
+
+/** The row of one payer's authorization nonce. */
+export async function findPayment(
+  db: Database,
+  key: { asset: string; payer: string; nonce: string },
+): Promise<PaymentRow | undefined> {
   return db
     .selectFrom('x402_payments')
     .selectAll()
-    .where('asset', '=', asset.toLowerCase())
-    .where('nonce', '=', nonce.toLowerCase())
+    .where('asset', '=', key.asset.toLowerCase())
+    .where('payer', '=', key.payer.toLowerCase())
+    .where('nonce', '=', key.nonce.toLowerCase())
     .executeTakeFirst();
 }
 
@@ -53,18 +67,37 @@ export async function recordTxHash(db: Database, id: string, txHash: string): Pr
     .execute();
 }
 
-export async function markFailed(db: Database, id: string, reason: string): Promise<void> {
+/** pending → failed: nothing credited for now, but the sweep keeps looking until the row is closed. */
+export async function markFailed(db: Database, id: string, reason: string, txHash?: string): Promise<void> {
   await db
     .updateTable('x402_payments')
-    .set({ status: 'failed', failure_reason: reason.slice(0, 500), updated_at: sql`now()` })
+    .set({
+      status: 'failed',
+      failure_reason: reason.slice(0, 500),
+      updated_at: sql`now()`,
+      ...(txHash ? { tx_hash: sql<string>`coalesce(tx_hash, ${txHash.toLowerCase()})` } : {}),
+    })
     .where('id', '=', id)
     .where('status', '=', 'pending')
     .execute();
 }
 
+/** Failed for good (the chain can no longer pay it): the sweep stops looking at it. */
+export async function close(db: Database, id: string, reason: string): Promise<void> {
+  await db
+    .updateTable('x402_payments')
+    .set({ status: 'failed', failure_reason: reason.slice(0, 500), closed_at: sql`now()`, updated_at: sql`now()` })
+    .where('id', '=', id)
+    .where('status', '<>', 'settled')
+    .where('closed_at', 'is', null)
+    .execute();
+}
+
 /**
- * pending → settled, the USD credit and its TOP_UP ledger entry, in one transaction: only the caller whose UPDATE
- * moved the row credits, so a payment is credited once however many processes finish it.
+ * pending or failed → settled, the USD credit and its TOP_UP ledger entry, in one transaction: only the caller whose
+ * UPDATE moved the row credits (a second one waits on the row lock and then matches nothing), so a payment is
+ * credited once however many requests and sweeps in however many processes finish it. `txHash` is the
+ * transaction the chain shows paying it.
  */
 export async function creditSettled(
   db: Database,
@@ -75,9 +108,14 @@ export async function creditSettled(
   return db.transaction().execute(async (trx: Transaction<DB>) => {
     const row = await trx
       .updateTable('x402_payments')
-      .set({ status: 'settled', updated_at: sql`now()`, ...(txHash ? { tx_hash: txHash.toLowerCase() } : {}) })
+      .set({
+        status: 'settled',
+        closed_at: sql`now()`,
+        updated_at: sql`now()`,
+        ...(txHash ? { tx_hash: txHash.toLowerCase() } : {}),
+      })
       .where('id', '=', id)
-      .where('status', '=', 'pending')
+      .where('status', '<>', 'settled')
       .returning(['account_id', 'amount_nano', 'tx_hash', 'payer'])
       .executeTakeFirst();
     if (!row) return { credited: false };
@@ -97,15 +135,31 @@ export async function creditSettled(
   });
 }
 
-/** Rows a crash may have left pending (oldest first). */
-export async function listPending(db: Database, limit = 500) {
-  return db
+/**
+ * Rows the sweep still watches (not credited, not closed), least recently checked first, and marks them checked:
+ * a backlog longer than `limit` rotates instead of starving the newest rows.
+ */
+export async function takeOpen(db: Database, limit: number): Promise<PaymentRow[]> {
+  const rows = await db
     .selectFrom('x402_payments')
     .selectAll()
-    .where('status', '=', 'pending')
+    .where('status', '<>', 'settled')
+    .where('closed_at', 'is', null)
+    .orderBy(sql`checked_at asc nulls first`)
     .orderBy('created_at')
     .limit(limit)
     .execute();
+  if (rows.length > 0)
+    await db
+      .updateTable('x402_payments')
+      .set({ checked_at: sql`now()` })
+      .where(
+        'id',
+        'in',
+        rows.map((row) => row.id),
+      )
+      .execute();
+  return rows;
 }
 
 export async function usdBalance(db: Database, accountId: string): Promise<Nano> {

@@ -1,4 +1,4 @@
-import type { Hex } from 'viem';
+import { getAddress, type Hex } from 'viem';
 import { findOrCreateWalletAccount } from '../accounts/account.repository.ts';
 import type { AuthContext } from '../auth/auth-context.ts';
 import { nanoToNumber } from '../billing/money.ts';
@@ -12,10 +12,12 @@ import {
   X402_VERSION,
   type PaymentRequirement,
 } from './payment-requirements.ts';
+import { ChainReader, type AuthorizationEvidence, type ExpectedTransfer } from './top-up-chain.ts';
 import { invalidPayment, paymentInProgress, settlementFailed, TopUpFailure } from './top-up-errors.ts';
 import { parsePaymentHeader } from './top-up-payload.ts';
 import * as repo from './top-up.repository.ts';
-import { ChainReader, DirectSettler, FacilitatorSettler, type Settler } from './top-up-settlement.ts';
+import { DirectSettler, FacilitatorSettler, type Settler } from './top-up-settlement.ts';
+import { expectedOfRow, sweepTopUps } from './top-up-sweep.ts';
 import { verifyPayment } from './top-up-verify.ts';
 
 export interface TopUpResult {
@@ -44,9 +46,19 @@ export interface TopUpServiceDeps {
   readonly nowSeconds?: () => bigint;
 }
 
+/** The row a credit moves to `settled`, and what the answer reports. */
+interface Creditable {
+  readonly id: string;
+  readonly accountId: string;
+  readonly payer: string;
+  readonly amountNano: bigint;
+}
+
 /**
- * POST /x402/top-up (decisions in docs/api.md, Top-up): verify an EIP-3009 authorization, record it (its nonce
- * unique per token), settle it on chain or through a facilitator, then credit the payer's wallet account once.
+ * POST /x402/top-up (decisions in docs/api.md, Top-up): verify an EIP-3009 authorization, record it (unique per
+ * token, payer and nonce), settle it on chain or through a facilitator, then credit the payer's wallet account once.
+ * Where a node is configured, whether the authorization paid the receiver is decided on the chain's evidence
+ * (top-up-chain.ts), not on who submitted it or whether an answer arrived.
  */
 export class TopUpService {
   private readonly settler: Settler | undefined;
@@ -84,111 +96,147 @@ export class TopUpService {
       throw new TopUpFailure(503, { error: 'Top-ups are not configured on this server', code: 'SERVICE_UNAVAILABLE' });
     const payment = parsePaymentHeader(paymentHeaderValue);
     const verified = await verifyPayment(this.deps.x402, payment, this.now());
-    const { db } = this.deps;
+    const { db, logger } = this.deps;
     const account = await findOrCreateWalletAccount(db, verified.payer);
-    const nonce = payment.authorization.nonce;
+    const expected: ExpectedTransfer = {
+      asset: requirement.asset,
+      from: verified.payer,
+      to: payment.authorization.to,
+      value: verified.amountUnits,
+      nonce: payment.authorization.nonce,
+    };
     const paymentId = await repo.insertPending(db, {
       asset: requirement.asset,
-      nonce,
+      nonce: expected.nonce,
       payer: verified.payer,
+      payTo: expected.to,
       accountId: account.id,
       amountUnits: verified.amountUnits,
       amountNano: verified.amountNano,
       validBefore: verified.validBefore,
     });
-    if (!paymentId) {
-      const existing = await repo.findByNonce(db, requirement.asset, nonce);
-      if (existing?.status === 'pending') throw paymentInProgress();
-      throw invalidPayment('nonce_already_used', 'This authorization nonce was already used');
-    }
-    // An authorization used elsewhere on chain (not through this server) would only revert: refuse it now.
-    if (this.reader && (await this.nonceUsedOnChain(requirement.asset, payment.authorization.from, nonce))) {
-      await repo.markFailed(db, paymentId, 'nonce already used on chain');
+    if (!paymentId) return this.replay(auth, expected);
+    const row: Creditable = {
+      id: paymentId,
+      accountId: account.id,
+      payer: verified.payer,
+      amountNano: verified.amountNano,
+    };
+
+    // Used before it reached us: if that use paid us, it is this top-up; otherwise the nonce is gone.
+    const before = await this.evidence(expected, []);
+    if (before?.state === 'paid') return this.credit(auth, row, before.txHash);
+    if (before && before.state !== 'unused') {
+      if (before.state === 'spent') await repo.close(db, paymentId, before.reason);
+      else await repo.markFailed(db, paymentId, 'nonce already used on chain');
       throw invalidPayment('nonce_already_used', 'This authorization nonce was already used on chain');
     }
+
     const outcome = await this.settler
       .settle(payment, requirement, (txHash) => repo.recordTxHash(db, paymentId, txHash))
       .catch((error: unknown) => ({ ok: false as const, reason: error instanceof Error ? error.message : 'error' }));
-    if (!outcome.ok && 'uncertain' in outcome && outcome.uncertain === true) {
-      // Left pending: recover() credits it once the chain shows the transfer, or fails it after validBefore.
-      this.deps.logger.warn({ paymentId, reason: outcome.reason }, 'x402 top-up settlement outcome unknown');
-      throw settlementFailed(`${outcome.reason}; it is credited later if the transfer went through`);
-    }
-    if (!outcome.ok) {
-      await repo.markFailed(db, paymentId, outcome.reason);
-      this.deps.logger.warn({ paymentId, reason: outcome.reason }, 'x402 top-up settlement failed');
+    if (outcome.ok) return this.credit(auth, row, outcome.txHash);
+    // The settler's failure is its own view: the chain says whether the authorization paid us all the same.
+    const txHash = 'txHash' in outcome ? outcome.txHash : undefined;
+    const after = await this.evidence(expected, txHash ? [txHash] : []);
+    if (after?.state === 'paid') return this.credit(auth, row, after.txHash);
+    if (after?.state === 'spent') {
+      await repo.close(db, paymentId, `${outcome.reason}; ${after.reason}`);
       throw settlementFailed(outcome.reason);
     }
-    const credit = await repo.creditSettled(db, paymentId, outcome.txHash, auth.requestId ?? null);
-    if (credit.credited) this.deps.onCredited?.(account.id);
-    const balance = credit.balanceAfter ?? (await repo.usdBalance(db, account.id));
-    return {
-      walletAddress: verified.payer,
-      amountCredited: nanoToNumber(verified.amountNano),
-      newBalance: nanoToNumber(balance),
-      paymentId,
-      settlement: { success: true, network: BASE_NETWORK, payer: verified.payer, transaction: outcome.txHash },
-    };
+    if (('uncertain' in outcome && outcome.uncertain === true) || after?.state === 'untraced') {
+      // Left pending: the sweep credits it once the chain shows the transfer, or closes it after validBefore.
+      logger.warn({ paymentId, reason: outcome.reason }, 'x402 top-up settlement outcome unknown');
+      throw settlementFailed(`${outcome.reason}; it is credited later if the transfer went through`);
+    }
+    // Failed, yet still watched by the sweep until validBefore: someone may still use the authorization.
+    await repo.markFailed(db, paymentId, outcome.reason, txHash);
+    logger.warn({ paymentId, reason: outcome.reason }, 'x402 top-up settlement failed');
+    throw settlementFailed(outcome.reason);
   }
 
   /**
-   * Finishes what a crash left pending: a row with a transaction hash is credited once if that transaction moved
-   * the funds, or marked failed if it reverted; a row without one whose authorization expired is credited if the
-   * chain says the authorization was used (the hash was lost), otherwise marked failed. Other rows may still be
-   * settling in another process and are left alone.
+   * Finishes what requests left open (a crash, a lost answer, a transfer made by someone else, a failure that was
+   * not one): see top-up-sweep.ts. Safe to run in every process at once: a credit happens once.
    */
   async recover(): Promise<{ credited: number; failed: number }> {
-    const { db, logger } = this.deps;
-    let credited = 0;
-    let failed = 0;
-    const nowMs = Number(this.now()) * 1000;
-    for (const row of await repo.listPending(db)) {
-      const verdict = await this.recoveryVerdict(row, nowMs).catch((error: unknown) => {
-        logger.warn({ err: error, paymentId: row.id }, 'x402 top-up recovery could not check the chain');
-        return 'unknown' as const;
-      });
-      if (verdict === 'settled') {
-        if ((await repo.creditSettled(db, row.id, row.tx_hash, null)).credited) {
-          credited += 1;
-          this.deps.onCredited?.(row.account_id);
-        }
-      } else if (verdict === 'failed') {
-        await repo.markFailed(db, row.id, 'not settled (found on restart)');
-        failed += 1;
+    const { db, logger, x402 } = this.deps;
+    return sweepTopUps({
+      db,
+      logger,
+      receiver: x402.receiver ?? '',
+      confirmations: x402.confirmations,
+      reader: this.reader,
+      nowSeconds: this.now,
+      onCredited: (accountId) => this.deps.onCredited?.(accountId),
+    });
+  }
+
+  /**
+   * The same authorization again: in progress (409), or used (400). A `failed` row the chain shows paid is
+   * credited now, once, instead of waiting for the sweep.
+   */
+  private async replay(auth: AuthContext, expected: ExpectedTransfer): Promise<TopUpResult> {
+    const row = await repo.findPayment(this.deps.db, {
+      asset: expected.asset,
+      payer: expected.from,
+      nonce: expected.nonce,
+    });
+    if (row?.status === 'pending') throw paymentInProgress();
+    if (row?.status === 'failed' && !row.closed_at) {
+      const evidence = await this.evidence(
+        expectedOfRow(row, this.deps.x402.receiver ?? ''),
+        row.tx_hash ? [row.tx_hash] : [],
+      );
+      const creditable = {
+        id: row.id,
+        accountId: row.account_id,
+        payer: getAddress(row.payer),
+        amountNano: row.amount_nano,
+      };
+      if (evidence?.state === 'paid') {
+        const result = await this.credit(auth, creditable, evidence.txHash, true);
+        if (result) return result;
       }
     }
-    if (credited + failed > 0) logger.info({ credited, failed }, 'x402 top-ups recovered');
-    return { credited, failed };
+    throw invalidPayment('nonce_already_used', 'This authorization nonce was already used');
   }
 
-  private async recoveryVerdict(
-    row: Awaited<ReturnType<typeof repo.listPending>>[number],
-    nowMs: number,
-  ): Promise<'settled' | 'failed' | 'unknown'> {
-    const expired = row.valid_before.getTime() <= nowMs;
-    if (row.tx_hash) {
-      // Without a node to ask, a hash can only have come from a facilitator's successful /settle.
-      if (!this.reader) return this.deps.x402.facilitatorUrl ? 'settled' : 'unknown';
-      const outcome = await this.reader.transferOutcome(row.tx_hash as Hex, {
-        asset: row.asset,
-        from: row.payer,
-        to: this.deps.x402.receiver ?? '',
-        value: row.amount_units,
-      });
-      return outcome === 'unknown' && expired ? this.usedVerdict(row) : outcome;
-    }
-    if (!expired) return 'unknown';
-    return this.usedVerdict(row);
+  /** The chain's evidence, or undefined without a node or when it could not be read. */
+  private async evidence(
+    expected: ExpectedTransfer,
+    knownTxHashes: string[],
+  ): Promise<AuthorizationEvidence | undefined> {
+    if (!this.reader) return undefined;
+    return this.reader.evidence(expected, knownTxHashes).catch((error: unknown) => {
+      this.deps.logger.warn({ err: error }, 'x402 top-up could not check the chain');
+      return undefined;
+    });
   }
 
-  /** After validBefore nobody can use the authorization any more: used means it paid us (its `to` is signed). */
-  private async usedVerdict(row: { asset: string; payer: string; nonce: string }): Promise<'settled' | 'failed'> {
-    if (!this.reader) return 'failed';
-    return (await this.nonceUsedOnChain(row.asset, row.payer, row.nonce)) ? 'settled' : 'failed';
-  }
-
-  private nonceUsedOnChain(asset: string, authorizer: string, nonce: string): Promise<boolean> {
-    if (!this.reader) return Promise.resolve(false);
-    return this.reader.authorizationUsed(asset, authorizer, nonce as Hex);
+  /**
+   * Credits the row (once, whoever gets there first) and answers as a top-up does. A row credited meanwhile by the
+   * sweep still answers success, with the balance now; with `onlyIfCredited`, it answers undefined instead.
+   */
+  private async credit(
+    auth: AuthContext,
+    row: Creditable,
+    txHash: string,
+    onlyIfCredited: true,
+  ): Promise<TopUpResult | undefined>;
+  private async credit(auth: AuthContext, row: Creditable, txHash: string): Promise<TopUpResult>;
+  private async credit(auth: AuthContext, row: Creditable, txHash: string, onlyIfCredited = false) {
+    const { db } = this.deps;
+    const credit = await repo.creditSettled(db, row.id, txHash, auth.requestId ?? null);
+    if (credit.credited) this.deps.onCredited?.(row.accountId);
+    else if (onlyIfCredited) return undefined;
+    const balance = credit.balanceAfter ?? (await repo.usdBalance(db, row.accountId));
+    return {
+      walletAddress: row.payer,
+      amountCredited: nanoToNumber(row.amountNano),
+      newBalance: nanoToNumber(balance),
+      paymentId: row.id,
+      settlement: { success: true, network: BASE_NETWORK, payer: row.payer, transaction: txHash },
+    } satisfies TopUpResult;
   }
 }

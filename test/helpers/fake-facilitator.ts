@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import { createWalletClient, getAddress, http, parseSignature, type Hex } from 'viem';
-import { USDC_ABI } from '../../src/wallets/top-up-settlement.ts';
+import { USDC_ABI } from '../../src/wallets/top-up-chain.ts';
 import type { UsdcChain } from './usdc-chain.ts';
 
 /*
@@ -19,6 +19,8 @@ export interface FakeFacilitator {
   holdSettle: Promise<void> | undefined;
   /** While true, /settle settles on chain but drops the connection instead of answering. */
   dropSettleAnswer: boolean;
+  /** While true, /settle settles on chain but answers that it failed (a facilitator that got it wrong). */
+  failSettleAnswer: boolean;
   /** Resolves when the next /settle request arrives. */
   nextSettle(): Promise<void>;
   close(): Promise<void>;
@@ -49,6 +51,7 @@ export async function startFakeFacilitator(chain: UsdcChain): Promise<FakeFacili
     refuseWith: undefined,
     holdSettle: undefined,
     dropSettleAnswer: false,
+    failSettleAnswer: false,
     nextSettle: () => new Promise<void>((resolve) => settleWaiters.push(resolve)),
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
@@ -93,6 +96,8 @@ export async function startFakeFacilitator(chain: UsdcChain): Promise<FakeFacili
         });
         const receipt = await chain.client.waitForTransactionReceipt({ hash });
         if (state.dropSettleAnswer) return void request.socket.destroy();
+        if (state.failSettleAnswer)
+          return reply(200, { success: false, errorReason: 'unexpected_settle_error', transaction: '', payer });
         reply(200, {
           success: receipt.status === 'success',
           ...(receipt.status === 'success' ? {} : { errorReason: 'transaction_reverted' }),

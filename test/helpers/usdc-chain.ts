@@ -52,6 +52,10 @@ export interface UsdcChain {
   balanceOf(address: Address): Promise<bigint>;
   mint(to: Address, units: bigint): Promise<void>;
   setBlocked(address: Address, blocked: boolean): Promise<void>;
+  /** Mines an empty block (its timestamp is now: what moves the chain's clock past a validBefore). */
+  mine(): Promise<void>;
+  /** Stops or starts mining: sent transactions wait in the pool meanwhile, then go in by fee. */
+  setMining(on: boolean): Promise<void>;
   /** Deploys an EIP-1271 contract wallet (TestContractWallet.sol) whose signatures are `owner`'s; its address. */
   deployContractWallet(owner: Address): Promise<Address>;
   close(): Promise<void>;
@@ -148,6 +152,12 @@ export async function startUsdcChain(): Promise<UsdcChain> {
     },
     mint: (to, units) => ownerCall('mint', [to, units]),
     setBlocked: (address, blocked) => ownerCall('setBlocked', [address, blocked]),
+    async mine() {
+      await client.request({ method: 'evm_mine' as never, params: [] as never });
+    },
+    async setMining(on) {
+      await client.request({ method: (on ? 'miner_start' : 'miner_stop') as never, params: [] as never });
+    },
     async deployContractWallet(owner) {
       const wallet = compileFixtures().TestContractWallet;
       const hash = await deployer.deployContract({ abi: wallet.abi, bytecode: wallet.bytecode, args: [owner] });

@@ -23,6 +23,8 @@ export interface X402Setup {
   accountOf(address: string): Promise<string | undefined>;
   /** The wallet's USD credit (0 without an account). */
   creditOf(address: string): Promise<Nano>;
+  /** The payments row of an authorization (keyed by token, payer and nonce). */
+  paymentRow(payment: SignedPayment): Promise<repo.PaymentRow | undefined>;
   /** Records an authorization as `pending` (what a crash left behind), making its payer's account; its row id. */
   insertPending(payment: SignedPayment, usd: number, validBefore: Date): Promise<string>;
 }
@@ -65,6 +67,14 @@ export function useX402App(options: {
         const id = await accountOf(address);
         return id ? repo.usdBalance(db, id) : 0n;
       },
+      paymentRow: (payment: SignedPayment) =>
+        db
+          .selectFrom('x402_payments')
+          .selectAll()
+          .where('asset', '=', chain.token.toLowerCase())
+          .where('payer', '=', (payment.authorization.from ?? '').toLowerCase())
+          .where('nonce', '=', payment.nonce.toLowerCase())
+          .executeTakeFirst(),
       async insertPending(payment: SignedPayment, usd: number, validBefore: Date) {
         const payer = payment.authorization.from as Address;
         const { id: accountId } = await findOrCreateWalletAccount(db, payer);
@@ -72,6 +82,7 @@ export function useX402App(options: {
           asset: chain.token,
           nonce: payment.nonce as Hex,
           payer,
+          payTo: payment.authorization.to as Address,
           accountId,
           amountUnits: usdc(usd),
           amountNano: usdc(usd) * 1000n,

@@ -1,6 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseNano } from '../../src/billing/money.ts';
-import * as repo from '../../src/wallets/top-up.repository.ts';
 import { startFakeFacilitator, type FakeFacilitator } from '../helpers/fake-facilitator.ts';
 import { useX402App } from '../helpers/x402-app.ts';
 import { signPayment, usdc } from '../helpers/x402-payment.ts';
@@ -42,7 +41,7 @@ describe('POST /x402/top-up through a facilitator', () => {
     expect(await x402.chain.balanceOf(receiver)).toBe(usdc(8));
     expect(await creditOf(payer.address)).toBe(parseNano('8'));
     const settlement = JSON.parse(Buffer.from(response.headers.get('payment-response') ?? '', 'base64').toString());
-    const row = await repo.findByNonce(x402.t.app.database.db, x402.chain.token, payment.nonce);
+    const row = await x402.paymentRow(payment);
     expect(row?.tx_hash).toBe((settlement as { transaction: string }).transaction);
   });
 
@@ -85,7 +84,7 @@ describe('POST /x402/top-up through a facilitator', () => {
     }
     // The facilitator did move the funds; Lagoon keeps the row pending for recover(), not failed.
     expect(await x402.chain.balanceOf(receiver)).toBe(onChain + usdc(5));
-    expect((await repo.findByNonce(x402.t.app.database.db, x402.chain.token, payment.nonce))?.status).toBe('pending');
+    expect((await x402.paymentRow(payment))?.status).toBe('pending');
     const duplicate = await topUp(payment.header);
     expect(duplicate.status).toBe(409);
   });
@@ -114,7 +113,7 @@ describe('POST /x402/top-up through a facilitator', () => {
       const response = await topUp(payment.header);
       expect(response.status).toBe(402);
       expect(await creditOf(payer.address)).toBe(before);
-      expect((await repo.findByNonce(x402.t.app.database.db, x402.chain.token, payment.nonce))?.status).toBe('failed');
+      expect((await x402.paymentRow(payment))?.status).toBe('failed');
     } finally {
       await x402.chain.setBlocked(payer.address, false);
     }

@@ -21,6 +21,8 @@ const x402 = useX402App({
   env: (chain) => ({
     LAGOON_BASE_RPC_URL: chain.url,
     LAGOON_X402_SETTLEMENT_KEY: KEYS.settler,
+    // ganache mines only when asked: the newest block is final here.
+    LAGOON_X402_CONFIRMATIONS: '0',
   }),
 });
 const topUp = (header: string, name?: string) => x402.topUp(header, name);
@@ -209,7 +211,7 @@ describe('POST /x402/top-up', () => {
       expect(await response.json()).toMatchObject({ code: 'SETTLEMENT_FAILED' });
       expect(await x402.chain.balanceOf(payer.address)).toBe(onChain);
       expect((await walletState(payer.address)).usd).toBe(0n);
-      const row = await repo.findByNonce(x402.t.app.database.db, x402.chain.token, payment.nonce);
+      const row = await x402.paymentRow(payment);
       expect(row?.status).toBe('failed');
       expect(row?.tx_hash).toMatch(/^0x[0-9a-f]{64}$/);
     } finally {
@@ -231,7 +233,7 @@ describe('POST /x402/top-up', () => {
     const state = await walletState(payer.address);
     expect(state.usd).toBe(parseNano('9'));
     expect(state.topUps).toBe(1);
-    expect((await repo.findByNonce(db, x402.chain.token, payment.nonce))?.status).toBe('settled');
+    expect((await x402.paymentRow(payment))?.status).toBe('settled');
   });
 
   it('credits an expired pending row without a hash when the chain says its authorization was used', async () => {
@@ -249,6 +251,8 @@ describe('POST /x402/top-up', () => {
     const payer = x402.chain.account('payer2');
     const payment = await signPayment(payer, x402.chain.token, { to: receiver(), value: usdc(6) });
     await x402.insertPending(payment, 6, new Date(Date.now() - 1000));
+    // The chain decides when validBefore has passed: its newest block must be at or after it.
+    await x402.chain.mine();
     const before = (await walletState(payer.address)).usd;
     expect(await x402.t.app.services.topUps.recover()).toEqual({ credited: 0, failed: 1 });
     expect((await walletState(payer.address)).usd).toBe(before);

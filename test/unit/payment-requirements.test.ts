@@ -19,6 +19,7 @@ describe('x402 settings', () => {
     expect(x402.minBalanceNano).toBe(100_000_000n);
     expect(x402.siweDomains).toEqual([]);
     expect(x402.siweMaxAgeMs).toBe(600_000);
+    expect(x402.confirmations).toBe(10);
   });
 
   it('reads every variable, domains lower-cased', () => {
