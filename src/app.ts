@@ -26,6 +26,8 @@ export interface App {
   readonly logger: Logger;
   /** The ADMIN secret created on first start when none was configured (print once). */
   readonly bootstrapSecret: string | undefined;
+  /** Tells the app the port its HTTP server bound (PORT=0 picks one): the default wallet sign-in domains name it. */
+  listening(port: number): void;
   close(): Promise<void>;
 }
 
@@ -62,7 +64,6 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     logger,
     options: config.graphql,
     httpStatus: errorStatus,
-    publicUrl: config.media.publicUrl,
   });
   let closing: Promise<void> | undefined;
   const pipeline = createPipeline({
@@ -93,6 +94,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     database,
     logger,
     bootstrapSecret: bootstrap?.createdSecret,
+    listening: (port) => services.signInSite.listening(port),
     close,
   };
 }

@@ -123,7 +123,7 @@ export interface X402Config {
   readonly baseRpcUrl: string | undefined;
   /** Private key that submits `transferWithAuthorization` when no facilitator is configured. Secret. */
   readonly settlementKey: string | undefined;
-  /** Sign-in message domains accepted (host[:port], lower-case); empty: the host the request reached. */
+  /** LAGOON_SIWE_DOMAINS (host[:port], lower-case); empty: LAGOON_PUBLIC_URL's host, else the listen address (src/wallets/sign-in-site.ts). */
   readonly siweDomains: readonly string[];
   readonly siweMaxAgeMs: number;
 }

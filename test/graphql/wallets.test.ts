@@ -29,6 +29,7 @@ describe(`GraphQL: wallet, topUpRequirements, walletBalance (${testDatabaseKind}
     server = createServer(createServerAdapter((request: Request) => t.app.fetch(request)));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const port = (server.address() as AddressInfo).port;
+    t.app.listening(port);
     url = `http://127.0.0.1:${port}`;
     host = `127.0.0.1:${port}`;
   });
