@@ -39,6 +39,7 @@ const server = createServer(app.nodeListener);
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 const address = server.address();
 const port = typeof address === 'object' && address ? address.port : 0;
+app.listening(port);
 const host = `127.0.0.1:${port}`;
 const { services } = app;
 

@@ -19,14 +19,18 @@ import { signPayment, usdc } from '../test/helpers/x402-payment.ts';
 const log = (step: string, value: unknown) => console.log(`\n# ${step}\n${JSON.stringify(value, null, 2)}`);
 
 async function signInHeader(wallet: PrivateKeyAccount, origin: URL): Promise<string> {
-  // A fresh nonce from Lagoon (any 16 hex characters would do; this one is also the 402 challenge's).
-  const challenge = (await (await fetch(new URL('/api/v1/x402/nonce', origin))).json()) as { nonce?: string };
+  // A fresh challenge from Lagoon: the domain and URI it names are the ones it accepts (its configured site), and
+  // its nonce will do (any 16 hex characters would).
+  const challenge = (await (await fetch(new URL('/api/v1/x402/nonce', origin))).json()) as {
+    nonce?: string;
+    info?: { domain?: string; uri?: string };
+  };
   const now = new Date();
   const message = createSiweMessage({
     address: wallet.address,
     chainId: 8453,
-    domain: origin.host,
-    uri: origin.origin,
+    domain: challenge.info?.domain ?? origin.host,
+    uri: challenge.info?.uri ?? origin.origin,
     version: '1',
     nonce: challenge.nonce ?? generateSiweNonce().slice(0, 16),
     issuedAt: now,
@@ -56,7 +60,10 @@ async function main() {
   const app = await createApp(config);
   const server = createServer(app.nodeListener);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const origin = new URL(`http://127.0.0.1:${(server.address() as { port: number }).port}`);
+  const port = (server.address() as { port: number }).port;
+  // As src/main.ts does: sign-ins are for the listen address (no LAGOON_PUBLIC_URL here), on the port just bound.
+  app.listening(port);
+  const origin = new URL(`http://127.0.0.1:${port}`);
   const api = (path: string) => new URL(`/api/v1${path}`, origin);
 
   try {

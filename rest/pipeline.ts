@@ -4,7 +4,6 @@ import type { Config } from '../src/config.ts';
 import { formatNanoFixed, parseNano } from '../src/billing/money.ts';
 import { AppError, clip, NotFoundError, WalletTopUpRequiredError } from '../src/errors.ts';
 import { paymentRequiredHeader } from '../src/wallets/payment-requirements.ts';
-import { requestOrigin as originOf } from './routes/wallets.ts';
 import type { Logger } from '../src/logger.ts';
 import type { Metrics } from '../src/metrics.ts';
 import { newRequestId } from '../src/request-id.ts';
@@ -117,7 +116,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       const auth = await authenticate(ex, route);
       // No credentials on a route a wallet may use: the x402 discovery body, with a fresh sign-in nonce.
       if (auth.kind === 'anonymous' && route.access === 'account') {
-        const body = deps.services.wallets.discovery(requestOrigin(ex), resourceUrl(ex));
+        const body = deps.services.wallets.discovery((ex.req.url ?? '/').split('?')[0] ?? '/');
         return sendWhole(ex, label, paymentRequired(body));
       }
       const limit =
@@ -134,7 +133,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       if (!(error instanceof AppError) || errorStatus(error) >= 500)
         logger.error({ reqId: ex.requestId, err: error, route: label }, 'request failed');
       if (error instanceof WalletTopUpRequiredError) {
-        const body = await deps.services.wallets.topUpRequired(error.accountId, requestOrigin(ex));
+        const body = await deps.services.wallets.topUpRequired(error.accountId);
         return sendWhole(ex, label, paymentRequired(body));
       }
       sendWhole(ex, label, errorReply(error, ex.requestId));
@@ -155,18 +154,6 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   function paymentRequired(body: object): Reply & { body: string } {
     const headers = { 'content-type': JSON_TYPE_HEADER, 'payment-required': paymentRequiredHeader(config.x402) };
     return { status: 402, headers, body: JSON.stringify(body) };
-  }
-
-  function requestOrigin(ex: Exchange) {
-    const header = (name: string) => {
-      const value = ex.req.headers[name];
-      return Array.isArray(value) ? value[0] : value;
-    };
-    return originOf({ header, config });
-  }
-
-  function resourceUrl(ex: Exchange): string {
-    return `${requestOrigin(ex).origin}${(ex.req.url ?? '/').split('?')[0] ?? '/'}`;
   }
 
   async function send(ex: Exchange, label: string, reply: Reply): Promise<void> {

@@ -1,7 +1,6 @@
 import type { ExecutionResult, GraphQLError } from 'graphql';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import { WalletTopUpRequiredError } from '../src/errors.ts';
-import { challengeOrigin } from '../src/wallets/challenge.ts';
 import { X402_VERSION } from '../src/wallets/payment-requirements.ts';
 import type { GraphQLContext } from './context.ts';
 
@@ -12,18 +11,12 @@ import type { GraphQLContext } from './context.ts';
  * `accepts`) REST sends in its PAYMENT-REQUIRED header. The body needs the wallet's balance (a database read), so it
  * is built here after execution rather than in the synchronous error masking.
  */
-export function useWalletTopUpErrors(deps: { publicUrl?: string | undefined }): Plugin<GraphQLContext> {
+export function useWalletTopUpErrors(): Plugin<GraphQLContext> {
   async function enrich(context: GraphQLContext, result: ExecutionResult): Promise<ExecutionResult | undefined> {
     const { auth } = context;
     if (auth.kind !== 'wallet' || !result.errors?.some(isTopUpRequired)) return undefined;
-    const request = context.request;
-    const host = request?.headers.get('host') ?? (request ? new URL(request.url).host : 'localhost');
-    const where = challengeOrigin(deps.publicUrl, {
-      host,
-      forwardedProto: request?.headers.get('x-forwarded-proto') ?? undefined,
-    });
     const { wallets } = context.services;
-    const body = await wallets.topUpRequired(auth.accountId, where);
+    const body = await wallets.topUpRequired(auth.accountId);
     const extensions = { ...body, x402Version: X402_VERSION, accepts: wallets.requirements() };
     const errors = result.errors.map((error) =>
       isTopUpRequired(error)

@@ -33,8 +33,6 @@ export function createGraphQLServer(deps: {
   options: GraphQLOptions;
   /** The HTTP status of a refusal before execution (a bad key): the REST table's, handed in by src/app.ts. */
   httpStatus: (error: AppError) => number;
-  /** LAGOON_PUBLIC_URL: the origin a wallet's sign-in challenge names when set. */
-  publicUrl?: string | undefined;
 }): GraphQLServer {
   return createYoga<GraphQLServerContext, GraphQLContext>({
     schema,
@@ -71,7 +69,7 @@ export function createGraphQLServer(deps: {
       useSseErrors({ services: deps.services, endpoint: '/graphql/stream', httpStatus: deps.httpStatus }),
       useGraphQLSSE({ endpoint: '/graphql/stream' }),
       useBodyLimit(),
-      useWalletTopUpErrors({ publicUrl: deps.publicUrl }),
+      useWalletTopUpErrors(),
     ],
     context: async ({ request, requestId }): Promise<GraphQLContext> => {
       let auth: AuthContext;

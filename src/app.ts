@@ -31,6 +31,8 @@ export interface App {
    * event and are charged for what they delivered (src/chat/chat.service.ts endStreams).
    */
   endStreams(): Promise<void>;
+  /** Tells the app the port its HTTP server bound (PORT=0 picks one): the default wallet sign-in domains name it. */
+  listening(port: number): void;
   close(): Promise<void>;
 }
 
@@ -67,7 +69,6 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     logger,
     options: config.graphql,
     httpStatus: errorStatus,
-    publicUrl: config.media.publicUrl,
   });
   let closing: Promise<void> | undefined;
   const pipeline = createPipeline({
@@ -99,6 +100,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     logger,
     bootstrapSecret: bootstrap?.createdSecret,
     endStreams: () => services.chat.endStreams(),
+    listening: (port) => services.signInSite.listening(port),
     close,
   };
 }

@@ -113,7 +113,7 @@ export interface Config {
 
 /** Wallet callers (x402 top-ups and sign-in with a wallet); amounts are nano-USD. */
 export interface X402Config {
-  /** Address top-ups are paid to; unset: no top-ups are offered (`accepts` is empty). */
+  /** Address top-ups are paid to; unset: no top-ups are offered (`accepts` is empty). Set, it needs a settlement path. */
   readonly receiver: string | undefined;
   readonly usdcAddress: string;
   readonly minTopUpNano: Nano;
@@ -127,7 +127,7 @@ export interface X402Config {
   readonly settlementKey: string | undefined;
   /** Blocks a block must be under before the top-up sweep takes what it shows as final (src/wallets/top-up-sweep.ts). */
   readonly confirmations: number;
-  /** Sign-in message domains accepted (host[:port], lower-case); empty: the host the request reached. */
+  /** LAGOON_SIWE_DOMAINS (host[:port], lower-case); empty: LAGOON_PUBLIC_URL's host, else the listen address (src/wallets/sign-in-site.ts). */
   readonly siweDomains: readonly string[];
   readonly siweMaxAgeMs: number;
 }
@@ -272,6 +272,19 @@ function x402FromEnv(e: Environment): X402Config {
     throw new ConfigError(
       'Invalid environment: LAGOON_X402_MIN_TOP_UP_USD must be above 0 and at most LAGOON_X402_MAX_TOP_UP_USD',
     );
+  // Offering top-ups that cannot settle would have wallets sign payments that all end in 503.
+  const onChain = e.LAGOON_BASE_RPC_URL && e.LAGOON_X402_SETTLEMENT_KEY;
+  if (e.LAGOON_X402_RECEIVER && !e.LAGOON_X402_FACILITATOR_URL && !onChain) {
+    const missing = [
+      e.LAGOON_BASE_RPC_URL ? undefined : 'LAGOON_BASE_RPC_URL',
+      e.LAGOON_X402_SETTLEMENT_KEY ? undefined : 'LAGOON_X402_SETTLEMENT_KEY',
+    ].filter((name) => name !== undefined);
+    throw new ConfigError(
+      'Invalid environment: LAGOON_X402_RECEIVER is set, but nothing could settle a top-up: set ' +
+        `LAGOON_X402_FACILITATOR_URL, or LAGOON_BASE_RPC_URL and LAGOON_X402_SETTLEMENT_KEY (missing: ${missing.join(', ')}) ` +
+        'to settle on chain; or unset LAGOON_X402_RECEIVER to offer no top-ups',
+    );
+  }
   return {
     receiver: e.LAGOON_X402_RECEIVER,
     usdcAddress: e.LAGOON_X402_USDC_ADDRESS,

@@ -1,11 +1,12 @@
 import { createServer, type Server } from 'node:http';
 import { setFlagsFromString } from 'node:v8';
 import { answerClientError } from '../rest/client-error.ts';
-import { createApp, VERSION } from './app.ts';
+import { createApp, VERSION, type App } from './app.ts';
 import { controlSocketPath, startControlSocket } from './cli/control-socket.ts';
 import { ConfigError, loadConfig } from './config.ts';
-import { createLogger } from './logger.ts';
+import { createLogger, type Logger } from './logger.ts';
 import { countTextTokens } from './tokenizer.ts';
+import { isLoopback } from './wallets/sign-in-site.ts';
 
 /** After the drain timeout, how long closing (streams ended, settlements written back, the database closed) may take. */
 const SHUTDOWN_GRACE_MS = 3_000;
@@ -41,8 +42,10 @@ async function main(): Promise<void> {
   // The bound port, not the configured one: PORT=0 asks the system for a free port.
   const bound = server.address();
   const port = typeof bound === 'object' && bound ? bound.port : config.http.port;
+  app.listening(port);
   const address = `http://${config.http.host.includes(':') ? `[${config.http.host}]` : config.http.host}:${port}`;
   logger.info({ address, database: app.database.kind, version: VERSION }, 'lagoon listening');
+  warnOfListenAddressSignIns(app, logger);
   // With the embedded database only this process may open it, so the operator CLI talks to us instead.
   const stopControl =
     app.database.kind === 'pglite' && config.controlSocket
@@ -112,6 +115,16 @@ async function shutdown(
   await allClosed;
   clearInterval(idleSweep);
   await app.close();
+}
+
+/** Sign-ins named after a non-loopback listen address: a public deployment should name its public site. */
+function warnOfListenAddressSignIns(app: App, logger: Logger): void {
+  const site = app.services.signInSite;
+  if (site.source !== 'listen address' || site.domains.every(isLoopback)) return;
+  logger.warn(
+    { signInDomains: site.domains },
+    'wallet sign-ins are accepted for the listen address; set LAGOON_PUBLIC_URL or LAGOON_SIWE_DOMAINS (docs/operations.md, Public deployment)',
+  );
 }
 
 function printBanner(address: string, database: string, bootstrapSecret: string | undefined): void {

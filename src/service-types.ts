@@ -33,6 +33,7 @@ import type { ChatGateway, UpstreamMetrics } from './providers/chat/chat-gateway
 import type { ModelDiscovery } from './providers/chat/model-discovery.ts';
 import type { RateLimitService } from './rate-limits/rate-limit-status.ts';
 import type { RateLimiter } from './rate-limits/rate-limiter.ts';
+import type { SignInSite } from './wallets/sign-in-site.ts';
 import type { WalletService } from './wallets/wallet.service.ts';
 import type { TopUpService } from './wallets/top-up.service.ts';
 
@@ -104,6 +105,8 @@ export interface Services extends Operations {
   readonly lastUsed: LastUsedTracker;
   /** Per-key, per-model RPM/RPD/TPM counters; paid services call `admit` before they reserve. */
   readonly rateLimiter: RateLimiter;
+  /** The wallet sign-in domains and challenge site; told the bound port once the server listens. */
+  readonly signInSite: SignInSite;
   /** Starts the background work: model discovery, last-used flushes, the sweep of expired reservations. */
   start(): Promise<void>;
   /**
@@ -142,6 +145,8 @@ export type ServiceOptions = Pick<Config, 'auth' | 'billing'> & {
   readonly speech?: Config['speech'];
   /** Wallet callers: sign-in rules, minimum balance, top-up settings (none: the defaults, no receiver). */
   readonly x402?: Config['x402'];
+  /** HOST and PORT: the default sign-in domains when neither LAGOON_SIWE_DOMAINS nor LAGOON_PUBLIC_URL is set. */
+  readonly http?: Pick<Config['http'], 'host' | 'port'>;
 };
 
 export interface BillingChoice extends BillingOptions {

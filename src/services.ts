@@ -51,6 +51,7 @@ import { ModelDiscovery } from './providers/chat/model-discovery.ts';
 import { buildSearchRoutes, SearchRouter } from './providers/search/search-routing.ts';
 import { createRateLimiter } from './rate-limits/create.ts';
 import { RateLimitService } from './rate-limits/rate-limit-status.ts';
+import { SignInSite } from './wallets/sign-in-site.ts';
 import { sweepNonces } from './wallets/siwx-nonces.ts';
 import { WalletAuthenticator } from './wallets/wallet-auth.ts';
 import { WalletService } from './wallets/wallet.service.ts';
@@ -119,7 +120,12 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     ...(options.billing.balanceLeases && { onKeyChanged: (keyId: string) => billing.holds.closeKey(keyId) }),
   });
   const lastUsed = new LastUsedTracker({ db, logger, intervalMs: options.auth.lastUsedFlushMs });
-  const walletAuth = new WalletAuthenticator({ db, x402 });
+  const signInSite = new SignInSite({
+    siweDomains: x402.siweDomains,
+    publicUrl: options.media?.publicUrl,
+    listen: options.http ?? loadConfig({}).http,
+  });
+  const walletAuth = new WalletAuthenticator({ db, x402, site: signInSite });
   const auth = new AuthService({ db, cache, lastUsed, wallets: walletAuth });
   const apiKeys = new ApiKeyService({
     db,
@@ -321,7 +327,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     },
     lifecycle,
   );
-  const wallets = new WalletService({ db, billing, events, x402 });
+  const wallets = new WalletService({ db, billing, events, x402, site: signInSite });
   lifecycle.add(
     'sign-in nonce sweep',
     periodic(() => sweepNonces(db), options.billing.sweepIntervalMs, logger, 'sign-in nonce sweep'),
@@ -378,6 +384,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     rateLimiter,
     rateLimits,
     wallets,
+    signInSite,
     topUps,
     start: () => lifecycle.start(),
     stop: () => lifecycle.stop(),

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { json, parseQuery } from '../http.ts';
-import type { Route, RouteContext } from '../router.ts';
-import { challengeOrigin, type RequestOrigin } from '../../src/wallets/challenge.ts';
+import type { Route } from '../router.ts';
 
 /* Wallet callers (decisions §2.2, §2.3, §3): a fresh sign-in nonce, and a signed-in wallet's own credit and ledger. */
 
@@ -15,14 +14,6 @@ export const WalletLedgerQuery = z.object({
   ),
 });
 
-/** Where the client addressed this request: the sign-in challenge's domain and URI. */
-export function requestOrigin(call: Pick<RouteContext, 'header' | 'config'>): RequestOrigin {
-  return challengeOrigin(call.config.media.publicUrl, {
-    host: call.header('host') ?? `${call.config.http.host}:${call.config.http.port}`,
-    forwardedProto: call.header('x-forwarded-proto'),
-  });
-}
-
 export const walletRoutes: Route[] = [
   {
     method: 'GET',
@@ -30,7 +21,7 @@ export const walletRoutes: Route[] = [
     access: 'public',
     doc: { summary: 'A fresh nonce (16 hex characters) and sign-in challenge for a SIGN-IN-WITH-X message', tags },
     handler(call) {
-      const challenge = call.services.wallets.challenge(requestOrigin(call));
+      const challenge = call.services.wallets.challenge();
       return json({ nonce: challenge.info.nonce, ...challenge });
     },
   },

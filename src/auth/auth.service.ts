@@ -38,12 +38,12 @@ export class AuthService {
 
   /**
    * The one authentication of both surfaces: no credentials are anonymous, bad ones are refused. A wallet sign-in
-   * header wins over a key (decisions §2.3); its domain is checked against the Host the request reached.
+   * header wins over a key (decisions §2.3); its domain is checked against the configured sign-in domains.
    */
   async authenticate(headers: RequestHeaders, requestId: string): Promise<AuthContext> {
     const signIn = header(headers, SIWX_HEADER) ?? header(headers, SIWX_LEGACY_HEADER);
     if (signIn !== undefined && signIn.trim() !== '' && this.deps.wallets) {
-      const wallet = await this.deps.wallets.verify(signIn, header(headers, 'host'));
+      const wallet = await this.deps.wallets.verify(signIn);
       return { kind: 'wallet', requestId, accountId: wallet.accountId, walletAddress: wallet.walletAddress };
     }
     const authorization = header(headers, 'authorization')?.trim();

@@ -2,10 +2,12 @@ import { randomBytes } from 'node:crypto';
 import type { X402Config } from '../config.ts';
 import { formatNano, nanoToNumber, type Nano } from '../billing/money.ts';
 import { BASE_NETWORK, paymentRequirements, USDC_DECIMALS, X402_VERSION } from './payment-requirements.ts';
+import type { SignInOrigin } from './sign-in-site.ts';
 
 /*
  * What a wallet client is told when it must sign in or top up (decisions §2.2 and §3): a fresh sign-in challenge,
- * the x402 discovery body, and the low-credit body with top-up instructions.
+ * the x402 discovery body, and the low-credit body with top-up instructions. `where` is the configured sign-in site
+ * (sign-in-site.ts), never the request's Host.
  */
 
 /** The fixed sentence of a Lagoon sign-in message. */
@@ -15,34 +17,10 @@ const CHALLENGE_TTL_MS = 5 * 60_000;
 /** The top-up a low-credit body suggests. */
 const SUGGESTED_TOP_UP_NANO: Nano = 10_000_000_000n;
 
-/** Where the request arrived: the challenge's domain and URI. */
-export interface RequestOrigin {
-  /** host[:port] as the client addressed it. */
-  readonly host: string;
-  /** `https://host` (or the configured public URL). */
-  readonly origin: string;
-}
-
-/**
- * Where a request arrived, as its challenge names it: LAGOON_PUBLIC_URL when set; otherwise the Host the client
- * addressed, https only when a TLS proxy says so (X-Forwarded-Proto). REST and GraphQL both build it here.
- */
-export function challengeOrigin(
-  publicUrl: string | undefined,
-  request: { readonly host: string; readonly forwardedProto?: string | undefined },
-): RequestOrigin {
-  if (publicUrl) {
-    const url = new URL(publicUrl);
-    return { host: url.host, origin: url.origin };
-  }
-  const proto = request.forwardedProto?.split(',')[0]?.trim() === 'https' ? 'https' : 'http';
-  return { host: request.host, origin: `${proto}://${request.host}` };
-}
-
 /** 16 hex characters (64 random bits), as the contract's clients make them. */
 export const newNonce = (): string => randomBytes(8).toString('hex');
 
-export function signInChallenge(where: RequestOrigin, now = Date.now()) {
+export function signInChallenge(where: SignInOrigin, now = Date.now()) {
   return {
     info: {
       domain: where.host,
@@ -58,7 +36,7 @@ export function signInChallenge(where: RequestOrigin, now = Date.now()) {
 }
 
 /** 402 to a request without credentials on a route a wallet may use: how to pay, sign in or use a key. */
-export function discoveryBody(x402: X402Config, where: RequestOrigin, resourceUrl: string) {
+export function discoveryBody(x402: X402Config, where: SignInOrigin, resourceUrl: string) {
   return {
     x402Version: X402_VERSION,
     error: 'Payment required',
@@ -86,7 +64,7 @@ export function discoveryBody(x402: X402Config, where: RequestOrigin, resourceUr
 }
 
 /** 402 to a wallet whose credit does not cover a call or is below the minimum balance (decisions §3). */
-export function topUpRequiredBody(x402: X402Config, where: RequestOrigin, balance: Nano) {
+export function topUpRequiredBody(x402: X402Config, where: SignInOrigin, balance: Nano) {
   const minimumTopUpUsd = nanoToNumber(x402.minTopUpNano);
   const suggested = SUGGESTED_TOP_UP_NANO > x402.minTopUpNano ? SUGGESTED_TOP_UP_NANO : x402.minTopUpNano;
   return {

@@ -58,13 +58,13 @@ export interface CheckedSignIn {
 }
 
 export interface SignInRules {
-  /** Accepted message domains (lower-case); empty: only the host the request reached. */
+  /** Accepted message domains (lower-case), from configuration (sign-in-site.ts). */
   readonly domains: readonly string[];
   readonly maxAgeMs: number;
 }
 
 /** Decodes the header and checks everything but the signature and the nonce's history (decisions §2.3, in order). */
-export function checkSignIn(header: string, rules: SignInRules, host: string | undefined, now: number): CheckedSignIn {
+export function checkSignIn(header: string, rules: SignInRules, now: number): CheckedSignIn {
   const payload = decodePayload(header);
   const { address, message, signature } = payload;
   if (typeof address !== 'string' || !isAddress(address, { strict: false }))
@@ -94,8 +94,7 @@ export function checkSignIn(header: string, rules: SignInRules, host: string | u
   if (parsed.chainId !== chain) throw new SiwxError('CHAIN_MISMATCH', 'the message names another chain');
 
   const domain = parsed.domain.toLowerCase();
-  const allowed = rules.domains.length > 0 ? rules.domains : host ? [host.toLowerCase()] : [];
-  if (!allowed.includes(domain))
+  if (!rules.domains.includes(domain))
     throw new SiwxError('DOMAIN_MISMATCH', `domain "${clip(domain)}" is not accepted here`);
   if (!NONCE.test(parsed.nonce)) throw new SiwxError('MISSING_NONCE', 'the nonce must be 8 or more alphanumerics');
 

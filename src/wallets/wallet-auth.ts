@@ -4,6 +4,7 @@ import { base } from 'viem/chains';
 import { findOrCreateWalletAccount } from '../accounts/account.repository.ts';
 import type { X402Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
+import type { SignInSite } from './sign-in-site.ts';
 import { checkSignIn, SiwxError, type CheckedSignIn } from './siwx-message.ts';
 import { claimNonce } from './siwx-nonces.ts';
 
@@ -33,7 +34,9 @@ export class WalletAuthenticator {
   constructor(
     private readonly deps: {
       db: Database;
-      x402: Pick<X402Config, 'siweDomains' | 'siweMaxAgeMs' | 'baseRpcUrl'>;
+      x402: Pick<X402Config, 'siweMaxAgeMs' | 'baseRpcUrl'>;
+      /** The domains a message may name, from configuration (never the request's Host). */
+      site: Pick<SignInSite, 'domains'>;
       now?: () => number;
     },
   ) {
@@ -44,18 +47,14 @@ export class WalletAuthenticator {
     }
   }
 
-  async verify(header: string, host: string | undefined): Promise<WalletSignIn> {
+  async verify(header: string): Promise<WalletSignIn> {
     const now = this.deps.now?.() ?? Date.now();
     const key = createHash('sha256').update(header).digest('base64url');
     const cached = this.cache.get(key);
-    if (cached && cached.expiresAt > now && this.domainAllowed(cached.domain, host)) return cached;
+    const domains = this.deps.site.domains;
+    if (cached && cached.expiresAt > now && domains.includes(cached.domain)) return cached;
     if (cached) this.cache.delete(key);
-    const checked = checkSignIn(
-      header,
-      { domains: this.deps.x402.siweDomains, maxAgeMs: this.deps.x402.siweMaxAgeMs },
-      host,
-      now,
-    );
+    const checked = checkSignIn(header, { domains, maxAgeMs: this.deps.x402.siweMaxAgeMs }, now);
     if (!(await this.signatureValid(checked)))
       throw new SiwxError('INVALID_SIGNATURE', 'the signature does not match the address');
     if (!(await claimNonce(this.deps.db, checked.nonce, checked.messageHash, new Date(checked.expiresAt))))
@@ -75,11 +74,6 @@ export class WalletAuthenticator {
   /** Forgets every verified header (tests, and a change of domains). */
   clear(): void {
     this.cache.clear();
-  }
-
-  private domainAllowed(domain: string, host: string | undefined): boolean {
-    const domains = this.deps.x402.siweDomains;
-    return domains.length > 0 ? domains.includes(domain) : host?.toLowerCase() === domain;
   }
 
   private async signatureValid(checked: CheckedSignIn): Promise<boolean> {

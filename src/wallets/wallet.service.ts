@@ -7,8 +7,9 @@ import type { X402Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import { ForbiddenError, NotFoundError, ValidationError } from '../errors.ts';
 import type { EventBus } from '../events/event-bus.ts';
-import { discoveryBody, signInChallenge, topUpRequiredBody, type RequestOrigin } from './challenge.ts';
+import { discoveryBody, signInChallenge, topUpRequiredBody } from './challenge.ts';
 import { paymentRequirements, type PaymentRequirement } from './payment-requirements.ts';
+import type { SignInSite } from './sign-in-site.ts';
 import {
   findWalletAccount,
   listWalletAccounts,
@@ -52,7 +53,16 @@ export interface WalletLedgerPage {
  * any key's; this service only reads them.
  */
 export class WalletService {
-  constructor(private readonly deps: { db: Database; billing: BillingService; events: EventBus; x402: X402Config }) {}
+  constructor(
+    private readonly deps: {
+      db: Database;
+      billing: BillingService;
+      events: EventBus;
+      x402: X402Config;
+      /** The configured site every challenge names (never the request's Host). */
+      site: SignInSite;
+    },
+  ) {}
 
   /** The x402 `accepts` list of a top-up (empty while no receiver is configured). */
   requirements(): PaymentRequirement[] {
@@ -60,16 +70,18 @@ export class WalletService {
   }
 
   /** A fresh sign-in challenge (GET /x402/nonce). */
-  challenge(where: RequestOrigin) {
-    return signInChallenge(where);
+  challenge() {
+    return signInChallenge(this.deps.site.origin);
   }
 
-  discovery(where: RequestOrigin, resourceUrl: string) {
-    return discoveryBody(this.deps.x402, where, resourceUrl);
+  /** The 402 to a request without credentials; `path` is the route it asked for (the resource, on the site's origin). */
+  discovery(path: string) {
+    const where = this.deps.site.origin;
+    return discoveryBody(this.deps.x402, where, `${where.origin}${path}`);
   }
 
-  async topUpRequired(accountId: string, where: RequestOrigin) {
-    return topUpRequiredBody(this.deps.x402, where, await this.usdBalance(accountId));
+  async topUpRequired(accountId: string) {
+    return topUpRequiredBody(this.deps.x402, this.deps.site.origin, await this.usdBalance(accountId));
   }
 
   /** GET /x402/balance/{address}: the signed-in wallet's own credit only. */

@@ -7,7 +7,7 @@ import { operator } from '../../src/auth/auth-context.ts';
 import { parseNano } from '../../src/billing/money.ts';
 import { ADMIN_KEY, createTestApp, type TestApp } from '../helpers/app.ts';
 import { testDatabaseKind } from '../helpers/db.ts';
-import { creditWallet, newWallet, signInHeader } from '../helpers/wallets.ts';
+import { creditWallet, newWallet, offerTopUps, signInHeader } from '../helpers/wallets.ts';
 
 const REDIS_URL = process.env.REDIS_URL || undefined;
 const RECEIVER = '0x3333333333333333333333333333333333333333';
@@ -25,10 +25,11 @@ describe(`GraphQL: wallet, topUpRequirements, walletBalance (${testDatabaseKind}
   const clients: Client[] = [];
 
   beforeAll(async () => {
-    t = await createTestApp({ LAGOON_X402_RECEIVER: RECEIVER, ...(REDIS_URL ? { REDIS_URL } : {}) });
+    t = await createTestApp({ ...offerTopUps(RECEIVER), ...(REDIS_URL ? { REDIS_URL } : {}) });
     server = createServer(createServerAdapter((request: Request) => t.app.fetch(request)));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const port = (server.address() as AddressInfo).port;
+    t.app.listening(port);
     url = `http://127.0.0.1:${port}`;
     host = `127.0.0.1:${port}`;
   });

@@ -19,6 +19,8 @@ export async function startChatServer(env: Record<string, string> = {}): Promise
   // The listener `npm start` serves with: the chat route on Node's own objects, every other route through fetch.
   const server: Server = createServer(t.app.nodeListener);
   const listening = await listenLocally(server);
+  // As src/main.ts does: the default wallet sign-in domains name the port the server bound.
+  t.app.listening(Number(new URL(listening.url).port));
   return {
     t,
     url: listening.url,

@@ -6,6 +6,15 @@ import { operator } from '../../src/auth/auth-context.ts';
 import { parseNano } from '../../src/billing/money.ts';
 import type { App } from '../../src/app.ts';
 
+/**
+ * The settings that offer top-ups paid to `receiver`, for suites that show the offer but never settle one: a receiver
+ * needs a settlement path or the start is refused (src/config.ts), so this names a facilitator nobody calls.
+ */
+export const offerTopUps = (receiver: string): Record<string, string> => ({
+  LAGOON_X402_RECEIVER: receiver,
+  LAGOON_X402_FACILITATOR_URL: 'http://127.0.0.1:9/never-called',
+});
+
 /** A fresh local wallet (viem), as a wallet client would hold it. */
 export const newWallet = (): PrivateKeyAccount => privateKeyToAccount(generatePrivateKey());
 

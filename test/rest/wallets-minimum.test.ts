@@ -4,7 +4,7 @@ import { startChatServer, upstreamOperatorConfig, writeOperatorConfig, type Chat
 import { testDatabaseKind } from '../helpers/db.ts';
 import { startOpenAIUpstream, type OpenAIUpstream } from '../helpers/openai-upstream.ts';
 import { startSearxng, type FakeUpstream } from '../helpers/search-upstreams.ts';
-import { creditWallet, newWallet, signInHeader } from '../helpers/wallets.ts';
+import { creditWallet, newWallet, offerTopUps, signInHeader } from '../helpers/wallets.ts';
 
 /*
  * A wallet caller's minimum balance (docs/api.md, Wallet callers; LAGOON_X402_MIN_BALANCE_USD, default 0.10 USD):
@@ -40,7 +40,7 @@ describe.each([
   beforeAll(async () => {
     server = await startChatServer({
       LAGOON_CONFIG: config.path,
-      LAGOON_X402_RECEIVER: RECEIVER,
+      ...offerTopUps(RECEIVER),
       LAGOON_BALANCE_LEASES: String(setup.leases),
       ...(setup.minimum !== undefined && { LAGOON_X402_MIN_BALANCE_USD: setup.minimum }),
     });

@@ -6,7 +6,14 @@ import { ADMIN_KEY } from '../helpers/app.ts';
 import { startChatServer, upstreamOperatorConfig, writeOperatorConfig, type ChatServer } from '../helpers/chat.ts';
 import { testDatabaseKind } from '../helpers/db.ts';
 import { startOpenAIUpstream, type OpenAIUpstream } from '../helpers/openai-upstream.ts';
-import { creditWallet, newWallet, signInHeader, testNonce, type SignInOptions } from '../helpers/wallets.ts';
+import {
+  creditWallet,
+  newWallet,
+  offerTopUps,
+  signInHeader,
+  testNonce,
+  type SignInOptions,
+} from '../helpers/wallets.ts';
 
 /*
  * Wallet callers over HTTP (decisions §2.2, §2.3, §3): real EIP-4361 messages signed by viem local accounts, every
@@ -26,7 +33,7 @@ describe(`REST: wallet callers (${testDatabaseKind})`, () => {
     config = await writeOperatorConfig(upstreamOperatorConfig(upstream.url));
     server = await startChatServer({
       LAGOON_CONFIG: config.path,
-      LAGOON_X402_RECEIVER: RECEIVER,
+      ...offerTopUps(RECEIVER),
       LAGOON_X402_MIN_BALANCE_USD: '0',
     });
     host = new URL(server.url).host;

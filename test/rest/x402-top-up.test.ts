@@ -13,12 +13,13 @@ import { newWallet, signInHeader } from '../helpers/wallets.ts';
  * from test/fixtures/contracts/TestUsdc.sol: settled directly with the settlement key.
  */
 
-/** The host of the in-process requests (t.call): the domain a sign-in message names. */
+/** The host of the in-process requests (t.call): the sign-in domain this app is configured for. */
 const DOMAIN = new URL(BASE).host;
 
 const x402 = useX402App({
   payers: ['payer', 'payer2'],
   env: (chain) => ({
+    LAGOON_SIWE_DOMAINS: DOMAIN,
     LAGOON_BASE_RPC_URL: chain.url,
     LAGOON_X402_SETTLEMENT_KEY: KEYS.settler,
     // ganache mines only when asked: the newest block is final here.

@@ -64,11 +64,40 @@ describe('x402 settings', () => {
     );
     expect(() => loadConfig({ LAGOON_X402_MIN_TOP_UP_USD: '0' })).toThrow(ConfigError);
   });
+
+  it('refuses a receiver nothing can settle (every payment would be a 503), naming the missing settings', () => {
+    const rpc = { LAGOON_BASE_RPC_URL: 'http://127.0.0.1:8545' };
+    const key = { LAGOON_X402_SETTLEMENT_KEY: `0x${'ab'.repeat(32)}` };
+    const refusal = (env: Record<string, string>) => {
+      try {
+        loadConfig({ LAGOON_X402_RECEIVER: RECEIVER, ...env });
+      } catch (error) {
+        expect(error).toBeInstanceOf(ConfigError);
+        return (error as Error).message;
+      }
+      return undefined;
+    };
+    const settings = 'set LAGOON_X402_FACILITATOR_URL, or LAGOON_BASE_RPC_URL and LAGOON_X402_SETTLEMENT_KEY';
+    expect(refusal({})).toBe(
+      `Invalid environment: LAGOON_X402_RECEIVER is set, but nothing could settle a top-up: ${settings} ` +
+        '(missing: LAGOON_BASE_RPC_URL, LAGOON_X402_SETTLEMENT_KEY) to settle on chain; or unset LAGOON_X402_RECEIVER ' +
+        'to offer no top-ups',
+    );
+    expect(refusal(rpc)).toContain('(missing: LAGOON_X402_SETTLEMENT_KEY)');
+    expect(refusal(key)).toContain('(missing: LAGOON_BASE_RPC_URL)');
+    // Either settlement path will do; without a receiver nothing is offered, so nothing is needed.
+    expect(refusal({ LAGOON_X402_FACILITATOR_URL: 'https://facilitator.example/x402' })).toBeUndefined();
+    expect(refusal({ ...rpc, ...key })).toBeUndefined();
+    expect(() => loadConfig({ ...rpc })).not.toThrow();
+  });
 });
 
 describe('payment requirements', () => {
   it('one exact USDC requirement on Base for the minimum top-up', () => {
-    const { x402 } = loadConfig({ LAGOON_X402_RECEIVER: RECEIVER });
+    const { x402 } = loadConfig({
+      LAGOON_X402_RECEIVER: RECEIVER,
+      LAGOON_X402_FACILITATOR_URL: 'https://facilitator.example/x402',
+    });
     expect(paymentRequirements(x402)).toEqual([
       {
         scheme: 'exact',
