@@ -81,7 +81,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/config.ts', 'test/**/*.ts', 'bench/**/*.ts', 'vitest.config.ts', 'codegen.ts'],
+    files: ['src/config.ts', 'test/**/*.ts', 'bench/**/*.ts', 'vitest.config.ts', 'codegen.ts', '.ci/**/*.ts'],
     rules: { 'no-restricted-syntax': 'off' },
   },
   {

@@ -21,7 +21,8 @@ import { ROOT } from '../helpers/server-process.ts';
  */
 
 const COMPAT_CONFIG = join(ROOT, 'examples/compat-original.yaml');
-const VENICE_BIN = createRequire(import.meta.url).resolve('veniceai-cli/dist/index.js');
+const require = createRequire(import.meta.url);
+const VENICE_BIN = require.resolve('veniceai-cli/dist/index.js');
 
 interface Run {
   readonly code: number | null;

@@ -5,10 +5,11 @@ import { promisify } from 'node:util';
 import { ffmpegPath } from '../../src/providers/speech/ffmpeg.ts';
 
 const run = promisify(execFile);
+const require = createRequire(import.meta.url);
 
 /** The ffprobe of @ffprobe-installer/ffprobe, given its exec bit when the package lost it. */
 export function ffprobePath(): string {
-  const path = (createRequire(import.meta.url)('@ffprobe-installer/ffprobe') as { path: string }).path;
+  const path = (require('@ffprobe-installer/ffprobe') as { path: string }).path;
   try {
     accessSync(path, constants.X_OK);
   } catch {
