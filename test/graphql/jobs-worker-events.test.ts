@@ -1,13 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient, type Client } from 'graphql-sse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultOperatorConfig } from '../../src/operator-config/default-config.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { testDatabaseKind, type TestDatabase } from '../helpers/db.ts';
+import { GATED_MODEL, gatedQueueApi } from '../helpers/gated-queue-api.ts';
 import { listenLocally } from '../helpers/local-server.ts';
 import { createAccountWithKey } from '../helpers/services.ts';
 
@@ -26,71 +26,6 @@ const skipReason =
       ? 'a worker process publishes through Redis (set REDIS_URL)'
       : undefined;
 if (skipReason) console.warn(`jobs-worker-events.test.ts: skipped, ${skipReason}`);
-
-const MP4 = Buffer.from('\u0000\u0000\u0000\u0018ftypmp42 a clip from the queue API');
-const MODEL = 'lagoon-e2e-video';
-
-type Phase = 'waiting' | 'running' | 'done';
-
-/** A fal.ai-style queue API whose job stays in `phase` until the test moves it on. */
-function gatedQueueApi() {
-  const state = { phase: 'waiting' as Phase, submits: 0 };
-  let base = '';
-  const json = (res: ServerResponse, body: unknown) => {
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify(body));
-  };
-  const handle = async (req: IncomingMessage, res: ServerResponse) => {
-    for await (const _chunk of req); // drain the body
-    const url = req.url ?? '';
-    if (req.method === 'POST') {
-      state.submits += 1;
-      return json(res, { request_id: `r${state.submits}` });
-    }
-    if (url.endsWith('/status'))
-      return json(
-        res,
-        state.phase === 'waiting'
-          ? { status: 'IN_QUEUE' }
-          : state.phase === 'running'
-            ? { status: 'IN_PROGRESS', progress: 40 }
-            : { status: 'COMPLETED' },
-      );
-    if (url.startsWith('/files/')) {
-      res.writeHead(200, { 'content-type': 'video/mp4' });
-      return res.end(MP4);
-    }
-    return json(res, { video: { url: `${base}/files/clip.mp4` } });
-  };
-  const server = createServer((req, res) => void handle(req, res));
-  return {
-    state,
-    async start() {
-      const listening = await listenLocally(server);
-      base = listening.url;
-      return listening;
-    },
-  };
-}
-
-/** The operator file both processes read: the simulator's video model, made by the gated queue API. */
-function operatorConfig(baseUrl: string) {
-  const simulatorVideo = defaultOperatorConfig.models.find((model) => model.id === 'lagoon-sim-video')!;
-  const { traits: _traits, ...model } = simulatorVideo as typeof simulatorVideo & { traits?: unknown };
-  return {
-    providers: [
-      {
-        id: 'e2e-queue',
-        type: 'queue',
-        baseUrl,
-        apiKey: 'upstream-key',
-        timeoutMs: 5_000,
-        options: { pollIntervalMs: 50, progressField: 'progress' },
-      },
-    ],
-    models: [{ ...model, id: MODEL, provider: 'e2e-queue' }],
-  };
-}
 
 interface JobView {
   id: string;
@@ -111,11 +46,9 @@ describe.skipIf(skipReason !== undefined)('jobUpdated with a separate worker pro
   let client: Client | undefined;
 
   beforeAll(async () => {
-    const listening = await upstream.start();
-    closeUpstream = listening.close;
     dir = await mkdtemp(join(tmpdir(), 'lagoon-worker-events-'));
     configPath = join(dir, 'lagoon.json');
-    await writeFile(configPath, JSON.stringify(operatorConfig(listening.url)));
+    closeUpstream = (await upstream.start(configPath)).close;
     t = await createTestApp({
       LAGOON_JOB_WORKERS: 'false',
       LAGOON_CONFIG: configPath,
@@ -145,7 +78,7 @@ describe.skipIf(skipReason !== undefined)('jobUpdated with a separate worker pro
     const queued = await t.graphql<{ queueVideo: { data: JobView } }>(
       `mutation($input: JSONObject!) { queueVideo(input: $input) {
         ... on MutationQueueVideoSuccess { data { id status progress } } ... on Error { code message } } }`,
-      { input: { model: MODEL, prompt: 'elsewhere', duration: '5s', resolution: '480p' } },
+      { input: { model: GATED_MODEL, prompt: 'elsewhere', duration: '5s', resolution: '480p' } },
       secret,
     );
     const job = queued.data!.queueVideo.data;
