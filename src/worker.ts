@@ -55,6 +55,8 @@ async function main(): Promise<void> {
       links,
       retentionSweepMs: config.media.sweepIntervalMs,
       logger,
+      // Every state and progress change goes out on the bus (Redis): an API server's jobUpdated subscribers hear it.
+      events,
       providers: operatorConfig.providers,
       options: { ...config.jobs, workers: true },
     },

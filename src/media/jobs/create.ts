@@ -14,7 +14,7 @@ import type { MediaLinks } from '../media-links.ts';
 import type { MediaStore } from '../media-store.ts';
 import { WebScrapingConfigSchema, type WebScrapingConfig } from '../../operator-config/schema.ts';
 import { JobInputFetcher } from './job-inputs-fetch.ts';
-import { JobQueue } from './job-queue.ts';
+import { JobQueue, QUEUE_ENTRIES } from './job-queue.ts';
 import { JobRunner } from './job-runner.ts';
 import { JobService } from './job.service.ts';
 
@@ -77,6 +77,7 @@ export function createJobServices(
   const runner = new JobRunner({
     ...deps,
     engines: createJobEngines(deps.providers),
+    queueEntries: QUEUE_ENTRIES,
     options: { holdTtlMs: options.holdTtlMs, mediaTtlMs: options.mediaTtlMs },
   });
   const queue = new JobQueue({
@@ -120,6 +121,11 @@ export function createJobServices(
       deps.logger,
       'stale job sweep',
     ),
+  );
+  lifecycle?.add(
+    'given-up job sweep',
+    // pg-boss gives up on a dead worker's last attempt within about two heartbeats; the job follows within one more.
+    periodic(() => runner.sweepGivenUp(), options.heartbeatSeconds * 1000, deps.logger, 'given-up job sweep'),
   );
   lifecycle?.add(
     'job media retention',

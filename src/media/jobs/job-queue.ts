@@ -3,6 +3,7 @@ import { fromPglite, PgBoss, type Job } from 'pg-boss';
 import { sharedConnectionOf, type Database } from '../../db/database.ts';
 import type { Logger } from '../../logger.ts';
 import type { JobKind } from '../../providers/jobs/job-engine.ts';
+import type { QueueEntries } from './jobs.repository.ts';
 
 /*
  * The work queue under the jobs table: pg-boss, in its own schema of the database Lagoon already uses (PostgreSQL,
@@ -13,6 +14,17 @@ import type { JobKind } from '../../providers/jobs/job-engine.ts';
 export const JOB_KINDS: readonly JobKind[] = ['audio', 'video'];
 const NO_JOB = '00000000-0000-0000-0000-000000000000';
 const queueName = (kind: JobKind) => `lagoon-${kind}-jobs`;
+
+/**
+ * pg-boss's own record of each job (its `job` table, keyed by queue name and the job's id): a job in one of these
+ * states will not be handed out again (failed after its last attempt, cancelled, or completed), so a job Lagoon still
+ * shows running there was given up on (job-runner.ts sweepGivenUp).
+ */
+export const QUEUE_ENTRIES: QueueEntries = {
+  table: 'pgboss.job',
+  names: { audio: queueName('audio'), video: queueName('video') },
+  endedStates: ['failed', 'cancelled', 'completed'],
+};
 
 export interface QueueOptions {
   /** Jobs run at once per kind by this process's workers. */

@@ -48,6 +48,8 @@ export class JobRunner {
       readonly options: JobRunnerOptions;
       /** Where each status/progress change is announced (GraphQL jobUpdated in any process). */
       readonly events?: Pick<EventBus, 'publish'> | undefined;
+      /** The queue's own record of each job (job-queue.ts), read to learn which jobs it gave up on. */
+      readonly queueEntries: repo.QueueEntries;
     },
   ) {
     this.engines = deps.engines;
@@ -130,6 +132,24 @@ export class JobRunner {
         await releaseOrLog(this.deps.billing, repo.decodeReservation(job.reservation), this.deps.logger);
     if (stale.length > 0) this.deps.logger.warn({ failed: stale.length }, 'stale jobs failed and their holds released');
     return stale.length;
+  }
+
+  /**
+   * Follows the queue when it gives up on a job (its last attempt failed or its worker died, the attempt expired,
+   * or the entry was cancelled): the job → FAILED, then every FAILED job's hold still held is released, including
+   * one whose failing process stopped before releasing it. Every process runs this; each job is failed once and
+   * each hold released once (both steps are guarded). Returns how many jobs this call failed.
+   */
+  async sweepGivenUp(now = new Date()): Promise<number> {
+    const { db, logger } = this.deps;
+    const failed = await repo.failGivenUp(db, this.deps.queueEntries);
+    for (const job of failed) this.announce(job.id, 'FAILED', job.progress);
+    // A FAILED job's hold outlives it by at most one hold's time (the reservation sweeper releases it then).
+    const held = await repo.failedStillHeld(db, new Date(now.getTime() - this.deps.options.holdTtlMs));
+    for (const job of held) await releaseOrLog(this.deps.billing, repo.decodeReservation(job.reservation), logger);
+    if (failed.length > 0)
+      logger.warn({ failed: failed.map((job) => job.id) }, 'the queue gave up on jobs: failed, holds released');
+    return failed.length;
   }
 
   /** A delivery of a job already COMPLETED: makes sure its settlement happened (once). */

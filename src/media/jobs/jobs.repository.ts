@@ -259,6 +259,65 @@ export async function failStale(
     .execute();
 }
 
+/** Where the queue keeps its entries (job-queue.ts): the table, each kind's queue name, the states it never runs again. */
+export interface QueueEntries {
+  readonly table: string;
+  readonly names: Readonly<Record<JobKind, string>>;
+  readonly endedStates: readonly string[];
+}
+
+export const GIVEN_UP_ERROR = 'The job queue gave up on this job';
+
+/**
+ * Jobs Lagoon still shows QUEUED or PROCESSING whose queue entry has ended (pg-boss failed it after its last
+ * attempt, its attempt expired, or it was cancelled): nothing will run them again, so → FAILED. One guarded UPDATE:
+ * of several processes sweeping at once, each job is failed by one; a job that completed is never touched.
+ * Nothing when the queue's table does not exist yet (no process has started the queue).
+ */
+export async function failGivenUp(
+  db: Database,
+  entries: QueueEntries,
+  limit = 100,
+): Promise<{ id: string; progress: number }[]> {
+  const found = await sql<{ table: string | null }>`select to_regclass(${entries.table})::text as table`.execute(db);
+  if (!found.rows[0]?.table) return [];
+  const queueName = sql`case jobs.kind when 'audio' then ${entries.names.audio} else ${entries.names.video} end`;
+  const unfinished = ['QUEUED', 'PROCESSING'] satisfies JobStatus[];
+  return db
+    .updateTable('jobs')
+    .set({ status: 'FAILED', error: GIVEN_UP_ERROR, finished_at: new Date() })
+    .where('id', 'in', (qb) =>
+      qb
+        .selectFrom('jobs')
+        .innerJoin(sql.table(entries.table).as('entry'), (join) =>
+          join.on(sql<boolean>`entry.name = ${queueName} and entry.id = jobs.id`),
+        )
+        .select('jobs.id')
+        .where('jobs.status', 'in', unfinished)
+        .where(sql<boolean>`entry.state::text in (${sql.join(entries.endedStates)})`)
+        .limit(limit),
+    )
+    .where('status', 'in', unfinished)
+    .returning(['id', 'progress'])
+    .execute();
+}
+
+/**
+ * FAILED jobs (finished after `since`) whose hold is still held: the process that failed them stopped before it
+ * released the hold, or is releasing it now (a release is guarded, so it happens once whoever does it).
+ */
+export async function failedStillHeld(db: Database, since: Date, limit = 100): Promise<{ reservation: unknown }[]> {
+  return db
+    .selectFrom('jobs')
+    .innerJoin('reservations', 'reservations.id', 'jobs.reservation_id')
+    .select('jobs.reservation')
+    .where('jobs.status', '=', 'FAILED')
+    .where('jobs.finished_at', '>', since)
+    .where('reservations.status', '=', 'held')
+    .limit(limit)
+    .execute();
+}
+
 /** One page of the account's jobs, newest first, after the (created_at, id) keyset of the previous page's last. */
 export async function listJobs(
   db: Database,
