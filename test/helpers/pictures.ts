@@ -77,3 +77,69 @@ export function damagedCopies(picture: Buffer): { name: string; bytes: Buffer }[
     { name: 'wrong magic', bytes: wrongMagic(picture) },
   ];
 }
+
+/** One of the six routes that take a caller's picture, and the request field a refusal names. */
+export interface PictureRoute {
+  readonly name: string;
+  readonly field: string;
+  send(picture: Buffer): Promise<Response>;
+}
+
+/**
+ * The six picture routes over HTTP at `url` (http://host:port) with the key `secret`, each sending the picture under
+ * test: JSON with base64 or a multipart upload. Multi-edit sends `other` first, the picture under test second.
+ */
+export function pictureRoutes(url: string, secret: string, other: Buffer): PictureRoute[] {
+  const post = (path: string, body: unknown) =>
+    fetch(`${url}/api/v1${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+  const upload = (path: string, fields: Record<string, string>, picture: Buffer) => {
+    const form = new FormData();
+    for (const [name, value] of Object.entries(fields)) form.set(name, value);
+    form.set('image', new Blob([new Uint8Array(picture)], { type: 'image/png' }), 'picture.png');
+    return fetch(`${url}/api/v1${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secret}` },
+      body: form,
+    });
+  };
+  return [
+    {
+      name: 'POST /image/edit (JSON)',
+      field: 'image',
+      send: (picture) => post('/image/edit', { prompt: 'an otter', image: picture.toString('base64') }),
+    },
+    {
+      name: 'POST /image/edit (multipart)',
+      field: 'image',
+      send: (picture) => upload('/image/edit', { prompt: 'an otter' }, picture),
+    },
+    {
+      name: 'POST /image/upscale',
+      field: 'image',
+      send: (picture) => post('/image/upscale', { image: picture.toString('base64'), scale: 2 }),
+    },
+    {
+      name: 'POST /image/multi-edit',
+      field: 'images.1',
+      send: (picture) =>
+        post('/image/multi-edit', {
+          prompt: 'an otter',
+          images: [other.toString('base64'), picture.toString('base64')],
+        }),
+    },
+    {
+      name: 'POST /images/edits',
+      field: 'image',
+      send: (picture) => upload('/images/edits', { prompt: 'an otter' }, picture),
+    },
+    {
+      name: 'POST /image/background-remove',
+      field: 'image',
+      send: (picture) => post('/image/background-remove', { image: picture.toString('base64') }),
+    },
+  ];
+}

@@ -6,7 +6,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startChatServer, type ChatServer } from '../helpers/chat.ts';
 import { testDatabaseKind } from '../helpers/db.ts';
 import { failWith, startImageUpstream, type FakeImageUpstream } from '../helpers/image-edit-upstreams.ts';
-import { animatedGif, flipped, noisyPicture, truncated } from '../helpers/pictures.ts';
+import {
+  animatedGif,
+  flipped,
+  noisyPicture,
+  pictureRoutes,
+  truncated,
+  type PictureRoute,
+} from '../helpers/pictures.ts';
 import { createAccountWithKey } from '../helpers/services.ts';
 
 /*
@@ -29,65 +36,12 @@ describe(`Picture inputs: damaged and animated pictures (${testDatabaseKind})`, 
   let secret: string;
   let accountId: string;
   let good: Buffer;
+  let routes: PictureRoute[];
 
   const usd = async () => {
     const balance = (await server.t.app.services.billing.balancesOf(accountId)).find((b) => b.currency === 'USD');
     return { amount: balance?.amount ?? 0n, reserved: balance?.reserved ?? 0n };
   };
-  const post = (path: string, body: unknown) =>
-    fetch(`${server.url}/api/v1${path}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-  const upload = (path: string, fields: Record<string, string>, picture: Buffer) => {
-    const form = new FormData();
-    for (const [name, value] of Object.entries(fields)) form.set(name, value);
-    form.set('image', new Blob([new Uint8Array(picture)], { type: 'image/png' }), 'picture.png');
-    return fetch(`${server.url}/api/v1${path}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${secret}` },
-      body: form,
-    });
-  };
-
-  /** The six picture routes, each given the picture under test, and the field a refusal names. */
-  const routes: { name: string; field: string; send: (picture: Buffer) => Promise<Response> }[] = [
-    {
-      name: 'POST /image/edit (JSON)',
-      field: 'image',
-      send: (picture) => post('/image/edit', { prompt: 'an otter', image: picture.toString('base64') }),
-    },
-    {
-      name: 'POST /image/edit (multipart)',
-      field: 'image',
-      send: (picture) => upload('/image/edit', { prompt: 'an otter' }, picture),
-    },
-    {
-      name: 'POST /image/upscale',
-      field: 'image',
-      send: (picture) => post('/image/upscale', { image: picture.toString('base64'), scale: 2 }),
-    },
-    {
-      name: 'POST /image/multi-edit',
-      field: 'images.1',
-      send: (picture) =>
-        post('/image/multi-edit', {
-          prompt: 'an otter',
-          images: [good.toString('base64'), picture.toString('base64')],
-        }),
-    },
-    {
-      name: 'POST /images/edits',
-      field: 'image',
-      send: (picture) => upload('/images/edits', { prompt: 'an otter' }, picture),
-    },
-    {
-      name: 'POST /image/background-remove',
-      field: 'image',
-      send: (picture) => post('/image/background-remove', { image: picture.toString('base64') }),
-    },
-  ];
 
   /** Every route answers 400 naming the field, and the account's balance and holds are as they were. */
   async function refusedEverywhere(picture: Buffer, message: RegExp) {
@@ -111,6 +65,7 @@ describe(`Picture inputs: damaged and animated pictures (${testDatabaseKind})`, 
       credit: { USD: '10' },
     }));
     good = await noisyPicture(320, 240, 'png');
+    routes = pictureRoutes(server.url, secret, good);
   }, TIMEOUT);
   afterAll(async () => server?.close());
 
