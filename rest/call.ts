@@ -44,7 +44,7 @@ export class RouteCall implements RouteContext {
     return Array.isArray(value) ? value[0] : value;
   }
 
-  async json(): Promise<unknown> {
+  async json(): Promise<Record<string, unknown>> {
     return parseJsonBytes(await this.bytes());
   }
 

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import { AppError, clip, InvalidContentTypeError, ValidationError } from '../src/errors.ts';
 import type { SettledCharge } from '../src/billing/billing.types.ts';
 import { formatNano } from '../src/billing/money.ts';
-import { parseInput } from '../src/validation.ts';
+import { isRecord, parseInput } from '../src/validation.ts';
 import { errorHeaders, errorStatus } from './error-map.ts';
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue | undefined };
@@ -78,14 +78,27 @@ export function requireJsonType(type: string | null | undefined): void {
   }
 }
 
-/** A JSON request body's bytes parsed; 400 when empty or not UTF-8 JSON. */
-export function parseJsonBytes(bytes: Uint8Array): unknown {
+/**
+ * A JSON request body's bytes parsed: always an object. 400 when empty, not UTF-8 JSON, or JSON of another kind
+ * (null, an array, a number, a string, a boolean), which no route takes and which handlers then need not expect.
+ * (The crypto RPC proxy, whose batches are arrays, reads its raw bytes instead.)
+ */
+export function parseJsonBytes(bytes: Uint8Array): Record<string, unknown> {
   if (bytes.byteLength === 0) throw new ValidationError('Request body is empty; send a JSON object');
+  let value: unknown;
   try {
-    return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+    value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
   } catch {
     throw new ValidationError('Request body is not valid JSON');
   }
+  if (!isRecord(value)) throw new ValidationError(`Request body must be a JSON object, not ${kindOf(value)}`);
+  return value;
+}
+
+function kindOf(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return `a ${typeof value}`;
 }
 
 /** Query-string parameters as an object; repeated keys become arrays. */

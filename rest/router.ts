@@ -25,8 +25,11 @@ export interface RouteContext {
   readonly signal: AbortSignal;
   /** A header's value (the first, if repeated). */
   header(name: string): string | undefined;
-  /** The JSON body parsed: 415 unless declared application/json, 413 past the route's limit, 400 if not JSON. */
-  json(): Promise<unknown>;
+  /**
+   * The JSON body parsed: 415 unless declared application/json, 413 past the route's limit, 400 if not JSON or not
+   * an object.
+   */
+  json(): Promise<Record<string, unknown>>;
   /** The raw bytes of a JSON body, with the same checks, unparsed. */
   bytes(): Promise<Uint8Array>;
 }

@@ -64,6 +64,7 @@ export const EnvironmentModel = z.object({
   LAGOON_TEXT_PARSER_WORKERS: intWithDefault(0),
   LAGOON_IMAGE_THREADS: intWithDefault(0),
   LAGOON_IMAGE_PRIORITY: z.preprocess(emptyToUndefined, z.enum(['idle', 'low']).default('idle')),
+  LAGOON_IMAGE_INPUT_MAX_TOTAL_PIXELS: intWithDefault(33_177_600, 1),
   LAGOON_SPEECH_MAX_CALLS: intWithDefault(0),
   LAGOON_TEXT_PARSER_PER_ACCOUNT: intWithDefault(2, 1),
   LAGOON_TEXT_PARSER_TIMEOUT_SECONDS: intWithDefault(10, 1),

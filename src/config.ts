@@ -52,9 +52,14 @@ export interface Config {
   };
   /**
    * Pictures worked on at once and libvips threads per picture (0: cores − 1, min 1), and how those threads are
-   * scheduled (`idle`: only on cycles nothing else wants; `low`: nice 10); src/media/images/pixel-work.ts.
+   * scheduled (`idle`: only on cycles nothing else wants; `low`: nice 10); src/media/images/pixel-work.ts. The most
+   * pixels a caller's picture may have in all its frames (src/media/images/image-input.ts).
    */
-  readonly imageWork: { readonly threads: number; readonly priority: BackgroundPriority };
+  readonly imageWork: {
+    readonly threads: number;
+    readonly priority: BackgroundPriority;
+    readonly maxInputTotalPixels: number;
+  };
   /** Built-in (eSpeak NG) speech calls in flight per process, past which 503 (0: 4 per eSpeak thread). */
   readonly speech: { readonly maxCalls: number };
   /** Env shortcuts for web search upstreams (the operator config file can declare them too). */
@@ -200,7 +205,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       timeoutMs: e.LAGOON_TEXT_PARSER_TIMEOUT_SECONDS * 1000,
       queueTimeoutMs: e.LAGOON_TEXT_PARSER_QUEUE_SECONDS * 1000,
     },
-    imageWork: { threads: e.LAGOON_IMAGE_THREADS, priority: e.LAGOON_IMAGE_PRIORITY },
+    imageWork: {
+      threads: e.LAGOON_IMAGE_THREADS,
+      priority: e.LAGOON_IMAGE_PRIORITY,
+      maxInputTotalPixels: e.LAGOON_IMAGE_INPUT_MAX_TOTAL_PIXELS,
+    },
     speech: { maxCalls: e.LAGOON_SPEECH_MAX_CALLS },
     search: { searxngUrl: e.SEARXNG_URL, braveApiKey: e.BRAVE_SEARCH_API_KEY, braveUrl: e.BRAVE_SEARCH_URL },
     diemCutoverDate: new Date(`${e.LAGOON_DIEM_CUTOVER_DATE}T00:00:00Z`),

@@ -253,6 +253,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     gateway: images.gateway,
     pixelWork,
     rateLimiter,
+    maxInputTotalPixels: options.imageWork?.maxInputTotalPixels,
   });
   lifecycle.add('image edit URL fetches', { stop: () => imageEdit.close() });
   const backgroundRemoval = createBackgroundRemovalService({
@@ -260,6 +261,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     settings: options.backgroundRemoval,
     scraping: options.operatorConfig?.chat?.webScraping ?? WebScrapingConfigSchema.parse({}),
     rateLimiter,
+    maxInputTotalPixels: options.imageWork?.maxInputTotalPixels,
   });
   lifecycle.add('background removal URL fetches', { stop: () => backgroundRemoval.close() });
   const speech = createSpeechService({

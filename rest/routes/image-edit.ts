@@ -18,7 +18,7 @@ const Binary = z.string().describe('The picture (binary), with its Content-Type;
 const imageFile = z.file().describe('The picture as a file part; under 25 MB');
 
 /** The body as the service takes it: JSON, or a multipart form whose `image` file part travels beside the fields. */
-export async function readBody(call: RouteContext): Promise<{ input: unknown; file?: Uint8Array }> {
+export async function readBody(call: RouteContext): Promise<{ input: Record<string, unknown>; file?: Uint8Array }> {
   if (!MULTIPART.test(call.header('content-type') ?? '')) {
     const { input, files } = readJsonPictures(await call.bytes(), 'image');
     return { input, ...(files && { file: files[0] }) };
@@ -35,18 +35,22 @@ export async function readBody(call: RouteContext): Promise<{ input: unknown; fi
  * A JSON body whose pictures (`image`, or every one of `images`) are base64 or data URLs goes on as file parts
  * would: decoded from the body's bytes (decodeBase64Bytes), never made strings. Any other body is parsed as it is.
  */
-function readJsonPictures(bytes: Uint8Array, field: 'image' | 'images'): { input: unknown; files?: Uint8Array[] } {
+function readJsonPictures(
+  bytes: Uint8Array,
+  field: 'image' | 'images',
+): { input: Record<string, unknown>; files?: Uint8Array[] } {
   const body = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  // Not UTF-8 or not JSON: the plain parse answers the error. Nothing lifted: the value is the whole body, parsed once.
+  // Not UTF-8, not JSON or not an object: the plain parse answers the error. Nothing lifted: the value is the whole
+  // body, parsed once.
   const lifted = isUtf8(body) ? parseLifted(body) : undefined;
-  if (!lifted) return { input: parseJsonBytes(body) };
+  if (!lifted || !isRecord(lifted.value)) return { input: parseJsonBytes(body) };
   if (lifted.liftedCount === 0) return { input: lifted.value };
   const value = lifted.value;
-  const pictures = isRecord(value) ? value[field] : undefined;
+  const pictures = value[field];
   const texts = field === 'image' ? [pictures] : Array.isArray(pictures) ? (pictures as unknown[]) : [];
   const raw = texts.map((text) => (typeof text === 'string' ? lifted.liftedBytes(text) : undefined));
   // Only the pictures may have been lifted, all of them; a body with another long literal takes the plain way.
-  if (!isRecord(value) || raw.length === 0 || lifted.liftedCount !== raw.length || raw.includes(undefined))
+  if (raw.length === 0 || lifted.liftedCount !== raw.length || raw.includes(undefined))
     return { input: parseJsonBytes(body) };
   const files = raw.map((text) => decodeBase64Bytes(text!));
   if (files.includes(undefined)) return { input: parseJsonBytes(body) };
@@ -170,10 +174,9 @@ export const imageEditRoutes: Route[] = [
     async handler(call) {
       const { input, file } = await readBody(call);
       // Clients of the original service (veniceai-cli's `upscale`) read data[0].url here, not the picture itself.
-      const body = isRecord(input) ? input : undefined;
-      const { response_format: format, ...fields } = body ?? {};
+      const { response_format: format, ...fields } = input;
       const responseFormat = parseInput(z.object({ response_format: OpenAIFormat }), { response_format: format });
-      const outcome = await call.services.imageEdit.upscale(call.auth, body ? fields : input, {
+      const outcome = await call.services.imageEdit.upscale(call.auth, fields, {
         signal: call.signal,
         file,
       });
@@ -201,8 +204,7 @@ export const imageEditRoutes: Route[] = [
     },
     async handler(call) {
       const { input, file } = await readBody(call);
-      const fields = input as Record<string, unknown>;
-      const { model, response_format: responseFormat, ...rest } = fields;
+      const { model, response_format: responseFormat, ...rest } = input;
       // As /images/generations does: a model name this catalog lacks (dall-e-2, gpt-image-1) means the default.
       const known =
         typeof model === 'string' && (await call.services.catalog.lookupModel(model, 'inpaint')).model !== undefined;

@@ -1,7 +1,9 @@
+import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startChatServer, type ChatServer } from '../helpers/chat.ts';
 import { testDatabaseKind } from '../helpers/db.ts';
 import { startJsonRpcStub } from '../helpers/json-rpc-stub.ts';
+import { damagedCopies, noisyPicture, pictureRoutes, type PictureFormat } from '../helpers/pictures.ts';
 import { startSearxng, type FakeUpstream } from '../helpers/search-upstreams.ts';
 import { createAccountWithKey } from '../helpers/services.ts';
 
@@ -380,5 +382,82 @@ describe(`Fuzzing every REST route (${testDatabaseKind})`, () => {
     // The inputs reach the routes' checks, not only the authentication in front of them.
     expect(counts.get(400) ?? 0).toBeGreaterThan(1_000);
     expect(counts.get(200) ?? 0).toBeGreaterThan(100);
+  });
+
+  /** A funded account of its own (no earlier request's settlement can show in its balances), and its balances. */
+  const freshAccount = async () => {
+    const { accountId, adminSecret: secret } = await createAccountWithKey(server.t.app.services, {
+      credit: { USD: '100', DIEM: '10' },
+    });
+    const balances = async () =>
+      JSON.stringify(await server.t.app.services.billing.balancesOf(accountId), (_key, value: unknown) =>
+        typeof value === 'bigint' ? value.toString() : value,
+      );
+    return { secret, balances };
+  };
+
+  it(
+    'should answer damaged pictures on the six picture routes below 500, refusals charging nothing',
+    { timeout: 300_000 },
+    async () => {
+      const failures: string[] = [];
+      const statuses = new Map<number, number>();
+      const { secret, balances } = await freshAccount();
+      const other = await noisyPicture(320, 240, 'png');
+      const routes = pictureRoutes(server.url, secret, other);
+      for (const format of ['png', 'jpeg', 'gif', 'webp'] satisfies PictureFormat[]) {
+        const picture = await noisyPicture(320, 240, format);
+        for (const damaged of damagedCopies(picture)) {
+          // Some damage leaves a picture that decodes (a missing last byte, flipped bytes in JPEG data): it is then
+          // an ordinary call, and the local background-removal model spends seconds on each; the others suffice.
+          const decodes = await sharp(damaged.bytes)
+            .raw()
+            .toBuffer()
+            .then(() => true)
+            .catch(() => false);
+          for (const route of routes.filter((r) => !decodes || !r.name.includes('background-remove'))) {
+            const before = await balances();
+            const response = await route.send(damaged.bytes);
+            const text = await response.text();
+            const what = `${route.name} ← ${format} ${damaged.name}: ${response.status} ${text.slice(0, 200)}`;
+            statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
+            if (response.status >= 500) failures.push(what);
+            // A refusal is charged nothing and leaves nothing held; a picture that still decodes is an edit.
+            if (response.status >= 400 && (await balances()) !== before) failures.push(`charged: ${what}`);
+          }
+        }
+      }
+      expect(failures).toEqual([]);
+      expect(statuses.get(400) ?? 0).toBeGreaterThan(100);
+    },
+  );
+
+  it('should refuse every body that is not a JSON object on every POST route, charging nothing', async () => {
+    const { secret, balances } = await freshAccount();
+    const before = await balances();
+    const failures: string[] = [];
+    const posts = routes.filter((route) => route.method === 'POST' && route.bodyType !== undefined);
+    expect(posts.length).toBeGreaterThanOrEqual(20);
+    for (const route of posts) {
+      const path = route.template.replace(/\{(\w+)\}/g, (_, name: string) =>
+        encode(String(bases[`path:${name}`] ?? 'x')),
+      );
+      for (const body of ['null', '[]', '[null]', '[[]]', '0', '-1e309', '"{}"', 'true', 'false', ' null ']) {
+        for (const key of [secret, undefined]) {
+          const response = await fetch(`${server.url}${path}`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', ...(key && { authorization: `Bearer ${key}` }) },
+            body,
+          });
+          const text = await response.text();
+          if (response.status >= 500 || response.status < 400)
+            failures.push(
+              `${route.template} ${body} ${key ? 'admin' : 'no key'} → ${response.status} ${text.slice(0, 200)}`,
+            );
+        }
+      }
+    }
+    expect(failures).toEqual([]);
+    expect(await balances()).toBe(before);
   });
 });

@@ -13,7 +13,7 @@ import {
 import { PRODUCTS } from '../../rate-limits/products.ts';
 import type { RateLimiter } from '../../rate-limits/rate-limiter.ts';
 import { parseInput } from '../../validation.ts';
-import { ImageInputLoader } from './image-input.ts';
+import { blameUndecodable, ImageInputLoader } from './image-input.ts';
 
 export const BACKGROUND_REMOVAL_MODEL = 'background-remove';
 
@@ -76,7 +76,13 @@ export class BackgroundRemovalService {
       maxCost: this.price,
       run: async () => {
         started = performance.now();
-        const bytes = await this.deps.engine.remove(image.bytes, context.signal);
+        let bytes: Buffer;
+        try {
+          bytes = await this.deps.engine.remove(image.bytes, context.signal);
+        } catch (error) {
+          // Throwing releases the reservation: a picture that does not decode is the caller's 400, never charged.
+          throw context.signal?.aborted ? error : await blameUndecodable(error, [image]);
+        }
         // A caller that went away before its answer is not charged: throwing releases the reservation.
         context.signal?.throwIfAborted();
         return bytes;
@@ -117,11 +123,14 @@ export function createBackgroundRemovalService(deps: {
   settings?: { url: string | undefined; model: 'small' | 'medium'; priceUsd: string } | undefined;
   scraping: { allowNetworks: readonly string[]; timeoutMs: number };
   rateLimiter?: RateLimiter | undefined;
+  /** The most pixels an input may have in all its frames (image-input.ts; default MAX_INPUT_TOTAL_PIXELS). */
+  maxInputTotalPixels?: number | undefined;
 }): { service: BackgroundRemovalService; close(): Promise<void> } {
   const settings = deps.settings ?? DEFAULT_SETTINGS;
   const inputs = new ImageInputLoader({
     allowNetworks: deps.scraping.allowNetworks,
     timeoutMs: deps.scraping.timeoutMs,
+    maxTotalPixels: deps.maxInputTotalPixels,
   });
   const engine = settings.url ? new HttpBackgroundRemover(settings.url) : new LocalBackgroundRemover(settings.model);
   return {

@@ -23,9 +23,15 @@ export function createImageEditService(deps: {
   /** The process's queue for pixel work, shared with generation (none: one of its own, pixel-work.ts). */
   pixelWork?: Slots | undefined;
   rateLimiter?: RateLimiter | undefined;
+  /** The most pixels an input may have in all its frames (image-input.ts; default MAX_INPUT_TOTAL_PIXELS). */
+  maxInputTotalPixels?: number | undefined;
 }): ImageEditService {
   const scraping = deps.operatorConfig?.chat?.webScraping ?? WebScrapingConfigSchema.parse({});
-  const inputs = new ImageInputLoader({ allowNetworks: scraping.allowNetworks, timeoutMs: scraping.timeoutMs });
+  const inputs = new ImageInputLoader({
+    allowNetworks: scraping.allowNetworks,
+    timeoutMs: scraping.timeoutMs,
+    maxTotalPixels: deps.maxInputTotalPixels,
+  });
   // Without an operator config (tests wiring services directly) the built-in simulator still serves.
   const own = deps.gateway
     ? undefined

@@ -20,7 +20,7 @@ import { postProcess, type ProcessedImage } from './post-process.ts';
 import { editCharge, imageUsage, upscaleCharge, type EditCharge } from './edit-pricing.ts';
 import { effectiveScale, outputFormat, outputSize, resolveResolution } from './edit-sizing.ts';
 import { EditImageInput, MultiEditImageInput, UpscaleImageInput, type AspectRatio } from './edit.inputs.ts';
-import { invalid, type ImageInputLoader, type LoadedImage } from './image-input.ts';
+import { blameUndecodable, invalid, type ImageInputLoader, type LoadedImage } from './image-input.ts';
 import type { RateLimiter } from '../../rate-limits/rate-limiter.ts';
 import type { Slots } from './slots.ts';
 
@@ -142,6 +142,7 @@ export class ImageEditService {
     if (!charge) throw new InvalidModelError(`Model ${model.id} has no upscale price for this scale`);
     const notes = `Upscale ×${scale} (${image.width}×${image.height})`;
     return this.metered(account, model, charge, notes, context.signal, {
+      inputs: [image],
       call: () =>
         this.deps.gateway.upscale(
           model.providers,
@@ -187,6 +188,7 @@ export class ImageEditService {
     const charge = editCharge(model, resolution, images.length);
     const notes = `Image edit, ${images.length} input image${images.length > 1 ? 's' : ''}, ${size.width}×${size.height}`;
     return this.metered(account, model, charge, notes, signal, {
+      inputs: images,
       call: () =>
         this.deps.gateway.edit(
           model.providers,
@@ -209,7 +211,12 @@ export class ImageEditService {
     charge: EditCharge,
     notes: string,
     signal: AbortSignal | undefined,
-    steps: { call: () => Promise<Answer>; finish: (result: EngineImage) => Promise<ProcessedImage> },
+    steps: {
+      /** The caller's pictures: named in the 400 when the call fails on one that does not decode. */
+      inputs: readonly LoadedImage[];
+      call: () => Promise<Answer>;
+      finish: (result: EngineImage) => Promise<ProcessedImage>;
+    },
   ): Promise<ImageEditOutcome> {
     await this.deps.rateLimiter?.admit(account, model); // before the hold: a 429 is never charged
     let started = 0;
@@ -230,7 +237,13 @@ export class ImageEditService {
       maxCost: charge.total,
       run: async () => {
         started = performance.now();
-        const done = await run();
+        let done: Awaited<ReturnType<typeof run>>;
+        try {
+          done = await run();
+        } catch (error) {
+          // Throwing releases the reservation: a picture that does not decode is the caller's 400, never charged.
+          throw signal?.aborted ? error : await blameUndecodable(error, steps.inputs);
+        }
         // A caller that went away before its answer is not charged: throwing releases the reservation.
         signal?.throwIfAborted();
         return done;

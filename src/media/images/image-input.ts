@@ -1,7 +1,7 @@
 import sharp from 'sharp';
 import { AddressPolicy } from '../../augment/scrape/address-policy.ts';
 import { PageFetchError, PageFetcher } from '../../augment/scrape/page-fetch.ts';
-import { PayloadTooLargeError, ValidationError } from '../../errors.ts';
+import { AppError, PayloadTooLargeError, UpstreamError, ValidationError } from '../../errors.ts';
 
 /*
  * Input pictures of the edit and upscale routes: a file part, base64, a data URL or an http(s) URL. URLs are fetched
@@ -13,10 +13,18 @@ import { PayloadTooLargeError, ValidationError } from '../../errors.ts';
 export const MAX_INPUT_BYTES = 25_000_000;
 export const MIN_INPUT_PIXELS = 65_536;
 export const MAX_INPUT_PIXELS = 33_177_600;
+/**
+ * Pixels of an input over all its frames (width × height × frames), by default as many as the largest still picture:
+ * engines that decode every frame of an animation (an upstream may) then hold no more than for that picture.
+ * LAGOON_IMAGE_INPUT_MAX_TOTAL_PIXELS.
+ */
+export const MAX_INPUT_TOTAL_PIXELS = MAX_INPUT_PIXELS;
 /** A base64 string of a picture just under MAX_INPUT_BYTES, for JSON body limits. */
 export const MAX_INPUT_BASE64_CHARS = Math.ceil(MAX_INPUT_BYTES / 3) * 4;
 
 export interface LoadedImage {
+  /** The request path of the value it came from (`image`, `images.1`), named in every refusal. */
+  readonly field: readonly (string | number)[];
   readonly bytes: Buffer;
   readonly width: number;
   readonly height: number;
@@ -31,12 +39,17 @@ export interface ImageInputSettings {
   readonly timeoutMs: number;
   /** Smallest picture accepted, in pixels (upscale has the same floor as edit). */
   readonly minPixels?: number;
+  /** Largest width × height × frames accepted (default MAX_INPUT_TOTAL_PIXELS). */
+  readonly maxTotalPixels?: number | undefined;
 }
 
 const DATA_URL = /^data:([^,;]*)((?:;[^,;]*)*),/i;
 const BASE64 = /^[A-Za-z0-9+/_-]+={0,2}$/;
 
-/** Loads and checks input pictures: size under 25 MB (413), a picture sharp reads, pixel count within bounds (400). */
+/**
+ * Loads and checks input pictures: size under 25 MB (413), a picture sharp reads, pixel count within bounds and
+ * frames × pixels within bounds (400), all from the header, before anything is held or decoded.
+ */
 export class ImageInputLoader {
   private readonly fetcher: PageFetcher;
 
@@ -56,7 +69,10 @@ export class ImageInputLoader {
   async load(field: readonly (string | number)[], source: Uint8Array | string, signal?: AbortSignal) {
     const bytes = typeof source === 'string' ? await this.fromText(field, source.trim(), signal) : Buffer.from(source);
     if (bytes.byteLength >= MAX_INPUT_BYTES) throw new PayloadTooLargeError(MAX_INPUT_BYTES);
-    return inspect(field, bytes, this.settings.minPixels ?? MIN_INPUT_PIXELS);
+    return inspect(field, bytes, {
+      min: this.settings.minPixels ?? MIN_INPUT_PIXELS,
+      maxTotal: this.settings.maxTotalPixels ?? MAX_INPUT_TOTAL_PIXELS,
+    });
   }
 
   close(): Promise<void> {
@@ -131,8 +147,15 @@ export function decodeBase64Bytes(text: Buffer): Buffer | undefined {
   return bytes.subarray(0, written);
 }
 
-/** Reads the header only (sharp does not decode the pixels for metadata), so a huge picture costs nothing here. */
-async function inspect(field: readonly (string | number)[], bytes: Buffer, minPixels: number): Promise<LoadedImage> {
+/**
+ * Reads the header only (sharp does not decode the pixels for metadata), so a huge picture costs nothing here. An
+ * animation's frames are counted from its header too (`pages`): a GIF of thousands of large frames is small in bytes.
+ */
+async function inspect(
+  field: readonly (string | number)[],
+  bytes: Buffer,
+  bounds: { min: number; maxTotal: number },
+): Promise<LoadedImage> {
   let meta: Awaited<ReturnType<ReturnType<typeof sharp>['metadata']>>;
   try {
     meta = await sharp(bytes, { limitInputPixels: false }).metadata();
@@ -144,14 +167,57 @@ async function inspect(field: readonly (string | number)[], bytes: Buffer, minPi
   const height = meta.pageHeight ?? meta.height;
   if (!width || !height || !format) throw invalid(field, 'Not an image with a width and a height');
   const pixels = width * height;
-  if (pixels < minPixels || pixels > MAX_INPUT_PIXELS) {
+  const count = (n: number) => n.toLocaleString('en-US');
+  if (pixels < bounds.min || pixels > MAX_INPUT_PIXELS) {
     throw invalid(
       field,
-      `Must have ${minPixels.toLocaleString('en-US')} to ${MAX_INPUT_PIXELS.toLocaleString('en-US')} pixels; ` +
-        `this one is ${width}×${height} (${pixels.toLocaleString('en-US')})`,
+      `Must have ${count(bounds.min)} to ${count(MAX_INPUT_PIXELS)} pixels; ` +
+        `this one is ${width}×${height} (${count(pixels)})`,
     );
   }
-  return { bytes, width, height, format };
+  const frames = Math.max(1, meta.pages ?? 1);
+  if (pixels * frames > bounds.maxTotal) {
+    throw invalid(
+      field,
+      `Must have at most ${count(bounds.maxTotal)} pixels in all its frames; this one has ${count(frames)} ` +
+        `frames of ${width}×${height} (${count(pixels * frames)})`,
+    );
+  }
+  return { field, bytes, width, height, format };
+}
+
+/**
+ * What a failed engine call is to the caller: a 400 naming the first of its pictures whose data does not decode, else
+ * the failure itself. A picture's header is read at load, its data only where an engine decodes it (in this process
+ * or upstream), after the hold; a picture cut short or damaged past its header fails there. Checked only once a call
+ * has failed: a call that succeeds decodes its pictures once, in its engine. The caller's own mistakes (other 4xx)
+ * are kept as they are.
+ */
+export async function blameUndecodable(error: unknown, images: readonly LoadedImage[]): Promise<unknown> {
+  if (error instanceof AppError && !(error instanceof UpstreamError)) return error;
+  for (const image of images) {
+    const failure = await decodeFailure(image.bytes);
+    if (failure !== undefined)
+      return invalid(image.field, `The picture's data cannot be decoded; it is cut short or damaged (${failure})`);
+  }
+  return error;
+}
+
+/**
+ * Why the picture's first frame (what the engines read) does not decode to its end, or undefined when it does. Read
+ * in sequence into a thumbnail: nothing of the picture's size is held.
+ */
+async function decodeFailure(bytes: Buffer): Promise<string | undefined> {
+  try {
+    await sharp(bytes, { limitInputPixels: MAX_INPUT_PIXELS, sequentialRead: true })
+      .resize(64, 64, { fit: 'inside' })
+      .raw()
+      .toBuffer();
+    return undefined;
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    return message.split('\n')[0]?.slice(0, 200) ?? 'unknown error';
+  }
 }
 
 export function invalid(field: readonly (string | number)[], message: string): ValidationError {
