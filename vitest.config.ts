@@ -6,12 +6,12 @@ const require = createRequire(import.meta.url);
 /**
  * Files whose subject never depends on which database runs (pure functions, input validation before any query,
  * Node's HTTP parser, the tokenizer, document extraction workers, the background-removal model). They run in the
- * embedded-database pass only: the PostgreSQL pass (TEST_DATABASE_URL set) would repeat them unchanged, and CI's
+ * embedded-database pass only (the fuzz tests run in both: what an outside caller sends must be refused the same way
+ * whichever database answers): the PostgreSQL pass (TEST_DATABASE_URL set) would repeat them unchanged, and CI's
  * whole run has a time budget (.ci/run). Every test of money, holds, leases and usage runs in both passes.
  */
 const DATABASE_INDEPENDENT = [
   'test/unit/**',
-  'test/rest/fuzz.test.ts',
   'test/e2e/long-input.test.ts',
   'test/e2e/client-error.test.ts',
   'test/e2e/text-parser.test.ts',
