@@ -4,13 +4,13 @@ import {
   getAddress,
   http,
   keccak256,
-  nonceManager,
   parseSignature,
   RpcRequestError,
   type Hex,
   type TransactionSerializable,
 } from 'viem';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import { createNonceManager, jsonRpc } from 'viem/nonce';
 import type { ParsedPayment } from './top-up-payload.ts';
 import { X402_VERSION, type PaymentRequirement } from './payment-requirements.ts';
 import { baseChain, USDC_ABI, type ChainReader } from './top-up-chain.ts';
@@ -58,8 +58,10 @@ export class DirectSettler implements Settler {
     rpcUrl: string,
     settlementKey: Hex,
   ) {
-    // The nonce manager keeps concurrent settlements from one key from reusing a transaction nonce.
-    this.account = privateKeyToAccount(settlementKey, { nonceManager });
+    // The nonce manager keeps concurrent settlements from one key from reusing a transaction nonce. It is this
+    // settler's own: viem's shared one remembers the last nonce per (address, chain id) for the whole process, and
+    // would carry it over to another node of the same chain id (a restarted or replaced node, another test chain).
+    this.account = privateKeyToAccount(settlementKey, { nonceManager: createNonceManager({ source: jsonRpc() }) });
     // No retries: a resent transaction whose first answer was lost would only be refused as known.
     this.wallet = createWalletClient({
       account: this.account,
