@@ -224,7 +224,8 @@ export class JobQueue {
           select entry.name, entry.id from ${sql.table(ENTRY_TABLE)} entry
           left join jobs on jobs.id = entry.id
           where entry.name in (${sql.join(QUEUE_NAMES)}) and entry.state = 'active'
-            and greatest(jobs.heartbeat_at, entry.started_on) < now() - make_interval(secs => ${options.heartbeatSeconds})
+            and greatest(jobs.heartbeat_at, entry.started_on)
+              < now() - make_interval(secs => ${options.heartbeatSeconds})
           for update of entry skip locked
         `.execute(trx);
         // One by one: pg-boss 10's typings take no failure data with a list of ids.
