@@ -6,7 +6,7 @@ import { loadConfig } from '../src/config.ts';
 import { openDatabase, type Database } from '../src/db/database.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
 import { createLogger } from '../src/logger.ts';
-import { JobQueue, type JobHandler, type QueueOptions } from '../src/media/jobs/job-queue.ts';
+import { JobQueue, QUEUE_ENTRIES, type JobHandler, type QueueOptions } from '../src/media/jobs/job-queue.ts';
 import { SimulatorJobEngine } from '../src/providers/jobs/simulator-jobs.engine.ts';
 import { createAccountWithKey } from '../test/helpers/services.ts';
 
@@ -77,7 +77,9 @@ async function pickup(db: Database): Promise<void> {
   });
   await workers.ready();
   await sleep(2_000);
-  const queued = await sql<{ n: string }>`select count(*) as n from pgboss.job where state = 'created'`.execute(db);
+  const queued = await sql<{
+    n: string;
+  }>`select count(*) as n from ${sql.table(QUEUE_ENTRIES.table)} where state = 'created'`.execute(db);
   for (let i = 0; i < PICKUPS; i += 1) {
     const id = randomUUID();
     const done = new Promise<void>((resolve) => (picked = resolve));
@@ -100,7 +102,7 @@ async function pickup(db: Database): Promise<void> {
       load: load(),
     }),
   );
-  await sql`delete from pgboss.job`.execute(db);
+  await sql`delete from ${sql.table(QUEUE_ENTRIES.table)}`.execute(db);
 }
 
 async function throughput(db: Database): Promise<void> {

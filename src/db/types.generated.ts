@@ -133,6 +133,7 @@ export interface JobsTable {
   attempts: Generated<number>;
   deleted_at: Date | null;
   download_expires_at: Date | null;
+  heartbeat_at: Date | null;
 }
 
 export interface MediaObjectsTable {

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { QUEUE_ENTRIES } from '../../src/media/jobs/job-queue.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { testDatabaseKind, type TestDatabase } from '../helpers/db.ts';
 import { eventually } from '../helpers/eventually.ts';
@@ -14,7 +15,7 @@ import { createAccountWithKey } from '../helpers/services.ts';
  * can share it (set TEST_DATABASE_URL to run this file).
  */
 
-const HEARTBEAT = '10'; // the smallest pg-boss accepts: a dead worker's job is handed out again within ~20 s
+const HEARTBEAT = '10'; // the smallest accepted: a dead worker's job is handed out again within ~20 s
 
 if (testDatabaseKind !== 'postgres')
   console.warn(
@@ -137,7 +138,7 @@ describe(`queueing a job is all or nothing (${testDatabaseKind})`, () => {
   }, 120_000);
   afterAll(async () => t?.close(), 60_000);
 
-  const count = async (table: 'jobs' | 'pgboss.job') =>
+  const count = async (table: string) =>
     Number(
       (await sql<{ n: string }>`select count(*) as n from ${sql.table(table)}`.execute(t.app.database.db)).rows[0]!.n,
     );
@@ -148,7 +149,7 @@ describe(`queueing a job is all or nothing (${testDatabaseKind})`, () => {
     const job = { model: 'lagoon-sim-video', prompt: 'atomic', duration: '5s' };
     // One job queued normally: the queue's schema exists, and both tables hold its entry.
     expect((await t.call('/api/v1/video/queue', { body: job, key: secret })).status).toBe(200);
-    const [jobsBefore, entriesBefore] = [await count('jobs'), await count('pgboss.job')];
+    const [jobsBefore, entriesBefore] = [await count('jobs'), await count(QUEUE_ENTRIES.table)];
     expect(entriesBefore).toBe(1);
     queue.send = async (...args) => {
       await send(...args);
@@ -161,7 +162,7 @@ describe(`queueing a job is all or nothing (${testDatabaseKind})`, () => {
       queue.send = send;
     }
     expect(await count('jobs')).toBe(jobsBefore);
-    expect(await count('pgboss.job')).toBe(entriesBefore);
+    expect(await count(QUEUE_ENTRIES.table)).toBe(entriesBefore);
     const usd = (await t.app.services.billing.balancesOf(accountId)).find((b) => b.currency === 'USD')!;
     expect(usd.reserved).toBe(300_000_000n); // the first job's hold only
   }, 120_000);

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { QUEUE_ENTRIES } from '../../src/media/jobs/job-queue.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { testDatabaseKind, type TestDatabase } from '../helpers/db.ts';
 import { eventually } from '../helpers/eventually.ts';
@@ -12,7 +13,7 @@ import { createAccountWithKey } from '../helpers/services.ts';
 
 /*
  * A job whose worker dies on every attempt: each `npm run worker` process that takes it is killed with SIGKILL, so
- * pg-boss hands it out again after a missed heartbeat and, after the last attempt, gives up on it (state `failed`).
+ * the queue hands it out again after a missed heartbeat and, after the last attempt, gives up on it (state `failed`).
  * Lagoon must follow within a minute: the job FAILED, its hold released, the balance exactly what it was, nothing
  * charged. The engine is a queue API that never finishes, so an attempt runs until its worker is killed. PostgreSQL
  * only: the embedded database belongs to one process.
@@ -106,11 +107,11 @@ describe.skipIf(testDatabaseKind !== 'postgres')('a job whose worker is killed o
       await exited(worker);
     }
 
-    // pg-boss gives up once the last attempt's heartbeat is missed; Lagoon follows.
+    // The queue gives up once the last attempt's heartbeat is missed; Lagoon follows.
     const gaveUpAt = async () =>
       (
         await sql<{ state: string; completed_on: Date | null }>`
-          select state::text as state, completed_on from pgboss.job where id = ${queue_id}
+          select state::text as state, completed_on from ${sql.table(QUEUE_ENTRIES.table)} where id = ${queue_id}
         `.execute(t.app.database.db)
       ).rows[0];
     await eventually(async () => expect((await gaveUpAt())?.state).toBe('failed'), 120_000);
@@ -171,7 +172,7 @@ describe(`the given-up job sweep (${testDatabaseKind})`, () => {
     const completed = await queue();
     expect(await usd()).toMatchObject({ amount: 5_000_000_000n, reserved: 600_000_000n });
     const boss = await jobQueue.start();
-    await boss.cancel('lagoon-video-jobs', [cancelled, completed]);
+    await boss.cancel(QUEUE_ENTRIES.names.video, [cancelled, completed]);
     // Stands for an attempt that completed just before its entry ended: the sweep must not fail it.
     await t.app.database.db.updateTable('jobs').set({ status: 'COMPLETED' }).where('id', '=', completed).execute();
 

@@ -124,7 +124,8 @@ export function createJobServices(
   );
   lifecycle?.add(
     'given-up job sweep',
-    // pg-boss gives up on a dead worker's last attempt within about two heartbeats; the job follows within one more.
+    // The queue's supervisor fails a dead worker's last attempt within about two heartbeats (job-queue.ts), and
+    // pg-boss gives up on the job; the job follows within one more.
     periodic(() => runner.sweepGivenUp(), options.heartbeatSeconds * 1000, deps.logger, 'given-up job sweep'),
   );
   lifecycle?.add(

@@ -1,19 +1,26 @@
-import { CompiledQuery } from 'kysely';
-import { fromPglite, PgBoss, type Job } from 'pg-boss';
+import { sql } from 'kysely';
+import PgBoss from 'pg-boss';
 import { sharedConnectionOf, type Database } from '../../db/database.ts';
+import type { PgliteThread } from '../../db/pglite-thread.ts';
 import type { Logger } from '../../logger.ts';
 import type { JobKind } from '../../providers/jobs/job-engine.ts';
 import type { QueueEntries } from './jobs.repository.ts';
+import { listenForWakes, WAKE_CHANNEL } from './queue-wake.ts';
+import { ENTRY_TABLE, executorOf, QUEUE_SCHEMA, QueueWorkers, type Message } from './queue-workers.ts';
 
 /*
- * The work queue under the jobs table: pg-boss, in its own schema of the database Lagoon already uses (PostgreSQL,
- * or the embedded PGlite through pg-boss's PGlite adapter). One queue per kind. pg-boss only drives the work
- * (delivery, retries, a dead worker's job handed out again); what a job is and where it stands is the jobs table.
+ * The work queue under the jobs table: pg-boss 10 (the last that runs on Node 20), in its own schema of the database
+ * Lagoon already uses (PostgreSQL, or the embedded PGlite through an adapter below). One queue per kind. pg-boss only
+ * drives the work (delivery, retries, a dead worker's job handed out again); what a job is and where it stands is the
+ * jobs table. The workers, their heartbeats and the wake-ups on send are Lagoon's (queue-workers.ts, queue-wake.ts).
  */
 
 export const JOB_KINDS: readonly JobKind[] = ['audio', 'video'];
-const NO_JOB = '00000000-0000-0000-0000-000000000000';
 const queueName = (kind: JobKind) => `lagoon-${kind}-jobs`;
+const QUEUE_NAMES = JOB_KINDS.map(queueName);
+/** pg-boss 10 refuses an attempt time of a day or more. */
+const MAX_EXPIRE_SECONDS = 86_399;
+const STOP_GRACE_MS = 5_000;
 
 /**
  * pg-boss's own record of each job (its `job` table, keyed by queue name and the job's id): a job in one of these
@@ -21,7 +28,7 @@ const queueName = (kind: JobKind) => `lagoon-${kind}-jobs`;
  * shows running there was given up on (job-runner.ts sweepGivenUp).
  */
 export const QUEUE_ENTRIES: QueueEntries = {
-  table: 'pgboss.job',
+  table: ENTRY_TABLE,
   names: { audio: queueName('audio'), video: queueName('video') },
   endedStates: ['failed', 'cancelled', 'completed'],
 };
@@ -33,16 +40,17 @@ export interface QueueOptions {
   readonly workers: boolean;
   /** Further attempts after a failed one (an engine fault, a dead worker). */
   readonly retryLimit: number;
-  /** How long one attempt may run before pg-boss hands the job out again. */
+  /** How long one attempt may run before it is aborted and the job handed out again. */
   readonly expireSeconds: number;
   /**
-   * A running attempt's worker beats every half of this; pg-boss's monitor (run as often) hands out again an attempt
-   * whose beat is this late, so a killed worker's job restarts within about twice this instead of `expireSeconds`.
+   * A running attempt beats every half of this; the supervisor (run as often, in every process with the queue open)
+   * fails an attempt whose beat is this late, so a killed worker's job restarts within about twice this instead of
+   * `expireSeconds`.
    */
   readonly heartbeatSeconds: number;
-  /** How often an idle worker looks for work (LISTEN/NOTIFY wakes it sooner where the backend has it). */
+  /** How often an idle worker looks for work (a wake-up on send makes it look sooner). */
   readonly pollingSeconds: number;
-  /** PostgreSQL: wake idle workers by NOTIFY on each send (default true; false for bench/jobs.ts comparisons). */
+  /** Wake idle workers by NOTIFY on each send (default true; false for bench/jobs.ts comparisons). */
   readonly notify?: boolean;
 }
 
@@ -55,13 +63,13 @@ export interface Attempt {
 
 export type JobHandler = (jobId: string, attempt: Attempt) => Promise<void>;
 
-interface Message {
-  readonly jobId: string;
+interface Opened {
+  readonly boss: PgBoss;
+  readonly close: () => Promise<void>;
 }
 
 export class JobQueue {
-  private starting: Promise<PgBoss> | undefined;
-  private warming: Promise<PgBoss> | undefined;
+  private starting: Promise<Opened> | undefined;
 
   constructor(
     private readonly deps: {
@@ -72,13 +80,16 @@ export class JobQueue {
     },
   ) {}
 
-  /** Installs or migrates pg-boss's schema, creates the queues and, when this process runs workers, starts them. */
-  start(): Promise<PgBoss> {
+  /**
+   * Installs or migrates pg-boss's schema, creates the queues, hands over jobs left without an entry, starts the
+   * supervisor and, when this process runs workers, the workers.
+   */
+  async start(): Promise<PgBoss> {
     this.starting ??= this.open().catch((error: unknown) => {
       this.starting = undefined; // the next send tries again
       throw error;
     });
-    return this.starting;
+    return (await this.starting).boss;
   }
 
   /**
@@ -89,117 +100,162 @@ export class JobQueue {
   async send(kind: JobKind, jobId: string, trx: Database): Promise<void> {
     const boss = await this.ready();
     const message: Message = { jobId };
-    const db = {
-      executeSql: async (text: string, values?: unknown[]) => {
-        const result = await trx.executeQuery<Record<string, unknown>>(CompiledQuery.raw(text, values ?? []));
-        return { rows: result.rows };
-      },
-    };
-    await boss.send(queueName(kind), message, { id: jobId, db });
+    await boss.send(queueName(kind), message, { id: jobId, db: executorOf(trx) });
+    if (this.deps.options.notify !== false)
+      await sql`select pg_notify(${WAKE_CHANNEL}, ${queueName(kind)})`.execute(trx);
   }
 
-  /**
-   * The queue started, with pg-boss's cache of each queue's settings filled (a send reads it through pg-boss's own
-   * connection, which must not happen while a caller's transaction holds PGlite's only one).
-   */
+  /** The queue started (a send needs nothing more). */
   ready(): Promise<PgBoss> {
-    this.warming ??= this.start()
-      .then(async (boss) => {
-        // getJobById reads the queue's settings into that cache; the id is one no job has.
-        for (const kind of JOB_KINDS) await boss.getJobById(queueName(kind), NO_JOB);
-        return boss;
-      })
-      .catch((error: unknown) => {
-        this.warming = undefined;
-        throw error;
-      });
-    return this.warming;
+    return this.start();
   }
 
   async stop(): Promise<void> {
     const starting = this.starting;
     if (!starting) return;
-    const boss = await starting.catch(() => undefined);
     this.starting = undefined;
-    this.warming = undefined;
-    // Running jobs get a short grace; one cut off is handed out again once its attempt expires.
-    await boss?.stop({ graceful: true, timeout: 5_000, close: true });
+    const opened = await starting.catch(() => undefined);
+    await opened?.close();
   }
 
-  private async open(): Promise<PgBoss> {
-    const { db, logger } = this.deps;
+  private async open(): Promise<Opened> {
+    const { db, logger, options } = this.deps;
     const connection = sharedConnectionOf(db);
     if (!connection) throw new Error('The job queue needs a database opened by openDatabase');
-    // The monitor that fails attempts without a heartbeat runs every heartbeat (its default is a minute).
-    const beat = this.deps.options.heartbeatSeconds;
-    const timers = { schedule: false, monitorIntervalSeconds: beat, superviseIntervalSeconds: beat };
-    // On PostgreSQL a send NOTIFYs idle workers, which fetch at once instead of at their next poll (bench/jobs.ts).
+    const beat = options.heartbeatSeconds;
+    // pg-boss's maintenance (attempts past their time failed, old entries archived) runs every heartbeat.
+    const settings = { schema: QUEUE_SCHEMA, schedule: false, maintenanceIntervalSeconds: beat };
     const boss =
       connection.kind === 'postgres'
-        ? new PgBoss({
-            connectionString: connection.url,
-            max: 4,
-            useListenNotify: this.deps.options.notify !== false,
-            ...timers,
-          })
-        : new PgBoss({ db: serialized(db, fromPglite(connection.pglite)), backend: 'pglite', ...timers });
+        ? new PgBoss({ connectionString: connection.url, max: 4, ...settings })
+        : new PgBoss({ db: serialized(db, connection.pglite), ...settings });
     boss.on('error', (error: unknown) => logger.error({ err: error }, 'job queue error'));
+    const closers: (() => Promise<void>)[] = [];
+    const close = async () => {
+      for (const closer of closers.reverse()) await closer().catch(() => undefined);
+    };
+    closers.push(() => boss.stop({ graceful: false, close: true, wait: true }));
     try {
-      await this.prepare(boss);
+      await boss.start();
+      await this.createQueues(boss);
+      await this.handOver(boss);
+      const supervisor = setInterval(() => void this.supervise(boss), beat * 1000);
+      supervisor.unref();
+      closers.push(async () => clearInterval(supervisor));
+      const workers = options.workers
+        ? new QueueWorkers({
+            boss,
+            db,
+            logger,
+            handler: this.deps.handler,
+            heartbeatSeconds: beat,
+            pollingSeconds: options.pollingSeconds,
+          })
+        : undefined;
+      if (workers) {
+        if (options.notify !== false) {
+          const wakes = { onWake: (queue: string) => workers.wake(queue), onListening: () => workers.wakeAll() };
+          closers.push(await listenForWakes(connection, wakes, logger));
+        }
+        for (const name of QUEUE_NAMES) workers.start(name, options.concurrency);
+        closers.push(() => workers.stop(STOP_GRACE_MS));
+      }
+      return { boss, close };
     } catch (error) {
-      await boss.stop({ graceful: false, close: true }).catch(() => undefined);
+      await close();
       throw error;
     }
-    return boss;
   }
 
-  private async prepare(boss: PgBoss): Promise<void> {
+  private async createQueues(boss: PgBoss): Promise<void> {
     const { options } = this.deps;
-    await boss.start();
     const settings = {
       retryLimit: options.retryLimit,
       retryDelay: 1,
       retryBackoff: true,
-      expireInSeconds: options.expireSeconds,
-      heartbeatSeconds: options.heartbeatSeconds,
-      notify: options.notify !== false,
+      expireInSeconds: Math.min(options.expireSeconds, MAX_EXPIRE_SECONDS),
     };
-    for (const kind of JOB_KINDS) {
+    for (const name of QUEUE_NAMES) {
       // createQueue leaves an existing queue as it was: the update applies this process's settings to it.
-      await boss.createQueue(queueName(kind), settings);
-      await boss.updateQueue(queueName(kind), settings);
-      if (options.workers)
-        await boss.work<Message>(
-          queueName(kind),
-          {
-            localConcurrency: options.concurrency,
-            pollingIntervalSeconds: options.pollingSeconds,
-            // While NOTIFY works, polling stays as frequent: a worker that finished a job fetches the next
-            // queued one within a poll, not only when a new job's NOTIFY arrives.
-            notifyPollingIntervalSeconds: options.pollingSeconds,
-          },
-          async ([job]: Job<Message>[]) => {
-            if (!job) return;
-            await this.deps.handler(job.data.jobId, {
-              retryCount: job.retryCount,
-              lastAttempt: job.retryCount >= options.retryLimit,
-              signal: job.signal,
-            });
-          },
-        );
+      await boss.createQueue(name, { name, ...settings });
+      await boss.updateQueue(name, { name, ...settings });
+    }
+  }
+
+  /**
+   * Jobs Lagoon still shows QUEUED or PROCESSING without an entry in this schema (queued under pg-boss 12, whose
+   * entries are in the `pgboss` schema) get one, with the job's id (sending an id that exists is a no-op, so every
+   * process may do this) and the attempts already made, so the next attempt claims the job (repo.claimJob).
+   */
+  private async handOver(boss: PgBoss): Promise<void> {
+    const { db, logger } = this.deps;
+    const orphans = await sql<{ id: string; kind: JobKind; attempts: number }>`
+      select id, kind, attempts from jobs
+      where status in ('QUEUED', 'PROCESSING') and deleted_at is null
+        and not exists (select 1 from ${sql.table(ENTRY_TABLE)} entry where entry.id = jobs.id)
+        and not exists (select 1 from ${sql.table(`${QUEUE_SCHEMA}.archive`)} old where old.id = jobs.id)
+    `.execute(db);
+    for (const job of orphans.rows) {
+      const name = queueName(job.kind);
+      await db.transaction().execute(async (trx) => {
+        const sent = await boss.send(name, { jobId: job.id } satisfies Message, { id: job.id, db: executorOf(trx) });
+        if (sent && job.attempts > 0)
+          await sql`
+            update ${sql.table(ENTRY_TABLE)}
+            set retry_count = ${job.attempts}, retry_limit = greatest(retry_limit, ${job.attempts})
+            where name = ${name} and id = ${job.id} and state = 'created'
+          `.execute(trx);
+        if (this.deps.options.notify !== false) await sql`select pg_notify(${WAKE_CHANNEL}, ${name})`.execute(trx);
+      });
+    }
+    if (orphans.rows.length > 0) logger.info({ jobs: orphans.rows.length }, 'job queue entries handed over');
+  }
+
+  /**
+   * Fails the attempts whose heartbeat (or start, before the first beat) is older than a heartbeat: their worker
+   * died. pg-boss then schedules a retry, or marks the entry failed after the last attempt (which sweepGivenUp
+   * follows). Locked with the read, so an entry a worker just completed, or took again, is left alone.
+   */
+  private async supervise(boss: PgBoss): Promise<void> {
+    const { db, logger, options } = this.deps;
+    try {
+      await db.transaction().execute(async (trx) => {
+        const stale = await sql<{ name: string; id: string }>`
+          select entry.name, entry.id from ${sql.table(ENTRY_TABLE)} entry
+          left join jobs on jobs.id = entry.id
+          where entry.name in (${sql.join(QUEUE_NAMES)}) and entry.state = 'active'
+            and greatest(jobs.heartbeat_at, entry.started_on)
+              < now() - make_interval(secs => ${options.heartbeatSeconds})
+          for update of entry skip locked
+        `.execute(trx);
+        // One by one: pg-boss 10's typings take no failure data with a list of ids.
+        for (const { name, id } of stale.rows)
+          await boss.fail(name, id, { message: 'the attempt missed its heartbeat' }, { db: executorOf(trx) });
+        if (stale.rows.length > 0)
+          logger.warn({ entries: stale.rows.map((row) => row.id) }, 'job attempts without a heartbeat failed');
+      });
+    } catch (error) {
+      logger.warn({ err: error }, 'the job queue supervisor failed');
     }
   }
 }
 
 /**
- * PGlite is one connection: Kysely queues its users on it (a transaction holds it throughout), so pg-boss's
- * statements take their turn in that same line instead of landing inside someone else's transaction.
+ * pg-boss on the embedded database. PGlite is one connection: Kysely queues its users on it (a transaction holds it
+ * throughout), so pg-boss's statements take their turn in that same line instead of landing inside someone else's
+ * transaction. A statement with parameters is one `query`; one without may be several (pg-boss's BEGIN … COMMIT
+ * blocks), run by `exec` with the rows of all of them; a block that failed halfway is rolled back before the next
+ * user's turn.
  */
-type Adapter = ReturnType<typeof fromPglite>;
-
-function serialized(db: Database, inner: Adapter): Adapter {
-  return {
-    ...inner,
-    executeSql: (text: string, values?: unknown[]) => db.connection().execute(() => inner.executeSql(text, values)),
+function serialized(db: Database, pglite: PgliteThread): PgBoss.Db {
+  const run = async (text: string, values?: unknown[]) => {
+    if (values?.length) return { rows: (await pglite.query(text, values)).rows };
+    try {
+      return { rows: (await pglite.exec(text)).flatMap((result) => result.rows) };
+    } catch (error) {
+      await pglite.query('rollback').catch(() => undefined);
+      throw error;
+    }
   };
+  return { executeSql: (text: string, values?: unknown[]) => db.connection().execute(() => run(text, values)) };
 }

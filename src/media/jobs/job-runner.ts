@@ -27,8 +27,8 @@ const PROGRESS_EVERY_MS = 1_000;
 class PermanentJobError extends Error {}
 
 /**
- * Runs one delivery of a queued job (pg-boss calls it; a job is delivered again after a failed attempt or a dead
- * worker). Claim → engine → media stored → PROCESSING → COMPLETED → settle. Only the attempt that makes the
+ * Runs one delivery of a queued job (queue-workers.ts calls it; a job is delivered again after a failed attempt or a
+ * dead worker). Claim → engine → media stored → PROCESSING → COMPLETED → settle. Only the attempt that makes the
  * COMPLETED transition settles, and a delivery that finds the job COMPLETED settles again, which charges nothing
  * twice (settling a reservation twice charges once), so a crash between the transition and the settlement is
  * charged once, on the next delivery. A job that fails its last attempt is FAILED and its hold released.
