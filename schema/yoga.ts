@@ -10,6 +10,7 @@ import type { GraphQLContext } from './context.ts';
 import { schema } from './index.ts';
 import { GRAPHQL_MAX_BODY_BYTES, useBodyLimit } from './body-limit.ts';
 import { useReadsOnlyOverGet } from './get-reads-only.ts';
+import { useJsonOrMultipartPosts } from './post-content-types.ts';
 import { useGraphQLStream } from './graphql-stream.ts';
 import { useSseErrors } from './sse-errors.ts';
 import { useSubscriptionErrors } from './subscription-errors.ts';
@@ -67,6 +68,7 @@ export function createGraphQLServer(deps: {
     },
     plugins: [
       useReadsOnlyOverGet(),
+      useJsonOrMultipartPosts({ endpoint: '/graphql' }),
       maxDepthPlugin({ n: deps.options.maxDepth, ignoreIntrospection: true, flattenFragments: true }),
       costLimitPlugin({ maxCost: deps.options.maxCost, ignoreIntrospection: true }),
       useSseErrors({ services: deps.services, endpoint: '/graphql/stream', httpStatus: deps.httpStatus }),
