@@ -1,15 +1,10 @@
-import type { ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { AppError } from '../src/errors.ts';
 import type { Operations } from '../src/services.ts';
 
 /**
- * Error answers on the graphql-sse endpoint, which Yoga's own request pipeline does not give it:
- * - a bad API key is a 401 (like /graphql), not an unhandled error from the context factory (a 500);
- * - a subscription refused at subscribe time (a non-ADMIN key on `usageUpdated`) reaches the client as an
- *   error result: graphql-js returns `{ errors }` without `data`, which graphql-sse does not recognise as a
- *   result, so `data: null` is added.
- * Register it before useGraphQLSSE.
+ * A bad API key on the graphql-sse endpoint is a 401 (like /graphql), answered before any work on the request.
+ * Register it before useGraphQLStream (schema/graphql-stream.ts), which answers the other refusals.
  */
 export function useSseErrors(deps: {
   services: Operations;
@@ -31,15 +26,6 @@ export function useSseErrors(deps: {
           }),
         );
       }
-    },
-    onSubscribe() {
-      return {
-        onSubscribeResult({ result, setResult }) {
-          if (Symbol.asyncIterator in result) return;
-          const refused = result as ExecutionResult;
-          if (refused.errors && !('data' in refused)) setResult({ ...refused, data: null });
-        },
-      };
     },
   };
 }

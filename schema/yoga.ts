@@ -1,17 +1,20 @@
-import { costLimitPlugin } from '@escape.tech/graphql-armor-cost-limit';
-import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
-import { useGraphQLSSE } from '@graphql-yoga/plugin-graphql-sse';
 import { GraphQLError } from 'graphql';
 import { createGraphQLError, createYoga, maskError as defaultMaskError, type YogaServerInstance } from 'graphql-yoga';
 import type { AuthContext } from '../src/auth/auth-context.ts';
+import type { GraphQLLimits } from '../src/config.ts';
 import { AppError } from '../src/errors.ts';
 import type { Logger } from '../src/logger.ts';
 import type { Operations } from '../src/services.ts';
 import type { GraphQLContext } from './context.ts';
 import { schema } from './index.ts';
-import { useBodyLimit } from './body-limit.ts';
+import { GRAPHQL_MAX_BODY_BYTES, useBodyLimit } from './body-limit.ts';
 import { useReadsOnlyOverGet } from './get-reads-only.ts';
+import { useIntrospectionPolicy } from './introspection.ts';
+import { useDocumentLimits } from './limits.ts';
+import { useJsonOrMultipartPosts } from './post-content-types.ts';
+import { useGraphQLStream } from './graphql-stream.ts';
 import { useSseErrors } from './sse-errors.ts';
+import { useSubscriptionErrors } from './subscription-errors.ts';
 import { useWalletTopUpErrors } from './wallet-errors.ts';
 
 /** What the HTTP front door hands to each GraphQL request. */
@@ -19,9 +22,7 @@ export interface GraphQLServerContext {
   readonly requestId: string;
 }
 
-export interface GraphQLOptions {
-  readonly maxDepth: number;
-  readonly maxCost: number;
+export interface GraphQLOptions extends GraphQLLimits {
   readonly graphiql: boolean;
 }
 
@@ -64,10 +65,12 @@ export function createGraphQLServer(deps: {
     },
     plugins: [
       useReadsOnlyOverGet(),
-      maxDepthPlugin({ n: deps.options.maxDepth, ignoreIntrospection: true, flattenFragments: true }),
-      costLimitPlugin({ maxCost: deps.options.maxCost, ignoreIntrospection: true }),
+      useJsonOrMultipartPosts({ endpoint: '/graphql' }),
+      useIntrospectionPolicy({ mode: deps.options.introspection, services: deps.services }),
+      ...useDocumentLimits(deps.options),
       useSseErrors({ services: deps.services, endpoint: '/graphql/stream', httpStatus: deps.httpStatus }),
-      useGraphQLSSE({ endpoint: '/graphql/stream' }),
+      useGraphQLStream({ endpoint: '/graphql/stream', logger: deps.logger, maxBodyBytes: GRAPHQL_MAX_BODY_BYTES }),
+      useSubscriptionErrors({ logger: deps.logger }),
       useBodyLimit(),
       useWalletTopUpErrors(),
     ],

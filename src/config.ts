@@ -6,6 +6,19 @@ import { familyOfSlug, NETWORK_SLUG, slugOfEnvName } from './crypto-rpc/chains.t
 
 export { BASE_USDC_ADDRESS, type Environment } from './config-env.ts';
 
+/** The bounds every GraphQL document is checked against before it runs (schema/limits.ts, docs/api.md). */
+export interface GraphQLLimits {
+  readonly maxDepth: number;
+  readonly maxCost: number;
+  readonly maxAliases: number;
+  readonly maxTokens: number;
+  readonly maxDirectives: number;
+  /** Root fields that charge the caller (schema/paid-fields.ts), per operation. */
+  readonly maxPaidFields: number;
+  /** `authenticated`: only callers with a valid API key may ask for `__schema` / `__type`. */
+  readonly introspection: 'on' | 'authenticated' | 'off';
+}
+
 export interface Config {
   readonly env: 'development' | 'production' | 'test';
   readonly http: {
@@ -39,7 +52,7 @@ export interface Config {
   };
   /** A streamed answer ends (finish_reason "length", charged for what it delivered) once it has run this long. */
   readonly streams: { readonly maxDurationMs: number };
-  readonly graphql: { readonly maxDepth: number; readonly maxCost: number; readonly graphiql: boolean };
+  readonly graphql: GraphQLLimits & { readonly graphiql: boolean };
   readonly controlSocket: boolean;
   /** V8 grows the heap by this percentage after each full collection (0: V8's own choice); see docs/performance.md. */
   readonly heapGrowingPercent: number;
@@ -196,7 +209,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       balanceLeases: e.LAGOON_BALANCE_LEASES,
     },
     streams: { maxDurationMs: e.LAGOON_MAX_STREAM_SECONDS * 1000 },
-    graphql: { maxDepth: e.GRAPHQL_MAX_DEPTH, maxCost: e.GRAPHQL_MAX_COST, graphiql: e.GRAPHIQL },
+    graphql: {
+      maxDepth: e.GRAPHQL_MAX_DEPTH,
+      maxCost: e.GRAPHQL_MAX_COST,
+      maxAliases: e.GRAPHQL_MAX_ALIASES,
+      maxTokens: e.GRAPHQL_MAX_TOKENS,
+      maxDirectives: e.GRAPHQL_MAX_DIRECTIVES,
+      maxPaidFields: e.GRAPHQL_MAX_PAID_FIELDS,
+      introspection: e.LAGOON_GRAPHQL_INTROSPECTION,
+      graphiql: e.GRAPHIQL,
+    },
     controlSocket: e.LAGOON_CONTROL_SOCKET,
     heapGrowingPercent: e.LAGOON_HEAP_GROWING_PERCENT,
     textParser: {
