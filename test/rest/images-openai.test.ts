@@ -120,6 +120,7 @@ describe(`REST POST /api/v1/images/generations with the openai client (${testDat
   });
 
   it('should answer a data URL for response_format url, in the output format asked for', async () => {
+    const added = await newEntries();
     const answer = await client.images.generate({
       model: 'test-pixel-image',
       prompt: 'a kite',
@@ -131,12 +132,16 @@ describe(`REST POST /api/v1/images/generations with the openai client (${testDat
     expect(url.startsWith('data:image/jpeg;base64,')).toBe(true);
     const meta = await decode(url.slice(url.indexOf(',') + 1));
     expect([meta.format, meta.width, meta.height]).toEqual(['jpeg', 1024, 1536]);
+    // Settled after the answer: wait, so the next test's snapshot of the usage entries includes it.
+    await added();
   });
 
   it('should map size to the nearest aspect ratio of an aspect-ratio model', async () => {
+    const added = await newEntries();
     const answer = await client.images.generate({ model: 'lagoon-sim-image', prompt: 'wide', size: '1792x1024' });
     const meta = await decode(answer.data![0]!.b64_json!);
     expect([meta.width, meta.height]).toEqual([1368, 768]);
+    await added();
   });
 
   it('should serve an unknown model name with the default image model', async () => {
