@@ -9,7 +9,9 @@ type ServerContext = Record<string, unknown>;
 type Enveloped = ReturnType<Parameters<NonNullable<Plugin['onYogaInit']>>[0]['yoga']['getEnveloped']>;
 type Operation = ExecutionResult | AsyncIterable<ExecutionResult>;
 
-const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
+// A new object per answer: the fetch ponyfill's Response writes `content-length` into the headers object it is
+// given, so a shared one would hand one answer's length to the next (and wedge the client's connection).
+const jsonHeaders = () => ({ 'content-type': 'application/json; charset=utf-8' });
 const UNEXPECTED = { message: 'Unexpected error.', extensions: { code: 'INTERNAL_SERVER_ERROR' } };
 
 /**
@@ -55,7 +57,7 @@ export function useGraphQLStream(deps: { endpoint: string; logger: Logger; maxBo
           deps.logger.error({ err: error }, 'graphql stream request failed');
           return new fetchAPI.Response(JSON.stringify({ errors: [UNEXPECTED] }), {
             status: 500,
-            headers: JSON_HEADERS,
+            headers: jsonHeaders(),
           });
         }
       };
@@ -134,11 +136,11 @@ function statusOf(error: GraphQLError): number {
 
 function refusal(status: number, errors: readonly GraphQLError[]): SseAnswer {
   const body = JSON.stringify({ errors: errors.map(withoutHttp) });
-  return [body, { status, statusText: status === 400 ? 'Bad Request' : 'Refused', headers: JSON_HEADERS }];
+  return [body, { status, statusText: status === 400 ? 'Bad Request' : 'Refused', headers: jsonHeaders() }];
 }
 
 function errorResponse(fetchAPI: { Response: typeof Response }, status: number, errors: readonly GraphQLError[]) {
-  return new fetchAPI.Response(JSON.stringify({ errors: errors.map(withoutHttp) }), { status, headers: JSON_HEADERS });
+  return new fetchAPI.Response(JSON.stringify({ errors: errors.map(withoutHttp) }), { status, headers: jsonHeaders() });
 }
 
 /** The error as sent: its `http` extension is for us, not for the client. */

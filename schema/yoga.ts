@@ -10,6 +10,7 @@ import { schema } from './index.ts';
 import { GRAPHQL_MAX_BODY_BYTES, useBodyLimit } from './body-limit.ts';
 import { useReadsOnlyOverGet } from './get-reads-only.ts';
 import { useIntrospectionPolicy } from './introspection.ts';
+import { useUnreadableRequestsAre400 } from './parse-errors.ts';
 import { useDocumentLimits } from './limits.ts';
 import { useJsonOrMultipartPosts } from './post-content-types.ts';
 import { useGraphQLStream } from './graphql-stream.ts';
@@ -72,6 +73,7 @@ export function createGraphQLServer(deps: {
       useGraphQLStream({ endpoint: '/graphql/stream', logger: deps.logger, maxBodyBytes: GRAPHQL_MAX_BODY_BYTES }),
       useSubscriptionErrors({ logger: deps.logger }),
       useBodyLimit(),
+      useUnreadableRequestsAre400(),
       useWalletTopUpErrors(),
     ],
     context: async ({ request, requestId }): Promise<GraphQLContext> => {
