@@ -8,7 +8,6 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +15,7 @@ import OpenAI from 'openai';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { createSiweMessage } from 'viem/siwe';
 import { firstOutOfOrder, makeDocx, words } from '../test/helpers/documents.ts';
+import { freePort } from '../test/helpers/free-port.ts';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const started = Date.now();
@@ -46,17 +46,6 @@ function copyTree(to: string): void {
     mkdirSync(dirname(join(to, file)), { recursive: true });
     copyFileSync(join(ROOT, file), join(to, file));
   }
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
 }
 
 /** The scratch processes' environment: this one's without any database, Redis or Lagoon setting, plus `env`. */

@@ -8,6 +8,7 @@ import {
   type Outcome,
 } from '../helpers/graphql-subscriptions.ts';
 import { runCliProcess, serverStorage, startServer, type ServerProcess } from '../helpers/server-process.ts';
+import { expectStillServing } from '../helpers/still-serving.ts';
 import { newWallet, signInHeader } from '../helpers/wallets.ts';
 
 const ADMIN = 'e2e-subscriptions-admin-key';
@@ -119,13 +120,7 @@ describe(`GraphQL subscriptions on both transports, every credential, server pro
         }
         expect(failures).toEqual([]);
         expect(server.child.exitCode).toBeNull();
-        expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
-        const models = await fetch(`${server.url}/graphql`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ query: '{ models { id } }' }),
-        });
-        expect(models.status).toBe(200);
+        await expectStillServing(server.url);
       },
     );
   }

@@ -1,8 +1,9 @@
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_DATABASE_URL } from '../helpers/db.ts';
-import { HAS_REDIS_SERVER, startPrivateRedis, stopProcess } from '../helpers/private-redis.ts';
-import { freePort, serverStorage, startServer, type ServerProcess } from '../helpers/server-process.ts';
+import { HAS_REDIS_SERVER, stopProcess } from '../helpers/private-redis.ts';
+import type { ServerProcess } from '../helpers/server-process.ts';
+import { startTwoServersOnPrivateRedis } from '../helpers/two-servers.ts';
 
 const ADMIN = 'e2e-key-cache-admin-key';
 const SKIP_REASON = !TEST_DATABASE_URL
@@ -22,29 +23,19 @@ describe.skipIf(SKIP_REASON !== undefined)(
     let redis: ChildProcess | undefined;
     let first: ServerProcess;
     let second: ServerProcess;
-    let removeStorage: () => Promise<void> = async () => undefined;
+    let stopAll: () => Promise<void> = async () => undefined;
 
     beforeAll(async () => {
-      const port = await freePort();
-      redis = await startPrivateRedis(port);
-      const storage = await serverStorage('lagoon-e2e-key-cache-');
-      removeStorage = storage.remove;
-      const env = {
-        ...storage.env,
-        REDIS_URL: `redis://127.0.0.1:${port}`,
+      const servers = await startTwoServersOnPrivateRedis('lagoon-e2e-key-cache-', {
         LAGOON_BOOTSTRAP_ADMIN_KEY: ADMIN,
         LAGOON_KEY_CACHE_TTL_SECONDS: '30',
         LOG_LEVEL: 'error',
-      };
-      // One after the other: the first creates the schema.
-      first = await startServer(env);
-      second = await startServer(env);
+      });
+      ({ redis, first, second, stop: stopAll } = servers);
     }, 120_000);
 
     afterAll(async () => {
-      await Promise.all([first?.stop(), second?.stop()]);
-      await stopProcess(redis);
-      await removeStorage();
+      await stopAll();
     });
 
     it('should refuse a key revoked on one process within about a second on the other, with Redis stopped', async () => {

@@ -1,8 +1,9 @@
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_DATABASE_URL } from '../helpers/db.ts';
-import { HAS_REDIS_SERVER, startPrivateRedis, stopProcess } from '../helpers/private-redis.ts';
-import { freePort, runCliProcess, serverStorage, startServer, type ServerProcess } from '../helpers/server-process.ts';
+import { HAS_REDIS_SERVER } from '../helpers/private-redis.ts';
+import { runCliProcess, type ServerProcess } from '../helpers/server-process.ts';
+import { startTwoServersOnPrivateRedis } from '../helpers/two-servers.ts';
 
 const ADMIN = 'e2e-redis-hung-admin-key';
 const SKIP_REASON = !TEST_DATABASE_URL
@@ -31,35 +32,25 @@ describe.skipIf(SKIP_REASON !== undefined)(
     let frozen = false;
     let first: ServerProcess;
     let second: ServerProcess;
-    let removeStorage: () => Promise<void> = async () => undefined;
+    let stopAll: () => Promise<void> = async () => undefined;
 
     beforeAll(async () => {
-      const port = await freePort();
-      redis = await startPrivateRedis(port);
-      const storage = await serverStorage('lagoon-e2e-redis-hung-');
-      removeStorage = storage.remove;
-      const env = {
-        ...storage.env,
-        REDIS_URL: `redis://127.0.0.1:${port}`,
+      const servers = await startTwoServersOnPrivateRedis('lagoon-e2e-redis-hung-', {
         LAGOON_BOOTSTRAP_ADMIN_KEY: ADMIN,
         LAGOON_KEY_CACHE_TTL_SECONDS: '30',
         LOG_LEVEL: 'info',
-      };
-      // One after the other: the first creates the schema.
-      first = await startServer(env);
-      second = await startServer(env);
+      });
+      ({ redis, first, second, stop: stopAll } = servers);
       const credit = await runCliProcess(
         ['accounts', 'credit', '--key', ADMIN, '--currency', 'USD', '--amount', '5'],
-        env,
+        servers.env,
       );
       expect(credit.code, credit.stderr).toBe(0);
     }, 180_000);
 
     afterAll(async () => {
       if (frozen) redis?.kill('SIGCONT');
-      await Promise.all([first?.stop(), second?.stop()]);
-      await stopProcess(redis);
-      await removeStorage();
+      await stopAll();
     });
 
     const request = (server: ServerProcess, path: string, key: string, init: RequestInit = {}) =>

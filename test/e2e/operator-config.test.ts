@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SERVER_ENTRY } from '../../build.ts';
-import { childEnv, freePort, ROOT } from '../helpers/server-process.ts';
+import { freePort } from '../helpers/free-port.ts';
+import { childEnv, ROOT } from '../helpers/server-process.ts';
 
 describe('lagoon start with an operator config file', () => {
   const dir = mkdtempSync(join(tmpdir(), 'lagoon-badconfig-'));

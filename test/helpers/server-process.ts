@@ -2,23 +2,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { SERVER_ENTRY } from '../../build.ts';
 import { createTestDatabase, TEST_DATABASE_URL } from './db.ts';
+import { freePort } from './free-port.ts';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
 
 /** The environment for a child process: this one's, minus database settings, plus `env`. */
 export function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {

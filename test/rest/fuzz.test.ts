@@ -5,6 +5,7 @@ import { testDatabaseKind } from '../helpers/db.ts';
 import { startJsonRpcStub } from '../helpers/json-rpc-stub.ts';
 import { damagedCopies, noisyPicture, pictureRoutes, type PictureFormat } from '../helpers/pictures.ts';
 import { startSearxng, type FakeUpstream } from '../helpers/search-upstreams.ts';
+import { rng, type Rng } from '../helpers/seeded-random.ts';
 import { createAccountWithKey } from '../helpers/services.ts';
 
 /*
@@ -21,25 +22,6 @@ const SEED = 0x15_0008;
 const REQUESTS_PER_ROUTE = 160;
 /** The operational endpoints take no input worth many tries. */
 const REQUESTS_PER_PLAIN_ROUTE = 30;
-
-/** mulberry32: a small seeded generator (Math.random cannot be seeded). */
-function rng(seed: number) {
-  let state = seed >>> 0;
-  const next = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-  return {
-    next,
-    int: (max: number) => Math.floor(next() * max),
-    pick: <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)] as T,
-    chance: (p: number) => next() < p,
-  };
-}
-type Rng = ReturnType<typeof rng>;
 
 // Long strings keep spaces in them: a long run without whitespace is a tokenizer cost of its own (issue 15 item 2).
 const HUGE_TEXT = 'tide pool '.repeat(12_000);

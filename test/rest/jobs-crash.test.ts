@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QUEUE_ENTRIES } from '../../src/media/jobs/job-queue.ts';
@@ -6,6 +5,7 @@ import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { testDatabaseKind, type TestDatabase } from '../helpers/db.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { createAccountWithKey } from '../helpers/services.ts';
+import { exited, workerProcesses } from '../helpers/worker-processes.ts';
 
 /*
  * Crash safety of queued jobs with real processes: an API server without workers queues, a `npm run worker`
@@ -26,28 +26,12 @@ describe.skipIf(testDatabaseKind !== 'postgres')('a worker process killed during
   let t: TestApp;
   let secret: string;
   let accountId: string;
-  const workers: ChildProcess[] = [];
-
-  function startWorker(): ChildProcess {
-    const url = (t.app.database as TestDatabase).url!;
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
-      env: {
-        ...process.env,
-        DATABASE_URL: url,
-        LOG_LEVEL: 'silent',
-        LAGOON_JOB_CONCURRENCY: '1',
-        LAGOON_JOB_HEARTBEAT_SECONDS: HEARTBEAT,
-      },
-      stdio: ['ignore', 'ignore', 'inherit'],
+  const workers = workerProcesses();
+  const startWorker = () =>
+    workers.start({
+      DATABASE_URL: (t.app.database as TestDatabase).url!,
+      LAGOON_JOB_HEARTBEAT_SECONDS: HEARTBEAT,
     });
-    workers.push(child);
-    return child;
-  }
-
-  const exited = (child: ChildProcess) =>
-    child.exitCode !== null || child.signalCode !== null
-      ? Promise.resolve()
-      : new Promise<void>((resolve) => child.once('exit', () => resolve()));
 
   const jobRow = (id: string) =>
     t.app.database.db
@@ -61,11 +45,7 @@ describe.skipIf(testDatabaseKind !== 'postgres')('a worker process killed during
     ({ secret, accountId } = await createAccountWithKey(t.app.services, { credit: { USD: '5' }, type: 'INFERENCE' }));
   }, 120_000);
   afterAll(async () => {
-    for (const child of workers)
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill('SIGTERM');
-        await exited(child);
-      }
+    await workers.stopAll();
     await t?.close();
   }, 60_000);
 

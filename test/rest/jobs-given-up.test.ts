@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +9,7 @@ import { testDatabaseKind, type TestDatabase } from '../helpers/db.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { GATED_MODEL, gatedQueueApi } from '../helpers/gated-queue-api.ts';
 import { createAccountWithKey } from '../helpers/services.ts';
+import { exited, workerProcesses } from '../helpers/worker-processes.ts';
 
 /*
  * A job whose worker dies on every attempt: each `npm run worker` process that takes it is killed with SIGKILL, so
@@ -32,29 +32,15 @@ describe.skipIf(testDatabaseKind !== 'postgres')('a job whose worker is killed o
   let configPath: string;
   let secret: string;
   let accountId: string;
-  const workers: ChildProcess[] = [];
-
-  const startWorker = () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
-      env: {
-        ...process.env,
-        DATABASE_URL: (t.app.database as TestDatabase).url!,
-        LOG_LEVEL: 'silent',
-        LAGOON_CONFIG: configPath,
-        LAGOON_MEDIA_DIR: join(dir, 'media'),
-        LAGOON_JOB_CONCURRENCY: '1',
-        LAGOON_JOB_RETRIES: '1',
-        LAGOON_JOB_HEARTBEAT_SECONDS: HEARTBEAT,
-      },
-      stdio: ['ignore', 'ignore', 'inherit'],
+  const workers = workerProcesses();
+  const startWorker = () =>
+    workers.start({
+      DATABASE_URL: (t.app.database as TestDatabase).url!,
+      LAGOON_CONFIG: configPath,
+      LAGOON_MEDIA_DIR: join(dir, 'media'),
+      LAGOON_JOB_RETRIES: '1',
+      LAGOON_JOB_HEARTBEAT_SECONDS: HEARTBEAT,
     });
-    workers.push(child);
-    return child;
-  };
-  const exited = (child: ChildProcess) =>
-    child.exitCode !== null || child.signalCode !== null
-      ? Promise.resolve()
-      : new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const jobRow = (id: string) =>
     t.app.database.db
       .selectFrom('jobs')
@@ -78,11 +64,7 @@ describe.skipIf(testDatabaseKind !== 'postgres')('a job whose worker is killed o
     ({ secret, accountId } = await createAccountWithKey(t.app.services, { credit: { USD: '5' }, type: 'INFERENCE' }));
   }, 120_000);
   afterAll(async () => {
-    for (const child of workers)
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill('SIGTERM');
-        await exited(child);
-      }
+    await workers.stopAll();
     await t?.close();
     await closeUpstream();
     await rm(dir, { recursive: true, force: true });

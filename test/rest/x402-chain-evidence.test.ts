@@ -133,6 +133,16 @@ async function submitCopy(payment: SignedPayment, submitter: PrivateKeyAccount, 
   });
 }
 
+/** Runs `refused` while the chain refuses the payer's transfers (so Lagoon's settlement fails), then lifts that. */
+async function whileBlocked(address: Hex, refused: () => Promise<void>): Promise<void> {
+  await x402.chain.setBlocked(address, true);
+  try {
+    await refused();
+  } finally {
+    await x402.chain.setBlocked(address, false);
+  }
+}
+
 async function expectMined(hash: Hex) {
   expect((await x402.chain.client.waitForTransactionReceipt({ hash })).status).toBe('success');
 }
@@ -227,14 +237,11 @@ describe(`x402 top-ups decided on the chain's evidence (${testDatabaseKind})`, (
     const payer = x402.chain.account('payer2');
     const before = await books(payer.address);
     const payment = await pay(payer, 7);
-    await x402.chain.setBlocked(payer.address, true);
-    try {
+    await whileBlocked(payer.address, async () => {
       const response = await x402.topUp(payment.header);
       expect(response.status).toBe(402);
       expect(await response.json()).toMatchObject({ code: 'SETTLEMENT_FAILED' });
-    } finally {
-      await x402.chain.setBlocked(payer.address, false);
-    }
+    });
     expect((await x402.paymentRow(payment))?.status).toBe('failed');
     // The authorization is still valid: someone who saw it submits it once the payer is no longer blocked.
     await expectMined(await submitCopy(payment, x402.chain.account('facilitator')));
@@ -249,12 +256,9 @@ describe(`x402 top-ups decided on the chain's evidence (${testDatabaseKind})`, (
     const payer = x402.chain.account('payer2');
     const before = await books(payer.address);
     const payment = await pay(payer, 8);
-    await x402.chain.setBlocked(payer.address, true);
-    try {
+    await whileBlocked(payer.address, async () => {
       expect((await x402.topUp(payment.header)).status).toBe(402);
-    } finally {
-      await x402.chain.setBlocked(payer.address, false);
-    }
+    });
     await expectMined(await submitCopy(payment, x402.chain.account('facilitator')));
     const replay = await x402.topUp(payment.header);
     expect(replay.status).toBe(200);
@@ -324,12 +328,9 @@ describe(`x402 top-ups decided on the chain's evidence (${testDatabaseKind})`, (
       for (let round = 0; round < 3; round += 1) {
         const before = await books(payer.address);
         const payment = await pay(payer, 5);
-        await x402.chain.setBlocked(payer.address, true);
-        try {
+        await whileBlocked(payer.address, async () => {
           expect((await x402.topUp(payment.header)).status).toBe(402);
-        } finally {
-          await x402.chain.setBlocked(payer.address, false);
-        }
+        });
         await expectMined(await submitCopy(payment, x402.chain.account('facilitator')));
         const replayOn = (app: App) =>
           app.fetch(
