@@ -6,7 +6,9 @@ import type { Logger } from '../../logger.ts';
 import type { JobKind } from '../../providers/jobs/job-engine.ts';
 import type { QueueEntries } from './jobs.repository.ts';
 import { listenForWakes, WAKE_CHANNEL } from './queue-wake.ts';
-import { ENTRY_TABLE, executorOf, QUEUE_SCHEMA, QueueWorkers, type Message } from './queue-workers.ts';
+import { ENTRY_TABLE, executorOf, QUEUE_SCHEMA, QueueWorkers, type JobHandler, type Message } from './queue-workers.ts';
+
+export type { Attempt, JobHandler } from './queue-workers.ts';
 
 /*
  * The work queue under the jobs table: pg-boss 10 (the last that runs on Node 20), in its own schema of the database
@@ -53,15 +55,6 @@ export interface QueueOptions {
   /** Wake idle workers by NOTIFY on each send (default true; false for bench/jobs.ts comparisons). */
   readonly notify?: boolean;
 }
-
-export interface Attempt {
-  /** 0 on the first attempt, then one more each time the job is handed out again. */
-  readonly retryCount: number;
-  readonly lastAttempt: boolean;
-  readonly signal: AbortSignal;
-}
-
-export type JobHandler = (jobId: string, attempt: Attempt) => Promise<void>;
 
 interface Opened {
   readonly boss: PgBoss;

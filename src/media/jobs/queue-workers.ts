@@ -2,7 +2,6 @@ import { CompiledQuery, sql } from 'kysely';
 import type PgBoss from 'pg-boss';
 import type { Database } from '../../db/database.ts';
 import type { Logger } from '../../logger.ts';
-import type { JobHandler } from './job-queue.ts';
 
 /*
  * The workers over pg-boss 10 (job-queue.ts): each is a loop that fetches one entry of its queue, runs the handler
@@ -11,6 +10,15 @@ import type { JobHandler } from './job-queue.ts';
  * attempt's — failed by the supervisor, expired, cancelled — and when the process stops), and its heartbeat on the
  * jobs row, which the supervisor in job-queue.ts reads to hand out again an attempt whose worker died.
  */
+
+export interface Attempt {
+  /** 0 on the first attempt, then one more each time the job is handed out again. */
+  readonly retryCount: number;
+  readonly lastAttempt: boolean;
+  readonly signal: AbortSignal;
+}
+
+export type JobHandler = (jobId: string, attempt: Attempt) => Promise<void>;
 
 /** pg-boss's schema. Not `pgboss`: databases that ran pg-boss 12 have its newer schema there, which 10 cannot use. */
 export const QUEUE_SCHEMA = 'lagoon_queue';
