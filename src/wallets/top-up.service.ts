@@ -5,13 +5,7 @@ import { nanoToNumber } from '../billing/money.ts';
 import type { X402Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import type { Logger } from '../logger.ts';
-import {
-  BASE_NETWORK,
-  paymentRequiredHeader,
-  paymentRequirements,
-  X402_VERSION,
-  type PaymentRequirement,
-} from './payment-requirements.ts';
+import { BASE_NETWORK, paymentRequirements, X402_VERSION, type PaymentRequirement } from './payment-requirements.ts';
 import { ChainReader, type AuthorizationEvidence, type ExpectedTransfer } from './top-up-chain.ts';
 import { invalidPayment, paymentInProgress, settlementFailed, TopUpFailure } from './top-up-errors.ts';
 import { parsePaymentHeader } from './top-up-payload.ts';
@@ -29,10 +23,10 @@ export interface TopUpResult {
   readonly settlement: { success: true; network: string; payer: string; transaction: string };
 }
 
+/** An x402 v2 PaymentRequired body: only the fields v2 defines, as x402 clients read it unchanged. */
 export interface TopUpPaymentRequired {
   readonly x402Version: typeof X402_VERSION;
   readonly error: 'Payment required';
-  readonly code: 'PAYMENT_REQUIRED';
   readonly accepts: PaymentRequirement[];
 }
 
@@ -85,8 +79,9 @@ export class TopUpService {
    */
   paymentRequired(): { body: TopUpPaymentRequired; header: string } {
     const accepts = this.requirements();
-    const body = { x402Version: X402_VERSION, error: 'Payment required', code: 'PAYMENT_REQUIRED', accepts } as const;
-    return { body, header: paymentRequiredHeader(this.deps.x402, accepts) };
+    const body: TopUpPaymentRequired = { x402Version: X402_VERSION, error: 'Payment required', accepts };
+    // The header carries the same object as the body, base64.
+    return { body, header: Buffer.from(JSON.stringify(body), 'utf8').toString('base64') };
   }
 
   /** Anyone may top up any wallet: the payer is whoever signed the authorization, and the credit goes to it. */
