@@ -197,6 +197,11 @@ const out: string[] = [
   '    pricing: { per_second: { usd: 0.05 }, resolution_multipliers: { 480p: 1, 720p: 1.5, 1080p: 2 } }',
   '    provider: simulator',
   '',
+  "# The crypto RPC proxy's cost headers also under the names the original's clients read",
+  '# (X-Venice-RPC-Credits, X-Venice-RPC-Cost-USD), beside X-Service-RPC-*. Networks: RPC_UPSTREAM_<SLUG> or rpc.networks.',
+  'rpc:',
+  '  costHeaderPrefix: X-Venice',
+  '',
   '# Original model id → local model, per type (GET /api/v1/models/compatibility_mapping?type=<type> lists them).',
   'compatibilityMappings:',
 ];

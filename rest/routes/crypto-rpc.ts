@@ -39,18 +39,18 @@ export const cryptoRpcRoutes: Route[] = [
         { network: call.params.network ?? '', body, idempotencyKey: call.header('idempotency-key') ?? null },
         { signal: call.signal },
       );
-      return text(outcome.body, rpcHeaders(outcome), outcome.status);
+      return text(outcome.body, rpcHeaders(outcome, call.services.cryptoRpc.costHeaderPrefixes), outcome.status);
     },
   },
 ];
 
-/** The proxy's answer headers (credits and cost; an idempotent replay says so). */
-function rpcHeaders(outcome: RpcCallOutcome): Record<string, string> {
-  const headers: Record<string, string> = {
-    'content-type': 'application/json',
-    'x-service-rpc-credits': String(outcome.credits),
-    'x-service-rpc-cost-usd': costHeaderValue(outcome.costNano),
-  };
+/** The proxy's answer headers (credits and cost under each configured prefix; an idempotent replay says so). */
+function rpcHeaders(outcome: RpcCallOutcome, prefixes: readonly string[]): Record<string, string> {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  for (const prefix of prefixes) {
+    headers[`${prefix}-rpc-credits`] = String(outcome.credits);
+    headers[`${prefix}-rpc-cost-usd`] = costHeaderValue(outcome.costNano);
+  }
   if (outcome.replayed) headers['idempotent-replayed'] = 'true';
   return headers;
 }

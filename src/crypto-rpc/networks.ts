@@ -30,6 +30,8 @@ export interface RpcSetup {
   readonly pricePerCreditAtto: Atto;
   readonly pricePerCreditUsd: string;
   readonly caps: Readonly<Record<RpcTier, CapLimits>>;
+  /** The cost headers' prefixes, lowercase: `x-service` (the contract's), then the operator's extra one if set. */
+  readonly costHeaderPrefixes: readonly string[];
 }
 
 export const RPC_DEFAULTS = {
@@ -108,7 +110,9 @@ export function buildRpcSetup(input: {
   const caps = Object.fromEntries(
     RPC_TIERS.map((tier) => [tier, { ...DEFAULT_CAPS[tier], ...definedOnly(input.rpc?.caps?.[tier]) }]),
   ) as Record<RpcTier, CapLimits>;
-  return { networks, pricePerCreditAtto, pricePerCreditUsd: formatAtto(pricePerCreditAtto), caps };
+  const extraPrefix = input.rpc?.costHeaderPrefix?.toLowerCase();
+  const costHeaderPrefixes = ['x-service', ...(extraPrefix && extraPrefix !== 'x-service' ? [extraPrefix] : [])];
+  return { networks, pricePerCreditAtto, pricePerCreditUsd: formatAtto(pricePerCreditAtto), caps, costHeaderPrefixes };
 }
 
 /** A json-rpc provider: its baseUrl, timeout and headers; an apiKey is sent as a Bearer token unless headers set Authorization. */

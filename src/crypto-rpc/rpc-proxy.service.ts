@@ -85,6 +85,11 @@ export class CryptoRpcService {
       .sort((a, b) => (a.slug < b.slug ? -1 : 1));
   }
 
+  /** The prefixes of the cost headers each answer carries (`<prefix>-rpc-credits`, `<prefix>-rpc-cost-usd`). */
+  get costHeaderPrefixes(): readonly string[] {
+    return this.deps.setup.costHeaderPrefixes;
+  }
+
   get pricePerCreditUsd(): string {
     return this.deps.setup.pricePerCreditUsd;
   }

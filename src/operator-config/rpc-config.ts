@@ -17,6 +17,7 @@ import { EXACT_DECIMAL_MESSAGE, exactDecimal, PROVIDER_ID_PATTERN } from './prim
  *         baseCredits: 20           # default: 20 (30 for zksync)
  *         timeoutMs: 30000
  *         cooldownMs: 15000
+ *     costHeaderPrefix: X-Venice   # also send X-Venice-RPC-Credits and X-Venice-RPC-Cost-USD
  */
 
 const isHttpUrl = (value: string): boolean => httpUrl(value) !== undefined;
@@ -48,6 +49,15 @@ export const RpcConfigSchema = z.strictObject({
   /** USD per credit, exact to 18 decimal places (default 0.000000625). */
   pricePerCreditUsd: z.number().positive().refine(exactDecimal, EXACT_DECIMAL_MESSAGE).optional(),
   caps: z.strictObject({ standard: CapsSchema.optional(), staff: CapsSchema.optional() }).optional(),
+  /**
+   * A second prefix for the cost headers, beside the contract's `X-Service`: `<prefix>-RPC-Credits` and
+   * `<prefix>-RPC-Cost-USD` carry the same values, for clients that read another service's header names.
+   */
+  costHeaderPrefix: z
+    .string()
+    .regex(/^[A-Za-z0-9]+(-[A-Za-z0-9]+)*$/, 'letters and digits in "-"-separated words, e.g. X-Venice')
+    .max(64)
+    .optional(),
   /** By network slug (checked in checkRpcConfig, where the message can name the slug). */
   networks: z.record(z.string(), RpcNetworkConfigSchema).default({}),
 });

@@ -58,6 +58,8 @@ describe(`REST POST /api/v1/crypto/rpc/{network} against a real node (${testData
     expect(response.headers.get('content-type')).toBe('application/json');
     expect(response.headers.get('x-service-rpc-credits')).toBe('20');
     expect(response.headers.get('x-service-rpc-cost-usd')).toBe('0.00001250');
+    // No second set of cost headers unless the operator file names a prefix (rpc.costHeaderPrefix).
+    expect(response.headers.get('x-venice-rpc-credits')).toBeNull();
     expect(response.headers.get('x-request-id')).toMatch(/^[0-9a-f]{32}$/);
     expect(response.headers.get('idempotent-replayed')).toBeNull();
 
