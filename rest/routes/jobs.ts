@@ -14,15 +14,19 @@ const BODIES = {
   video: { queue: VideoJobInput, quote: VideoQuoteInput },
 } as const;
 const Quote = z.object({ quote: z.number().describe('USD the job would be charged') });
-const Queued = z.object({
+const VideoQueued = z.object({
   model: z.string(),
   queue_id: z.string().describe('Poll /retrieve with it'),
-  status: z.literal('QUEUED'),
   download_url: z
     .string()
     .optional()
     .describe('Models that deliver by URL: the media is fetched from here once COMPLETED; valid 24 hours'),
 });
+// The contract's audio handle carries a status; its video handle does not.
+const QUEUED: Record<JobKind, z.ZodType> = {
+  audio: VideoQueued.extend({ status: z.literal('QUEUED') }),
+  video: VideoQueued,
+};
 
 /** The origin the caller reached us on: a download URL is built on it (LAGOON_PUBLIC_URL wins). */
 const originOf = (call: RouteContext) =>
@@ -56,7 +60,7 @@ function jobRoutes(kind: JobKind): Route[] {
         summary: `Queue a ${kind} job; its quote is held now and charged when it completes (402 when not covered)`,
         tags,
         body: BODIES[kind].queue,
-        response: Queued,
+        response: QUEUED[kind],
       },
       async handler(call) {
         const { services, auth } = call;
@@ -74,9 +78,11 @@ function jobRoutes(kind: JobKind): Route[] {
         tags,
         body: RetrieveJobInput,
         responseDescription:
-          'Running: JSON {status: QUEUED|PROCESSING, average_execution_time, execution_duration} (ms). Done: the ' +
-          'media bytes with their Content-Type (a Range header gives 206, or 416 past the end), or for models ' +
-          'that deliver by URL JSON {status: "COMPLETED", download_url} (video: also as video_url). Failed: JSON {status: "FAILED", error}. ' +
+          'Waiting or running: JSON {status: PROCESSING, average_execution_time, execution_duration} (ms). Done: ' +
+          'the media bytes with their Content-Type (a Range header gives 206, or 416 past the end), or for models ' +
+          'that deliver by URL JSON {status: "COMPLETED", download_url, average_execution_time, ' +
+          'execution_duration} (video: the URL also as video_url). Failed: JSON {status: "FAILED", error, ' +
+          'average_execution_time, execution_duration}. ' +
           "Unknown, another account's or deleted: 404 MEDIA_NOT_FOUND.",
       },
       async handler(call) {

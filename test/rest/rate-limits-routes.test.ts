@@ -145,7 +145,7 @@ describe(`REST rate limits on every paid route (${testDatabaseKind}, counters in
     for (let i = 0; i < 3; i += 1) expect((await account.post('/video/quote', job)).status).toBe(200);
     const queued = await account.post('/video/queue', job);
     expect(queued.status).toBe(200);
-    expect(await queued.json()).toMatchObject({ status: 'QUEUED' });
+    expect(await queued.json()).toMatchObject({ queue_id: expect.any(String) });
     expect(queued.headers.get('x-ratelimit-remaining-requests')).toBe('0');
     const held = await account.balance();
     await expectRefused(await account.post('/video/queue', job), 'RPM', 1, 'lagoon-sim-video');

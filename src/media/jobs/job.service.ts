@@ -38,23 +38,31 @@ export interface JobServiceOptions {
 export interface QueuedJob {
   readonly model: string;
   readonly queue_id: string;
-  readonly status: 'QUEUED';
+  /** Only the audio handle has it (the contract's video handle is model, queue_id and download_url). */
+  readonly status?: 'QUEUED';
   /** Models that deliver by URL (job-delivery.ts): where the media will be, valid 24 hours. */
   readonly download_url?: string;
 }
 
-/** What retrieve answers: a status (running, failed, or done with a download URL), or the stored media. */
+/** The timing every JSON retrieve answer carries (ms), as the original's clients expect both fields. */
+interface JobTiming {
+  readonly average_execution_time: number;
+  readonly execution_duration: number;
+}
+
+/**
+ * What retrieve answers: a status (running, failed, or done with a download URL), or the stored media. A waiting
+ * job answers PROCESSING too: the public status enum has no QUEUED (GraphQL keeps the finer states).
+ */
 export type Retrieved =
   | {
       readonly kind: 'status';
-      readonly body:
-        | {
-            readonly status: 'QUEUED' | 'PROCESSING';
-            readonly average_execution_time: number;
-            readonly execution_duration: number;
-          }
-        | { readonly status: 'FAILED'; readonly error: string }
-        | { readonly status: 'COMPLETED'; readonly download_url: string };
+      readonly body: JobTiming &
+        (
+          | { readonly status: 'PROCESSING' }
+          | { readonly status: 'FAILED'; readonly error: string }
+          | { readonly status: 'COMPLETED'; readonly download_url: string }
+        );
     }
   | {
       readonly kind: 'media';
@@ -237,10 +245,14 @@ export class JobService {
       await releaseOrLog(this.deps.billing, reservation, this.deps.logger);
       throw error;
     }
-    if (!download) return { model: model.id, queue_id: id, status: 'QUEUED' };
+    const handle =
+      kind === 'audio'
+        ? { model: model.id, queue_id: id, status: 'QUEUED' as const }
+        : { model: model.id, queue_id: id };
+    if (!download) return handle;
     const media = { id: download.mediaId, storage: this.deps.media.storage };
     const { url } = await this.deps.links.urlFor(media, download.expiresAt, context.origin);
-    return { model: model.id, queue_id: id, status: 'QUEUED', download_url: url };
+    return { ...handle, download_url: url };
   }
 
   /**
@@ -260,7 +272,13 @@ export class JobService {
     const now = context.now ?? new Date();
     const input = parseInput(RetrieveJobInput, raw);
     const job = await this.ownJob(account, kind, input.queue_id);
-    if (job.status === 'FAILED') return { kind: 'status', body: { status: 'FAILED', error: job.error ?? 'failed' } };
+    const timing = async (): Promise<JobTiming> => ({
+      average_execution_time: await this.averageExecutionMs(job.model_id),
+      execution_duration: executionMs(job, now),
+    });
+    if (job.status === 'FAILED') {
+      return { kind: 'status', body: { status: 'FAILED', error: job.error ?? 'failed', ...(await timing()) } };
+    }
     if (job.status === 'COMPLETED') {
       const media = job.media_object_id ? await this.deps.media.info(job.media_object_id, now) : undefined;
       if (!media) throw notFound();
@@ -268,19 +286,12 @@ export class JobService {
         // The caller downloads from the URL (and completes or DELETEs it): delete_media_on_completion does not apply.
         const expiresAt = downloadUrlExpiry(job.download_expires_at, media, now);
         const { url } = await this.deps.links.urlFor(media, expiresAt, context.origin);
-        return { kind: 'status', body: { status: 'COMPLETED', download_url: url } };
+        return { kind: 'status', body: { status: 'COMPLETED', download_url: url, ...(await timing()) } };
       }
       const afterSent = input.delete_media_on_completion ? () => this.deleteMedia(job) : undefined;
       return { kind: 'media', media, afterSent };
     }
-    return {
-      kind: 'status',
-      body: {
-        status: job.status === 'PROCESSING' ? 'PROCESSING' : 'QUEUED',
-        average_execution_time: await this.averageExecutionMs(job.model_id),
-        execution_duration: job.started_at ? Math.max(0, now.getTime() - job.started_at.getTime()) : 0,
-      },
-    };
+    return { kind: 'status', body: { status: 'PROCESSING', ...(await timing()) } };
   }
 
   /** The caller has the media: it is deleted, and the job answers 404 from now on. */
@@ -358,6 +369,13 @@ export class JobService {
     if (model.offline) throw new UpstreamError(`Model ${model.id} is offline`, 'MODEL_OFFLINE');
     return model;
   }
+}
+
+/** How long the job ran (ms): until it finished, or until now while it runs; 0 before a worker took it. */
+function executionMs(job: repo.JobRow, now: Date): number {
+  if (!job.started_at) return 0;
+  const end = job.finished_at ?? now;
+  return Math.max(0, end.getTime() - job.started_at.getTime());
 }
 
 const isDone = (job: repo.JobRow) => job.status === 'COMPLETED' || job.status === 'FAILED';
