@@ -7,7 +7,11 @@ export const MAX_EMBEDDING_INPUTS = 2_048;
 
 /** POST /embeddings (and GraphQL createEmbeddings): a closed body; model rules are checked after. */
 export const EmbeddingInput = z.strictObject({
-  model: storedString().min(1).max(200).describe('An embedding model id, trait or compatibility name'),
+  model: storedString()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe('An embedding model id, trait or compatibility name; default: the default embedding model'),
   input: z
     .union([z.string().min(1), z.array(z.string().min(1, 'Inputs must not be empty')).min(1).max(MAX_EMBEDDING_INPUTS)])
     .describe('A string, or 1 to 2048 strings; each at most the model maxInputTokens'),

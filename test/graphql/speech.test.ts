@@ -97,7 +97,7 @@ describe(`GraphQL speech (${testDatabaseKind})`, () => {
   }, 60_000);
 
   it('should answer a typed ValidationError naming the field', async () => {
-    const { data } = await t.graphql<Speak>(SPEAK, { input: { input: 'hi', temperature: 0.5 } }, account.secret);
+    const { data } = await t.graphql<Speak>(SPEAK, { input: { input: 'hi', temperature: 2.5 } }, account.secret);
     expect(data!.synthesizeSpeech.__typename).toBe('ValidationError');
     expect(data!.synthesizeSpeech.issues?.[0]?.path).toEqual(['temperature']);
     const model = await t.graphql<Speak>(SPEAK, { input: { input: 'hi', model: 'nope' } }, account.secret);

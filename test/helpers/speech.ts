@@ -89,6 +89,7 @@ function operatorFile(upstreamUrl: string): string {
     '      voices: [af_sky, af_bella]',
     '      supported_formats: [mp3, wav]',
     '      supportsPromptParam: true',
+    '      supportsTemperatureParam: true',
     '  - id: fallback-speech',
     '    type: tts',
     '    name: Fallback speech',

@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_INPUT_BASE64_CHARS } from '../../src/media/images/image-input.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { testDatabaseKind } from '../helpers/db.ts';
 import { createAccountWithKey } from '../helpers/services.ts';
@@ -28,8 +29,11 @@ async function fundedKey(t: TestApp) {
 
 describe(`POST /image/background-remove (${testDatabaseKind})`, () => {
   let picture: Buffer;
+  /** Below the 65,536-pixel minimum of an input picture. */
+  let tiny: Buffer;
   beforeAll(async () => {
     picture = await sharp(Buffer.from(DISC)).png().toBuffer();
+    tiny = await sharp(Buffer.from(DISC)).resize(32, 24).png().toBuffer();
   });
 
   describe('with the local model', () => {
@@ -68,12 +72,20 @@ describe(`POST /image/background-remove (${testDatabaseKind})`, () => {
         { image: picture.toString('base64'), image_url: 'https://example.com/a.png' },
         { image: 'not base64!' },
         { image_url: 'ftp://example.com/a.png' },
+        { image_url: picture.toString('base64') },
+        { image_url: 'data:image/png;base64,not base64!' },
+        { image_url: 'data:text/plain,hello' },
+        { image_url: `data:image/png;base64,${Buffer.from('not a picture at all').toString('base64')}` },
+        { image_url: `data:image/png;base64,${tiny.toString('base64')}` },
         { image: picture.toString('base64'), extra: true },
       ]) {
         const response = await call(body);
         expect(response.status, JSON.stringify(body).slice(0, 80)).toBe(400);
         expect(await response.json()).toMatchObject({ error: expect.any(String) });
       }
+      // A data URL is held to the base64 picture's 25 MB: 413 before it is decoded.
+      const huge = await call({ image_url: `data:image/png;base64,${'A'.repeat(MAX_INPUT_BASE64_CHARS + 8)}` });
+      expect(huge.status).toBe(413);
       expect(await usd()).toBe(1_000_000_000n);
       expect((await t.call('/api/v1/image/background-remove', { method: 'POST', key: null, body: {} })).status).toBe(
         402,
@@ -121,6 +133,20 @@ describe(`POST /image/background-remove (${testDatabaseKind})`, () => {
       expect(response.status).toBe(200);
       const out = Buffer.from(await response.arrayBuffer());
       expect((await sharp(out).metadata()).format).toBe('png');
+      expect(received.at(-1)).toBeGreaterThan(picture.length);
+      expect(1_000_000_000n - (await usd())).toBe(50_000_000n);
+    });
+
+    it('takes the picture as a data URL in image_url, as the original clients send it', async () => {
+      const { secret, usd } = await fundedKey(t);
+      const response = await t.call('/api/v1/image/background-remove', {
+        method: 'POST',
+        key: secret,
+        body: { image_url: `data:image/png;base64,${picture.toString('base64')}` },
+      });
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toBe('image/png');
+      expect((await sharp(Buffer.from(await response.arrayBuffer())).metadata()).format).toBe('png');
       expect(received.at(-1)).toBeGreaterThan(picture.length);
       expect(1_000_000_000n - (await usd())).toBe(50_000_000n);
     });

@@ -87,6 +87,24 @@ describe(`REST POST /api/v1/embeddings with the openai client (${testDatabaseKin
     expect(entries[0]).toMatchObject({ units: tokens, inferenceDetails: { promptTokens: tokens } });
   });
 
+  it('should use the default embedding model when the request names none (the MCP tool sends none)', async () => {
+    const traits = await fetch(`${server.url}/api/v1/models/traits?type=embedding`);
+    const defaultModel = ((await traits.json()) as { data: Record<string, string> }).data.default;
+    expect(defaultModel).toBe('lagoon-sim-embedding');
+    const before = await account.balance();
+    const input = ['The cat sat on the mat', 'Quarterly revenue grew'];
+    // The openai client types `model` as required; the original's clients send the body without it.
+    const answer = await client.embeddings.create({ model: undefined as unknown as string, input });
+    expect(answer.model).toBe(defaultModel);
+    expect(answer.data).toHaveLength(2);
+    const named = await client.embeddings.create({ model: defaultModel!, input });
+    expect(answer.data.map((item) => item.embedding)).toEqual(named.data.map((item) => item.embedding));
+    const tokens = answer.usage.prompt_tokens;
+    await eventually(async () => {
+      expect(before.amount - (await account.balance()).amount).toBe(2n * tokenCostNano(tokens, '0.02'));
+    });
+  });
+
   it('should give the same vectors as base64 (the client asks for base64 by default and decodes it)', async () => {
     const input = 'Lagoon serves embeddings';
     const floats = await client.embeddings.create({ model: 'lagoon-sim-embedding', input, encoding_format: 'float' });
@@ -270,6 +288,10 @@ describe(`REST POST /api/v1/embeddings with the openai client (${testDatabaseKin
     ['an input over maxInputTokens', { model: 'test-upstream-embedding', input: 'word '.repeat(40) }, 'input.0'],
     ['an unknown model', { model: 'no-such-model', input: 'x' }, 'Unknown model'],
     ['a text model', { model: 'lagoon-sim-chat', input: 'x' }, 'text model'],
+    ['no model and an empty input', { input: '' }, 'input'],
+    ['no model and no input', {}, 'input'],
+    ['a null model', { model: null, input: 'x' }, 'model'],
+    ['an empty model', { model: '', input: 'x' }, 'model'],
   ])('should answer 400 for %s, charging nothing', async (_what, body, mention) => {
     const before = await account.balance();
     const response = await post(body);

@@ -206,16 +206,16 @@ describe(`REST POST /api/v1/audio/speech (${testDatabaseKind})`, () => {
     [{ input: 'hi', voice: 'vv_0123456789abcdef01234567' }, 'voice'],
     [{ input: 'hi', language: 'x' }, 'language'],
     [{ input: 'hi', language: 'x'.repeat(33) }, 'language'],
-    [{ input: 'hi', prompt: 'cheerful' }, 'prompt'],
+    [{ input: 'hi', prompt: 42 }, 'prompt'],
     [{ input: 'hi', model: 'kokoro-speech', prompt: 'x'.repeat(501) }, 'prompt'],
     [{ input: 'hi', response_format: 'ogg' }, 'response_format'],
     [{ input: 'hi', model: 'kokoro-speech', response_format: 'flac' }, 'response_format'],
     [{ input: 'hi', speed: 0.2 }, 'speed'],
     [{ input: 'hi', speed: 4.5 }, 'speed'],
     [{ input: 'hi', streaming: 'yes' }, 'streaming'],
-    [{ input: 'hi', temperature: 1 }, 'temperature'],
     [{ input: 'hi', temperature: 3 }, 'temperature'],
-    [{ input: 'hi', top_p: 0.5 }, 'top_p'],
+    [{ input: 'hi', temperature: -0.1 }, 'temperature'],
+    [{ input: 'hi', temperature: '0.8' }, 'temperature'],
     [{ input: 'hi', top_p: 2 }, 'top_p'],
   ])('should answer 400 naming the field for %j', async (body, field) => {
     const before = await account.balance();
@@ -269,6 +269,25 @@ describe(`REST POST /api/v1/audio/speech (${testDatabaseKind})`, () => {
           },
         ]);
       }
+    });
+
+    it('should pass prompt and temperature to a model that takes them and drop them for one that does not', async () => {
+      const options = { prompt: 'cheerful', temperature: 0.8, top_p: 0.5 };
+      // The built-in model has none of the flags: `venice tts --temperature 0.8` still speaks.
+      const builtIn = await post({ input: 'Hello.', ...options });
+      expect(builtIn.status).toBe(200);
+      expect(builtIn.headers.get('content-type')).toBe('audio/mpeg');
+      server.upstream.requests.length = 0;
+      for (const model of ['kokoro-speech', 'fallback-speech']) {
+        const response = await post({ model, input: 'Hello.', ...options });
+        expect(response.status).toBe(200);
+        await response.arrayBuffer();
+      }
+      const [takes, lacks] = server.upstream.requests;
+      // kokoro-speech has supportsPromptParam and supportsTemperatureParam, not supportsTopPParam.
+      expect(takes).toMatchObject({ model: 'kokoro', instructions: 'cheerful', temperature: 0.8 });
+      expect(takes).not.toHaveProperty('top_p');
+      for (const field of ['instructions', 'temperature', 'top_p']) expect(lacks).not.toHaveProperty(field);
     });
 
     it('should answer 5xx and charge nothing when the upstream fails', async () => {

@@ -21,10 +21,17 @@ export const BACKGROUND_REMOVAL_MODEL = 'background-remove';
 export const BackgroundRemoveInput = z.strictObject({
   image: z.string().min(1).optional().describe('The picture as base64 or a data URL (or a file part named image)'),
   image_url: z
-    .url({ protocol: /^https?$/, error: 'Must be an http or https URL' })
+    .string()
+    .refine(isPictureUrl, 'Must be an http or https URL, or a base64 data URL')
     .optional()
-    .describe('The picture by URL (public addresses only)'),
+    .describe('The picture by URL (public addresses only), or as a base64 data URL (data:image/png;base64,…)'),
 });
+
+/** An http(s) URL, or a data URL (decoded like `image`, with its limits, by the input loader). */
+function isPictureUrl(text: string): boolean {
+  if (/^data:/i.test(text)) return true;
+  return URL.canParse(text) && /^https?:$/.test(new URL(text).protocol);
+}
 
 export interface BackgroundRemovalOutcome {
   /** A PNG with a transparent background. */

@@ -82,16 +82,19 @@ export function responseFormat(model: CatalogModel, requested: AudioFormat | und
   return format;
 }
 
-/** prompt, temperature and top_p only for the models whose flags allow them. */
-export function checkOptionalParameters(model: CatalogModel, input: SpeechInput): void {
+/** The optional parameters a model takes; the others are ignored, as the public API documents them. */
+export interface SpeechOptions {
+  readonly prompt: string | undefined;
+  readonly temperature: number | undefined;
+  readonly topP: number | undefined;
+}
+
+/** prompt, temperature and top_p pass on only for the models whose flags allow them; otherwise they are dropped. */
+export function supportedOptions(model: CatalogModel, input: SpeechInput): SpeechOptions {
   const spec = specOf(model);
-  const flags: [keyof SpeechInput, boolean | undefined, string][] = [
-    ['prompt', spec.supportsPromptParam, 'supportsPromptParam'],
-    ['temperature', spec.supportsTemperatureParam, 'supportsTemperatureParam'],
-    ['top_p', spec.supportsTopPParam, 'supportsTopPParam'],
-  ];
-  for (const [field, allowed, flag] of flags) {
-    if (input[field] !== undefined && allowed !== true)
-      throw fieldError(field, `Model ${model.id} does not take ${field} (only models with ${flag})`);
-  }
+  return {
+    prompt: spec.supportsPromptParam === true ? input.prompt : undefined,
+    temperature: spec.supportsTemperatureParam === true ? input.temperature : undefined,
+    topP: spec.supportsTopPParam === true ? input.top_p : undefined,
+  };
 }

@@ -24,12 +24,26 @@ export const SpeechInput = z.object({
     .max(32)
     .optional()
     .describe('An ISO 639-1 code or a language name; languages the model does not know are ignored'),
-  prompt: z.string().max(500).optional().describe('Style prompt; only models with supportsPromptParam'),
+  prompt: z
+    .string()
+    .max(500)
+    .optional()
+    .describe('Style prompt; used by models with supportsPromptParam, ignored by the others'),
   response_format: z.enum(AUDIO_FORMATS).optional().describe('mp3 (default), opus, aac, flac, wav, pcm'),
   speed: z.number().min(0.25).max(4).default(1).describe('0.25 to 4; default 1'),
   streaming: z.boolean().default(false).describe('Stream the audio sentence by sentence (chunked transfer)'),
-  temperature: z.number().min(0).max(2).optional().describe('0 to 2; only models with supportsTemperatureParam'),
-  top_p: z.number().min(0).max(1).optional().describe('0 to 1; only models with supportsTopPParam'),
+  temperature: z
+    .number()
+    .min(0)
+    .max(2)
+    .optional()
+    .describe('0 to 2; used by models with supportsTemperatureParam, ignored by the others'),
+  top_p: z
+    .number()
+    .min(0)
+    .max(1)
+    .optional()
+    .describe('0 to 1; used by models with supportsTopPParam, ignored by the others'),
 });
 export type SpeechInput = z.output<typeof SpeechInput>;
 

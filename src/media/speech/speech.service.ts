@@ -15,11 +15,11 @@ import { parseInput } from '../../validation.ts';
 import { billedCharacters, speechCost, speechUsage } from './speech-pricing.ts';
 import {
   catalogVoice,
-  checkOptionalParameters,
   CLONED_VOICE,
   fieldError,
   resolveSpeechModel,
   responseFormat,
+  supportedOptions,
 } from './speech-model.ts';
 import { SpeechInput } from './speech.inputs.ts';
 import { VoiceCloning, type CloneOutcome, type CloneUpload, type ModelVoices } from './voice-cloning.ts';
@@ -72,7 +72,6 @@ export class SpeechService {
     const account = requireAccount(auth);
     const input = parseInput(SpeechInput, raw);
     const model = await resolveSpeechModel(this.deps.catalog, account, input.model);
-    checkOptionalParameters(model, input);
     const format = responseFormat(model, input.response_format);
     const voice = await this.voiceFor(account.accountId, model, input.voice);
     const request: SpeechRequest = {
@@ -81,9 +80,7 @@ export class SpeechService {
       format,
       speed: input.speed,
       language: input.language,
-      prompt: input.prompt,
-      temperature: input.temperature,
-      topP: input.top_p,
+      ...supportedOptions(model, input),
       streaming: input.streaming,
     };
     const characters = billedCharacters(input.input);

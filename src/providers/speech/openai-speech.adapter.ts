@@ -60,6 +60,8 @@ export class OpenAISpeechAdapter implements SpeechEngine {
       ...(request.streaming && { stream: true }),
       ...(request.language !== undefined && { language: request.language }),
       ...(request.prompt !== undefined && { instructions: request.prompt }),
+      ...(request.temperature !== undefined && { temperature: request.temperature }),
+      ...(request.topP !== undefined && { top_p: request.topP }),
     };
     let timedOut = false;
     const deadline = setTimeout(() => {
