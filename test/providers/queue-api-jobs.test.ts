@@ -163,7 +163,12 @@ describe(`queue-API job engine (${testDatabaseKind})`, () => {
     try {
       const { queue_id } = (await (await post('/video/queue', job)).json()) as { queue_id: string };
       const done = await finished(queue_id);
-      expect(await done.json()).toEqual({ status: 'FAILED', error: 'The engine refused the job (HTTP 422)' });
+      expect(await done.json()).toEqual({
+        status: 'FAILED',
+        error: 'The engine refused the job (HTTP 422)',
+        average_execution_time: expect.any(Number),
+        execution_duration: expect.any(Number),
+      });
     } finally {
       upstream.state.refuse = false;
     }

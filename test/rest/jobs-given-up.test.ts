@@ -171,7 +171,12 @@ describe(`the given-up job sweep (${testDatabaseKind})`, () => {
       body: { model: 'lagoon-sim-video', queue_id: cancelled },
       key: secret,
     });
-    expect(await retrieved.json()).toEqual({ status: 'FAILED', error: 'The job queue gave up on this job' });
+    expect(await retrieved.json()).toEqual({
+      status: 'FAILED',
+      error: 'The job queue gave up on this job',
+      average_execution_time: expect.any(Number),
+      execution_duration: expect.any(Number),
+    });
 
     expect(await runner.sweepGivenUp()).toBe(0);
     expect(await usd()).toMatchObject({ amount: 5_000_000_000n, reserved: 300_000_000n });
