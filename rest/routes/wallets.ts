@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { json, parseQuery } from '../http.ts';
 import type { Route } from '../router.ts';
 
-/* Wallet callers (decisions §2.2, §2.3, §3): a fresh sign-in nonce, and a signed-in wallet's own credit and ledger. */
+/* Wallet callers: a fresh sign-in nonce, and a signed-in wallet's own credit and ledger. */
 
 const tags = ['Wallet (x402)'];
 

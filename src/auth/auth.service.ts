@@ -38,7 +38,7 @@ export class AuthService {
 
   /**
    * The one authentication of both surfaces: no credentials are anonymous, bad ones are refused. A wallet sign-in
-   * header wins over a key (decisions §2.3); its domain is checked against the configured sign-in domains.
+   * header wins over a key; its domain is checked against the configured sign-in domains.
    */
   async authenticate(headers: RequestHeaders, requestId: string): Promise<AuthContext> {
     const signIn = header(headers, SIWX_HEADER) ?? header(headers, SIWX_LEGACY_HEADER);

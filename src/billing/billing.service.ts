@@ -59,7 +59,7 @@ export class BillingService {
     try {
       return await this.holds.reserve(auth, maxCost, ttlMs, { durable: options.durable, minimumFree });
     } catch (error) {
-      // A wallet out of credit gets top-up instructions (decisions §3), not the key callers' 402.
+      // A wallet out of credit gets top-up instructions, not the key callers' 402.
       if (error instanceof InsufficientBalanceError)
         throw new WalletTopUpRequiredError(auth.accountId, auth.walletAddress);
       throw error;

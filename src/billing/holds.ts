@@ -57,7 +57,7 @@ export function payerFields(
   return { apiKeyId: null, keyPeriodStart: null, currencies: WALLET_CURRENCIES, ...(minimumFree && { minimumFree }) };
 }
 
-/** Wallet callers pay USD from their credit (decisions §3). */
+/** Wallet callers pay USD from their credit. */
 const WALLET_CURRENCIES: readonly Currency[] = ['USD'];
 
 /** Tells live subscribers about committed usage entries; a failure here never fails the settlement. */

@@ -5,7 +5,7 @@ import { BASE_NETWORK, paymentRequirements, USDC_DECIMALS, X402_VERSION } from '
 import type { SignInOrigin } from './sign-in-site.ts';
 
 /*
- * What a wallet client is told when it must sign in or top up (decisions §2.2 and §3): a fresh sign-in challenge,
+ * What a wallet client is told when it must sign in or top up: a fresh sign-in challenge,
  * the x402 discovery body, and the low-credit body with top-up instructions. `where` is the configured sign-in site
  * (sign-in-site.ts), never the request's Host.
  */
@@ -63,7 +63,7 @@ export function discoveryBody(x402: X402Config, where: SignInOrigin, resourceUrl
   };
 }
 
-/** 402 to a wallet whose credit does not cover a call or is below the minimum balance (decisions §3). */
+/** 402 to a wallet whose credit does not cover a call or is below the minimum balance. */
 export function topUpRequiredBody(x402: X402Config, where: SignInOrigin, balance: Nano) {
   const minimumTopUpUsd = nanoToNumber(x402.minTopUpNano);
   const suggested = SUGGESTED_TOP_UP_NANO > x402.minTopUpNano ? SUGGESTED_TOP_UP_NANO : x402.minTopUpNano;

@@ -63,7 +63,7 @@ export interface SignInRules {
   readonly maxAgeMs: number;
 }
 
-/** Decodes the header and checks everything but the signature and the nonce's history (decisions §2.3, in order). */
+/** Decodes the header and checks everything but the signature and the nonce's history, in the order docs/api.md gives. */
 export function checkSignIn(header: string, rules: SignInRules, now: number): CheckedSignIn {
   const payload = decodePayload(header);
   const { address, message, signature } = payload;

@@ -20,7 +20,7 @@ export interface WalletSignIn {
 const CACHE_MAX_ENTRIES = 20_000;
 
 /**
- * Verifies sign-in headers (decisions §2.3): the message checks, then the signature (EIP-191 offline; an EIP-1271
+ * Verifies sign-in headers: the message checks, then the signature (EIP-191 offline; an EIP-1271
  * contract wallet through the Base node when LAGOON_BASE_RPC_URL is set), then the nonce claim in the database, then
  * the wallet's account (created on first sign-in). A verified header is cached by its SHA-256 until it expires, so a
  * client that reuses its header pays one hash and one map lookup per request.

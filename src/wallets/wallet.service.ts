@@ -48,7 +48,7 @@ export interface WalletLedgerPage {
 }
 
 /**
- * Wallet callers' accounts (decisions §2.2, §3, §6): their credit and ledger, the 402 bodies that tell them how to
+ * Wallet callers' accounts: their credit and ledger, the 402 bodies that tell them how to
  * sign in and top up, and the operator's view (list, show, refund). Charges go through the billing service like
  * any key's; this service only reads them.
  */
