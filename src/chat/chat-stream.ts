@@ -130,9 +130,8 @@ export class ChatStreamSession implements AsyncIterable<ChatStreamEvent> {
   }
 
   /**
-   * Ends the stream because the server is shutting down: the upstream is cancelled and what was delivered is settled
-   * now (a reader blocked on a slow client may never come back); the reader then gets the error as its last event.
-   * Resolves once the stream is settled. A stream already settled (finished, or its client gone) is left as it is.
+   * Server shutdown: cancels the upstream and settles what was delivered now (a reader blocked on a slow client may
+   * never come back); the reader gets the error last. A stream already settled is left as it is.
    */
   shutDown(): Promise<unknown> {
     if (!this.settled) {
