@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { configDefaults, defineConfig } from 'vitest/config';
+import { scaled } from './test/helpers/time-scale.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -29,8 +30,9 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     exclude: [...configDefaults.exclude, ...(process.env.TEST_DATABASE_URL ? DATABASE_INDEPENDENT : [])],
     globalSetup: ['test/global-setup.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    // Stretched by the machine's load when the run starts (test/helpers/time-scale.ts): no test assumes a quiet host.
+    testTimeout: scaled(30_000),
+    hookTimeout: scaled(60_000),
     pool: 'forks',
     // Files share each worker's module cache: the app's import costs 2–3 s, paid once per worker, not per file.
     isolate: false,

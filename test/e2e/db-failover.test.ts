@@ -6,6 +6,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_DATABASE_URL } from '../helpers/db.ts';
 import { runCliProcess, serverStorage, startServer, type ServerProcess } from '../helpers/server-process.ts';
+import { scaled } from '../helpers/time-scale.ts';
 
 const ADMIN = 'failover-admin-key';
 /** Paid calls sent, one every PACE_MS, alternating between the two processes and between plain and streamed. */
@@ -54,7 +55,7 @@ suite(`database failover under load: two processes on PostgreSQL (on PGlite skip
     admin = new pg.Client({ connectionString: env.DATABASE_URL });
     await admin.connect();
     database = new URL(env.DATABASE_URL!).pathname.slice(1);
-  }, 90_000);
+  }, scaled(90_000));
 
   afterAll(async () => {
     for (const server of servers)

@@ -10,6 +10,7 @@ import {
 import { runCliProcess, serverStorage, startServer, type ServerProcess } from '../helpers/server-process.ts';
 import { expectStillServing } from '../helpers/still-serving.ts';
 import { newWallet, signInHeader } from '../helpers/wallets.ts';
+import { scaled } from '../helpers/time-scale.ts';
 
 const ADMIN = 'e2e-subscriptions-admin-key';
 const SIWE_DOMAIN = 'lagoon.test';
@@ -65,7 +66,7 @@ describe(`GraphQL subscriptions on both transports, every credential, server pro
     const job = (await queued.json()) as { queue_id: string };
     expect(queued.status, JSON.stringify(job)).toBe(200);
     args.jobUpdated = { id: JSON.stringify(job.queue_id) };
-  }, 120_000);
+  }, scaled(120_000));
 
   afterAll(async () => {
     if (server && server.child.exitCode === null) await server.stop();

@@ -11,6 +11,7 @@ import { chatAccount, startChatServer, type ChatServer } from '../helpers/chat.t
 import { testDatabaseKind } from '../helpers/db.ts';
 import { startSearxng, type FakeUpstream } from '../helpers/search-upstreams.ts';
 import { ROOT } from '../helpers/server-process.ts';
+import { scaled } from '../helpers/time-scale.ts';
 
 /*
  * The check of docs/configuration.md#clients-of-the-original-service: with examples/compat-original.yaml, the
@@ -91,7 +92,7 @@ describe(`veniceai-cli and the openai client with examples/compat-original.yaml 
     });
     account = await chatAccount(server, '50');
     home = await mkdtemp(join(tmpdir(), 'lagoon-venice-home-'));
-  }, 60_000);
+  }, scaled(60_000));
   afterAll(async () => {
     await server?.close();
     await searxng?.close();

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_DATABASE_URL, testDatabaseKind } from '../helpers/db.ts';
 import { runCliProcess, serverStorage, startServer, type ServerProcess } from '../helpers/server-process.ts';
+import { scaled } from '../helpers/time-scale.ts';
 
 const ADMIN = 'e2e-admin-key';
 
@@ -67,34 +68,38 @@ describe(`lagoon server process (${testDatabaseKind})`, () => {
     expect(bad.stderr).toContain('No active API key matches');
   }, 90_000); // three CLI processes and a server start: slow on a loaded machine
 
-  it('should finish an in-flight request on SIGTERM, exit 0 and come back with its data', async () => {
-    // A request whose body trickles in keeps the server busy while SIGTERM arrives.
-    const url = new URL(`${server.url}/api/v1/api_keys`);
-    const inFlight = new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = request(
-        url,
-        { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' } },
-        (res) => {
-          let body = '';
-          res.on('data', (chunk: Buffer) => (body += chunk.toString()));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-        },
-      );
-      req.on('error', reject);
-      req.write('{"apiKeyType": "INFERENCE", ');
-      setTimeout(() => req.end('"description": "drained"}'), 700);
-    });
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    const exitCode = server.stop();
-    const finished = await inFlight;
-    expect(finished.status).toBe(200);
-    expect(JSON.parse(finished.body)).toMatchObject({ success: true, data: { description: 'drained' } });
-    expect(await exitCode).toBe(0);
-    if (!TEST_DATABASE_URL) expect(existsSync(join(dataDir, 'lagoon.lock'))).toBe(false);
+  it(
+    'should finish an in-flight request on SIGTERM, exit 0 and come back with its data',
+    async () => {
+      // A request whose body trickles in keeps the server busy while SIGTERM arrives.
+      const url = new URL(`${server.url}/api/v1/api_keys`);
+      const inFlight = new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = request(
+          url,
+          { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' } },
+          (res) => {
+            let body = '';
+            res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+          },
+        );
+        req.on('error', reject);
+        req.write('{"apiKeyType": "INFERENCE", ');
+        setTimeout(() => req.end('"description": "drained"}'), 700);
+      });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const exitCode = server.stop();
+      const finished = await inFlight;
+      expect(finished.status).toBe(200);
+      expect(JSON.parse(finished.body)).toMatchObject({ success: true, data: { description: 'drained' } });
+      expect(await exitCode).toBe(0);
+      if (!TEST_DATABASE_URL) expect(existsSync(join(dataDir, 'lagoon.lock'))).toBe(false);
 
-    server = await startServer(env);
-    const keys = (await (await get('/api/v1/api_keys')).json()) as { data: { description: string }[] };
-    expect(keys.data.map((k) => k.description)).toContain('drained');
-    expect(server.output()).not.toContain('First start');
-  }, 90_000);
+      server = await startServer(env);
+      const keys = (await (await get('/api/v1/api_keys')).json()) as { data: { description: string }[] };
+      expect(keys.data.map((k) => k.description)).toContain('drained');
+      expect(server.output()).not.toContain('First start');
+    },
+    scaled(90_000),
+  );
 });

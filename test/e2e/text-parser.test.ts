@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabaseKind } from '../helpers/db.ts';
 import { firstOutOfOrder, makePdf, makePptx, words } from '../helpers/documents.ts';
 import { runCliProcess, serverStorage, startServer, type ServerProcess } from '../helpers/server-process.ts';
+import { scaled } from '../helpers/time-scale.ts';
 
 const ADMIN = 'e2e-text-parser-admin-key';
 const MB = 1024 * 1024;
@@ -77,7 +78,7 @@ describe(`text parser over HTTP on a real server process (${testDatabaseKind})`,
       env,
     );
     expect(credit.code, credit.stderr).toBe(0);
-  }, 90_000);
+  }, scaled(90_000));
 
   afterAll(async () => {
     if (server.child.exitCode === null) await server.stop();
@@ -114,7 +115,7 @@ describe(`text parser over HTTP on a real server process (${testDatabaseKind})`,
         const result = await chunkedUpload(server.url, path, 26 * MB);
         expect(result.status, result.body).toBe(413);
         expect(JSON.stringify(JSON.parse(result.body))).toContain('PAYLOAD_TOO_LARGE');
-        expect(result.ms).toBeLessThan(10_000);
+        expect(result.ms).toBeLessThan(scaled(10_000));
         // Of a 256 MB upload the server reads the limit, then drops at most 64 MB more while answering, then stops.
         const huge = await chunkedUpload(server.url, path, 256 * MB);
         expect(huge.status, huge.body).toBe(413);

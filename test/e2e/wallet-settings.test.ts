@@ -12,6 +12,7 @@ import {
   type ServerProcess,
 } from '../helpers/server-process.ts';
 import { newWallet, signInHeader } from '../helpers/wallets.ts';
+import { scaled } from '../helpers/time-scale.ts';
 
 /*
  * Wallet settings as an operator meets them, on real processes (issue 33, items 7 and 9): a receiver nothing can
@@ -54,43 +55,51 @@ describe(`wallet settings on real processes (${testDatabaseKind})`, () => {
     await storage?.remove();
   });
 
-  it('a receiver nothing can settle: the server, the worker and the CLI refuse to start, naming the settings', async () => {
-    const env = { ...storage.env, HOST: '127.0.0.1', PORT: '0', LAGOON_X402_RECEIVER: RECEIVER };
-    const [started, worker, cli] = await Promise.all([
-      runToExit([SERVER_ENTRY], env),
-      runToExit(['--import', 'tsx', 'src/worker.ts'], env),
-      runCliProcess(['accounts', 'list'], env),
-    ]);
-    expect(started.code).not.toBe(0);
-    expect(started.output).toContain(REFUSAL);
-    expect(started.output).not.toContain('lagoon listening');
-    expect(worker.code).not.toBe(0);
-    expect(worker.output).toContain(REFUSAL);
-    expect(cli.code).not.toBe(0);
-    expect(cli.stderr).toContain(REFUSAL);
-  }, 120_000);
+  it(
+    'a receiver nothing can settle: the server, the worker and the CLI refuse to start, naming the settings',
+    async () => {
+      const env = { ...storage.env, HOST: '127.0.0.1', PORT: '0', LAGOON_X402_RECEIVER: RECEIVER };
+      const [started, worker, cli] = await Promise.all([
+        runToExit([SERVER_ENTRY], env),
+        runToExit(['--import', 'tsx', 'src/worker.ts'], env),
+        runCliProcess(['accounts', 'list'], env),
+      ]);
+      expect(started.code).not.toBe(0);
+      expect(started.output).toContain(REFUSAL);
+      expect(started.output).not.toContain('lagoon listening');
+      expect(worker.code).not.toBe(0);
+      expect(worker.output).toContain(REFUSAL);
+      expect(cli.code).not.toBe(0);
+      expect(cli.stderr).toContain(REFUSAL);
+    },
+    scaled(120_000),
+  );
 
-  it('with no sign-in settings, accepts sign-ins for its listen address, not for the Host a request names', async () => {
-    server = await startServer({ ...storage.env });
-    const { port } = new URL(server.url);
-    const balance = async (domain: string, host?: string) => {
-      const wallet = newWallet();
-      const header = await signInHeader(wallet, { domain });
-      return new Promise<{ status: number; code: unknown }>((resolve, reject) => {
-        const headers = { 'SIGN-IN-WITH-X': header, ...(host !== undefined && { host }) };
-        request(`${server!.url}/api/v1/x402/balance/${wallet.address}`, { headers }, (res) => {
-          let body = '';
-          res.on('data', (chunk: Buffer) => (body += chunk.toString()));
-          res.on('end', () =>
-            resolve({ status: res.statusCode ?? 0, code: (JSON.parse(body) as { code?: unknown }).code }),
-          );
-        })
-          .on('error', reject)
-          .end();
-      });
-    };
-    expect(await balance(`127.0.0.1:${port}`)).toEqual({ status: 200, code: undefined });
-    expect(await balance(`localhost:${port}`, 'evil.example')).toEqual({ status: 200, code: undefined });
-    expect(await balance('evil.example', 'evil.example')).toEqual({ status: 401, code: 'SIWX_DOMAIN_MISMATCH' });
-  }, 120_000);
+  it(
+    'with no sign-in settings, accepts sign-ins for its listen address, not for the Host a request names',
+    async () => {
+      server = await startServer({ ...storage.env });
+      const { port } = new URL(server.url);
+      const balance = async (domain: string, host?: string) => {
+        const wallet = newWallet();
+        const header = await signInHeader(wallet, { domain });
+        return new Promise<{ status: number; code: unknown }>((resolve, reject) => {
+          const headers = { 'SIGN-IN-WITH-X': header, ...(host !== undefined && { host }) };
+          request(`${server!.url}/api/v1/x402/balance/${wallet.address}`, { headers }, (res) => {
+            let body = '';
+            res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+            res.on('end', () =>
+              resolve({ status: res.statusCode ?? 0, code: (JSON.parse(body) as { code?: unknown }).code }),
+            );
+          })
+            .on('error', reject)
+            .end();
+        });
+      };
+      expect(await balance(`127.0.0.1:${port}`)).toEqual({ status: 200, code: undefined });
+      expect(await balance(`localhost:${port}`, 'evil.example')).toEqual({ status: 200, code: undefined });
+      expect(await balance('evil.example', 'evil.example')).toEqual({ status: 401, code: 'SIWX_DOMAIN_MISMATCH' });
+    },
+    scaled(120_000),
+  );
 });

@@ -10,6 +10,7 @@ import { testDatabaseKind, type TestDatabase } from '../helpers/db.ts';
 import { GATED_MODEL, gatedQueueApi } from '../helpers/gated-queue-api.ts';
 import { listenLocally } from '../helpers/local-server.ts';
 import { createAccountWithKey } from '../helpers/services.ts';
+import { scaled } from '../helpers/time-scale.ts';
 
 /*
  * Live job status in the scale-out setup of docs/operations.md: an API server with LAGOON_JOB_WORKERS=false, a
@@ -60,7 +61,7 @@ describe.skipIf(skipReason !== undefined)('jobUpdated with a separate worker pro
     const api = await listenLocally(server);
     url = api.url;
     closeServer = api.close;
-  }, 120_000);
+  }, scaled(120_000));
   afterAll(async () => {
     client?.dispose();
     if (worker && worker.exitCode === null && worker.signalCode === null) {
@@ -72,68 +73,72 @@ describe.skipIf(skipReason !== undefined)('jobUpdated with a separate worker pro
     await t?.close();
     await closeUpstream();
     await rm(dir, { recursive: true, force: true });
-  }, 60_000);
+  }, scaled(60_000));
 
-  it('should stream QUEUED, PROCESSING, its progress and COMPLETED as the worker process reaches them', async () => {
-    const queued = await t.graphql<{ queueVideo: { data: JobView } }>(
-      `mutation($input: JSONObject!) { queueVideo(input: $input) {
+  it(
+    'should stream QUEUED, PROCESSING, its progress and COMPLETED as the worker process reaches them',
+    async () => {
+      const queued = await t.graphql<{ queueVideo: { data: JobView } }>(
+        `mutation($input: JSONObject!) { queueVideo(input: $input) {
         ... on MutationQueueVideoSuccess { data { id status progress } } ... on Error { code message } } }`,
-      { input: { model: GATED_MODEL, prompt: 'elsewhere', duration: '5s', resolution: '480p' } },
-      secret,
-    );
-    const job = queued.data!.queueVideo.data;
-    expect(job.status).toBe('QUEUED');
+        { input: { model: GATED_MODEL, prompt: 'elsewhere', duration: '5s', resolution: '480p' } },
+        secret,
+      );
+      const job = queued.data!.queueVideo.data;
+      expect(job.status).toBe('QUEUED');
 
-    client = createClient({
-      url: `${url}/graphql/stream`,
-      headers: { authorization: `Bearer ${secret}` },
-      fetchFn: fetch,
-      retryAttempts: 0,
-    });
-    const events = client.iterate<{ jobUpdated: JobView }>({
-      query: 'subscription($id: ID!) { jobUpdated(id: $id) { id status progress } }',
-      variables: { id: job.id },
-    });
-    const seen: string[] = [];
-    /** The next update, or a failure naming what was heard: the old worker published nothing after QUEUED. */
-    const next = async (): Promise<JobView> => {
-      let timer: NodeJS.Timeout | undefined;
-      const silence = new Promise<never>((_resolve, reject) => {
-        timer = setTimeout(() => reject(new Error(`no jobUpdated event after ${seen.join(' → ')}`)), 90_000);
+      client = createClient({
+        url: `${url}/graphql/stream`,
+        headers: { authorization: `Bearer ${secret}` },
+        fetchFn: fetch,
+        retryAttempts: 0,
       });
-      try {
-        const result = await Promise.race([events.next(), silence]);
-        expect(result.done).toBe(false);
-        const update = (result.value as { data: { jobUpdated: JobView } }).data.jobUpdated;
-        seen.push(`${update.status} ${update.progress}`);
-        return update;
-      } finally {
-        clearTimeout(timer);
-      }
-    };
+      const events = client.iterate<{ jobUpdated: JobView }>({
+        query: 'subscription($id: ID!) { jobUpdated(id: $id) { id status progress } }',
+        variables: { id: job.id },
+      });
+      const seen: string[] = [];
+      /** The next update, or a failure naming what was heard: the old worker published nothing after QUEUED. */
+      const next = async (): Promise<JobView> => {
+        let timer: NodeJS.Timeout | undefined;
+        const silence = new Promise<never>((_resolve, reject) => {
+          timer = setTimeout(() => reject(new Error(`no jobUpdated event after ${seen.join(' → ')}`)), 90_000);
+        });
+        try {
+          const result = await Promise.race([events.next(), silence]);
+          expect(result.done).toBe(false);
+          const update = (result.value as { data: { jobUpdated: JobView } }).data.jobUpdated;
+          seen.push(`${update.status} ${update.progress}`);
+          return update;
+        } finally {
+          clearTimeout(timer);
+        }
+      };
 
-    expect(await next()).toMatchObject({ status: 'QUEUED', progress: 0 });
-    // The worker starts only now: every later state can only reach this subscriber through Redis.
-    worker = spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
-      env: {
-        ...process.env,
-        DATABASE_URL: (t.app.database as TestDatabase).url!,
-        REDIS_URL: REDIS_URL!,
-        LOG_LEVEL: 'silent',
-        LAGOON_CONFIG: configPath,
-        LAGOON_MEDIA_DIR: join(dir, 'media'),
-        LAGOON_JOB_CONCURRENCY: '1',
-      },
-      stdio: ['ignore', 'ignore', 'inherit'],
-    });
-    expect(await next()).toMatchObject({ status: 'PROCESSING', progress: 0 });
-    upstream.state.phase = 'running';
-    expect(await next()).toMatchObject({ status: 'PROCESSING', progress: 40 });
-    upstream.state.phase = 'done';
-    let last = await next();
-    while (last.status === 'PROCESSING') last = await next();
-    expect(last).toMatchObject({ status: 'COMPLETED', progress: 100 });
-    expect((await events.next()).done).toBe(true);
-    expect(upstream.state.submits).toBe(1);
-  }, 240_000);
+      expect(await next()).toMatchObject({ status: 'QUEUED', progress: 0 });
+      // The worker starts only now: every later state can only reach this subscriber through Redis.
+      worker = spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
+        env: {
+          ...process.env,
+          DATABASE_URL: (t.app.database as TestDatabase).url!,
+          REDIS_URL: REDIS_URL!,
+          LOG_LEVEL: 'silent',
+          LAGOON_CONFIG: configPath,
+          LAGOON_MEDIA_DIR: join(dir, 'media'),
+          LAGOON_JOB_CONCURRENCY: '1',
+        },
+        stdio: ['ignore', 'ignore', 'inherit'],
+      });
+      expect(await next()).toMatchObject({ status: 'PROCESSING', progress: 0 });
+      upstream.state.phase = 'running';
+      expect(await next()).toMatchObject({ status: 'PROCESSING', progress: 40 });
+      upstream.state.phase = 'done';
+      let last = await next();
+      while (last.status === 'PROCESSING') last = await next();
+      expect(last).toMatchObject({ status: 'COMPLETED', progress: 100 });
+      expect((await events.next()).done).toBe(true);
+      expect(upstream.state.submits).toBe(1);
+    },
+    scaled(240_000),
+  );
 });

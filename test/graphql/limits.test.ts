@@ -76,7 +76,8 @@ describe(`GraphQL document limits, introspection included (${testDatabaseKind})`
     const baseline = Math.min(...(await sequence(5, healthz)));
     // The best of a few tries: a loaded machine may stall any single one.
     const refusals = await sequence(7, refuse);
-    expect(Math.min(...refusals)).toBeLessThan(50);
+    // Under 50 ms on a quiet machine; on a loaded one, within ten health checks measured in the same run.
+    expect(Math.min(...refusals)).toBeLessThan(Math.max(50, baseline * 10));
     // While 40 such documents arrive, /healthz answers about as fast as it does alone.
     const attack = Promise.all(Array.from({ length: 40 }, refuse));
     const during = await sequence(5, healthz);

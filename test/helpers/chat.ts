@@ -5,6 +5,7 @@ import { createTestApp, type TestApp } from './app.ts';
 import { createAccountWithKey } from './services.ts';
 import type { UsageEntryWire } from './billing.ts';
 import { listenLocally } from './local-server.ts';
+import { scaled } from './time-scale.ts';
 
 /** Lagoon on a real port (the `openai` client and graphql-sse talk HTTP), on a fresh test database. */
 export interface ChatServer {
@@ -221,7 +222,7 @@ export async function writeOperatorConfig(yaml: string): Promise<{ path: string;
 
 /** Polls until `check` holds (settlement after a disconnect happens in the background), at most `ms`. */
 export async function eventually(check: () => Promise<boolean>, ms = 5_000): Promise<void> {
-  const deadline = Date.now() + ms;
+  const deadline = Date.now() + scaled(ms);
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`condition not met within ${ms} ms`);
     await new Promise((resolve) => setTimeout(resolve, 25));

@@ -1,6 +1,8 @@
+import { scaled } from './time-scale.ts';
+
 /** Polls until `check` passes or the deadline (for effects that happen after an answer: events, background writes). */
 export async function eventually(check: () => Promise<void>, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Date.now() + scaled(timeoutMs);
   for (;;) {
     try {
       return await check();

@@ -6,6 +6,7 @@ import { createTestApp, type TestApp } from './app.ts';
 import { eventually } from './eventually.ts';
 import { startImageUpstream, type FakeImageUpstream } from './image-upstreams.ts';
 import { createAccountWithKey } from './services.ts';
+import { scaled } from './time-scale.ts';
 
 /*
  * The app of the image generation suites: the built-in simulator model plus a pixel-sized, a resolution-tier and an
@@ -146,7 +147,7 @@ export function useImageApp(creditUsd: number) {
     });
     state.secret = account.secret;
     state.accountId = account.accountId;
-  }, 60_000);
+  }, scaled(60_000));
   afterAll(async () => {
     await state.t.close();
     await Promise.all([state.upstream.close(), rm(state.dir, { recursive: true, force: true })]);

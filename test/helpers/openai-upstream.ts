@@ -6,6 +6,7 @@ import {
   type ServerResponse,
 } from 'node:http';
 import { listenLocally } from './local-server.ts';
+import { scaled } from './time-scale.ts';
 
 /*
  * A fake OpenAI-compatible upstream (what vLLM, llama.cpp server, Ollama and OpenAI speak) on 127.0.0.1:<port 0>,
@@ -68,6 +69,8 @@ export type FakeBehavior =
   | { readonly kind: 'status'; readonly status: number; readonly body?: unknown; readonly message?: string }
   /** Sends nothing for `ms` (the client should time out first), then a normal reply. */
   | { readonly kind: 'delay'; readonly ms: number }
+  /** Sends nothing until `until` settles (the test decides when, whatever the machine's speed), then a normal reply. */
+  | { readonly kind: 'gate'; readonly until: Promise<unknown> }
   /** Destroys the socket before sending any header. */
   | { readonly kind: 'reset' }
   /** 200 with a body that is not JSON (non-streaming) / SSE whose data is not JSON (streaming). */
@@ -209,6 +212,10 @@ export async function startOpenAIUpstream(options: OpenAIUpstreamOptions = {}): 
         await sleep(current.ms);
         if (response.destroyed) return;
         return reply(response, body, id, {});
+      case 'gate':
+        await current.until.catch(() => undefined);
+        if (response.destroyed) return;
+        return reply(response, body, id, {});
       case 'reset':
         request.socket.destroy();
         return;
@@ -246,7 +253,7 @@ export async function startOpenAIUpstream(options: OpenAIUpstreamOptions = {}): 
         const timer = setTimeout(() => {
           abortWaiters.delete(done);
           reject(new Error(`no client abort within ${timeoutMs} ms`));
-        }, timeoutMs);
+        }, scaled(timeoutMs));
         function done(request: RecordedUpstreamRequest) {
           clearTimeout(timer);
           resolve(request);

@@ -1,5 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { connect } from 'node:net';
+import { scaled } from './time-scale.ts';
 
 /** Whether `redis-server` can be started here (the tests that stop or freeze a Redis of their own need it). */
 export const HAS_REDIS_SERVER = spawnSync('redis-server', ['--version']).status === 0;
@@ -11,7 +12,7 @@ export async function startPrivateRedis(port: number): Promise<ChildProcess> {
     ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
     { stdio: 'ignore' },
   );
-  const deadline = Date.now() + 10_000;
+  const deadline = Date.now() + scaled(10_000);
   for (;;) {
     const open = await new Promise<boolean>((resolve) => {
       const socket = connect(port, '127.0.0.1', () => {

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { SERVER_ENTRY } from '../../build.ts';
 import { createTestDatabase, TEST_DATABASE_URL } from './db.ts';
 import { freePort } from './free-port.ts';
+import { scaled } from './time-scale.ts';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -36,8 +37,8 @@ export async function startServer(env: Record<string, string>): Promise<ServerPr
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = `http://127.0.0.1:${port}`;
-  // Generous: a loaded CI machine opens PGlite slowly; a healthy start needs seconds.
-  const deadline = Date.now() + 55_000;
+  // A healthy start needs seconds; a loaded machine opens PGlite much more slowly.
+  const deadline = Date.now() + scaled(55_000);
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server exited early (${child.exitCode}):\n${output}`);
     try {

@@ -146,7 +146,7 @@ describe('ChatGateway', () => {
     setTimeout(() => controller.abort(), 50);
     const error = await failure(gateway({ timeoutMs: 10_000 }).complete(both, body, { signal: controller.signal }));
     expect(error).toMatchObject({ cancelled: true, code: 'UPSTREAM_ERROR' });
-    expect(Date.now() - started).toBeLessThan(4_000);
+    expect(Date.now() - started).toBeLessThan(5_000); // before the upstream's answer was due
     expect(a.chatRequests()).toHaveLength(1);
     expect(b.chatRequests()).toHaveLength(0);
     await a.waitForClientAbort();

@@ -7,6 +7,7 @@ import { testDatabaseKind } from '../helpers/db.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { listenLocally } from '../helpers/local-server.ts';
 import { createAccountWithKey } from '../helpers/services.ts';
+import { scaled } from '../helpers/time-scale.ts';
 
 /*
  * The generic queue-API engine (src/providers/jobs/queue-api.engine.ts) against a fal.ai-style fake the test
@@ -87,7 +88,7 @@ describe(`queue-API job engine (${testDatabaseKind})`, () => {
         const body = (await last.clone().json()) as { status: string };
         if (body.status !== 'FAILED') throw new Error(`still ${body.status}`);
       }
-    }, 60_000);
+    }, scaled(60_000));
     return last!;
   }
 
@@ -108,73 +109,89 @@ describe(`queue-API job engine (${testDatabaseKind})`, () => {
         options: { pollIntervalMs: 20, retries: 2, retryBaseMs: 10, progressField: 'progress', authScheme: 'Key' },
       }),
     );
-  }, 120_000);
+  }, scaled(120_000));
   afterAll(async () => {
     await t?.close();
     await close();
   });
 
-  it('should submit, poll, fetch the media and charge the quote once', async () => {
-    const before = await usd();
-    const queued = await post('/video/queue', job);
-    expect(queued.status).toBe(200);
-    const { queue_id } = (await queued.json()) as { queue_id: string };
-    const done = await finished(queue_id);
-    expect(done.headers.get('content-type')).toBe('video/mp4');
-    expect(Buffer.from(await done.arrayBuffer())).toEqual(MP4);
-    expect(upstream.state.bodies.at(-1)).toMatchObject({ prompt: job.prompt, duration: 5, resolution: '480p' });
-    await eventually(async () =>
-      expect(await usd()).toMatchObject({ amount: before.amount - 300_000_000n, reserved: 0n }),
-    );
-  }, 90_000);
+  it(
+    'should submit, poll, fetch the media and charge the quote once',
+    async () => {
+      const before = await usd();
+      const queued = await post('/video/queue', job);
+      expect(queued.status).toBe(200);
+      const { queue_id } = (await queued.json()) as { queue_id: string };
+      const done = await finished(queue_id);
+      expect(done.headers.get('content-type')).toBe('video/mp4');
+      expect(Buffer.from(await done.arrayBuffer())).toEqual(MP4);
+      expect(upstream.state.bodies.at(-1)).toMatchObject({ prompt: job.prompt, duration: 5, resolution: '480p' });
+      await eventually(async () =>
+        expect(await usd()).toMatchObject({ amount: before.amount - 300_000_000n, reserved: 0n }),
+      );
+    },
+    scaled(90_000),
+  );
 
-  it('should retry upstream faults and still complete, charged once', async () => {
-    const before = await usd();
-    upstream.state.faults = 2; // within the engine's 2 retries of one call
-    const { queue_id } = (await (await post('/video/queue', job)).json()) as { queue_id: string };
-    const done = await finished(queue_id);
-    expect(done.headers.get('content-type')).toBe('video/mp4');
-    expect(upstream.state.faults).toBe(0);
-    await eventually(async () =>
-      expect(await usd()).toMatchObject({ amount: before.amount - 300_000_000n, reserved: 0n }),
-    );
-  }, 90_000);
-
-  it('should fail a job whose upstream keeps failing: FAILED after its attempts, not charged, hold released', async () => {
-    const before = await usd();
-    const requestsBefore = upstream.state.requests;
-    upstream.state.faults = Number.POSITIVE_INFINITY;
-    try {
+  it(
+    'should retry upstream faults and still complete, charged once',
+    async () => {
+      const before = await usd();
+      upstream.state.faults = 2; // within the engine's 2 retries of one call
       const { queue_id } = (await (await post('/video/queue', job)).json()) as { queue_id: string };
       const done = await finished(queue_id);
-      expect(await done.json()).toMatchObject({ status: 'FAILED' });
-    } finally {
-      upstream.state.faults = 0;
-    }
-    // 2 job attempts (LAGOON_JOB_RETRIES=1) × 3 tries of the submit call.
-    expect(upstream.state.requests - requestsBefore).toBe(6);
-    await eventually(async () => expect(await usd()).toEqual({ ...before, reserved: 0n }));
-  }, 90_000);
+      expect(done.headers.get('content-type')).toBe('video/mp4');
+      expect(upstream.state.faults).toBe(0);
+      await eventually(async () =>
+        expect(await usd()).toMatchObject({ amount: before.amount - 300_000_000n, reserved: 0n }),
+      );
+    },
+    scaled(90_000),
+  );
 
-  it('should fail a refused job at once, without a retry, not charged', async () => {
-    const before = await usd();
-    const requestsBefore = upstream.state.requests;
-    upstream.state.refuse = true;
-    try {
-      const { queue_id } = (await (await post('/video/queue', job)).json()) as { queue_id: string };
-      const done = await finished(queue_id);
-      expect(await done.json()).toEqual({
-        status: 'FAILED',
-        error: 'The engine refused the job (HTTP 422)',
-        average_execution_time: expect.any(Number),
-        execution_duration: expect.any(Number),
-      });
-    } finally {
-      upstream.state.refuse = false;
-    }
-    expect(upstream.state.requests - requestsBefore).toBe(1);
-    await eventually(async () => expect(await usd()).toEqual({ ...before, reserved: 0n }));
-  }, 90_000);
+  it(
+    'should fail a job whose upstream keeps failing: FAILED after its attempts, not charged, hold released',
+    async () => {
+      const before = await usd();
+      const requestsBefore = upstream.state.requests;
+      upstream.state.faults = Number.POSITIVE_INFINITY;
+      try {
+        const { queue_id } = (await (await post('/video/queue', job)).json()) as { queue_id: string };
+        const done = await finished(queue_id);
+        expect(await done.json()).toMatchObject({ status: 'FAILED' });
+      } finally {
+        upstream.state.faults = 0;
+      }
+      // 2 job attempts (LAGOON_JOB_RETRIES=1) × 3 tries of the submit call.
+      expect(upstream.state.requests - requestsBefore).toBe(6);
+      await eventually(async () => expect(await usd()).toEqual({ ...before, reserved: 0n }));
+    },
+    scaled(90_000),
+  );
+
+  it(
+    'should fail a refused job at once, without a retry, not charged',
+    async () => {
+      const before = await usd();
+      const requestsBefore = upstream.state.requests;
+      upstream.state.refuse = true;
+      try {
+        const { queue_id } = (await (await post('/video/queue', job)).json()) as { queue_id: string };
+        const done = await finished(queue_id);
+        expect(await done.json()).toEqual({
+          status: 'FAILED',
+          error: 'The engine refused the job (HTTP 422)',
+          average_execution_time: expect.any(Number),
+          execution_duration: expect.any(Number),
+        });
+      } finally {
+        upstream.state.refuse = false;
+      }
+      expect(upstream.state.requests - requestsBefore).toBe(1);
+      await eventually(async () => expect(await usd()).toEqual({ ...before, reserved: 0n }));
+    },
+    scaled(90_000),
+  );
 });
 
 describe('queue-API provider options in the operator config', () => {

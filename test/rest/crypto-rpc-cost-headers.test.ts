@@ -4,6 +4,7 @@ import { parseOperatorConfig } from '../../src/operator-config/load.ts';
 import { rpcRequest, startRpcTestApp, type RpcTestAccount, type RpcTestApp } from '../helpers/crypto-rpc.ts';
 import { testDatabaseKind } from '../helpers/db.ts';
 import { startChainNode, type ChainNode } from '../helpers/rpc-node.ts';
+import { scaled } from '../helpers/time-scale.ts';
 
 /*
  * The crypto RPC proxy's cost headers under the shipped compat file (examples/compat-original.yaml): its
@@ -19,7 +20,7 @@ describe(`REST crypto RPC cost headers with examples/compat-original.yaml (${tes
     const compat = await readFile(new URL('../../examples/compat-original.yaml', import.meta.url), 'utf8');
     t = await startRpcTestApp(compat, { RPC_UPSTREAM_ETHEREUM_SEPOLIA: node.url });
     account = await t.account('1');
-  }, 60_000);
+  }, scaled(60_000));
 
   afterAll(async () => {
     await t?.close();

@@ -9,6 +9,7 @@ import { testDatabaseKind } from '../helpers/db.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { listenLocally } from '../helpers/local-server.ts';
 import { creditWallet, newWallet, signInHeader } from '../helpers/wallets.ts';
+import { scaled } from '../helpers/time-scale.ts';
 
 /*
  * An upstream's embeddings answer passed on as it arrives (POST /api/v1/embeddings for API-key callers): the client
@@ -94,7 +95,7 @@ describe(`REST POST /api/v1/embeddings, streamed from the upstream (${testDataba
     );
     server = await startChatServer({ LAGOON_CONFIG: path, LAGOON_X402_MIN_BALANCE_USD: '0' });
     account = await chatAccount(server);
-  }, 60_000);
+  }, scaled(60_000));
   afterAll(async () => {
     await server.close();
     await Promise.all([closeUpstream(), closeBroken(), rm(dir, { recursive: true, force: true })]);

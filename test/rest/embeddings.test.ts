@@ -7,6 +7,7 @@ import { chatAccount, startChatServer, tokenCostNano, type ChatServer } from '..
 import { testDatabaseKind } from '../helpers/db.ts';
 import { fakeVector, startEmbeddingUpstream, type FakeEmbeddingUpstream } from '../helpers/embedding-upstream.ts';
 import { eventually } from '../helpers/eventually.ts';
+import { scaled } from '../helpers/time-scale.ts';
 
 const cosine = (a: readonly number[], b: readonly number[]) => a.reduce((sum, value, i) => sum + value * b[i]!, 0);
 const norm = (a: readonly number[]) => Math.sqrt(cosine(a, a));
@@ -55,7 +56,7 @@ describe(`REST POST /api/v1/embeddings with the openai client (${testDatabaseKin
     server = await startChatServer({ LAGOON_CONFIG: path });
     account = await chatAccount(server);
     client = account.client;
-  }, 60_000);
+  }, scaled(60_000));
   afterAll(async () => {
     await server.close();
     await Promise.all([upstream.close(), rm(dir, { recursive: true, force: true })]);

@@ -7,6 +7,7 @@ import { testDatabaseKind } from '../helpers/db.ts';
 import { useImageApp } from '../helpers/image-app.ts';
 import { noisyPng, type FakeImageUpstream } from '../helpers/image-upstreams.ts';
 import { listenLocally } from '../helpers/local-server.ts';
+import { scaled } from '../helpers/time-scale.ts';
 
 describe(`REST POST /api/v1/image/generate on an AUTOMATIC1111 upstream (${testDatabaseKind})`, () => {
   const app = useImageApp(10);
@@ -115,33 +116,37 @@ describe(`REST POST /api/v1/image/generate on an AUTOMATIC1111 upstream (${testD
     20_000,
   );
 
-  it('should charge nothing when the client goes away while the engine works', async () => {
-    // Over a real port, as `npm start` serves it: the client's disconnect reaches the engine call.
-    const listening = await listenLocally(createServer(t.app.nodeListener));
-    try {
-      const before = await balance();
-      const entries = (await settledUsage()).length;
-      const calls = upstream.requests.length;
-      upstream.queue({ kind: 'delay', ms: 1_000 });
-      const controller = new AbortController();
-      const pending = fetch(`${listening.url}/api/v1/image/generate`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'test-a1111-image', prompt: 'gone', width: 256, height: 256 }),
-        signal: controller.signal,
-      }).catch((error: unknown) => error);
-      await eventually(async () => expect(upstream.requests.length).toBeGreaterThan(calls));
-      controller.abort();
-      expect(await pending).toBeInstanceOf(Error);
-      await eventually(async () => expect((await balance()).reserved).toBe(0n));
-      // Well after the engine would have answered: still nothing charged.
-      await new Promise((resolve) => setTimeout(resolve, 1_500));
-      expect((await balance()).amount).toBe(before.amount);
-      expect(await settledUsage()).toHaveLength(entries);
-    } finally {
-      await listening.close();
-    }
-  }, 30_000);
+  it(
+    'should charge nothing when the client goes away while the engine works',
+    async () => {
+      // Over a real port, as `npm start` serves it: the client's disconnect reaches the engine call.
+      const listening = await listenLocally(createServer(t.app.nodeListener));
+      try {
+        const before = await balance();
+        const entries = (await settledUsage()).length;
+        const calls = upstream.requests.length;
+        upstream.queue({ kind: 'delay', ms: 1_000 });
+        const controller = new AbortController();
+        const pending = fetch(`${listening.url}/api/v1/image/generate`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'test-a1111-image', prompt: 'gone', width: 256, height: 256 }),
+          signal: controller.signal,
+        }).catch((error: unknown) => error);
+        await eventually(async () => expect(upstream.requests.length).toBeGreaterThan(calls));
+        controller.abort();
+        expect(await pending).toBeInstanceOf(Error);
+        await eventually(async () => expect((await balance()).reserved).toBe(0n));
+        // Well after the engine would have answered: still nothing charged.
+        await new Promise((resolve) => setTimeout(resolve, 1_500));
+        expect((await balance()).amount).toBe(before.amount);
+        expect(await settledUsage()).toHaveLength(entries);
+      } finally {
+        await listening.close();
+      }
+    },
+    scaled(30_000),
+  );
 
   it('should keep the balance change equal to the sum of usage entries, each price × units (upstream runs)', async () => {
     let entries: Awaited<ReturnType<typeof usage>> = [];

@@ -10,6 +10,7 @@ import { eventually } from '../helpers/eventually.ts';
 import { testDatabaseKind } from '../helpers/db.ts';
 import { noisyPng, startImageUpstream, taggedPng, type FakeImageUpstream } from '../helpers/image-upstreams.ts';
 import { createAccountWithKey } from '../helpers/services.ts';
+import { scaled } from '../helpers/time-scale.ts';
 
 const CENT = 10_000_000n; // 0.01 USD in nano-units
 const price = (usd: number) => ({ usd, diem: usd });
@@ -100,7 +101,7 @@ describe(`REST POST /api/v1/images/generations with the openai client (${testDat
       timeout: 30_000,
       fetch: (url, init) => t.app.fetch(new Request(url, init)),
     });
-  }, 60_000);
+  }, scaled(60_000));
   afterAll(async () => {
     await t.close();
     await Promise.all([upstream.close(), rm(dir, { recursive: true, force: true })]);

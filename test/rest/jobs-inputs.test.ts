@@ -11,6 +11,7 @@ import { ffprobePath } from '../helpers/audio.ts';
 import { testDatabaseKind } from '../helpers/db.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { createAccountWithKey } from '../helpers/services.ts';
+import { scaled } from '../helpers/time-scale.ts';
 
 /*
  * Remote media of video jobs over HTTP: a data-URL MP4 given to the upscale model is fetched, probed, carried to
@@ -77,82 +78,102 @@ describe(`REST video job remote inputs (${testDatabaseKind})`, () => {
     ({ secret, accountId } = await createAccountWithKey(t.app.services, { credit: { USD: '10' }, type: 'INFERENCE' }));
     dir = await mkdtemp(join(tmpdir(), 'lagoon-jobs-inputs-'));
     mp4 = await makeMp4(5, dir);
-  }, 120_000);
+  }, scaled(120_000));
   afterAll(async () => {
     await t?.close();
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  it('should upscale a data-URL MP4: queued, completed at twice the size, charged the quote', async () => {
-    const job = {
-      model: UPSCALER,
-      prompt: 'sharper',
-      duration: '5s',
-      upscale_factor: 2,
-      video_url: dataUrl('video/mp4', mp4),
-    };
-    const queued = await post('/video/queue', job);
-    expect(queued.status).toBe(200);
-    const { queue_id } = (await queued.json()) as { queue_id: string };
+  it(
+    'should upscale a data-URL MP4: queued, completed at twice the size, charged the quote',
+    async () => {
+      const job = {
+        model: UPSCALER,
+        prompt: 'sharper',
+        duration: '5s',
+        upscale_factor: 2,
+        video_url: dataUrl('video/mp4', mp4),
+      };
+      const queued = await post('/video/queue', job);
+      expect(queued.status).toBe(200);
+      const { queue_id } = (await queued.json()) as { queue_id: string };
 
-    let media: Buffer | undefined;
-    await eventually(async () => {
-      const response = await post('/video/retrieve', { model: UPSCALER, queue_id });
-      expect(response.status).toBe(200);
-      expect(response.headers.get('content-type')).toBe('video/mp4');
-      media = Buffer.from(await response.arrayBuffer());
-    }, 90_000);
-    expect(await videoSize(media!, dir)).toEqual({ width: 320, height: 240 });
-    // 0.01 USD/s × 5 s × 1 (2x): charged once, nothing left held.
-    await eventually(async () => {
-      expect(await balance()).toMatchObject({ amount: START - 50_000_000n, reserved: 0n });
-    }, 15_000);
-  }, 120_000);
+      let media: Buffer | undefined;
+      await eventually(async () => {
+        const response = await post('/video/retrieve', { model: UPSCALER, queue_id });
+        expect(response.status).toBe(200);
+        expect(response.headers.get('content-type')).toBe('video/mp4');
+        media = Buffer.from(await response.arrayBuffer());
+      }, scaled(90_000));
+      expect(await videoSize(media!, dir)).toEqual({ width: 320, height: 240 });
+      // 0.01 USD/s × 5 s × 1 (2x): charged once, nothing left held.
+      await eventually(async () => {
+        expect(await balance()).toMatchObject({ amount: START - 50_000_000n, reserved: 0n });
+      }, 15_000);
+    },
+    scaled(120_000),
+  );
 
-  it('should refuse image_url to loopback or a private address, naming the field', async () => {
-    const base = { model: 'lagoon-sim-video', prompt: 'a lagoon', duration: '5s' };
-    const refused = await expectRefusedFrom(base, { image_url: 'http://127.0.0.1:9/a.png' }, 'image_url');
-    expect(refused.issues?.[0]?.message).toMatch(/could not be fetched/);
-    await expectRefusedFrom(base, { image_url: 'http://10.0.0.1/a.png' }, 'image_url');
-    await expectRefusedFrom(base, { image_url: 'http://169.254.169.254/latest/meta-data' }, 'image_url');
-    await expectRefusedFrom(base, { reference_image_urls: ['http://[::1]/x.png'] }, 'reference_image_urls[0]');
-  }, 60_000);
+  it(
+    'should refuse image_url to loopback or a private address, naming the field',
+    async () => {
+      const base = { model: 'lagoon-sim-video', prompt: 'a lagoon', duration: '5s' };
+      const refused = await expectRefusedFrom(base, { image_url: 'http://127.0.0.1:9/a.png' }, 'image_url');
+      expect(refused.issues?.[0]?.message).toMatch(/could not be fetched/);
+      await expectRefusedFrom(base, { image_url: 'http://10.0.0.1/a.png' }, 'image_url');
+      await expectRefusedFrom(base, { image_url: 'http://169.254.169.254/latest/meta-data' }, 'image_url');
+      await expectRefusedFrom(base, { reference_image_urls: ['http://[::1]/x.png'] }, 'reference_image_urls[0]');
+    },
+    scaled(60_000),
+  );
 
-  it('should refuse an input too large for its role, naming the field', async () => {
-    const big = Buffer.alloc(21 * 1024 * 1024, 1);
-    const error = await expectRefusedFrom(
-      { model: 'lagoon-sim-video', prompt: 'a lagoon', duration: '5s' },
-      { image_url: dataUrl('image/png', big) },
-      'image_url',
-    );
-    expect(error.issues?.[0]?.message).toMatch(/at most 20 MB/);
-  }, 60_000);
+  it(
+    'should refuse an input too large for its role, naming the field',
+    async () => {
+      const big = Buffer.alloc(21 * 1024 * 1024, 1);
+      const error = await expectRefusedFrom(
+        { model: 'lagoon-sim-video', prompt: 'a lagoon', duration: '5s' },
+        { image_url: dataUrl('image/png', big) },
+        'image_url',
+      );
+      expect(error.issues?.[0]?.message).toMatch(/at most 20 MB/);
+    },
+    scaled(60_000),
+  );
 
-  it('should refuse the wrong type of media and a video for an image, naming the field', async () => {
-    const base = { model: 'lagoon-sim-video', prompt: 'a lagoon', duration: '5s' };
-    await expectRefusedFrom(base, { image_url: dataUrl('image/png', Buffer.from('not a picture')) }, 'image_url');
-    await expectRefusedFrom(base, { image_url: dataUrl('video/mp4', mp4) }, 'image_url');
-    const png = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#08f' } })
-      .png()
-      .toBuffer();
-    await expectRefusedFrom(
-      { model: UPSCALER, prompt: 'sharper', duration: '5s' },
-      { video_url: dataUrl('image/png', png) },
-      'video_url',
-    );
-  }, 60_000);
+  it(
+    'should refuse the wrong type of media and a video for an image, naming the field',
+    async () => {
+      const base = { model: 'lagoon-sim-video', prompt: 'a lagoon', duration: '5s' };
+      await expectRefusedFrom(base, { image_url: dataUrl('image/png', Buffer.from('not a picture')) }, 'image_url');
+      await expectRefusedFrom(base, { image_url: dataUrl('video/mp4', mp4) }, 'image_url');
+      const png = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#08f' } })
+        .png()
+        .toBuffer();
+      await expectRefusedFrom(
+        { model: UPSCALER, prompt: 'sharper', duration: '5s' },
+        { video_url: dataUrl('image/png', png) },
+        'video_url',
+      );
+    },
+    scaled(60_000),
+  );
 
-  it('should refuse a reference video longer than 15 s, naming the entry', async () => {
-    const long = await makeMp4(16, dir);
-    const png = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#0a0' } })
-      .png()
-      .toBuffer();
-    await expectRefusedFrom(
-      { model: 'lagoon-sim-video', prompt: 'a lagoon', duration: '5s' },
-      { reference_image_urls: [dataUrl('image/png', png)], reference_video_urls: [dataUrl('video/mp4', long)] },
-      'reference_video_urls[0]',
-    );
-  }, 60_000);
+  it(
+    'should refuse a reference video longer than 15 s, naming the entry',
+    async () => {
+      const long = await makeMp4(16, dir);
+      const png = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#0a0' } })
+        .png()
+        .toBuffer();
+      await expectRefusedFrom(
+        { model: 'lagoon-sim-video', prompt: 'a lagoon', duration: '5s' },
+        { reference_image_urls: [dataUrl('image/png', png)], reference_video_urls: [dataUrl('video/mp4', long)] },
+        'reference_video_urls[0]',
+      );
+    },
+    scaled(60_000),
+  );
 
   it('should refuse reference audio without a reference image or video', async () => {
     await expectRefusedFrom(

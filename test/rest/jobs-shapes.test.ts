@@ -6,6 +6,7 @@ import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { testDatabaseKind } from '../helpers/db.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { createAccountWithKey } from '../helpers/services.ts';
+import { scaled } from '../helpers/time-scale.ts';
 
 /*
  * The JSON shapes of the queue and retrieve answers, as the original's clients read them: the video handle is
@@ -25,33 +26,41 @@ describe(`queue and retrieve answers of a waiting job (${testDatabaseKind})`, ()
     // No workers: a queued job stays waiting.
     t = await createTestApp({ LAGOON_JOB_WORKERS: 'false' });
     ({ secret } = await createAccountWithKey(t.app.services, { credit: { USD: '5' }, type: 'INFERENCE' }));
-  }, 120_000);
-  afterAll(async () => t?.close(), 60_000);
+  }, scaled(120_000));
+  afterAll(async () => t?.close(), scaled(60_000));
 
-  it('should answer a video handle without status and retrieve a waiting job as PROCESSING', async () => {
-    const model = 'lagoon-sim-video';
-    const queued = await post('/video/queue', { model, prompt: 'waiting', duration: '5s', resolution: '480p' });
-    expect(queued.status).toBe(200);
-    const handle = (await queued.json()) as { queue_id: string };
-    expect(handle).toStrictEqual({ model, queue_id: expect.any(String) });
+  it(
+    'should answer a video handle without status and retrieve a waiting job as PROCESSING',
+    async () => {
+      const model = 'lagoon-sim-video';
+      const queued = await post('/video/queue', { model, prompt: 'waiting', duration: '5s', resolution: '480p' });
+      expect(queued.status).toBe(200);
+      const handle = (await queued.json()) as { queue_id: string };
+      expect(handle).toStrictEqual({ model, queue_id: expect.any(String) });
 
-    const retrieved = await post('/video/retrieve', { model, queue_id: handle.queue_id });
-    expect(retrieved.status).toBe(200);
-    expect(retrieved.headers.get('content-type')).toMatch(/^application\/json/);
-    expect(await retrieved.json()).toStrictEqual({ status: 'PROCESSING', ...TIMING });
-  }, 60_000);
+      const retrieved = await post('/video/retrieve', { model, queue_id: handle.queue_id });
+      expect(retrieved.status).toBe(200);
+      expect(retrieved.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(await retrieved.json()).toStrictEqual({ status: 'PROCESSING', ...TIMING });
+    },
+    scaled(60_000),
+  );
 
-  it('should keep the audio handle’s QUEUED status and retrieve a waiting audio job as PROCESSING', async () => {
-    const model = 'lagoon-sim-music';
-    const queued = await post('/audio/queue', { model, prompt: 'a calm tune', duration_seconds: 5 });
-    expect(queued.status).toBe(200);
-    const handle = (await queued.json()) as { queue_id: string };
-    expect(handle).toStrictEqual({ model, queue_id: expect.any(String), status: 'QUEUED' });
+  it(
+    'should keep the audio handle’s QUEUED status and retrieve a waiting audio job as PROCESSING',
+    async () => {
+      const model = 'lagoon-sim-music';
+      const queued = await post('/audio/queue', { model, prompt: 'a calm tune', duration_seconds: 5 });
+      expect(queued.status).toBe(200);
+      const handle = (await queued.json()) as { queue_id: string };
+      expect(handle).toStrictEqual({ model, queue_id: expect.any(String), status: 'QUEUED' });
 
-    const retrieved = await post('/audio/retrieve', { model, queue_id: handle.queue_id });
-    expect(retrieved.status).toBe(200);
-    expect(await retrieved.json()).toStrictEqual({ status: 'PROCESSING', ...TIMING });
-  }, 60_000);
+      const retrieved = await post('/audio/retrieve', { model, queue_id: handle.queue_id });
+      expect(retrieved.status).toBe(200);
+      expect(await retrieved.json()).toStrictEqual({ status: 'PROCESSING', ...TIMING });
+    },
+    scaled(60_000),
+  );
 });
 
 /** A video model that delivers by URL (catalog record `constraints.download_url: true`). */
@@ -91,33 +100,37 @@ describe(`retrieve answer of a finished download-URL video (${testDatabaseKind})
       LAGOON_MEDIA_DIR: join(dir, 'media'),
     });
     ({ secret } = await createAccountWithKey(t.app.services, { credit: { USD: '5' }, type: 'INFERENCE' }));
-  }, 120_000);
+  }, scaled(120_000));
   afterAll(async () => {
     await t?.close();
     await rm(dir, { recursive: true, force: true });
-  }, 60_000);
+  }, scaled(60_000));
 
-  it('should answer COMPLETED with the URL and both timing fields', async () => {
-    const model = 'lagoon-sim-video-download';
-    const queued = await post('/video/queue', { model, prompt: 'by url', duration: '5s' });
-    expect(queued.status).toBe(200);
-    const handle = (await queued.json()) as { queue_id: string; download_url: string };
-    expect(handle).toStrictEqual({ model, queue_id: expect.any(String), download_url: expect.any(String) });
+  it(
+    'should answer COMPLETED with the URL and both timing fields',
+    async () => {
+      const model = 'lagoon-sim-video-download';
+      const queued = await post('/video/queue', { model, prompt: 'by url', duration: '5s' });
+      expect(queued.status).toBe(200);
+      const handle = (await queued.json()) as { queue_id: string; download_url: string };
+      expect(handle).toStrictEqual({ model, queue_id: expect.any(String), download_url: expect.any(String) });
 
-    let answer: Record<string, unknown> = {};
-    await eventually(async () => {
-      const retrieved = await post('/video/retrieve', { model, queue_id: handle.queue_id });
-      expect(retrieved.headers.get('content-type')).toMatch(/^application\/json/);
-      answer = (await retrieved.json()) as typeof answer;
-      expect(answer.status).toBe('COMPLETED');
-    }, 60_000);
-    expect(answer).toStrictEqual({
-      status: 'COMPLETED',
-      download_url: handle.download_url,
-      video_url: handle.download_url,
-      ...TIMING,
-    });
-    // The duration is the run's (the average may still be the one cached while the job was running).
-    expect(answer.execution_duration).toBeGreaterThan(0);
-  }, 90_000);
+      let answer: Record<string, unknown> = {};
+      await eventually(async () => {
+        const retrieved = await post('/video/retrieve', { model, queue_id: handle.queue_id });
+        expect(retrieved.headers.get('content-type')).toMatch(/^application\/json/);
+        answer = (await retrieved.json()) as typeof answer;
+        expect(answer.status).toBe('COMPLETED');
+      }, scaled(60_000));
+      expect(answer).toStrictEqual({
+        status: 'COMPLETED',
+        download_url: handle.download_url,
+        video_url: handle.download_url,
+        ...TIMING,
+      });
+      // The duration is the run's (the average may still be the one cached while the job was running).
+      expect(answer.execution_duration).toBeGreaterThan(0);
+    },
+    scaled(90_000),
+  );
 });

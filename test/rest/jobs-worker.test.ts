@@ -7,6 +7,7 @@ import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { testDatabaseKind, type TestDatabase } from '../helpers/db.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { createAccountWithKey } from '../helpers/services.ts';
+import { scaled } from '../helpers/time-scale.ts';
 
 /*
  * `npm run worker` as operators run it: an API server without workers (LAGOON_JOB_WORKERS=false) queues, a
@@ -37,7 +38,7 @@ describe.skipIf(testDatabaseKind !== 'postgres')('queued jobs run by a separate 
       },
       stdio: ['ignore', 'ignore', 'inherit'],
     });
-  }, 120_000);
+  }, scaled(120_000));
   afterAll(async () => {
     if (worker && worker.exitCode === null) {
       const exited = new Promise((resolve) => worker!.once('exit', resolve));
@@ -46,26 +47,30 @@ describe.skipIf(testDatabaseKind !== 'postgres')('queued jobs run by a separate 
     }
     await t?.close();
     await rm(mediaDir, { recursive: true, force: true });
-  }, 60_000);
+  }, scaled(60_000));
 
-  it('should run a job queued by a server without workers, and stop on SIGTERM', async () => {
-    const job = { model: 'lagoon-sim-video', prompt: 'elsewhere', duration: '5s' };
-    const queued = await t.call('/api/v1/video/queue', { body: job, key: secret });
-    expect(queued.status).toBe(200);
-    const { queue_id } = (await queued.json()) as { queue_id: string };
-    await eventually(async () => {
-      const response = await t.call('/api/v1/video/retrieve', {
-        body: { model: 'lagoon-sim-video', queue_id },
-        key: secret,
-      });
-      expect(response.headers.get('content-type')).toBe('video/mp4');
-      // The whole file, stored by the worker where this server reads it.
-      expect((await response.arrayBuffer()).byteLength).toBeGreaterThan(1000);
-    }, 90_000);
-    // Held by the API process, charged by the worker: the quote, once.
-    await eventually(async () => {
-      const usd = (await t.app.services.billing.balancesOf(accountId)).find((b) => b.currency === 'USD')!;
-      expect(usd).toMatchObject({ amount: 4_700_000_000n, reserved: 0n });
-    }, 15_000);
-  }, 120_000);
+  it(
+    'should run a job queued by a server without workers, and stop on SIGTERM',
+    async () => {
+      const job = { model: 'lagoon-sim-video', prompt: 'elsewhere', duration: '5s' };
+      const queued = await t.call('/api/v1/video/queue', { body: job, key: secret });
+      expect(queued.status).toBe(200);
+      const { queue_id } = (await queued.json()) as { queue_id: string };
+      await eventually(async () => {
+        const response = await t.call('/api/v1/video/retrieve', {
+          body: { model: 'lagoon-sim-video', queue_id },
+          key: secret,
+        });
+        expect(response.headers.get('content-type')).toBe('video/mp4');
+        // The whole file, stored by the worker where this server reads it.
+        expect((await response.arrayBuffer()).byteLength).toBeGreaterThan(1000);
+      }, scaled(90_000));
+      // Held by the API process, charged by the worker: the quote, once.
+      await eventually(async () => {
+        const usd = (await t.app.services.billing.balancesOf(accountId)).find((b) => b.currency === 'USD')!;
+        expect(usd).toMatchObject({ amount: 4_700_000_000n, reserved: 0n });
+      }, 15_000);
+    },
+    scaled(120_000),
+  );
 });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chatAccount, startChatServer, type ChatServer } from '../helpers/chat.ts';
 import { testDatabaseKind } from '../helpers/db.ts';
 import { eventually } from '../helpers/eventually.ts';
+import { scaled } from '../helpers/time-scale.ts';
 
 const weatherTool = {
   type: 'function' as const,
@@ -24,7 +25,7 @@ describe(`REST /api/v1/responses with the openai client (${testDatabaseKind})`, 
   beforeAll(async () => {
     server = await startChatServer();
     account = await chatAccount(server);
-  }, 60_000);
+  }, scaled(60_000));
   afterAll(() => server.close());
 
   it('should answer responses.create with a message item, usage and output_text, charged as chat', async () => {

@@ -247,7 +247,8 @@ describe(`REST POST /api/v1/augment/search (${testDatabaseKind})`, () => {
       const { status: code, body } = await account.search({ query: 'slow upstream' });
       expect(code).toBe(504);
       expect(body).toEqual({ error: 'The search upstream did not answer within 400 ms', code: 'REQUEST_TIMEOUT' });
-      expect(Date.now() - started).toBeLessThan(3_000);
+      // Before the upstream's answer was due: the timeout ended the call, not the upstream.
+      expect(Date.now() - started).toBeLessThan(5_000);
       expect(await account.balance()).toEqual(before);
     });
 

@@ -4,6 +4,7 @@ import { chatAccount } from '../helpers/chat.ts';
 import { testDatabaseKind } from '../helpers/db.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { FAKE_AUDIO, startSpeechServer, type SpeechServer } from '../helpers/speech.ts';
+import { scaled } from '../helpers/time-scale.ts';
 
 /*
  * POST /api/v1/audio/speech over a real port: the official `openai` client against the built-in eSpeak NG engine
@@ -48,7 +49,7 @@ describe(`REST POST /api/v1/audio/speech (${testDatabaseKind})`, () => {
   beforeAll(async () => {
     server = await startSpeechServer();
     account = await chatAccount(server, '5');
-  }, 120_000);
+  }, scaled(120_000));
   afterAll(async () => server?.close());
 
   it.each(FORMATS)(
@@ -73,53 +74,65 @@ describe(`REST POST /api/v1/audio/speech (${testDatabaseKind})`, () => {
     60_000,
   );
 
-  it('should take OpenAI voice names on the built-in model, each its own voice', async () => {
-    const speak = async (voice: 'alloy' | 'onyx') => {
+  it(
+    'should take OpenAI voice names on the built-in model, each its own voice',
+    async () => {
+      const speak = async (voice: 'alloy' | 'onyx') => {
+        const response = await account.client.audio.speech.create({
+          model: 'tts-1',
+          input: TEXT,
+          voice,
+          response_format: 'wav',
+        });
+        return new Uint8Array(await response.arrayBuffer());
+      };
+      const [alloy, onyx] = [await speak('alloy'), await speak('onyx')];
+      expect((await probeAudio(alloy)).duration).toBeGreaterThan(TEXT.length * SECONDS_PER_CHAR * 0.5);
+      expect(Buffer.from(alloy).equals(Buffer.from(onyx))).toBe(false);
+    },
+    scaled(60_000),
+  );
+
+  it(
+    'should make speech twice as fast at speed 2',
+    async () => {
       const response = await account.client.audio.speech.create({
-        model: 'tts-1',
+        model: 'lagoon-sim-speech',
         input: TEXT,
-        voice,
+        voice: 'am_michael' as 'alloy',
         response_format: 'wav',
+        speed: 2,
       });
-      return new Uint8Array(await response.arrayBuffer());
-    };
-    const [alloy, onyx] = [await speak('alloy'), await speak('onyx')];
-    expect((await probeAudio(alloy)).duration).toBeGreaterThan(TEXT.length * SECONDS_PER_CHAR * 0.5);
-    expect(Buffer.from(alloy).equals(Buffer.from(onyx))).toBe(false);
-  }, 60_000);
+      const probed = await probeAudio(new Uint8Array(await response.arrayBuffer()));
+      const expected = (TEXT.length * SECONDS_PER_CHAR) / 2;
+      expect(probed.duration).toBeGreaterThan(expected * 0.8);
+      expect(probed.duration).toBeLessThan(expected * 1.2);
+    },
+    scaled(60_000),
+  );
 
-  it('should make speech twice as fast at speed 2', async () => {
-    const response = await account.client.audio.speech.create({
-      model: 'lagoon-sim-speech',
-      input: TEXT,
-      voice: 'am_michael' as 'alloy',
-      response_format: 'wav',
-      speed: 2,
-    });
-    const probed = await probeAudio(new Uint8Array(await response.arrayBuffer()));
-    const expected = (TEXT.length * SECONDS_PER_CHAR) / 2;
-    expect(probed.duration).toBeGreaterThan(expected * 0.8);
-    expect(probed.duration).toBeLessThan(expected * 1.2);
-  }, 60_000);
-
-  it('should charge the characters: the usage entry equals the balance change', async () => {
-    const before = await account.balance();
-    const response = await post({ input: TEXT, voice: 'af_bella', response_format: 'flac', language: 'en' });
-    expect(response.status).toBe(200);
-    await response.arrayBuffer();
-    const requestId = response.headers.get('x-request-id')!;
-    const cost = BigInt(TEXT.length) * SIM_NANO_PER_CHAR;
-    await eventually(async () => expect((await account.balance()).amount).toBe(before.amount - cost));
-    expect(response.headers.get('x-balance-usd')).toBeTruthy();
-    const [entry, ...others] = await account.entries(requestId);
-    expect(others).toEqual([]);
-    expect(entry).toMatchObject({
-      sku: 'lagoon-sim-speech-tts-input-mchars',
-      units: TEXT.length,
-      currency: 'USD',
-      amount: -Number(cost) / 1e9,
-    });
-  }, 60_000);
+  it(
+    'should charge the characters: the usage entry equals the balance change',
+    async () => {
+      const before = await account.balance();
+      const response = await post({ input: TEXT, voice: 'af_bella', response_format: 'flac', language: 'en' });
+      expect(response.status).toBe(200);
+      await response.arrayBuffer();
+      const requestId = response.headers.get('x-request-id')!;
+      const cost = BigInt(TEXT.length) * SIM_NANO_PER_CHAR;
+      await eventually(async () => expect((await account.balance()).amount).toBe(before.amount - cost));
+      expect(response.headers.get('x-balance-usd')).toBeTruthy();
+      const [entry, ...others] = await account.entries(requestId);
+      expect(others).toEqual([]);
+      expect(entry).toMatchObject({
+        sku: 'lagoon-sim-speech-tts-input-mchars',
+        units: TEXT.length,
+        currency: 'USD',
+        amount: -Number(cost) / 1e9,
+      });
+    },
+    scaled(60_000),
+  );
 
   it('should show speech in the usage analytics as a TTS model counted in chars', async () => {
     const entries = (await account.allEntries()).filter((entry) => entry.sku === 'lagoon-sim-speech-tts-input-mchars');
@@ -140,63 +153,71 @@ describe(`REST POST /api/v1/audio/speech (${testDatabaseKind})`, () => {
     expect(speech!.totalUsd).toBeCloseTo(-entries.reduce((sum, entry) => sum + entry.amount, 0), 9);
   });
 
-  it('should stream: the first audio arrives while the last sentence is still held back', async () => {
-    const gate = server.gate();
-    gate.open(1); // sentences 0 and 1 may run; 2 waits until the test has audio in hand
-    try {
-      const before = await account.balance();
-      const input = 'The first sentence is here. The second one follows. The third is held back!';
-      const response = await post({ model: 'gated-speech', input, streaming: true }, account.secret, {
-        'accept-encoding': 'gzip, br',
-      });
-      expect(response.status).toBe(200);
-      expect(response.headers.get('content-type')).toBe('audio/mpeg');
-      expect(response.headers.get('content-encoding')).toBeNull();
-      expect(response.headers.get('content-length')).toBeNull();
-      const reader = response.body!.getReader();
-      const first = await reader.read();
-      expect(first.done).toBe(false);
-      expect(gate.passed).not.toContain(2);
-      gate.open(2);
-      const parts = [first.value!];
-      for (let next = await reader.read(); !next.done; next = await reader.read()) parts.push(next.value);
-      expect(gate.passed).toEqual([0, 1, 2]);
-      const probed = await probeAudio(Buffer.concat(parts));
-      expect(probed.codec).toBe('mp3');
-      expect(probed.duration).toBeGreaterThan(input.length * SECONDS_PER_CHAR * 0.7);
-      // gated-speech: 10 USD per 1M characters; settled when the stream ended.
-      const cost = BigInt(input.length) * 10_000n;
-      await eventually(async () => expect((await account.balance()).amount).toBe(before.amount - cost));
-    } finally {
-      server.gate().openAll();
-    }
-  }, 60_000);
+  it(
+    'should stream: the first audio arrives while the last sentence is still held back',
+    async () => {
+      const gate = server.gate();
+      gate.open(1); // sentences 0 and 1 may run; 2 waits until the test has audio in hand
+      try {
+        const before = await account.balance();
+        const input = 'The first sentence is here. The second one follows. The third is held back!';
+        const response = await post({ model: 'gated-speech', input, streaming: true }, account.secret, {
+          'accept-encoding': 'gzip, br',
+        });
+        expect(response.status).toBe(200);
+        expect(response.headers.get('content-type')).toBe('audio/mpeg');
+        expect(response.headers.get('content-encoding')).toBeNull();
+        expect(response.headers.get('content-length')).toBeNull();
+        const reader = response.body!.getReader();
+        const first = await reader.read();
+        expect(first.done).toBe(false);
+        expect(gate.passed).not.toContain(2);
+        gate.open(2);
+        const parts = [first.value!];
+        for (let next = await reader.read(); !next.done; next = await reader.read()) parts.push(next.value);
+        expect(gate.passed).toEqual([0, 1, 2]);
+        const probed = await probeAudio(Buffer.concat(parts));
+        expect(probed.codec).toBe('mp3');
+        expect(probed.duration).toBeGreaterThan(input.length * SECONDS_PER_CHAR * 0.7);
+        // gated-speech: 10 USD per 1M characters; settled when the stream ended.
+        const cost = BigInt(input.length) * 10_000n;
+        await eventually(async () => expect((await account.balance()).amount).toBe(before.amount - cost));
+      } finally {
+        server.gate().openAll();
+      }
+    },
+    scaled(60_000),
+  );
 
-  it('should not charge a client that leaves a stream before its end', async () => {
-    const gate = server.gate();
-    gate.open(0);
-    try {
-      const before = await account.balance();
-      const controller = new AbortController();
-      const response = await fetch(`${server.url}/api/v1/audio/speech`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${account.secret}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'gated-speech', input: 'One sentence. Then another one.', streaming: true }),
-        signal: controller.signal,
-      });
-      const reader = response.body!.getReader();
-      expect((await reader.read()).done).toBe(false);
-      controller.abort();
-      gate.openAll();
-      await eventually(async () => {
-        const now = await account.balance();
-        expect(now.amount).toBe(before.amount);
-        expect(now.reserved).toBe(0n);
-      }, 20_000);
-    } finally {
-      server.gate().openAll();
-    }
-  }, 60_000);
+  it(
+    'should not charge a client that leaves a stream before its end',
+    async () => {
+      const gate = server.gate();
+      gate.open(0);
+      try {
+        const before = await account.balance();
+        const controller = new AbortController();
+        const response = await fetch(`${server.url}/api/v1/audio/speech`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${account.secret}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'gated-speech', input: 'One sentence. Then another one.', streaming: true }),
+          signal: controller.signal,
+        });
+        const reader = response.body!.getReader();
+        expect((await reader.read()).done).toBe(false);
+        controller.abort();
+        gate.openAll();
+        await eventually(async () => {
+          const now = await account.balance();
+          expect(now.amount).toBe(before.amount);
+          expect(now.reserved).toBe(0n);
+        }, scaled(20_000));
+      } finally {
+        server.gate().openAll();
+      }
+    },
+    scaled(60_000),
+  );
 
   it.each([
     [{}, 'input'],
@@ -305,59 +326,71 @@ describe(`REST POST /api/v1/audio/speech (${testDatabaseKind})`, () => {
       }
     });
 
-    it('should answer 504 and charge nothing when the upstream never answers', async () => {
-      server.upstream.mode = 'hang';
-      try {
-        const before = await account.balance();
-        const response = await post({ model: 'kokoro-speech', input: 'Anyone there?' });
-        expect(response.status).toBe(504);
-        expect(((await response.json()) as ErrorBody).code).toBe('REQUEST_TIMEOUT');
-        const after = await account.balance();
-        expect(after.amount).toBe(before.amount);
-        expect(after.reserved).toBe(0n);
-      } finally {
-        server.upstream.mode = 'ok';
-      }
-    }, 30_000);
-
-    it('should not charge an upstream that breaks off, and cut a stream it broke', async () => {
-      server.upstream.mode = 'break';
-      try {
-        const before = await account.balance();
-        const whole = await post({ model: 'kokoro-speech', input: 'Broken whole.' });
-        expect(whole.status).toBe(502);
-        const streamed = await post({ model: 'kokoro-speech', input: 'Broken stream.', streaming: true });
-        expect(streamed.status).toBe(200);
-        // The body does not end cleanly: a client cannot mistake the piece it got for the whole audio.
-        await expect(streamed.arrayBuffer()).rejects.toThrow();
-        await eventually(async () => {
+    it(
+      'should answer 504 and charge nothing when the upstream never answers',
+      async () => {
+        server.upstream.mode = 'hang';
+        try {
+          const before = await account.balance();
+          const response = await post({ model: 'kokoro-speech', input: 'Anyone there?' });
+          expect(response.status).toBe(504);
+          expect(((await response.json()) as ErrorBody).code).toBe('REQUEST_TIMEOUT');
           const after = await account.balance();
           expect(after.amount).toBe(before.amount);
           expect(after.reserved).toBe(0n);
-        });
-      } finally {
-        server.upstream.mode = 'ok';
-      }
-    }, 30_000);
+        } finally {
+          server.upstream.mode = 'ok';
+        }
+      },
+      scaled(30_000),
+    );
+
+    it(
+      'should not charge an upstream that breaks off, and cut a stream it broke',
+      async () => {
+        server.upstream.mode = 'break';
+        try {
+          const before = await account.balance();
+          const whole = await post({ model: 'kokoro-speech', input: 'Broken whole.' });
+          expect(whole.status).toBe(502);
+          const streamed = await post({ model: 'kokoro-speech', input: 'Broken stream.', streaming: true });
+          expect(streamed.status).toBe(200);
+          // The body does not end cleanly: a client cannot mistake the piece it got for the whole audio.
+          await expect(streamed.arrayBuffer()).rejects.toThrow();
+          await eventually(async () => {
+            const after = await account.balance();
+            expect(after.amount).toBe(before.amount);
+            expect(after.reserved).toBe(0n);
+          });
+        } finally {
+          server.upstream.mode = 'ok';
+        }
+      },
+      scaled(30_000),
+    );
 
     // Last: it leaves the upstream cooling down.
-    it('should fall back to the next engine, and stop trying an upstream that keeps failing', async () => {
-      server.upstream.mode = 'fail';
-      try {
-        let reached = server.upstream.requests.length;
-        let skipped = false;
-        for (let call = 0; call < 4 && !skipped; call += 1) {
-          const response = await post({ model: 'fallback-speech', input: 'Spoken by the fallback.' });
-          expect(response.status).toBe(200);
-          expect((await probeAudio(new Uint8Array(await response.arrayBuffer()))).codec).toBe('mp3');
-          // Once the upstream cools down (3 failures in a row), calls go straight to the next engine.
-          skipped = server.upstream.requests.length === reached;
-          reached = server.upstream.requests.length;
+    it(
+      'should fall back to the next engine, and stop trying an upstream that keeps failing',
+      async () => {
+        server.upstream.mode = 'fail';
+        try {
+          let reached = server.upstream.requests.length;
+          let skipped = false;
+          for (let call = 0; call < 4 && !skipped; call += 1) {
+            const response = await post({ model: 'fallback-speech', input: 'Spoken by the fallback.' });
+            expect(response.status).toBe(200);
+            expect((await probeAudio(new Uint8Array(await response.arrayBuffer()))).codec).toBe('mp3');
+            // Once the upstream cools down (3 failures in a row), calls go straight to the next engine.
+            skipped = server.upstream.requests.length === reached;
+            reached = server.upstream.requests.length;
+          }
+          expect(skipped).toBe(true);
+        } finally {
+          server.upstream.mode = 'ok';
         }
-        expect(skipped).toBe(true);
-      } finally {
-        server.upstream.mode = 'ok';
-      }
-    }, 60_000);
+      },
+      scaled(60_000),
+    );
   });
 });

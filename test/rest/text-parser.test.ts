@@ -7,6 +7,7 @@ import { firstOutOfOrder, makeDocx, makePdf, makePptx, makeXlsx, reorderSlides, 
 import { createAccountWithKey } from '../helpers/services.ts';
 import { fundedAccount } from '../helpers/uploads.ts';
 import { PATH, useTextParserApp } from '../helpers/text-parser.ts';
+import { scaled } from '../helpers/time-scale.ts';
 
 describe(`REST POST ${PATH} (${testDatabaseKind})`, () => {
   const harness = useTextParserApp();
@@ -179,32 +180,39 @@ describe(`REST POST ${PATH} (${testDatabaseKind})`, () => {
     }
   });
 
-  it('should refuse a document that needs more memory than a worker may use with 400, and keep serving', async () => {
-    const { auth, accountId } = await createAccountWithKey(t.app.services, { credit: { USD: '1' }, type: 'INFERENCE' });
-    const parser = new TextParserService({
-      billing: t.app.services.billing,
-      logger: createLogger('silent'),
-      options: { maxHeapMb: 48, size: 1, timeoutMs: 120_000 },
-    });
-    try {
-      const big = await makeXlsx([
-        {
-          name: 'Big',
-          rows: Array.from({ length: 60_000 }, (_, i) => [`row${i}`, i, `some words in row ${i}`, i * 2.5]),
-        },
-      ]);
-      await expect(parser.parse(auth, { bytes: big })).rejects.toMatchObject({
-        code: 'INVALID_REQUEST',
-        message: expect.stringMatching(/too much memory/),
+  it(
+    'should refuse a document that needs more memory than a worker may use with 400, and keep serving',
+    async () => {
+      const { auth, accountId } = await createAccountWithKey(t.app.services, {
+        credit: { USD: '1' },
+        type: 'INFERENCE',
       });
-      const usd = (await t.app.services.billing.balancesOf(accountId)).find((b) => b.currency === 'USD')!;
-      expect(usd).toMatchObject({ amount: 1_000_000_000n, reserved: 0n });
-      // A fresh worker takes the next document.
-      expect((await parser.parse(auth, { bytes: new TextEncoder().encode('still here') })).text).toBe('still here');
-    } finally {
-      await parser.close();
-    }
-  }, 90_000);
+      const parser = new TextParserService({
+        billing: t.app.services.billing,
+        logger: createLogger('silent'),
+        options: { maxHeapMb: 48, size: 1, timeoutMs: 120_000 },
+      });
+      try {
+        const big = await makeXlsx([
+          {
+            name: 'Big',
+            rows: Array.from({ length: 60_000 }, (_, i) => [`row${i}`, i, `some words in row ${i}`, i * 2.5]),
+          },
+        ]);
+        await expect(parser.parse(auth, { bytes: big })).rejects.toMatchObject({
+          code: 'INVALID_REQUEST',
+          message: expect.stringMatching(/too much memory/),
+        });
+        const usd = (await t.app.services.billing.balancesOf(accountId)).find((b) => b.currency === 'USD')!;
+        expect(usd).toMatchObject({ amount: 1_000_000_000n, reserved: 0n });
+        // A fresh worker takes the next document.
+        expect((await parser.parse(auth, { bytes: new TextEncoder().encode('still here') })).text).toBe('still here');
+      } finally {
+        await parser.close();
+      }
+    },
+    scaled(90_000),
+  );
 
   it('should describe the route as a multipart upload in OpenAPI', async () => {
     const doc = (await (await t.call('/api/v1/openapi.json', { key: null })).json()) as {

@@ -12,6 +12,7 @@ import {
   startTranscriptionUpstream,
   type FakeTranscriptionUpstream,
 } from '../helpers/transcription-upstream.ts';
+import { scaled } from '../helpers/time-scale.ts';
 
 const PER_SECOND_NANO = 100_000n; // lagoon-sim-transcribe: 0.0001 USD per audio second
 
@@ -60,7 +61,7 @@ describe(`REST POST /api/v1/audio/transcriptions with the openai client (${testD
       input: 'Hello from Lagoon. This sentence was spoken by the speech route.',
     });
     speech = Buffer.from(await spoken.arrayBuffer());
-  }, 60_000);
+  }, scaled(60_000));
   afterAll(async () => {
     await server.close();
     await Promise.all([upstream.close(), rm(dir, { recursive: true, force: true })]);

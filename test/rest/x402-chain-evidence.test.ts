@@ -19,6 +19,7 @@ import { KEYS } from '../helpers/usdc-chain.ts';
 import { newWallet } from '../helpers/wallets.ts';
 import { useX402App } from '../helpers/x402-app.ts';
 import { signPayment, usdc, type SignedPayment } from '../helpers/x402-payment.ts';
+import { scaled } from '../helpers/time-scale.ts';
 
 /*
  * x402 top-ups decided on the chain's evidence (docs/api.md, Wallet top-up): USDC that reached the receiver is
@@ -156,7 +157,7 @@ function settlementOf(response: Response): { success: boolean; transaction: stri
 
 /** Waits (polling) until `check` is true; start-ups on a busy machine get generous room. */
 async function until(check: () => Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Date.now() + scaled(timeoutMs);
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
