@@ -29,7 +29,11 @@ describe(`${CatalogService.name} (${testDatabaseKind})`, () => {
   it('should list text models by default, one type on request and every type in config order with all', async () => {
     await sut.syncFromConfig(defaults());
     expect((await sut.listModels()).map((model) => model.id)).toEqual(['lagoon-sim-chat', 'lagoon-sim-reasoner']);
-    expect((await sut.listModels('image')).map((model) => model.id)).toEqual(['lagoon-sim-image']);
+    expect((await sut.listModels('image')).map((model) => model.id)).toEqual([
+      'lagoon-sim-image',
+      'lagoon-sim-image-aspect',
+      'lagoon-sim-image-tiers',
+    ]);
     expect((await sut.listModels('all')).map((model) => model.id)).toEqual(defaults().models.map((model) => model.id));
     expect(ModelListQuery.parse({})).toEqual({ type: 'text' });
     expect(ModelListQuery.safeParse({ type: 'bogus' }).success).toBe(false);
