@@ -71,6 +71,30 @@ export const defaultOperatorConfig = {
       provider: SIMULATOR_PROVIDER_ID,
     },
     {
+      id: 'lagoon-sim-omni',
+      type: 'text',
+      name: 'Lagoon Simulator Omni',
+      description: simulated(
+        'It takes every content part: images, audio (input_audio) and video (video_url), decodes them and names ' +
+          'what it received (size, format, length) at the start of its reply.',
+      ),
+      created: CREATED,
+      contextLength: 131_072,
+      capabilities: {
+        supportsFunctionCalling: true,
+        supportsResponseSchema: true,
+        supportsVision: true,
+        supportsMultipleImages: true,
+        maxImages: 8,
+        supportsAudioInput: true,
+        supportsVideoInput: true,
+        maxVideos: 2,
+      },
+      constraints: { temperature: { default: 0.7 }, top_p: { default: 0.9 } },
+      pricing: { input: price(1.25), output: price(5), cache_input: price(0.3125) },
+      provider: SIMULATOR_PROVIDER_ID,
+    },
+    {
       id: 'lagoon-sim-embedding',
       type: 'embedding',
       name: 'Lagoon Simulator Embedding',
@@ -193,7 +217,8 @@ export const defaultOperatorConfig = {
           min_sample_seconds: 5,
           retention_days: 30,
         },
-        supports_custom_voice_id: false,
+        // Besides its listed voices, `voice` takes the id of a voice cloned with this model (vv_…).
+        supports_custom_voice_id: true,
         supported_formats: ['mp3', 'opus', 'aac', 'flac', 'wav', 'pcm'],
         default_format: 'mp3',
         supportsPromptParam: false,
