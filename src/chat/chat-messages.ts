@@ -2,7 +2,7 @@ import type { ScrapedPage } from '../augment/scrape/web-scraper.ts';
 import type { ModelCapabilities } from '../operator-config/schema.ts';
 import { ValidationError, type ValidationIssue } from '../errors.ts';
 import type { JsonObject } from '../providers/chat/chat-provider.ts';
-import type { ChatImagePart, ChatMessageInput, ChatTextPart } from './chat.inputs.ts';
+import type { ChatFilePart, ChatImagePart, ChatMessageInput, ChatTextPart } from './chat.inputs.ts';
 import type { WebCitation } from './chat.types.ts';
 
 /*
@@ -10,7 +10,7 @@ import type { WebCitation } from './chat.types.ts';
  * prompt, web search context) and the OpenAI message shape.
  */
 
-type Part = ChatTextPart | ChatImagePart;
+type Part = ChatTextPart | ChatImagePart | ChatFilePart;
 
 const isImage = (part: { type: string }) => part.type === 'image_url';
 const imageCount = (message: ChatMessageInput): number =>

@@ -55,13 +55,42 @@ const ImagePart = z.object({
     ),
   ]),
 });
+/** OpenAI's file part; its text is extracted and sent on as text (src/chat/chat-files.ts). */
+const FilePart = z.object({
+  type: z.literal('file'),
+  file: nullableFields(
+    z
+      .object({
+        filename: opt(z.string().max(255, 'At most 255 characters')),
+        file_data: opt(z.string()),
+        file_id: opt(z.string()),
+      })
+      .superRefine((file, ctx) => {
+        if (file.file_id !== undefined)
+          ctx.addIssue({
+            code: 'custom',
+            path: ['file_id'],
+            message: 'file_id is not supported (there is no files API): send the file inline as file_data',
+          });
+        else if (file.file_data === undefined)
+          ctx.addIssue({
+            code: 'custom',
+            path: ['file_data'],
+            message: 'Required: the file as a data:<mime type>;base64,<data> URL',
+          });
+      }),
+  ),
+});
 export type ChatTextPart = z.output<typeof TextPart>;
 export type ChatImagePart = z.output<typeof ImagePart>;
+export type ChatFilePart = z.output<typeof FilePart>;
 
 const contentPartError = {
-  error: 'Each content part must be {"type": "text", "text"} or {"type": "image_url", "image_url": {"url"}}',
+  error:
+    'Each content part must be {"type": "text", "text"}, {"type": "image_url", "image_url": {"url"}} or ' +
+    '{"type": "file", "file": {"filename", "file_data"}}',
 };
-const UserPart = z.discriminatedUnion('type', [TextPart, ImagePart], contentPartError);
+const UserPart = z.discriminatedUnion('type', [TextPart, ImagePart, FilePart], contentPartError);
 const TextOnlyPart = z.discriminatedUnion('type', [TextPart], {
   error: 'Only {"type": "text", "text"} parts are allowed in this message',
 });
