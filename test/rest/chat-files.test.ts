@@ -104,6 +104,32 @@ describe(`Chat file parts (${testDatabaseKind})`, () => {
       .toContain('augment-text-parser');
   });
 
+  it('should take files in the GraphQL chatCompletion parts and in /responses input_file parts', async () => {
+    const markdown = dataUrl('text/markdown', '# Wombats\n\nWombats leave cubic droppings.');
+    const mutation = `mutation($input: ChatCompletionInput!) { chatCompletion(input: $input) {
+      ... on MutationChatCompletionSuccess { data { choices { message { content } } } } ... on Error { message } } }`;
+    const graphql = await server.t.graphql<{
+      chatCompletion: { data: { choices: { message: { content: string } }[] } };
+    }>(
+      mutation,
+      {
+        input: {
+          model: 'lagoon-sim-chat',
+          messages: [{ role: 'USER', parts: [{ file: { filename: 'w.md', fileData: markdown } }] }],
+        },
+      },
+      account.secret,
+    );
+    expect(graphql.errors).toBeUndefined();
+    expect(graphql.data!.chatCompletion.data.choices[0]!.message.content.toLowerCase()).toContain('wombats');
+
+    const response = await account.client.responses.create({
+      model: 'lagoon-sim-chat',
+      input: [{ role: 'user', content: [{ type: 'input_file', filename: 'w.md', file_data: markdown }] }],
+    });
+    expect(response.output_text.toLowerCase()).toContain('wombats');
+  });
+
   it('should refuse bad base64, a non-data URL, an unsupported type and file_id with 400, charging nothing', async () => {
     await refused(
       [filePart('a.md', 'data:text/markdown;base64,@@not base64@@')],
