@@ -89,9 +89,10 @@ export const CapabilitiesSchema = z.strictObject({
 export type ModelCapabilities = z.output<typeof CapabilitiesSchema>;
 
 /** Unix seconds, or an ISO date / date-time. */
-const Created = z
-  .union([z.number().int().nonnegative(), z.iso.date(), z.iso.datetime({ offset: true })])
-  .transform((value) => (typeof value === 'number' ? new Date(value * 1000) : new Date(value)));
+const CreatedInput = z.union([z.number().int().nonnegative(), z.iso.date(), z.iso.datetime({ offset: true })]);
+const Created = CreatedInput.transform((value) =>
+  typeof value === 'number' ? new Date(value * 1000) : new Date(value),
+);
 
 const ProviderRef = z.union([
   ProviderId,
@@ -208,7 +209,7 @@ export const ModelAliasSchema = z.strictObject({
   description: modelBase.description,
   modelSource: modelBase.modelSource,
   ownedBy: modelBase.ownedBy,
-  created: z.union([z.number().int().nonnegative(), z.iso.date(), z.iso.datetime({ offset: true })]).optional(),
+  created: CreatedInput.optional(),
   privacy: z.enum(MODEL_PRIVACY).optional(),
   offline: z.boolean().optional(),
   /** The alias's own traits; the target's are never inherited (a trait names one model per type). */
