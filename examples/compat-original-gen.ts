@@ -186,7 +186,7 @@ const musicVoices = voicesOf('music');
 
 /** Per type: the comment over its aliases. */
 const GROUPS = {
-  text: 'Text: reasoning ids on compat-reasoner, the others on lagoon-sim-omni (image, audio, video and file parts).',
+  text: 'Text: reasoning ids on compat-reasoner, the others on lagoon-sim-omni (image, audio and video parts).',
   embedding: 'Embeddings: feature-hashing vectors of lagoon-sim-embedding.',
   image:
     'Images: ids priced per image on lagoon-sim-image (width and height in pixels); ids priced per resolution\n' +
