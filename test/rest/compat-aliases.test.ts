@@ -122,6 +122,29 @@ describe(`examples/compat-original.yaml: the original ids as model aliases (${te
     expect(answer.choices[0]!.message.content?.length).toBeGreaterThan(0);
   });
 
+  it('should take image and audio parts under the original chat ids, reasoning or not', async () => {
+    const png = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#2080c0' } })
+      .png()
+      .toBuffer();
+    const wav = await toneSample(1.2, 440, 'wav');
+    for (const model of ['kimi-k2-5', 'venice-uncensored']) {
+      const answer = await client.chat.completions.create({
+        model,
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'What is this?' },
+              { type: 'image_url', image_url: { url: `data:image/png;base64,${png.toString('base64')}` } },
+              { type: 'input_audio', input_audio: { data: wav.toString('base64'), format: 'wav' } },
+            ],
+          },
+        ],
+      });
+      expect(answer.choices[0]!.message.content).toMatch(/^Received 1 image 64×64 png, 1 audio clip wav 1\.2 s\./);
+    }
+  });
+
   it('should clone with tts-chatterbox-hd, whose record says so and lists its voices', async () => {
     const chatterbox = await record('tts-chatterbox-hd');
     expect(chatterbox.model_spec.voice_cloning).toMatchObject({ mode: 'zero_shot' });
