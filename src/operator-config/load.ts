@@ -4,7 +4,8 @@ import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import { DEFAULT_OWNED_BY, type ModelType } from '../catalog/model-types.ts';
 import { defaultOperatorConfig } from './default-config.ts';
-import type { OperatorConfigIssue } from './issue.ts';
+import { formatPath, type OperatorConfigIssue } from './issue.ts';
+import { resolveModelAliases } from './model-aliases.ts';
 import { providerBindings } from './provider-bindings.ts';
 import { checkRpcConfig } from './rpc-config.ts';
 import { checkSearchConfig } from './search-mapping.ts';
@@ -20,7 +21,7 @@ import {
 
 export type { CharacterConfig, ModelConfig, OperatorConfig, ProviderConfig } from './schema.ts';
 
-export type { OperatorConfigIssue } from './issue.ts';
+export { formatPath, type OperatorConfigIssue } from './issue.ts';
 
 /** The operator config file is unreadable or invalid; the message names the file and every bad path. */
 export class OperatorConfigError extends Error {
@@ -102,17 +103,6 @@ function withOwner(model: ModelConfig, providers: ReadonlyMap<string, ProviderCo
   return { ...model, ownedBy };
 }
 
-/** `models[2].pricing.input.usd`, `compatibilityMappings.text["gpt-4o"]`. */
-export function formatPath(path: readonly PropertyKey[]): string {
-  let out = '';
-  for (const segment of path) {
-    if (typeof segment === 'number') out += `[${segment}]`;
-    else if (typeof segment === 'string' && /^[A-Za-z_$][\w$]*$/.test(segment)) out += out ? `.${segment}` : segment;
-    else out += `[${JSON.stringify(String(segment))}]`;
-  }
-  return out;
-}
-
 function zodIssues(error: z.ZodError): OperatorConfigIssue[] {
   return error.issues.map((issue) => ({ path: formatPath(issue.path) || '(root)', message: issue.message }));
 }
@@ -170,7 +160,8 @@ function duplicateKeys(file: OperatorConfigFile): OperatorConfigIssue[] {
 
 /**
  * Arrays merge by id (slug for characters): an operator entry replaces the built-in one in place, new entries
- * follow in file order, `disabled: true` removes. `replaceDefaults` keeps only the built-in providers.
+ * follow in file order, `disabled: true` removes. `replaceDefaults` keeps only the built-in providers. Model
+ * aliases then become models of their own (model-aliases.ts).
  */
 function merge(defaults: OperatorConfigFile, file: OperatorConfigFile, issues: OperatorConfigIssue[]): Merged {
   const keep = !file.replaceDefaults;
@@ -190,7 +181,7 @@ function merge(defaults: OperatorConfigFile, file: OperatorConfigFile, issues: O
   addMappings(file.compatibilityMappings, false);
   return {
     providers: mergeEntries('providers', 'id', defaults.providers, true, file.providers, issues),
-    models: mergeEntries('models', 'id', defaults.models, keep, file.models, issues),
+    models: resolveModelAliases(mergeEntries('models', 'id', defaults.models, keep, file.models, issues), issues),
     mappings,
     characters: mergeEntries('characters', 'slug', defaults.characters, keep, file.characters, issues),
   };

@@ -90,9 +90,10 @@ export const CapabilitiesSchema = z.strictObject({
 export type ModelCapabilities = z.output<typeof CapabilitiesSchema>;
 
 /** Unix seconds, or an ISO date / date-time. */
-const Created = z
-  .union([z.number().int().nonnegative(), z.iso.date(), z.iso.datetime({ offset: true })])
-  .transform((value) => (typeof value === 'number' ? new Date(value * 1000) : new Date(value)));
+const CreatedInput = z.union([z.number().int().nonnegative(), z.iso.date(), z.iso.datetime({ offset: true })]);
+const Created = CreatedInput.transform((value) =>
+  typeof value === 'number' ? new Date(value * 1000) : new Date(value),
+);
 
 const ProviderRef = z.union([
   ProviderId,
@@ -194,6 +195,36 @@ export const ModelConfigSchema = z.discriminatedUnion('type', [
 ]);
 export type ModelConfig = z.output<typeof ModelConfigSchema>;
 export type ModelConfigInput = z.input<typeof ModelConfigSchema>;
+
+/**
+ * A model listed under its own id that runs on another model's engine (`aliasOf`): it inherits the target's
+ * providers, type and record, and any record field set here overrides the inherited one (model-aliases.ts).
+ * Per-type fields are checked once merged with the target, against the target's type.
+ */
+export const ModelAliasSchema = z.strictObject({
+  id: ModelId,
+  aliasOf: ModelId,
+  /** Optional; when set it must be the target's type. */
+  type: ModelTypeSchema.optional(),
+  name: modelBase.name.optional(),
+  description: modelBase.description,
+  modelSource: modelBase.modelSource,
+  ownedBy: modelBase.ownedBy,
+  created: CreatedInput.optional(),
+  privacy: z.enum(MODEL_PRIVACY).optional(),
+  offline: z.boolean().optional(),
+  /** The alias's own traits; the target's are never inherited (a trait names one model per type). */
+  traits: modelBase.traits.optional(),
+  contextLength: PositiveInt.optional(),
+  capabilities: CapabilitiesSchema.optional(),
+  constraints: z.record(z.string(), z.unknown()).optional(),
+  spec: z.record(z.string(), z.unknown()).optional(),
+  pricing: z.record(z.string(), z.unknown()).optional(),
+  watermark: z.boolean().optional(),
+  disabled: z.literal(false).optional(),
+});
+export type ModelAliasConfig = z.output<typeof ModelAliasSchema>;
+export const isModelAlias = (model: ModelConfig | ModelAliasConfig): model is ModelAliasConfig => 'aliasOf' in model;
 
 export const ProviderConfigSchema = z
   .strictObject({
@@ -306,13 +337,30 @@ export const ChatConfigSchema = z.strictObject({
 });
 export type ChatConfig = z.output<typeof ChatConfigSchema>;
 
+const ModelOrDisabledSchema = z.discriminatedUnion('disabled', [disabledEntry('id', ModelId), ModelConfigSchema]);
+/** A model, an alias (an entry with `aliasOf`) or `{ id, disabled: true }`; each checked by its own schema. */
+const ModelEntrySchema = z.unknown().transform((entry, ctx) => {
+  const alias =
+    typeof entry === 'object' &&
+    entry !== null &&
+    Object.hasOwn(entry, 'aliasOf') &&
+    !('disabled' in entry && entry.disabled === true);
+  const parsed = alias ? ModelAliasSchema.safeParse(entry) : ModelOrDisabledSchema.safeParse(entry);
+  if (parsed.success) return parsed.data;
+  for (const issue of parsed.error.issues) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
+  return z.NEVER;
+}) as unknown as z.ZodType<
+  z.output<typeof ModelOrDisabledSchema> | ModelAliasConfig,
+  z.input<typeof ModelOrDisabledSchema> | z.input<typeof ModelAliasSchema>
+>;
+
 export const OperatorConfigFileSchema = z.strictObject({
   /** Drop the built-in models, characters and mappings (the simulator provider stays available). */
   replaceDefaults: z.boolean().default(false),
   providers: z
     .array(z.discriminatedUnion('disabled', [disabledEntry('id', ProviderId), ProviderConfigSchema]))
     .default([]),
-  models: z.array(z.discriminatedUnion('disabled', [disabledEntry('id', ModelId), ModelConfigSchema])).default([]),
+  models: z.array(ModelEntrySchema).default([]),
   compatibilityMappings: CompatibilityMappingsSchema.default({}),
   characters: z
     .array(z.discriminatedUnion('disabled', [disabledEntry('slug', Slug), CharacterConfigSchema]))
