@@ -89,6 +89,8 @@ export const defaultOperatorConfig = {
         supportsAudioInput: true,
         supportsVideoInput: true,
         maxVideos: 2,
+        supportsWebSearch: true,
+        supportsLogProbs: true,
       },
       constraints: { temperature: { default: 0.7 }, top_p: { default: 0.9 } },
       pricing: { input: price(1.25), output: price(5), cache_input: price(0.3125) },
