@@ -34,7 +34,7 @@ export default tseslint.config(
             {
               group: httpLayers,
               message:
-                'src/ must not import the HTTP or GraphQL layers (ARCHITECTURE.md: imports go rest → src, schema → src).',
+                'src/ must not import the HTTP or GraphQL layers (docs/architecture.md#the-layers: imports go rest → src, schema → src).',
             },
           ],
         },

@@ -39,6 +39,7 @@ export const EnvironmentModel = z.object({
   LAGOON_PG_PREPARED_STATEMENTS: boolWithDefault(true),
   LAGOON_CONFIG: optionalString,
   LAGOON_BOOTSTRAP_ADMIN_KEY: optionalString,
+  LAGOON_ADMIN_KEY: optionalString,
   REDIS_URL: optionalString,
   LAGOON_REDIS_TIMEOUT_MS: intWithDefault(500, 10),
   CORS_ORIGINS: z.preprocess(emptyToUndefined, z.string().default('')),

@@ -36,6 +36,8 @@ export interface Config {
   };
   readonly operatorConfigPath: string | undefined;
   readonly bootstrapAdminKey: string | undefined;
+  /** LAGOON_ADMIN_KEY: the operator CLI's `--key` when a command is given neither `--key` nor `--account`. */
+  readonly cliAdminKey: string | undefined;
   readonly redisUrl: string | undefined;
   /** Each Redis command's timeout; a hung Redis counts as down (src/events/redis.ts, src/auth/key-cache-sync.ts). */
   readonly redisTimeoutMs: number;
@@ -195,6 +197,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     database: { url: e.DATABASE_URL, dataDir: e.LAGOON_DATA_DIR, preparedStatements: e.LAGOON_PG_PREPARED_STATEMENTS },
     operatorConfigPath: e.LAGOON_CONFIG,
     bootstrapAdminKey: e.LAGOON_BOOTSTRAP_ADMIN_KEY,
+    cliAdminKey: e.LAGOON_ADMIN_KEY,
     redisUrl: e.REDIS_URL,
     redisTimeoutMs: e.LAGOON_REDIS_TIMEOUT_MS,
     logLevel: e.LOG_LEVEL,

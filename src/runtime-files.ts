@@ -8,7 +8,7 @@ const compiled = import.meta.url.endsWith('.js');
 /** The package manifest (for the version); one level up from both src/ and dist/. */
 export const PACKAGE_JSON = new URL('../package.json', import.meta.url);
 
-/** The directory of timestamp-named migration modules. */
+/** The directory of the migration modules (named by sequence: src/db/migration-names.ts). */
 export const MIGRATIONS_DIR = new URL(compiled ? './migrations/' : '../migrations/', import.meta.url);
 
 /** The module run by each document extraction worker thread; TypeScript needs tsx registered in the thread. */

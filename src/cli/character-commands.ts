@@ -5,7 +5,12 @@ import type { Operations } from '../services.ts';
 type Print = (asJson: boolean | undefined, data: unknown, text: string) => void;
 
 /** `characters review-add`: the operator stores a review (GET /characters/{slug}/reviews serves them). */
-export function addCharacterCommands(program: Command, services: Operations, op: AuthContext, print: Print): void {
+export function addCharacterCommands(
+  program: Command,
+  open: () => Promise<Operations>,
+  op: AuthContext,
+  print: Print,
+): void {
   const characters = program.command('characters').description('Characters and their reviews');
   characters
     .command('review-add')
@@ -31,7 +36,9 @@ export function addCharacterCommands(program: Command, services: Operations, op:
           json?: boolean;
         },
       ) => {
-        const review = await services.characterReviews.add(op, {
+        const review = await (
+          await open()
+        ).characterReviews.add(op, {
           slug,
           rating: opts.rating,
           username: opts.username,

@@ -5,12 +5,15 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Logger } from '../logger.ts';
 import type { Operations } from '../services.ts';
-import { runCli } from './program.ts';
+import { runCli, type CliAnswer } from './program.ts';
 
-export interface CliResult {
-  exitCode: number;
-  stdout: string;
-  stderr: string;
+export type CliResult = CliAnswer;
+
+/** A command sent to the server: the command line, and the key the CLI read from its environment or stdin. */
+interface CliRequest {
+  argv: string[];
+  keyFromEnv?: string;
+  keyFromStdin?: string;
 }
 
 /** Where a server on this PGlite data directory listens for operator commands (owner-only unix socket). */
@@ -41,10 +44,15 @@ export async function startControlSocket(
       void (async () => {
         const result: CliResult = { exitCode: 1, stdout: '', stderr: '' };
         try {
-          const { argv } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { argv: string[] };
+          const { argv, keyFromEnv, keyFromStdin } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as CliRequest;
           result.exitCode = await runCli(argv, services, {
             out: (s) => (result.stdout += s),
             err: (s) => (result.stderr += s),
+            // The server's own environment and stdin are not the operator's: only what the CLI sent counts.
+            keys: {
+              fromEnv: keyFromEnv,
+              ...(keyFromStdin !== undefined && { fromStdin: () => Promise.resolve(keyFromStdin) }),
+            },
           });
         } catch (error) {
           result.stderr += `lagoon: ${error instanceof Error ? error.message : String(error)}\n`;
@@ -66,8 +74,15 @@ export async function startControlSocket(
     });
 }
 
-/** Runs a CLI command in the server listening on `path`; undefined when no server is there. */
-export function runViaControlSocket(path: string, argv: readonly string[]): Promise<CliResult | undefined> {
+/**
+ * Runs a CLI command in the server listening on `path`; undefined when no server is there. `keys` are what the CLI
+ * read itself: LAGOON_ADMIN_KEY, and the key on its standard input for `--key -`.
+ */
+export function runViaControlSocket(
+  path: string,
+  argv: readonly string[],
+  keys: { fromEnv?: string | undefined; fromStdin?: string | undefined } = {},
+): Promise<CliResult | undefined> {
   return new Promise((done) => {
     const req = httpRequest(
       { socketPath: path, method: 'POST', path: '/cli', headers: { 'content-type': 'application/json' } },
@@ -84,6 +99,7 @@ export function runViaControlSocket(path: string, argv: readonly string[]): Prom
       },
     );
     req.on('error', () => done(undefined));
-    req.end(JSON.stringify({ argv }));
+    const request: CliRequest = { argv: [...argv], keyFromEnv: keys.fromEnv, keyFromStdin: keys.fromStdin };
+    req.end(JSON.stringify(request));
   });
 }

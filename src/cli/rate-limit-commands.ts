@@ -1,6 +1,7 @@
 import { Option, type Command } from 'commander';
 import type { AuthContext } from '../auth/auth-context.ts';
 import type { Operations } from '../services.ts';
+import { givenKey, type KeyInput } from './key-input.ts';
 
 type Print = (asJson: boolean | undefined, data: unknown, text: string) => void;
 
@@ -10,11 +11,17 @@ const count = (flag: string) => (value: string) => {
 };
 
 /** `keys rate-limits`: the operator sets (or clears) one key's own RPM, RPD and TPM on every model. */
-export function addRateLimitCommands(keys: Command, services: Operations, op: AuthContext, print: Print): void {
+export function addRateLimitCommands(
+  keys: Command,
+  open: () => Promise<Operations>,
+  op: AuthContext,
+  keyInput: KeyInput | undefined,
+  print: Print,
+): void {
   keys
     .command('rate-limits')
     .description('Set a key’s own rate limits on every model (over the operator file’s), or clear them')
-    .addOption(new Option('--key <apiKey>', 'the key’s secret').conflicts('id'))
+    .addOption(new Option('--key <apiKey>', 'the key’s secret; - reads it from stdin').conflicts('id'))
     .addOption(new Option('--id <keyId>', 'the key’s id'))
     .option('--rpm <n>', 'requests per minute', count('--rpm'))
     .option('--rpd <n>', 'requests per day', count('--rpd'))
@@ -39,7 +46,9 @@ export function addRateLimitCommands(keys: Command, services: Operations, op: Au
               ...(opts.rpd !== undefined && { rpd: opts.rpd }),
               ...(opts.tpm !== undefined && { tpm: opts.tpm }),
             };
-        const result = await services.apiKeys.setRateLimits(op, { id: opts.id, secret: opts.key }, limits);
+        const services = await open();
+        const secret = await givenKey(opts.key, keyInput);
+        const result = await services.apiKeys.setRateLimits(op, { id: opts.id, secret }, limits);
         const text = result.rateLimits
           ? `Key ${result.id}: ${Object.entries(result.rateLimits)
               .map(([field, value]) => `${field.toUpperCase()} ${value}`)

@@ -7,7 +7,12 @@ import type { Operations } from '../services.ts';
 type Print = (asJson: boolean | undefined, data: unknown, text: string) => void;
 
 /** `wallets list | show <address> | refund <address> <usd>`: wallet callers' accounts (src/wallets/). */
-export function addWalletCommands(program: Command, services: Operations, op: AuthContext, print: Print): void {
+export function addWalletCommands(
+  program: Command,
+  open: () => Promise<Operations>,
+  op: AuthContext,
+  print: Print,
+): void {
   const wallets = program.command('wallets').description('Wallet callers (sign-in with a wallet, x402 top-ups)');
 
   wallets
@@ -15,7 +20,7 @@ export function addWalletCommands(program: Command, services: Operations, op: Au
     .description('List wallet accounts with their USD credit')
     .option('--json', 'print JSON only')
     .action(async (opts: { json?: boolean }) => {
-      const list = await services.wallets.list(op);
+      const list = await (await open()).wallets.list(op);
       const data = list.map((w) => ({
         accountId: w.accountId,
         walletAddress: w.walletAddress,
@@ -38,7 +43,7 @@ export function addWalletCommands(program: Command, services: Operations, op: Au
     .action(async (address: string, opts: { limit: string; json?: boolean }) => {
       const limit = Number(opts.limit);
       if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new ValidationError('--limit must be 1 to 100');
-      const { balance, ledger } = await services.wallets.show(op, address, { limit, offset: 0 });
+      const { balance, ledger } = await (await open()).wallets.show(op, address, { limit, offset: 0 });
       const lines = ledger.transactions.map(
         (e) =>
           `${e.createdAt}  ${e.type.padEnd(7)}  ${String(e.amount).padStart(14)}  → ${e.balanceAfter}  ${e.modelId}`,
@@ -64,7 +69,7 @@ export function addWalletCommands(program: Command, services: Operations, op: Au
       } catch {
         throw new ValidationError(`"${usd}" is not a decimal amount`);
       }
-      const result = await services.wallets.refund(op, address, amount, opts.note);
+      const result = await (await open()).wallets.refund(op, address, amount, opts.note);
       print(
         opts.json,
         {

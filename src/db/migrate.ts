@@ -4,10 +4,14 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Kysely, Migration, MigrationProvider, MigrationResultSet } from 'kysely';
 import { Migrator, sql } from 'kysely';
 import { MIGRATIONS_DIR as MIGRATIONS_URL } from '../runtime-files.ts';
+import { renameTimestampMigrations } from './migration-names.ts';
 
 export const MIGRATIONS_DIR = fileURLToPath(MIGRATIONS_URL);
 
-/** Loads the timestamp-named files in migrations/ by importing them (.ts under tsx and vitest, .js when built). */
+/**
+ * Loads the files in migrations/ (named as migration-names.ts says) by importing them (.ts under tsx and vitest,
+ * .js when built).
+ */
 class ImportingMigrationProvider implements MigrationProvider {
   async getMigrations(): Promise<Record<string, Migration>> {
     const files = await migrationFiles();
@@ -23,6 +27,7 @@ class ImportingMigrationProvider implements MigrationProvider {
 export class MigrationFailedError extends Error {}
 
 export async function migrateToLatest<T>(db: Kysely<T>): Promise<MigrationResultSet> {
+  await renameTimestampMigrations(db);
   const migrator = new Migrator({ db, provider: new ImportingMigrationProvider() });
   const result = await migrator.migrateToLatest();
   if (result.error) {

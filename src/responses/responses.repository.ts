@@ -1,7 +1,7 @@
 import type { Database } from '../db/database.ts';
 import type { JsonObject } from '../providers/chat/chat-provider.ts';
 
-/* Stored responses (table `responses`, migrations/2026-12-01T12-00-00_responses.ts). */
+/* Stored responses (table `responses`, migrations/0016_responses.ts). */
 
 export interface StoredResponse {
   readonly id: string;

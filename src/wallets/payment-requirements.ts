@@ -10,7 +10,7 @@ export const USDC_EIP712 = { name: 'USD Coin', version: '2' } as const;
 export const X402_VERSION = 2;
 export const PAYMENT_TIMEOUT_SECONDS = 300;
 
-/** One entry of an x402 `accepts` list (scheme `exact`, decisions in docs/api.md#wallet-callers-x402). */
+/** One entry of an x402 `accepts` list (scheme `exact`; docs/api.md#wallet-callers-x402). */
 export interface PaymentRequirement {
   readonly scheme: 'exact';
   readonly network: typeof BASE_NETWORK;

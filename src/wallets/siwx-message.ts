@@ -4,7 +4,7 @@ import { parseSiweMessage } from 'viem/siwe';
 import { AppError, clip, type SiwxCode } from '../errors.ts';
 import { BASE_CHAIN_ID } from './payment-requirements.ts';
 
-/** The sign-in header (decisions: `SIGN-IN-WITH-X`, legacy `X-Sign-In-With-X`), as Node lower-cases them. */
+/** The sign-in header (`SIGN-IN-WITH-X`, legacy `X-Sign-In-With-X`; docs/api.md#wallet-callers-x402), as Node lower-cases them. */
 export const SIWX_HEADER = 'sign-in-with-x';
 export const SIWX_LEGACY_HEADER = 'x-sign-in-with-x';
 

@@ -1,5 +1,5 @@
 /*
- * The answers of POST /x402/top-up that are not the usual `{error, code}` body (decisions in docs/api.md, Top-up):
+ * The answers of POST /x402/top-up that are not the usual `{error, code}` body (docs/api.md#wallet-top-up-x402):
  * a refused payment is `{error: "X402_INVALID_PAYMENT", message, details: {reason}}`. They are kept apart from
  * AppError so their bodies stay exactly these.
  */

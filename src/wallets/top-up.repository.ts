@@ -5,7 +5,7 @@ import type { Database } from '../db/database.ts';
 import type { DB } from '../db/types.generated.ts';
 
 /*
- * The x402_payments table (migrations/2026-11-30T13-00-00_x402_payments.ts, 2026-12-03T08-00-00_x402_payer_nonce.ts):
+ * The x402_payments table (migrations/0011_x402_payments.ts, 0018_x402_payer_nonce.ts):
  * one row per (token, payer, nonce), as EIP-3009 nonces are per authorizer. Every status change is one guarded
  * UPDATE; `settled` (credited) is final, and `failed` rows stay open to the sweep until `closed_at` is set.
  */

@@ -49,7 +49,7 @@ interface Creditable {
 }
 
 /**
- * POST /x402/top-up (decisions in docs/api.md, Top-up): verify an EIP-3009 authorization, record it (unique per
+ * POST /x402/top-up (docs/api.md#wallet-top-up-x402): verify an EIP-3009 authorization, record it (unique per
  * token, payer and nonce), settle it on chain or through a facilitator, then credit the payer's wallet account once.
  * Where a node is configured, whether the authorization paid the receiver is decided on the chain's evidence
  * (top-up-chain.ts), not on who submitted it or whether an answer arrived.
@@ -74,8 +74,8 @@ export class TopUpService {
   }
 
   /**
-   * The 402 of a top-up without a payment (docs/api.md, Wallet top-up): decisions' `{x402Version, accepts}` plus the
-   * error and code every error body carries, and the PAYMENT-REQUIRED header (base64 of `{x402Version, accepts}`).
+   * The 402 of a top-up without a payment (docs/api.md#wallet-top-up-x402): x402 v2's PaymentRequired body
+   * `{x402Version, error, accepts}` (no Lagoon `code`), and the same object base64 in the PAYMENT-REQUIRED header.
    */
   paymentRequired(): { body: TopUpPaymentRequired; header: string } {
     const accepts = this.requirements();

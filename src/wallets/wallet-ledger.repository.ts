@@ -25,7 +25,7 @@ export async function listWalletLedger(
     .select(['id', 'amount', 'balance_after', 'type', 'created_at', 'request_id', 'model_id', 'note'])
     .where('account_id', '=', accountId)
     .where('currency', '=', 'USD')
-    // seq, not created_at: entries settled in one batch share their time (migrations/2026-12-02T08-00-00_ledger_sequence.ts).
+    // seq, not created_at: entries settled in one batch share their time (migrations/0017_ledger_sequence.ts).
     .orderBy('seq', 'desc')
     .limit(page.limit + 1)
     .offset(page.offset)

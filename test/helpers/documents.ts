@@ -6,7 +6,7 @@ import { strFromU8, strToU8, unzipSync, zipSync } from 'fflate';
 
 type Pptx = typeof pptxgenjs.default;
 // pptxgenjs ships CommonJS typings for an ES module: at run time the default import is already the class.
-const PptxGenJS = ((pptxgenjs as unknown as { default?: Pptx }).default ?? pptxgenjs) as Pptx;
+export const PptxGenJS = ((pptxgenjs as unknown as { default?: Pptx }).default ?? pptxgenjs) as Pptx;
 
 /**
  * Realistic test documents, written by widely used generators (PDFKit, docx, PptxGenJS, ExcelJS) into standard

@@ -63,16 +63,18 @@ export async function startServer(env: Record<string, string>): Promise<ServerPr
   };
 }
 
-/** Runs the operator CLI as a separate process, as an operator would. */
+/** Runs the operator CLI as a separate process, as an operator would, with `stdin` (default empty) on its input. */
 export async function runCliProcess(
   args: string[],
   env: Record<string, string>,
+  stdin?: string,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
     cwd: ROOT,
     env: childEnv(env),
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: 'pipe',
   });
+  child.stdin.end(stdin ?? '');
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

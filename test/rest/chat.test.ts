@@ -153,7 +153,7 @@ describe(`REST chat completions on the simulator (${testDatabaseKind})`, () => {
     expect(after.reserved).toBe(0n);
   });
 
-  it('should send SSE exactly as decisions.md §7 (raw)', async () => {
+  it('should stream uncompressed SSE: the role first, a usage chunk whatever include_usage says, then [DONE]', async () => {
     const response = await fetch(`${server.url}/api/v1/chat/completions`, {
       method: 'POST',
       headers: {

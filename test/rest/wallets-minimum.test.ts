@@ -57,7 +57,7 @@ describe.each([
       body: JSON.stringify(body),
     });
 
-  /** The low-credit 402 of decisions §3 for a wallet holding `balanceUsd`, with a fresh challenge. */
+  /** The low-credit 402 (docs/api.md#wallet-callers-x402) for a wallet holding `balanceUsd`, with a fresh challenge. */
   async function expectTopUpRequired(response: Response, balanceUsd: number): Promise<string> {
     expect(response.status).toBe(402);
     expect(response.headers.get('payment-required')).toBeTruthy();

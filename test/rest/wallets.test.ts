@@ -16,7 +16,7 @@ import {
 } from '../helpers/wallets.ts';
 
 /*
- * Wallet callers over HTTP (decisions §2.2, §2.3, §3): real EIP-4361 messages signed by viem local accounts, every
+ * Wallet callers over HTTP (docs/api.md#wallet-callers-x402): real EIP-4361 messages signed by viem local accounts, every
  * sign-in refusal code, 402 bodies, the balance and ledger routes, and wallet-paid chat through the money core.
  */
 

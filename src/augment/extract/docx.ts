@@ -1,3 +1,4 @@
+import { convert, type DomNode, type FormatCallback, type HtmlToTextOptions } from 'html-to-text';
 import mammoth from 'mammoth';
 import { ValidationError } from '../../errors.ts';
 
@@ -6,7 +7,8 @@ const noImages = mammoth.images.imgElement(() => Promise.resolve({ src: '' }));
 
 /**
  * Headings, paragraphs, lists, tables (one row per line, cells tab-separated), footnotes and endnotes in document
- * order (mammoth, reading the document's structure rather than its layout). Never follows external links.
+ * order: mammoth reads the document's structure (not its layout) into HTML, html-to-text turns that into text.
+ * Never follows external links.
  */
 export async function extractDocx(bytes: Uint8Array): Promise<string> {
   let html: string;
@@ -21,61 +23,71 @@ export async function extractDocx(bytes: Uint8Array): Promise<string> {
   } catch {
     throw new ValidationError('The DOCX could not be read: the file is corrupted or not a valid Word document.');
   }
-  return htmlToText(html);
+  return convert(html, TEXT_OPTIONS).trim();
 }
 
-const BLOCK = new Set(['p', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'li', 'ul', 'ol', 'table', 'blockquote', 'pre', 'div']);
-const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
+/** Whether a parsed HTML node is one of the elements `names`. */
+const isTag = (node: DomNode, ...names: string[]) => node.type === 'tag' && names.includes(node.name ?? '');
 
-const decode = (text: string) =>
-  text.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (match, name: string) => {
-    if (name.startsWith('#x') || name.startsWith('#X')) return String.fromCodePoint(Number.parseInt(name.slice(2), 16));
-    if (name.startsWith('#')) return String.fromCodePoint(Number.parseInt(name.slice(1), 10));
-    return ENTITIES[name.toLowerCase()] ?? match;
-  });
-
-/** Mammoth's HTML (a small, regular subset) as plain text. */
-export function htmlToText(html: string): string {
-  const lines: string[] = [];
-  let line = '';
-  let cells: string[] | undefined;
-  let cellDepth = 0;
-  const endLine = () => {
-    if (line.trim().length > 0) lines.push(line.trim());
-    line = '';
-  };
-  // Footnote back-references ("↑") are navigation, not text.
-  const source = html.replace(/<a href="#(?:footnote|endnote)-ref-[^"]*">↑<\/a>/g, '');
-  for (const match of source.matchAll(/<(\/?)([a-z0-9]+)[^>]*>|([^<]+)/gi)) {
-    const [, closing, rawTag, text] = match;
-    if (text !== undefined) {
-      line += decode(text);
-      continue;
-    }
-    const tag = (rawTag ?? '').toLowerCase();
-    if (tag === 'br') line += cellDepth > 0 ? ' ' : '\n';
-    else if (tag === 'tr') {
-      if (closing) {
-        line = (cells ?? []).join('\t').replace(/\t+$/, '');
-        cells = undefined;
-        endLine();
-      } else {
-        endLine();
-        cells = [];
+/**
+ * A table as one line per row, its cells tab-separated, each cell's paragraphs and line breaks joined by spaces
+ * (a nested table flattens into its cell). Empty rows are left out, and so are empty cells that end a row.
+ */
+const tabSeparatedTable: FormatCallback = (table, walk, builder) => {
+  const rows = (nodes: DomNode[]): void => {
+    for (const node of nodes) {
+      if (isTag(node, 'thead', 'tbody', 'tfoot')) rows(node.children);
+      if (!isTag(node, 'tr')) continue;
+      builder.openTableRow();
+      for (const cell of node.children.filter((child) => isTag(child, 'td', 'th'))) {
+        builder.openTableCell();
+        walk(cell.children, builder);
+        builder.closeTableCell();
       }
-    } else if (tag === 'td' || tag === 'th') {
-      if (closing) {
-        cellDepth = Math.max(0, cellDepth - 1);
-        if (cellDepth === 0) {
-          cells?.push(line.replace(/\s+/g, ' ').trim());
-          line = '';
-        }
-      } else cellDepth += 1;
-    } else if (BLOCK.has(tag)) {
-      if (cellDepth > 0) line += ' ';
-      else endLine();
+      builder.closeTableRow();
     }
-  }
-  endLine();
-  return lines.join('\n');
-}
+  };
+  builder.openTable();
+  rows(table.children);
+  builder.closeTable({
+    leadingLineBreaks: 1,
+    trailingLineBreaks: 1,
+    tableToString: (cells) =>
+      cells
+        .map((row) =>
+          row
+            .map((cell) => cell.text.replace(/\s+/g, ' ').trim())
+            .join('\t')
+            .replace(/\t+$/, ''),
+        )
+        .filter((row) => row.length > 0)
+        .join('\n'),
+  });
+};
+
+const oneLine = { leadingLineBreaks: 1, trailingLineBreaks: 1 };
+
+/** Mammoth's HTML as plain text: one line per paragraph, heading and list item; no link targets or images. */
+const TEXT_OPTIONS: HtmlToTextOptions = {
+  wordwrap: false,
+  // The archive limits already bound a document; html-to-text would otherwise cut a long one short.
+  limits: { maxInputLength: Number.POSITIVE_INFINITY },
+  formatters: { tabSeparatedTable },
+  selectors: [
+    { selector: 'a', options: { ignoreHref: true } },
+    // Footnote and endnote back-references ("↑") are navigation, not text.
+    { selector: 'a[href^="#footnote-ref-"]', format: 'skip' },
+    { selector: 'a[href^="#endnote-ref-"]', format: 'skip' },
+    { selector: 'img', format: 'skip' },
+    { selector: 'table', format: 'tabSeparatedTable' },
+    { selector: 'p', options: oneLine },
+    { selector: 'blockquote', options: { ...oneLine, trimEmptyLines: true } },
+    { selector: 'pre', options: oneLine },
+    { selector: 'ul', options: { ...oneLine, itemPrefix: '- ' } },
+    { selector: 'ol', options: oneLine },
+    ...['h1', 'h2', 'h3', 'h4', 'h5', 'h6'].map((selector) => ({
+      selector,
+      options: { ...oneLine, uppercase: false },
+    })),
+  ],
+};

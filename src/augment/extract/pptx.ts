@@ -1,8 +1,21 @@
+import { DOMParser, MIME_TYPE, type Document, type Element, type Node } from '@xmldom/xmldom';
 import { ValidationError } from '../../errors.ts';
 import { readZipText, type ZipEntry } from './zip.ts';
 
-const DRAWINGML = 'http://schemas.openxmlformats.org/drawingml/2006/main';
-const PRESENTATIONML = 'http://schemas.openxmlformats.org/presentationml/2006/main';
+/** DrawingML (text, tables) and PresentationML, in their transitional and strict namespaces. */
+const DRAWINGML = [
+  'http://schemas.openxmlformats.org/drawingml/2006/main',
+  'http://purl.oclc.org/ooxml/drawingml/main',
+];
+const PRESENTATIONML = [
+  'http://schemas.openxmlformats.org/presentationml/2006/main',
+  'http://purl.oclc.org/ooxml/presentationml/main',
+];
+const RELATIONSHIPS = [
+  'http://schemas.openxmlformats.org/officeDocument/2006/relationships',
+  'http://purl.oclc.org/ooxml/officeDocument/relationships',
+];
+const MARKUP_COMPATIBILITY = 'http://schemas.openxmlformats.org/markup-compatibility/2006';
 const REL_TYPE = /\/(officeDocument|slide|notesSlide|diagramData)$/;
 
 interface Relationship {
@@ -12,19 +25,23 @@ interface Relationship {
 }
 
 /**
- * Every slide's text (SmartArt included) and then its speaker notes, slide by slide in presentation order. Order and notes come from
- * the package's relationships (presentation → slides → notes), never from part file names, which tools do not
- * keep in step with the slide order. Slide-number, date and thumbnail placeholders of notes pages are skipped.
+ * Every slide's text (tables and SmartArt included) and then its speaker notes, slide by slide in presentation
+ * order. Order and notes come from the package's relationships (presentation → slides → notes), never from part
+ * file names, which tools do not keep in step with the slide order. Slide-number, date and thumbnail placeholders
+ * of notes pages are skipped. The parts are read with an XML parser, so entities and character references come
+ * out as the characters they stand for.
  */
 export function extractPptx(bytes: Uint8Array, entries: readonly ZipEntry[]): string {
-  const read = (path: string) => readZipText(bytes, entries, path);
+  const read = (path: string): Document | undefined => {
+    const xml = readZipText(bytes, entries, path);
+    return xml === undefined ? undefined : parseXml(xml, path);
+  };
   const root = relationships(read('_rels/.rels'), '');
   const presentationPath = root.find((rel) => rel.type === 'officeDocument')?.target ?? 'ppt/presentation.xml';
   const presentation = read(presentationPath);
   if (presentation === undefined) throw new ValidationError('The PPTX could not be read: it has no presentation part.');
   const presentationRels = relationships(read(relsPathOf(presentationPath)), dirOf(presentationPath));
-  const slideIds = sldIdList(presentation);
-  const slides = slideIds
+  const slides = slideIds(presentation)
     .map((id) => presentationRels.find((rel) => rel.id === id && rel.type === 'slide')?.target)
     .filter((path): path is string => path !== undefined);
 
@@ -35,8 +52,10 @@ export function extractPptx(bytes: Uint8Array, entries: readonly ZipEntry[]): st
     const lines = drawingText(slide);
     const slideRels = relationships(read(relsPathOf(slidePath)), dirOf(slidePath));
     // SmartArt keeps its text in a diagram data part of its own.
-    for (const rel of slideRels.filter((r) => r.type === 'diagramData'))
-      lines.push(...drawingText(read(rel.target) ?? ''));
+    for (const rel of slideRels.filter((r) => r.type === 'diagramData')) {
+      const diagram = read(rel.target);
+      if (diagram) lines.push(...drawingText(diagram));
+    }
     const notesPath = slideRels.find((rel) => rel.type === 'notesSlide')?.target;
     const notes = notesPath ? read(notesPath) : undefined;
     if (notes !== undefined) lines.push(...notesText(notes));
@@ -45,29 +64,42 @@ export function extractPptx(bytes: Uint8Array, entries: readonly ZipEntry[]): st
   return blocks.join('\n\n');
 }
 
-/** r:ids of `<p:sldIdLst>` in order. */
-function sldIdList(xml: string): string[] {
-  const list = /<(?:\w+:)?sldIdLst\b[^>]*>([\s\S]*?)<\/(?:\w+:)?sldIdLst>/.exec(xml)?.[1] ?? '';
-  return [...list.matchAll(/<(?:\w+:)?sldId\b([^>]*)>/g)]
-    .map((m) => attributes(m[1] ?? ''))
-    .map((attrs) => Object.entries(attrs).find(([name]) => name.endsWith(':id'))?.[1] ?? '');
+function parseXml(xml: string, path: string): Document {
+  const refuse = () => new ValidationError(`The PPTX could not be read: ${path} is not well-formed XML.`);
+  try {
+    return new DOMParser({
+      onError: (level) => {
+        if (level !== 'warning') throw refuse();
+      },
+    }).parseFromString(xml, MIME_TYPE.XML_TEXT);
+  } catch {
+    throw refuse();
+  }
 }
 
-function relationships(xml: string | undefined, baseDir: string): Relationship[] {
-  if (!xml) return [];
-  return [...xml.matchAll(/<(?:\w+:)?Relationship\b([^>]*)>/g)].flatMap((m) => {
-    const attrs = attributes(m[1] ?? '');
-    const kind = REL_TYPE.exec(attrs.Type ?? '')?.[1];
-    if (!kind || !attrs.Id || !attrs.Target || attrs.TargetMode === 'External') return [];
-    return [{ id: attrs.Id, type: kind, target: resolvePart(baseDir, attrs.Target) }];
+const isElement = (node: Node): node is Element => node.nodeType === node.ELEMENT_NODE;
+const children = (node: Node): Element[] => Array.from(node.childNodes).filter(isElement);
+const is = (node: Element, namespaces: readonly string[], name: string) =>
+  node.localName === name && namespaces.includes(node.namespaceURI ?? '');
+const descendants = (root: Document | Element, namespaces: readonly string[], name: string): Element[] =>
+  namespaces.flatMap((namespace) => Array.from(root.getElementsByTagNameNS(namespace, name)));
+
+/** The r:ids of the presentation's slide list, in order. */
+function slideIds(presentation: Document): string[] {
+  return descendants(presentation, PRESENTATIONML, 'sldId').map(
+    (slide) => RELATIONSHIPS.map((namespace) => slide.getAttributeNS(namespace, 'id')).find(Boolean) ?? '',
+  );
+}
+
+function relationships(rels: Document | undefined, baseDir: string): Relationship[] {
+  if (!rels) return [];
+  return Array.from(rels.getElementsByTagName('Relationship')).flatMap((rel) => {
+    const kind = REL_TYPE.exec(rel.getAttribute('Type') ?? '')?.[1];
+    const id = rel.getAttribute('Id');
+    const target = rel.getAttribute('Target');
+    if (!kind || !id || !target || rel.getAttribute('TargetMode') === 'External') return [];
+    return [{ id, type: kind, target: resolvePart(baseDir, target) }];
   });
-}
-
-function attributes(source: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const m of source.matchAll(/([\w:.-]+)\s*=\s*(?:"([^"]*)"|'([^']*)')/g))
-    out[m[1] ?? ''] = decodeXml(m[2] ?? m[3] ?? '');
-  return out;
 }
 
 const dirOf = (path: string) => path.slice(0, path.lastIndexOf('/') + 1);
@@ -84,70 +116,56 @@ function resolvePart(baseDir: string, target: string): string {
   return decodeURIComponent(out.join('/'));
 }
 
-function prefixOf(xml: string, namespace: string, fallback: string): string {
-  const escaped = namespace.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
-  return new RegExp(`xmlns:([\\w.-]+)="${escaped}"`).exec(xml)?.[1] ?? fallback;
-}
-
 /** Speaker notes: the body placeholder(s) of the notes page, not its slide image, number, date or footer. */
-function notesText(xml: string): string[] {
-  const p = prefixOf(xml, PRESENTATIONML, 'p');
-  const shapes = xml.match(new RegExp(`<${p}:sp\\b[\\s\\S]*?</${p}:sp>`, 'g')) ?? [];
-  return shapes
+function notesText(notes: Document): string[] {
+  return descendants(notes, PRESENTATIONML, 'sp')
     .filter((shape) => {
-      const type = new RegExp(`<${p}:ph\\b[^>]*\\btype="([^"]*)"`).exec(shape)?.[1];
-      return type === undefined || type === 'body' || type === 'obj';
+      const type = descendants(shape, PRESENTATIONML, 'ph')[0]?.getAttribute('type');
+      return !type || type === 'body' || type === 'obj';
     })
-    .flatMap((shape) => drawingText(shape, prefixOf(xml, DRAWINGML, 'a')));
+    .flatMap((shape) => drawingText(shape));
 }
 
-/** DrawingML paragraphs in document order; a table row becomes one line of tab-separated cells. */
-function drawingText(xml: string, prefix = prefixOf(xml, DRAWINGML, 'a')): string[] {
-  // Alternate content repeats the same shapes for older readers; read only the preferred choice.
-  const source = xml.replace(/<mc:Fallback\b[\s\S]*?<\/mc:Fallback>/g, '');
+/** DrawingML paragraphs in document order, one line each; a table row becomes one line of tab-separated cells. */
+function drawingText(root: Document | Element): string[] {
   const lines: string[] = [];
-  let paragraph = '';
-  let cell: string | undefined;
-  let cells: string[] | undefined;
-  const tags = new RegExp(`<(/?)${prefix}:(p|t|br|tc|tr)\\b[^>]*?(/?)>`, 'g');
-  for (let m = tags.exec(source); m; m = tags.exec(source)) {
-    const [, closing, tag, selfClosing] = m;
-    if (tag === 't' && !closing && !selfClosing) {
-      const end = source.indexOf(`</${prefix}:t>`, tags.lastIndex);
-      if (end < 0) break;
-      paragraph += decodeXml(source.slice(tags.lastIndex, end));
-      tags.lastIndex = end;
-    } else if (tag === 'br') paragraph += cell === undefined ? '\n' : ' ';
-    else if (tag === 'p' && (closing || selfClosing)) {
-      const text = paragraph.trim();
-      paragraph = '';
-      if (cell !== undefined) cell = cell ? `${cell} ${text}`.trim() : text;
-      else if (text) lines.push(text);
-    } else if (tag === 'tc') {
-      if (!closing) cell = '';
-      else if (cell !== undefined) {
-        cells?.push(cell);
-        cell = undefined;
-      }
-    } else if (tag === 'tr') {
-      if (!closing) cells = [];
-      else {
-        const row = (cells ?? []).join('\t').replace(/\t+$/, '');
-        if (row) lines.push(row);
-        cells = undefined;
-      }
+  const visit = (node: Node): void => {
+    for (const child of children(node)) {
+      // Alternate content repeats the same shapes for older readers; read only the preferred choice.
+      if (child.localName === 'Fallback' && child.namespaceURI === MARKUP_COMPATIBILITY) continue;
+      if (is(child, DRAWINGML, 'tbl')) lines.push(...tableRows(child));
+      else if (is(child, DRAWINGML, 'p')) {
+        const text = paragraphText(child).trim();
+        if (text) lines.push(text);
+      } else visit(child);
     }
-  }
+  };
+  visit(root);
   return lines;
 }
 
-const XML_ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
+/** A table's rows, cells tab-separated; a cell's paragraphs and line breaks are joined by spaces. */
+function tableRows(table: Element): string[] {
+  return descendants(table, DRAWINGML, 'tr')
+    .filter((row) => row.parentNode === table)
+    .map((row) =>
+      children(row)
+        .filter((cell) => is(cell, DRAWINGML, 'tc'))
+        .map((cell) => drawingText(cell).join(' ').replace(/\s+/g, ' ').trim())
+        .join('\t')
+        .replace(/\t+$/, ''),
+    )
+    .filter((row) => row.length > 0);
+}
 
-function decodeXml(text: string): string {
-  return text.replace(/&(#x[0-9a-f]+|#\d+|amp|lt|gt|quot|apos);/gi, (_m, name: string) => {
-    if (name[0] !== '#') return XML_ENTITIES[name.toLowerCase()] ?? '';
-    const code =
-      name[1] === 'x' || name[1] === 'X' ? Number.parseInt(name.slice(2), 16) : Number.parseInt(name.slice(1), 10);
-    return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : '';
-  });
+/** The runs, fields and line breaks of one paragraph. */
+function paragraphText(paragraph: Element): string {
+  let text = '';
+  for (const child of children(paragraph)) {
+    if (child.localName === 'Fallback' && child.namespaceURI === MARKUP_COMPATIBILITY) continue;
+    if (is(child, DRAWINGML, 't')) text += child.textContent ?? '';
+    else if (is(child, DRAWINGML, 'br')) text += '\n';
+    else text += paragraphText(child);
+  }
+  return text;
 }

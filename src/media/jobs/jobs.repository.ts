@@ -5,7 +5,7 @@ import type { Database } from '../../db/database.ts';
 import type { JobsTable } from '../../db/types.generated.ts';
 import type { JobKind, JobRequest } from '../../providers/jobs/job-engine.ts';
 
-/* The jobs table (migrations/2026-11-30T09-00-00_jobs.ts): every status change is one guarded UPDATE. */
+/* The jobs table (migrations/0009_jobs.ts): every status change is one guarded UPDATE. */
 
 export type JobStatus = 'QUEUED' | 'PROCESSING' | 'COMPLETED' | 'FAILED';
 export type JobRow = Selectable<JobsTable>;
