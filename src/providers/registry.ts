@@ -19,6 +19,8 @@ import { OpenAIImagesEngine } from './image/openai-images.adapter.ts';
 import { SimulatorImageEngine } from './image/simulator.engine.ts';
 import type { JobEngine } from './jobs/job-engine.ts';
 import { QueueApiJobEngine } from './jobs/queue-api.engine.ts';
+import { HttpJsonRpcUpstream, jsonRpcSettingsOf } from './json-rpc/http.adapter.ts';
+import type { JsonRpcUpstream } from './json-rpc/json-rpc-upstream.ts';
 import { SimulatorJobEngine } from './jobs/simulator-jobs.engine.ts';
 import { parseProviderOptions } from './provider-options.ts';
 import { BRAVE_DEFAULT_BASE_URL, BraveAdapter } from './search/brave.adapter.ts';
@@ -38,7 +40,7 @@ import type { TranscriptionEngine } from './transcription/transcription-engine.t
 /*
  * Every provider type of the operator config, with the engines it makes, one line each: the gateways build their
  * engines from here only. A new engine type is a folder under src/providers/ and a line below (docs/architecture.md).
- * JSON-RPC nodes (`json-rpc`) are built per network by src/crypto-rpc/networks.ts.
+ * JSON-RPC nodes are grouped by network by src/crypto-rpc/networks.ts.
  */
 
 export type ChatEngine = ChatProvider & { close?(): Promise<void> };
@@ -57,6 +59,7 @@ export interface EngineFactories {
   readonly transcription?: (config: ProviderConfig) => TranscriptionEngine;
   readonly jobs?: (config: ProviderConfig) => JobEngine;
   readonly search?: (config: ProviderConfig) => SearchProvider;
+  readonly jsonRpc?: (config: ProviderConfig) => JsonRpcUpstream;
 }
 
 export type EngineRole = keyof EngineFactories;
@@ -113,7 +116,7 @@ export const PROVIDER_REGISTRY: { readonly [T in ProviderType]: EngineFactories 
     search: (config) => new SearxngAdapter(config.id, search(config), SearxngOptions.parse(config.options ?? {})),
   },
   brave: { search: (config) => new BraveAdapter(config.id, search(config), config.apiKey ?? '') },
-  'json-rpc': {},
+  'json-rpc': { jsonRpc: (config) => new HttpJsonRpcUpstream(config.id, jsonRpcSettingsOf(config)) },
 };
 
 /** The factory of `role` for a provider, if its type makes such an engine. */
