@@ -13,6 +13,7 @@ import { migrateToLatest } from './db/migrate.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { Metrics } from './metrics.ts';
 import { loadOperatorConfig } from './operator-config/load.ts';
+import { withEnvProviders } from './operator-config/env-providers.ts';
 import { PACKAGE_JSON } from './runtime-files.ts';
 import { createServices, type Services } from './services.ts';
 
@@ -47,7 +48,10 @@ export const VERSION: string = (JSON.parse(readFileSync(PACKAGE_JSON, 'utf8')) a
 export async function createApp(config: Config, options: AppOptions = {}): Promise<App> {
   const logger = options.logger ?? createLogger(config.logLevel);
   // A bad operator config stops the start before anything else happens (the error names each bad path).
-  const operatorConfig = await loadOperatorConfig(config.operatorConfigPath);
+  // The env shortcuts' providers join the file's here, once: every gateway reads the one list.
+  const operatorConfig = withEnvProviders(await loadOperatorConfig(config.operatorConfigPath), config, (message) =>
+    logger.warn(message),
+  );
   const database =
     options.database ??
     (await openDatabase({

@@ -29,7 +29,8 @@ import type { ResponsesService } from './responses/responses.service.ts';
 import type { TranscriptionService } from './transcription/transcription.service.ts';
 import type { SpeechService } from './media/speech/create.ts';
 import type { OperatorConfig } from './operator-config/schema.ts';
-import type { ChatGateway, UpstreamMetrics } from './providers/chat/chat-gateway.ts';
+import type { ChatGateway } from './providers/chat/chat-gateway.ts';
+import type { UpstreamMetrics } from './providers/upstream-pool.ts';
 import type { ModelDiscovery } from './providers/chat/model-discovery.ts';
 import type { RateLimitService } from './rate-limits/rate-limit-status.ts';
 import type { RateLimiter } from './rate-limits/rate-limiter.ts';
@@ -117,12 +118,14 @@ export interface Services extends Operations {
 }
 
 export type ServiceOptions = Pick<Config, 'auth' | 'billing'> & {
-  /** Web search env shortcuts and the operator file's providers and `search` mapping (none: search answers 503). */
-  readonly search?: Config['search'];
+  /**
+   * The operator file with the env shortcuts' providers merged in (src/operator-config/env-providers.ts): every
+   * engine is built from its `providers`. No search provider and no `search` mapping: search answers 503.
+   */
   readonly operatorConfig?: Pick<OperatorConfig, 'providers' | 'search' | 'discovery' | 'chat' | 'rpc' | 'rateLimits'>;
   /** Crypto RPC env shortcuts (RPC_UPSTREAM_*, price per credit); none and no `rpc` section: no network is served. */
   readonly rpc?: Config['rpc'];
-  /** The zero-config chat upstream (OPENAI_COMPATIBLE_*). */
+  /** The zero-config chat upstream's model-list refresh (its provider is in `operatorConfig.providers`). */
   readonly chatUpstream?: Config['chatUpstream'];
   /** Where upstream calls are counted (the app's Prometheus metrics). */
   readonly metrics?: UpstreamMetrics;

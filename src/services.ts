@@ -150,7 +150,6 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
   const searchRoutes = buildSearchRoutes({
     providers: options.operatorConfig?.providers ?? [],
     mapping: options.operatorConfig?.search,
-    env: options.search,
   });
   const search = new SearchService({ billing, router: new SearchRouter(searchRoutes), logger, rateLimiter });
   const parser = options.textParser;
@@ -188,7 +187,6 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
   const chatGateway = new ChatGateway({
     // Without an operator config (tests wiring services directly) the built-in simulator still serves.
     providers: options.operatorConfig?.providers ?? [{ id: 'simulator', type: 'simulator' }],
-    env: options.chatUpstream,
     logger,
     metrics: options.metrics,
   });
@@ -273,6 +271,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     providers: options.operatorConfig?.providers,
     rateLimiter,
     maxCalls: options.speech?.maxCalls,
+    metrics: options.metrics,
   });
   lifecycle.add('speech engines', { stop: () => speech.close() });
   const embeddings = new EmbeddingService({
@@ -283,6 +282,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     gateway: new EmbeddingGateway(
       options.operatorConfig?.providers ?? [{ id: 'simulator', type: 'simulator' }],
       logger,
+      options.metrics,
     ),
   });
   lifecycle.add('embedding engines', { stop: () => embeddings.close() });
@@ -293,6 +293,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     gateway: new TranscriptionGateway(
       options.operatorConfig?.providers ?? [{ id: 'simulator', type: 'simulator' }],
       logger,
+      options.metrics,
     ),
   });
   lifecycle.add('transcription engines', { stop: () => transcription.close() });
@@ -327,6 +328,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
       options: options.jobs,
       webScraping: options.operatorConfig?.chat?.webScraping,
       rateLimiter,
+      metrics: options.metrics,
     },
     lifecycle,
   );

@@ -1,8 +1,9 @@
 import { formatAtto, parseAtto, type Atto } from '../billing/money.ts';
 import type { ProviderConfig } from '../operator-config/schema.ts';
 import type { RpcConfig } from '../operator-config/rpc-config.ts';
-import { HttpJsonRpcUpstream } from '../providers/json-rpc/http.adapter.ts';
-import type { JsonRpcUpstream, JsonRpcUpstreamSettings } from '../providers/json-rpc/json-rpc-upstream.ts';
+import { HttpJsonRpcUpstream, JSON_RPC_DEFAULTS } from '../providers/json-rpc/http.adapter.ts';
+import type { JsonRpcUpstream } from '../providers/json-rpc/json-rpc-upstream.ts';
+import { factoryOf } from '../providers/registry.ts';
 import { JsonRpcUpstreamSet } from '../providers/json-rpc/upstream-set.ts';
 import { DEFAULT_CAPS, RPC_TIERS, type CapLimits, type RpcTier } from './caps.ts';
 import { defaultBaseCredits, familyOfSlug, type ChainFamily } from './chains.ts';
@@ -34,12 +35,7 @@ export interface RpcSetup {
   readonly costHeaderPrefixes: readonly string[];
 }
 
-export const RPC_DEFAULTS = {
-  timeoutMs: 30_000,
-  cooldownMs: 15_000,
-  maxResponseBytes: 64 * 1024 * 1024,
-  connections: 64,
-} as const;
+export const RPC_DEFAULTS = { ...JSON_RPC_DEFAULTS, cooldownMs: 15_000 } as const;
 
 /**
  * The served networks: the operator file's `rpc.networks` (URLs or json-rpc providers), then the
@@ -66,7 +62,10 @@ export function buildRpcSetup(input: {
   const fromProvider = (config: ProviderConfig): JsonRpcUpstream => {
     let upstream = shared.get(config.id);
     if (!upstream) {
-      upstream = new HttpJsonRpcUpstream(config.id, providerSettings(config));
+      // Only json-rpc providers reach here (the filter above), and their type makes a node.
+      const make = factoryOf(config, 'jsonRpc');
+      if (!make) throw new Error(`Provider "${config.id}" is not a JSON-RPC node`);
+      upstream = make(config);
       shared.set(config.id, upstream);
     }
     return upstream;
@@ -113,30 +112,6 @@ export function buildRpcSetup(input: {
   const extraPrefix = input.rpc?.costHeaderPrefix?.toLowerCase();
   const costHeaderPrefixes = ['x-service', ...(extraPrefix && extraPrefix !== 'x-service' ? [extraPrefix] : [])];
   return { networks, pricePerCreditAtto, pricePerCreditUsd: formatAtto(pricePerCreditAtto), caps, costHeaderPrefixes };
-}
-
-/** A json-rpc provider: its baseUrl, timeout and headers; an apiKey is sent as a Bearer token unless headers set Authorization. */
-function providerSettings(config: ProviderConfig): JsonRpcUpstreamSettings {
-  const headers: Record<string, string> = {
-    ...(config.apiKey ? { authorization: `Bearer ${config.apiKey}` } : {}),
-    ...config.headers,
-  };
-  const options = config.options ?? {};
-  const connections =
-    typeof options.connections === 'number' && options.connections > 0
-      ? Math.floor(options.connections)
-      : RPC_DEFAULTS.connections;
-  const maxResponseBytes =
-    typeof options.maxResponseBytes === 'number' && options.maxResponseBytes > 0
-      ? Math.floor(options.maxResponseBytes)
-      : RPC_DEFAULTS.maxResponseBytes;
-  return {
-    url: config.baseUrl ?? '',
-    timeoutMs: config.timeoutMs ?? RPC_DEFAULTS.timeoutMs,
-    headers,
-    maxResponseBytes,
-    connections,
-  };
 }
 
 function definedOnly<T extends object>(value: T | undefined): Partial<T> {

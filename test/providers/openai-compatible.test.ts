@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ChatUpstreamError } from '../../src/providers/chat/upstream-errors.ts';
+import { ChatUpstreamError } from '../../src/providers/upstream-errors.ts';
 import { collect, contentOf, failure, reasoningOf, request, useAdapterUpstream } from '../helpers/openai-adapter.ts';
 import { DEFAULT_REPLY_CONTENT, type OpenAIUpstream } from '../helpers/openai-upstream.ts';
 

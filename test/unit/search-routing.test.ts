@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorStatus } from '../../rest/error-map.ts';
 import { UpstreamError, type AppError } from '../../src/errors.ts';
-import type { ProviderConfig } from '../../src/operator-config/schema.ts';
+import { withEnvProviders } from '../../src/operator-config/env-providers.ts';
+import type { ProviderConfig, SearchMapping } from '../../src/operator-config/schema.ts';
 import { BraveAdapter } from '../../src/providers/search/brave.adapter.ts';
 import {
   isoDate,
@@ -13,7 +14,14 @@ import { buildSearchRoutes, SearchRouter, type SearchTarget } from '../../src/pr
 import { SearxngAdapter } from '../../src/providers/search/searxng.adapter.ts';
 import { rawBody, startBrave, startSearxng, status, type FakeUpstream } from '../helpers/search-upstreams.ts';
 
-const NO_ENV = { searxngUrl: undefined, braveApiKey: undefined, braveUrl: undefined };
+type SearchEnv = Record<'searxngUrl' | 'braveApiKey' | 'braveUrl', string | undefined>;
+const NO_ENV: SearchEnv = { searxngUrl: undefined, braveApiKey: undefined, braveUrl: undefined };
+/** The routes of the operator's providers with the search env shortcuts merged in, as the app loads them. */
+const routesOf = (input: { providers: ProviderConfig[]; mapping: SearchMapping | undefined; env: SearchEnv }) =>
+  buildSearchRoutes({
+    providers: withEnvProviders({ providers: input.providers }, { search: input.env }).providers,
+    mapping: input.mapping,
+  });
 const describeRoutes = (routes: Record<string, SearchTarget[]>) =>
   Object.fromEntries(
     Object.entries(routes).map(([id, targets]) => [
@@ -28,24 +36,24 @@ describe(buildSearchRoutes.name, () => {
   const simulator: ProviderConfig = { id: 'simulator', type: 'simulator' };
 
   it('should serve nothing without configuration', () => {
-    expect(describeRoutes(buildSearchRoutes({ providers: [simulator], mapping: {}, env: NO_ENV }))).toEqual({
+    expect(describeRoutes(routesOf({ providers: [simulator], mapping: {}, env: NO_ENV }))).toEqual({
       brave: [],
       google: [],
     });
   });
 
   it('should let SEARXNG_URL alone serve both identifiers with the engine hint', () => {
-    const routes = buildSearchRoutes({ providers: [], mapping: undefined, env: { ...NO_ENV, searxngUrl: 'http://s' } });
+    const routes = routesOf({ providers: [], mapping: undefined, env: { ...NO_ENV, searxngUrl: 'http://s' } });
     expect(describeRoutes(routes)).toEqual({ brave: ['env:searxng?brave'], google: ['env:searxng?google'] });
   });
 
   it('should let BRAVE_SEARCH_API_KEY alone serve both identifiers', () => {
-    const routes = buildSearchRoutes({ providers: [], mapping: undefined, env: { ...NO_ENV, braveApiKey: 'k' } });
+    const routes = routesOf({ providers: [], mapping: undefined, env: { ...NO_ENV, braveApiKey: 'k' } });
     expect(describeRoutes(routes)).toEqual({ brave: ['env:brave'], google: ['env:brave'] });
   });
 
   it('should prefer the Brave API for brave and SearXNG for google when both are set, the other as fallback', () => {
-    const routes = buildSearchRoutes({
+    const routes = routesOf({
       providers: [],
       mapping: undefined,
       env: { searxngUrl: 'http://s', braveApiKey: 'k', braveUrl: undefined },
@@ -57,7 +65,7 @@ describe(buildSearchRoutes.name, () => {
   });
 
   it('should use the operator mapping exactly, and every search provider for an unmapped identifier', () => {
-    const routes = buildSearchRoutes({
+    const routes = routesOf({
       providers: [simulator, searx, braveApi],
       mapping: { google: ['searx', 'brave-api'] },
       env: { ...NO_ENV, searxngUrl: 'http://s' },

@@ -8,7 +8,7 @@ import type { CatalogService } from '../../catalog/catalog.service.ts';
 import type { CatalogModel } from '../../catalog/model.ts';
 import { clip, ForbiddenError, InvalidModelError, UpstreamError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
-import { brokenError, cancelledError } from '../../providers/chat/upstream-errors.ts';
+import { brokenError, cancelledError } from '../../providers/upstream-errors.ts';
 import type { GenerateImageRequest, ImageFormat } from '../../providers/image/image-engine.ts';
 import type { ImageGateway } from '../../providers/image/image-gateway.ts';
 import { parseInput } from '../../validation.ts';

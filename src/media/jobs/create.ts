@@ -6,10 +6,9 @@ import { periodic, type Lifecycle } from '../../lifecycle.ts';
 import type { EventBus } from '../../events/event-bus.ts';
 import type { Logger } from '../../logger.ts';
 import type { ProviderConfig } from '../../operator-config/schema.ts';
-import type { JobEngine } from '../../providers/jobs/job-engine.ts';
-import { QueueApiJobEngine } from '../../providers/jobs/queue-api.engine.ts';
+import { JobGateway } from '../../providers/jobs/job-gateway.ts';
+import type { UpstreamMetrics } from '../../providers/upstream-pool.ts';
 import type { RateLimiter } from '../../rate-limits/rate-limiter.ts';
-import { SimulatorJobEngine } from '../../providers/jobs/simulator-jobs.engine.ts';
 import type { MediaLinks } from '../media-links.ts';
 import type { MediaStore } from '../media-store.ts';
 import { WebScrapingConfigSchema, type WebScrapingConfig } from '../../operator-config/schema.ts';
@@ -40,15 +39,6 @@ export interface JobServices {
   readonly queue: JobQueue;
 }
 
-/** One engine per provider that makes queued media: the built-in simulator, and each `queue` API provider. */
-export function createJobEngines(providers: readonly ProviderConfig[] | undefined): Map<string, JobEngine> {
-  const engines = new Map<string, JobEngine>();
-  for (const provider of providers ?? [{ id: 'simulator', type: 'simulator' as const }])
-    if (provider.type === 'simulator') engines.set(provider.id, new SimulatorJobEngine(provider.id));
-    else if (provider.type === 'queue') engines.set(provider.id, new QueueApiJobEngine(provider));
-  return engines;
-}
-
 /**
  * Wires queued jobs: the service (API side), the runner (worker side) and the pg-boss queue between them; the
  * queue (and with it the workers) starts and stops with the process's other background work.
@@ -70,13 +60,15 @@ export function createJobServices(
     /** How often completed jobs past their retention are deleted (LAGOON_MEDIA_SWEEP_SECONDS). */
     retentionSweepMs?: number | undefined;
     rateLimiter?: RateLimiter | undefined;
+    metrics?: UpstreamMetrics | undefined;
   },
   lifecycle?: Lifecycle,
 ): JobServices {
   const options = deps.options ?? DEFAULTS;
   const runner = new JobRunner({
     ...deps,
-    engines: createJobEngines(deps.providers),
+    // Without an operator config (tests wiring services directly) the built-in simulator still serves.
+    engines: new JobGateway(deps.providers ?? [{ id: 'simulator', type: 'simulator' }], deps),
     queueEntries: QUEUE_ENTRIES,
     options: { holdTtlMs: options.holdTtlMs, mediaTtlMs: options.mediaTtlMs },
   });
@@ -110,7 +102,7 @@ export function createJobServices(
     stop: async () => {
       await queue.stop();
       await inputs.close();
-      for (const engine of runner.engines.values()) await engine.close?.();
+      await runner.engines.close();
     },
   });
   lifecycle?.add(

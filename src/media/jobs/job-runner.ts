@@ -7,7 +7,8 @@ import type { Database } from '../../db/database.ts';
 import { AppError, ValidationError } from '../../errors.ts';
 import type { EventBus } from '../../events/event-bus.ts';
 import type { Logger } from '../../logger.ts';
-import { JobRefusedError, type JobEngine, type JobRequest } from '../../providers/jobs/job-engine.ts';
+import { JobRefusedError, type JobRequest } from '../../providers/jobs/job-engine.ts';
+import type { JobGateway } from '../../providers/jobs/job-gateway.ts';
 import type { MediaStore } from '../media-store.ts';
 import type { Attempt } from './job-queue.ts';
 import { resultMedia } from './job-result.ts';
@@ -35,7 +36,7 @@ class PermanentJobError extends Error {}
  */
 export class JobRunner {
   /** Engines by provider id (tests may swap one in). */
-  readonly engines: Map<string, JobEngine>;
+  readonly engines: JobGateway;
 
   constructor(
     private readonly deps: {
@@ -43,7 +44,7 @@ export class JobRunner {
       readonly billing: BillingService;
       readonly catalog: CatalogService;
       readonly media: MediaStore;
-      readonly engines: Map<string, JobEngine>;
+      readonly engines: JobGateway;
       readonly logger: Logger;
       readonly options: JobRunnerOptions;
       /** Where each status/progress change is announced (GraphQL jobUpdated in any process). */
@@ -72,7 +73,7 @@ export class JobRunner {
       const upstream = model?.providers.find((p) => p.providerId === job.provider_id)?.upstreamModel ?? job.model_id;
       const request = repo.decodeRequest(job.request);
       const started = Date.now();
-      const result = await engine.run(upstream, request, {
+      const result = await this.engines.run(job.provider_id, upstream, request, {
         signal: attempt.signal,
         progress: this.progressReporter(job.id, job.attempts),
       });

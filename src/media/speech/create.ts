@@ -5,6 +5,7 @@ import type { Database } from '../../db/database.ts';
 import type { Logger } from '../../logger.ts';
 import type { ProviderConfig } from '../../operator-config/schema.ts';
 import { SpeechGateway, type SpeechEngineEntry } from '../../providers/speech/speech-gateway.ts';
+import type { UpstreamMetrics } from '../../providers/upstream-pool.ts';
 import { SpeechService } from './speech.service.ts';
 
 export type { SpeechService } from './speech.service.ts';
@@ -22,10 +23,12 @@ export function createSpeechService(deps: {
   extra?: readonly SpeechEngineEntry[];
   /** Built-in speech calls in flight at most (LAGOON_SPEECH_MAX_CALLS; 0 or none: 4 per eSpeak thread). */
   maxCalls?: number | undefined;
+  metrics?: UpstreamMetrics | undefined;
 }): SpeechService {
   const gateway = new SpeechGateway({
     providers: deps.providers ?? [{ id: 'simulator', type: 'simulator' }],
     logger: deps.logger,
+    metrics: deps.metrics,
     extra: deps.extra,
     espeakMaxCalls: deps.maxCalls || undefined,
   });

@@ -10,7 +10,7 @@ import type { Database } from '../../db/database.ts';
 import type { Logger } from '../../logger.ts';
 import type { AudioFormat, SpeechRequest } from '../../providers/speech/speech-engine.ts';
 import type { SpeechGateway } from '../../providers/speech/speech-gateway.ts';
-import { cancelledError } from '../../providers/chat/upstream-errors.ts';
+import { cancelledError } from '../../providers/upstream-errors.ts';
 import { parseInput } from '../../validation.ts';
 import { billedCharacters, speechCost, speechUsage } from './speech-pricing.ts';
 import {

@@ -7,7 +7,7 @@ import type { CatalogService } from '../../catalog/catalog.service.ts';
 import type { Database } from '../../db/database.ts';
 import { PayloadTooLargeError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
-import { cancelledError } from '../../providers/chat/upstream-errors.ts';
+import { cancelledError } from '../../providers/upstream-errors.ts';
 import { decodeToPcm } from '../../providers/speech/ffmpeg.ts';
 import type { SpeechGateway } from '../../providers/speech/speech-gateway.ts';
 import { parseInput } from '../../validation.ts';

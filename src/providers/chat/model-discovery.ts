@@ -1,8 +1,8 @@
 import { modelFromConfig, type CatalogModelDraft } from '../../catalog/model.ts';
 import type { Logger } from '../../logger.ts';
 import { DiscoveryConfigSchema, ModelConfigSchema, type DiscoveryConfig } from '../../operator-config/schema.ts';
-import { ENV_CHAT_PROVIDER_ID } from './chat-gateway.ts';
-import { describeFailure } from './upstream-errors.ts';
+import { ENV_CHAT_PROVIDER_ID } from '../../operator-config/env-providers.ts';
+import { describeFailure } from '../upstream-errors.ts';
 
 /*
  * Zero-config upstream: with OPENAI_COMPATIBLE_BASE_URL set, the upstream's GET /models is read at start and on

@@ -25,7 +25,7 @@ import {
   readLimited,
   timeoutError,
   upstreamStatusError,
-} from './upstream-errors.ts';
+} from '../upstream-errors.ts';
 
 /*
  * The OpenAI chat-completions protocol over HTTP (vLLM, llama.cpp server, Ollama, OpenAI and the like).

@@ -3,7 +3,7 @@ import { decodeTokens, encodeText } from '../../tokenizer.ts';
 import type { JsonObject, UpstreamChatChunk, UpstreamChatStream, UpstreamChunkChoice } from './chat-provider.ts';
 import type { Plan } from './simulator-plan.ts';
 import type { Rng } from './simulator-text.ts';
-import { cancelledError } from './upstream-errors.ts';
+import { cancelledError } from '../upstream-errors.ts';
 
 /* The simulator's reply as a stream: a few tokens per chunk with a pause between chunks, and synthetic logprobs. */
 

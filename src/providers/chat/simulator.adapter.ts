@@ -10,7 +10,7 @@ import type {
 import { planReply } from './simulator-plan.ts';
 import { logprobsFor, SimulatedStream, streamChunks } from './simulator-stream.ts';
 import { Rng } from './simulator-text.ts';
-import { cancelledError } from './upstream-errors.ts';
+import { cancelledError } from '../upstream-errors.ts';
 
 /*
  * The built-in `simulator` provider: a DEVELOPMENT and TEST stand-in for a model server, not a model. Replies are

@@ -4,7 +4,7 @@ import { createParser, type EventSourceParser } from 'eventsource-parser';
 import type { AppError } from '../../errors.ts';
 import type { UpstreamChatChunk, UpstreamChatStream } from './chat-provider.ts';
 import { parseJson, reportsError, type ChunkNormaliser } from './openai-wire.ts';
-import { brokenError, cancelledError } from './upstream-errors.ts';
+import { brokenError, cancelledError } from '../upstream-errors.ts';
 
 export type ResponseBody = Readable & { text(): Promise<string>; dump(options?: { limit: number }): Promise<void> };
 

@@ -1,5 +1,5 @@
 import { isAscii } from 'node:buffer';
-import { brokenError } from '../chat/upstream-errors.ts';
+import { brokenError } from '../upstream-errors.ts';
 import { Base64Bytes, FloatsJson, type EngineVector, type IndexedVector } from './embedding-engine.ts';
 
 /*

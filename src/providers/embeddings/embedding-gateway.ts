@@ -1,14 +1,13 @@
 import type { ProviderBinding } from '../../catalog/model.ts';
 import type { Logger } from '../../logger.ts';
 import type { ProviderConfig } from '../../operator-config/schema.ts';
-import { EngineSet } from '../engine-set.ts';
+import { factoryOf } from '../registry.ts';
+import { UpstreamPool, retriesOf, type UpstreamMetrics } from '../upstream-pool.ts';
 import type { EmbeddingEngine, EmbeddingRequest, EmbeddingResult, EmbeddingStream } from './embedding-engine.ts';
-import { OPENAI_EMBEDDINGS_DEFAULT_TIMEOUT_MS, OpenAIEmbeddingsAdapter } from './openai-embeddings.adapter.ts';
-import { SimulatorEmbeddingEngine } from './simulator-embedding.engine.ts';
 
 /*
- * Which embedding engine serves a call (retries, fallback and cooldown: src/providers/engine-set.ts). Providers of
- * type `simulator` are the feature-hashing engine, `openai-compatible` ones a `/v1/embeddings` server.
+ * Which embedding engine serves a call (retries, fallback and cooldown: src/providers/upstream-pool.ts). Providers
+ * of type `simulator` are the feature-hashing engine, `openai-compatible` ones a `/v1/embeddings` server.
  */
 
 export interface EmbeddingGatewayResult extends EmbeddingResult {
@@ -23,10 +22,19 @@ export interface EmbeddingGatewayStream {
 }
 
 export class EmbeddingGateway {
-  private readonly engines: EngineSet<EmbeddingEngine>;
+  private readonly pool: UpstreamPool<EmbeddingEngine>;
 
-  constructor(providers: readonly ProviderConfig[], logger?: Logger) {
-    this.engines = new EngineSet('embedding', providers, engineFromConfig, logger);
+  constructor(providers: readonly ProviderConfig[], logger?: Logger, metrics?: UpstreamMetrics) {
+    this.pool = new UpstreamPool({
+      label: 'embedding engine',
+      unavailable: 'No embedding engine is available for this model',
+      logger,
+      metrics,
+    });
+    for (const config of providers) {
+      const make = factoryOf(config, 'embeddings');
+      if (make) this.pool.add({ engine: make(config), ...retriesOf(config) }, config.id);
+    }
   }
 
   async embed(
@@ -34,10 +42,12 @@ export class EmbeddingGateway {
     request: EmbeddingRequest,
     options: { readonly signal?: AbortSignal | undefined },
   ): Promise<EmbeddingGatewayResult> {
-    const { result, simulated, providerId } = await this.engines.run(bindings, options.signal, (engine, model) =>
-      engine.embed(model, request, options),
+    const { result, engine, providerId } = await this.pool.run(
+      bindings,
+      { operation: 'embeddings', signal: options.signal },
+      (candidate, model) => candidate.embed(model, request, options),
     );
-    return { ...result, simulated, providerId };
+    return { ...result, simulated: engine.simulated, providerId };
   }
 
   /**
@@ -49,28 +59,19 @@ export class EmbeddingGateway {
     request: EmbeddingRequest,
     options: { readonly signal?: AbortSignal | undefined },
   ): Promise<EmbeddingGatewayResult | EmbeddingGatewayStream> {
-    const { result, simulated, providerId } = await this.engines.run(
+    const { result, engine, providerId } = await this.pool.run(
       bindings,
-      options.signal,
-      (engine, model): Promise<EmbeddingResult | EmbeddingStream> =>
-        engine.embedStream ? engine.embedStream(model, request, options) : engine.embed(model, request, options),
+      { operation: 'embeddings', signal: options.signal },
+      (candidate, model): Promise<EmbeddingResult | EmbeddingStream> =>
+        candidate.embedStream
+          ? candidate.embedStream(model, request, options)
+          : candidate.embed(model, request, options),
     );
+    const simulated = engine.simulated;
     return 'batches' in result ? { stream: result, simulated, providerId } : { ...result, simulated, providerId };
   }
 
   close(): Promise<void> {
-    return this.engines.close();
+    return this.pool.close();
   }
-}
-
-function engineFromConfig(config: ProviderConfig): EmbeddingEngine | undefined {
-  if (config.type === 'simulator') return new SimulatorEmbeddingEngine(config.id);
-  if (config.type === 'openai-compatible' && config.baseUrl)
-    return new OpenAIEmbeddingsAdapter(config.id, {
-      baseUrl: config.baseUrl,
-      apiKey: config.apiKey,
-      timeoutMs: config.timeoutMs ?? OPENAI_EMBEDDINGS_DEFAULT_TIMEOUT_MS,
-      headers: config.headers,
-    });
-  return undefined;
 }

@@ -9,7 +9,7 @@ import {
   readLimitedBytes,
   timeoutError,
   upstreamStatusError,
-} from '../chat/upstream-errors.ts';
+} from '../upstream-errors.ts';
 import { parseLifted, type LiftedJson } from '../lifted-json.ts';
 import {
   Base64Bytes,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { parseJson } from '../chat/openai-wire.ts';
-import { brokenError } from '../chat/upstream-errors.ts';
+import { brokenError } from '../upstream-errors.ts';
 import type {
   EditImageRequest,
   EngineImage,

@@ -2,7 +2,7 @@ import sharp from 'sharp';
 import { FormData, request } from 'undici';
 import { UpstreamError } from '../../errors.ts';
 import { Slots } from '../../media/images/slots.ts';
-import { upstreamStatusError } from '../chat/upstream-errors.ts';
+import { upstreamStatusError } from '../upstream-errors.ts';
 
 /** Takes a picture's background away: the answer is a PNG with an alpha channel, the subject kept. */
 export interface BackgroundRemover {

@@ -1,6 +1,5 @@
 import { Pool } from 'undici';
 import { AppError } from '../../errors.ts';
-import type { ProviderConfig } from '../../operator-config/schema.ts';
 import { parseJson, upstreamErrorMessage } from '../chat/openai-wire.ts';
 import type { ResponseBody } from '../chat/sse-chunk-stream.ts';
 import type { LiftedJson } from '../lifted-json.ts';
@@ -11,7 +10,7 @@ import {
   readLimitedBytes,
   upstreamStatusError,
   timeoutError,
-} from '../chat/upstream-errors.ts';
+} from '../upstream-errors.ts';
 
 /*
  * JSON over HTTP for the image adapters (OpenAI-compatible images, AUTOMATIC1111/Forge): one undici keep-alive
@@ -146,21 +145,6 @@ function isCanonicalBase64(source: Buffer, decodedLength: number): boolean {
   return (
     (source.length / 4) * 3 - padding === decodedLength && source.indexOf(0x2d) === -1 && source.indexOf(0x5f) === -1
   );
-}
-
-/** A provider's `options:` parsed by the engine's schema; a bad one stops the start with a clear message. */
-export function parseEngineOptions<T>(
-  config: ProviderConfig,
-  schema: {
-    safeParse(
-      value: unknown,
-    ): { success: true; data: T } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } };
-  },
-): T {
-  const parsed = schema.safeParse(config.options ?? {});
-  if (parsed.success) return parsed.data;
-  const problems = parsed.error.issues.map((issue) => `options.${issue.path.map(String).join('.')}: ${issue.message}`);
-  throw new Error(`Invalid operator config: provider "${config.id}" (${config.type}): ${problems.join('; ')}`);
 }
 
 /** An upstream's HTTP error status, worded for an image server (the chat adapter's table). */

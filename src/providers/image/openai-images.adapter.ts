@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { brokenError } from '../chat/upstream-errors.ts';
+import { brokenError } from '../upstream-errors.ts';
 import type {
   EditImageRequest,
   EngineImage,

@@ -1,7 +1,7 @@
 import { readAllLimited } from '../../byte-stream.ts';
 import { AppError } from '../../errors.ts';
 import { upstreamErrorMessage } from '../chat/openai-wire.ts';
-import { brokenError, cancelledError, timeoutError } from '../chat/upstream-errors.ts';
+import { brokenError, cancelledError, timeoutError } from '../upstream-errors.ts';
 import type { EditImageRequest, EngineImage, ImageCallOptions } from './image-engine.ts';
 import { decodePicture, statusError, type ImageHttpSettings } from './image-http.ts';
 

@@ -1,5 +1,5 @@
 import { SIMULATOR_IMAGE_STYLES } from '../../operator-config/default-config.ts';
-import { cancelledError } from '../chat/upstream-errors.ts';
+import { cancelledError } from '../upstream-errors.ts';
 import {
   type EditImageRequest,
   type EngineImage,

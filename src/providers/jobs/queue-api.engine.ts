@@ -1,7 +1,7 @@
 import { UpstreamError } from '../../errors.ts';
 import { QueueApiOptionsSchema, type QueueApiOptions } from '../../operator-config/queue-api-options.ts';
 import type { ProviderConfig } from '../../operator-config/schema.ts';
-import { pauseBeforeRetry } from '../upstream-retry.ts';
+import { pause } from '../backoff.ts';
 import { JobRefusedError, type JobEngine, type JobRequest, type JobResult, type JobRunContext } from './job-engine.ts';
 import { pickField, upstreamBody } from './queue-api.fields.ts';
 
@@ -66,7 +66,7 @@ export class QueueApiJobEngine implements JobEngine {
         );
       const progress = o.progressField ? Number(pickField(status, o.progressField)) : Number.NaN;
       if (Number.isFinite(progress)) context.progress(progress);
-      if (!(await pauseBeforeRetry(context.signal, o.pollIntervalMs))) context.signal.throwIfAborted();
+      if (!(await pause(o.pollIntervalMs, context.signal))) context.signal.throwIfAborted();
     }
     const fallbackType = request.kind === 'video' ? 'video/mp4' : (CONTENT_TYPES[request.format] ?? 'audio/mpeg');
     const result = await this.call('GET', jobPath(o.resultPath), context);
@@ -105,7 +105,7 @@ export class QueueApiJobEngine implements JobEngine {
       } catch (error) {
         if (!(error instanceof UpstreamFault) || attempt >= retries) throw error;
         const delay = retryBaseMs * 2 ** attempt * (1 + Math.random() / 2);
-        if (!(await pauseBeforeRetry(context.signal, delay))) context.signal.throwIfAborted();
+        if (!(await pause(delay, context.signal))) context.signal.throwIfAborted();
       }
     }
   }

@@ -1,11 +1,39 @@
 import { Pool, errors as undiciErrors } from 'undici';
 import { followAbort } from '../../abort.ts';
+import type { ProviderConfig } from '../../operator-config/schema.ts';
 import {
   UpstreamFailure,
   type JsonRpcHttpAnswer,
   type JsonRpcUpstream,
   type JsonRpcUpstreamSettings,
 } from './json-rpc-upstream.ts';
+
+/** A node's settings when its provider config (or its network) does not set them. */
+export const JSON_RPC_DEFAULTS = { timeoutMs: 30_000, maxResponseBytes: 64 * 1024 * 1024, connections: 64 } as const;
+
+/** A json-rpc provider: its baseUrl, timeout and headers; an apiKey is sent as a Bearer token unless headers set Authorization. */
+export function jsonRpcSettingsOf(config: ProviderConfig): JsonRpcUpstreamSettings {
+  const headers: Record<string, string> = {
+    ...(config.apiKey ? { authorization: `Bearer ${config.apiKey}` } : {}),
+    ...config.headers,
+  };
+  const options = config.options ?? {};
+  const connections =
+    typeof options.connections === 'number' && options.connections > 0
+      ? Math.floor(options.connections)
+      : JSON_RPC_DEFAULTS.connections;
+  const maxResponseBytes =
+    typeof options.maxResponseBytes === 'number' && options.maxResponseBytes > 0
+      ? Math.floor(options.maxResponseBytes)
+      : JSON_RPC_DEFAULTS.maxResponseBytes;
+  return {
+    url: config.baseUrl ?? '',
+    timeoutMs: config.timeoutMs ?? JSON_RPC_DEFAULTS.timeoutMs,
+    headers,
+    maxResponseBytes,
+    connections,
+  };
+}
 
 /**
  * A JSON-RPC node over HTTP(S) through an undici Pool: kept-alive, pooled connections (a fresh TCP/TLS handshake

@@ -84,3 +84,6 @@ export { httpUrl } from '../../http-url.ts';
 export function withTrailingSlash(base: string): string {
   return base.endsWith('/') ? base : `${base}/`;
 }
+
+/** A search upstream's settings when its provider config does not set them. */
+export const SEARCH_DEFAULTS = { timeoutMs: 10_000, maxRetries: 1, cooldownMs: 30_000 } as const;

@@ -1,22 +1,13 @@
 import { UpstreamHealth } from '../upstream-health.ts';
 import { UpstreamError } from '../../errors.ts';
 import type { ProviderConfig, SearchMapping } from '../../operator-config/schema.ts';
-import { BRAVE_DEFAULT_BASE_URL, BraveAdapter } from './brave.adapter.ts';
-import type { SearchProvider, SearchResult, SearchUpstreamSettings } from './search-provider.ts';
-import { SearxngAdapter, SearxngOptions } from './searxng.adapter.ts';
+import { factoryOf } from '../registry.ts';
+import { SEARCH_DEFAULTS, type SearchProvider, type SearchResult } from './search-provider.ts';
 
 /** The `search_provider` identifiers clients send (docs/api.md); `brave`, the zero-retention one, is the default. */
 export const SEARCH_PROVIDER_IDS = ['brave', 'google'] as const;
 export type SearchProviderId = (typeof SEARCH_PROVIDER_IDS)[number];
 
-/** The env shortcuts (SEARXNG_URL, BRAVE_SEARCH_API_KEY, BRAVE_SEARCH_URL), as src/config.ts reads them. */
-export interface SearchEnvShortcuts {
-  readonly searxngUrl: string | undefined;
-  readonly braveApiKey: string | undefined;
-  readonly braveUrl: string | undefined;
-}
-
-export const SEARCH_DEFAULTS = { timeoutMs: 10_000, maxRetries: 1, cooldownMs: 30_000 } as const;
 /** Consecutive failures after which an upstream is tried last, for its cooldown. */
 const FAILURES_BEFORE_COOLDOWN = 3;
 
@@ -35,7 +26,8 @@ interface Candidate {
 /**
  * Which upstreams serve each identifier, in fallback order:
  * - the operator file's `search` mapping, when it names the identifier, is used exactly;
- * - otherwise every configured search upstream (the file's `brave`/`searxng` providers, then the env shortcuts),
+ * - otherwise every configured search upstream (the file's `brave`/`searxng` providers, then the env shortcuts'
+ *   ones, src/operator-config/env-providers.ts),
  *   the matching kind first: `brave` prefers the Brave API, `google` prefers SearXNG. So BRAVE_SEARCH_API_KEY
  *   alone serves both identifiers, and SEARXNG_URL alone serves both.
  * A SearXNG upstream always gets the identifier as its engine hint (`engines=brave` / `engines=google`).
@@ -43,26 +35,11 @@ interface Candidate {
 export function buildSearchRoutes(input: {
   providers: readonly ProviderConfig[];
   mapping: SearchMapping | undefined;
-  env: SearchEnvShortcuts | undefined;
 }): Record<SearchProviderId, SearchTarget[]> {
   const candidates = new Map<string, Candidate>();
   for (const config of input.providers) {
-    const candidate = fromProviderConfig(config);
-    if (candidate) candidates.set(config.id, candidate);
-  }
-  const env = input.env;
-  const envDefaults = { timeoutMs: SEARCH_DEFAULTS.timeoutMs, maxRetries: SEARCH_DEFAULTS.maxRetries, headers: {} };
-  if (env?.braveApiKey) {
-    const provider = new BraveAdapter(
-      'env:brave',
-      { ...envDefaults, baseUrl: env.braveUrl ?? BRAVE_DEFAULT_BASE_URL },
-      env.braveApiKey,
-    );
-    candidates.set(provider.id, { provider, cooldownMs: SEARCH_DEFAULTS.cooldownMs });
-  }
-  if (env?.searxngUrl) {
-    const provider = new SearxngAdapter('env:searxng', { ...envDefaults, baseUrl: env.searxngUrl });
-    candidates.set(provider.id, { provider, cooldownMs: SEARCH_DEFAULTS.cooldownMs });
+    const provider = factoryOf(config, 'search')?.(config);
+    if (provider) candidates.set(config.id, { provider, cooldownMs: config.cooldownMs ?? SEARCH_DEFAULTS.cooldownMs });
   }
   const all = [...candidates.values()];
   const ofType = (type: SearchProvider['type']) => all.filter((c) => c.provider.type === type);
@@ -77,20 +54,6 @@ export function buildSearchRoutes(input: {
     return chosen.map((c) => ({ ...c, engineHint: c.provider.type === 'searxng' ? id : undefined }));
   };
   return { brave: route('brave'), google: route('google') };
-}
-
-function fromProviderConfig(config: ProviderConfig): Candidate | undefined {
-  if (config.type !== 'searxng' && config.type !== 'brave') return undefined;
-  const settings: SearchUpstreamSettings = {
-    baseUrl: config.baseUrl ?? BRAVE_DEFAULT_BASE_URL,
-    timeoutMs: config.timeoutMs ?? SEARCH_DEFAULTS.timeoutMs,
-    maxRetries: config.maxRetries ?? SEARCH_DEFAULTS.maxRetries,
-    headers: config.headers ?? {},
-  };
-  const cooldownMs = config.cooldownMs ?? SEARCH_DEFAULTS.cooldownMs;
-  if (config.type === 'brave')
-    return { provider: new BraveAdapter(config.id, settings, config.apiKey ?? ''), cooldownMs };
-  return { provider: new SearxngAdapter(config.id, settings, SearxngOptions.parse(config.options ?? {})), cooldownMs };
 }
 
 /**

@@ -1,10 +1,12 @@
 import { readAllLimited } from '../../byte-stream.ts';
 import { UpstreamError } from '../../errors.ts';
+import { Backoff } from '../backoff.ts';
 import type { SearchUpstreamSettings } from './search-provider.ts';
 
 /** More than any search answer needs; a larger body is refused rather than buffered. */
 const MAX_BODY_BYTES = 5 * 1024 * 1024;
-const RETRY_DELAY_MS = 100;
+/** The pause before a retry, as every upstream's (src/providers/backoff.ts). */
+const backoff = new Backoff();
 
 /**
  * GETs a JSON document from a search upstream: one deadline for the whole call (retries included), a retry
@@ -35,14 +37,14 @@ export async function getUpstreamJson(
         redirect: 'follow',
       });
     } catch {
-      if (!signal.aborted && retriesLeft && (await pause(signal))) continue;
+      if (!signal.aborted && retriesLeft && (await backoff.pause(attempt, signal))) continue;
       throw signal.aborted
         ? abortError()
         : new UpstreamError('The search upstream could not be reached', 'UPSTREAM_ERROR');
     }
     if (response.status >= 500 && retriesLeft) {
       await response.body?.cancel().catch(() => undefined);
-      if (await pause(signal)) continue;
+      if (await backoff.pause(attempt, signal)) continue;
       throw abortError();
     }
     if (!response.ok) {
@@ -64,21 +66,6 @@ export async function getUpstreamJson(
       throw new UpstreamError('The search upstream did not answer with JSON', 'UPSTREAM_ERROR');
     }
   }
-}
-
-/** Waits before a retry; false when the call was aborted meanwhile. */
-async function pause(signal: AbortSignal): Promise<boolean> {
-  if (signal.aborted) return false;
-  await new Promise<void>((resolve) => {
-    const timer = setTimeout(done, RETRY_DELAY_MS);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
-  return !signal.aborted;
 }
 
 async function readText(response: Response): Promise<string> {

@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { UpstreamError } from '../../errors.ts';
-import { ChatUpstreamError, cancelledError } from '../chat/upstream-errors.ts';
+import { ChatUpstreamError, cancelledError } from '../upstream-errors.ts';
 import { EspeakPool, type EspeakPoolOptions, type SentenceJob } from './espeak-pool.ts';
 import { decodeToPcm, startEncoder } from './ffmpeg.ts';
 import { estimatePitchHz, voiceSettingsFor, type ClonedVoiceSettings } from './pitch.ts';

@@ -1,5 +1,5 @@
 import { AppError, ValidationError } from '../../errors.ts';
-import { brokenError, cancelledError, ChatUpstreamError, timeoutError } from '../chat/upstream-errors.ts';
+import { brokenError, cancelledError, ChatUpstreamError, timeoutError } from '../upstream-errors.ts';
 import {
   AUDIO_CONTENT_TYPES,
   type SpeechAudio,

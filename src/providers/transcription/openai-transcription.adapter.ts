@@ -1,6 +1,6 @@
 import { AppError } from '../../errors.ts';
 import { parseJson, upstreamErrorMessage } from '../chat/openai-wire.ts';
-import { brokenError, cancelledError, timeoutError, upstreamStatusError } from '../chat/upstream-errors.ts';
+import { brokenError, cancelledError, timeoutError, upstreamStatusError } from '../upstream-errors.ts';
 import type {
   Transcript,
   TranscriptionEngine,

@@ -1,22 +1,30 @@
 import type { ProviderBinding } from '../../catalog/model.ts';
 import type { Logger } from '../../logger.ts';
 import type { ProviderConfig } from '../../operator-config/schema.ts';
-import { EngineSet } from '../engine-set.ts';
-import { OPENAI_TRANSCRIPTION_DEFAULT_TIMEOUT_MS, OpenAITranscriptionAdapter } from './openai-transcription.adapter.ts';
-import { SimulatorTranscriptionEngine } from './simulator-transcription.engine.ts';
+import { factoryOf } from '../registry.ts';
+import { UpstreamPool, retriesOf, type UpstreamMetrics } from '../upstream-pool.ts';
 import type { Transcript, TranscriptionEngine, TranscriptionRequest } from './transcription-engine.ts';
 
 /*
- * Which transcription engine serves a call (retries, fallback and cooldown: src/providers/engine-set.ts).
+ * Which transcription engine serves a call (retries, fallback and cooldown: src/providers/upstream-pool.ts).
  * `simulator` providers are the built-in (non-recognising) transcriber, `openai-compatible` ones a
  * `/v1/audio/transcriptions` server.
  */
 
 export class TranscriptionGateway {
-  private readonly engines: EngineSet<TranscriptionEngine>;
+  private readonly pool: UpstreamPool<TranscriptionEngine>;
 
-  constructor(providers: readonly ProviderConfig[], logger?: Logger) {
-    this.engines = new EngineSet('transcription', providers, engineFromConfig, logger);
+  constructor(providers: readonly ProviderConfig[], logger?: Logger, metrics?: UpstreamMetrics) {
+    this.pool = new UpstreamPool({
+      label: 'transcription engine',
+      unavailable: 'No transcription engine is available for this model',
+      logger,
+      metrics,
+    });
+    for (const config of providers) {
+      const make = factoryOf(config, 'transcription');
+      if (make) this.pool.add({ engine: make(config), ...retriesOf(config) }, config.id);
+    }
   }
 
   async transcribe(
@@ -24,25 +32,15 @@ export class TranscriptionGateway {
     request: TranscriptionRequest,
     options: { readonly signal?: AbortSignal | undefined },
   ): Promise<Transcript & { readonly simulated: boolean }> {
-    const { result, simulated } = await this.engines.run(bindings, options.signal, (engine, model) =>
-      engine.transcribe(model, request, options),
+    const { result, engine } = await this.pool.run(
+      bindings,
+      { operation: 'transcription', signal: options.signal },
+      (candidate, model) => candidate.transcribe(model, request, options),
     );
-    return { ...result, simulated };
+    return { ...result, simulated: engine.simulated };
   }
 
   close(): Promise<void> {
-    return this.engines.close();
+    return this.pool.close();
   }
-}
-
-function engineFromConfig(config: ProviderConfig): TranscriptionEngine | undefined {
-  if (config.type === 'simulator') return new SimulatorTranscriptionEngine(config.id);
-  if (config.type === 'openai-compatible' && config.baseUrl)
-    return new OpenAITranscriptionAdapter(config.id, {
-      baseUrl: config.baseUrl,
-      apiKey: config.apiKey,
-      timeoutMs: config.timeoutMs ?? OPENAI_TRANSCRIPTION_DEFAULT_TIMEOUT_MS,
-      headers: config.headers,
-    });
-  return undefined;
 }

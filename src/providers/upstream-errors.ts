@@ -1,4 +1,4 @@
-import { ValidationError, UpstreamError, type AppError } from '../../errors.ts';
+import { ValidationError, UpstreamError, type AppError } from '../errors.ts';
 
 /**
  * An UpstreamError from a chat adapter, with what the gateway needs to decide what to do next. Messages are
