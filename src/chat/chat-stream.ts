@@ -102,11 +102,6 @@ export class ChatStreamSession implements AsyncIterable<ChatStreamEvent> {
   private shuttingDown = false;
   private readonly deadline: NodeJS.Timeout;
 
-  /** The rate-limit windows the call was admitted in (x-ratelimit-* headers of the stream's answer). */
-  get rateLimits(): Admission | undefined {
-    return this.ctx.admission;
-  }
-
   constructor(private readonly ctx: ChatStreamContext) {
     ctx.call.keepAlive(); // ends with the call's settlement or release
     this.deadline = setTimeout(() => this.reachMaxDuration(), ctx.maxDurationMs);

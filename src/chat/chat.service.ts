@@ -155,7 +155,6 @@ export class ChatService {
       return {
         completion: this.toCompletion(prepared, limited.completion, tokens),
         charge,
-        rateLimits: prepared.admission,
       };
     });
   }
