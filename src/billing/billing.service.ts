@@ -44,7 +44,8 @@ export class BillingService {
 
   /**
    * Holds the most a call can cost, in the first currency of the charging order whose balance and key limit
-   * both cover it. Throws 402-class errors when none does.
+   * both cover it. Throws 402-class errors when none does. Routes do not call this, `settle` or `release`
+   * themselves: they spend through `paidCall`, which ends every hold it opens.
    */
   async reserve(
     auth: AuthContext,
