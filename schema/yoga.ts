@@ -73,7 +73,7 @@ export function createGraphQLServer(deps: {
       useIntrospectionPolicy({ mode: deps.options.introspection, services: deps.services }),
       ...useDocumentLimits(deps.options),
       useSseErrors({ services: deps.services, endpoint: '/graphql/stream', httpStatus: deps.httpStatus }),
-      useGraphQLStream({ endpoint: '/graphql/stream', logger: deps.logger, maxBodyBytes: deps.bodyLimits.json }),
+      useGraphQLStream({ endpoint: '/graphql/stream', logger: deps.logger, maxBodyBytes: deps.bodyLimits.stream }),
       useSubscriptionErrors({ logger: deps.logger }),
       useBodyLimit(deps.bodyLimits),
       useUnreadableRequestsAre400(),

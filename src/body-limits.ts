@@ -76,6 +76,8 @@ export interface GraphQLBodyLimits {
   readonly json: number;
   readonly upload: number;
   readonly anonymous: number;
+  /** /graphql/stream: its operations are chat completion streams and job updates. */
+  readonly stream: number;
 }
 
 export function graphqlBodyLimits(limits: BodyLimits): GraphQLBodyLimits {
@@ -85,5 +87,6 @@ export function graphqlBodyLimits(limits: BodyLimits): GraphQLBodyLimits {
     json: largest(kinds.filter((kind) => !UPLOAD_KINDS.includes(kind))),
     upload: largest(UPLOAD_KINDS) + ENVELOPE_BYTES,
     anonymous: limits.json,
+    stream: limits.chat,
   };
 }

@@ -258,6 +258,15 @@ describe(`Body limits by route, over HTTP (${testDatabaseKind})`, () => {
     expect(response.status).not.toBe(413);
   }, 60_000);
 
+  it('should hold GraphQL streams (chat completion streams) to the chat body limit', async () => {
+    const response = await fetch(`${server.url}/graphql/stream`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${secret}` },
+      body: JSON.stringify({ query: 'subscription { __typename }', variables: { padding: 'x'.repeat(21 * MiB) } }),
+    });
+    expect(response.status).toBe(413);
+  }, 60_000);
+
   it('should keep the plain JSON limit for a GraphQL body without credentials', async () => {
     const padding = 'x'.repeat(2 * MiB);
     const response = await fetch(`${server.url}/graphql`, {
