@@ -2,7 +2,7 @@ import type { ScrapedPage } from '../augment/scrape/web-scraper.ts';
 import type { ModelCapabilities } from '../operator-config/schema.ts';
 import { ValidationError, type ValidationIssue } from '../errors.ts';
 import type { JsonObject } from '../providers/chat/chat-provider.ts';
-import type { ChatImagePart, ChatMessageInput, ChatTextPart } from './chat.inputs.ts';
+import type { ChatMessageInput, ChatUserPart } from './chat.inputs.ts';
 import type { WebCitation } from './chat.types.ts';
 
 /*
@@ -10,11 +10,45 @@ import type { WebCitation } from './chat.types.ts';
  * prompt, web search context) and the OpenAI message shape.
  */
 
-type Part = ChatTextPart | ChatImagePart;
+type Part = ChatUserPart;
 
 const isImage = (part: { type: string }) => part.type === 'image_url';
-const imageCount = (message: ChatMessageInput): number =>
-  message.role === 'user' && Array.isArray(message.content) ? (message.content as Part[]).filter(isImage).length : 0;
+const partCount =
+  (type: Part['type']) =>
+  (message: ChatMessageInput): number =>
+    message.role === 'user' && Array.isArray(message.content)
+      ? (message.content as Part[]).filter((part) => part.type === type).length
+      : 0;
+const imageCount = partCount('image_url');
+
+/** A 400 naming every message that has the refused content. */
+function refuseParts(counts: readonly number[], message: string): ValidationError {
+  const issues: ValidationIssue[] = counts.flatMap((n, index) =>
+    n > 0 ? [{ path: ['messages', index, 'content'], message }] : [],
+  );
+  return new ValidationError(`Invalid request: messages.${String(issues[0]?.path[1])}.content: ${message}`, issues);
+}
+
+/**
+ * Audio and video parts: only models whose record says supportsAudioInput / supportsVideoInput take them (400
+ * naming each message otherwise), and at most `maxVideos` videos in the whole conversation when the model sets it.
+ */
+export function checkAudioVideoParts(
+  messages: readonly ChatMessageInput[],
+  capabilities: ModelCapabilities | undefined,
+  modelId: string,
+): void {
+  const audio = messages.map(partCount('input_audio'));
+  if (!capabilities?.supportsAudioInput && audio.some((n) => n > 0))
+    throw refuseParts(audio, `Model ${modelId} does not accept audio`);
+  const videos = messages.map(partCount('video_url'));
+  const total = videos.reduce((sum, n) => sum + n, 0);
+  if (total === 0) return;
+  if (!capabilities?.supportsVideoInput) throw refuseParts(videos, `Model ${modelId} does not accept video`);
+  const max = capabilities.maxVideos;
+  if (max !== undefined && total > max)
+    throw refuseParts(videos, `Model ${modelId} takes at most ${max} video${max === 1 ? '' : 's'} per request`);
+}
 
 /**
  * Images (docs/configuration.md, Chat settings): models with supportsMultipleImages keep images across the
@@ -29,13 +63,7 @@ export function applyImageRules(
   const counts = messages.map(imageCount);
   const total = counts.reduce((sum, n) => sum + n, 0);
   if (total === 0) return [...messages];
-  if (!capabilities?.supportsVision) {
-    const message = `Model ${modelId} does not accept images`;
-    const issues: ValidationIssue[] = counts.flatMap((n, index) =>
-      n > 0 ? [{ path: ['messages', index, 'content'], message }] : [],
-    );
-    throw new ValidationError(`Invalid request: messages.${String(issues[0]?.path[1])}.content: ${message}`, issues);
-  }
+  if (!capabilities?.supportsVision) throw refuseParts(counts, `Model ${modelId} does not accept images`);
   let keep: (index: number, imageFromEnd: number) => boolean;
   if (capabilities.supportsMultipleImages) {
     const max = capabilities.maxImages;

@@ -55,13 +55,37 @@ const ImagePart = z.object({
     ),
   ]),
 });
+/** OpenAI's audio part: the clip itself, base64, with its format (wav, mp3, ...). */
+const AudioPart = z.object({
+  type: z.literal('input_audio'),
+  input_audio: z.object({
+    data: z.string().min(1, 'Required: the audio as base64'),
+    format: z.string().min(1, 'Required: the audio format, e.g. wav or mp3').max(10),
+  }),
+});
+/** A video by URL (http(s) or data:), shaped like an image part. */
+const VideoPart = z.object({
+  type: z.literal('video_url'),
+  video_url: z.union([
+    z
+      .string()
+      .min(1)
+      .transform((url) => ({ url })),
+    z.object({ url: z.string().min(1, 'Required: an http(s) or data: URL') }),
+  ]),
+});
 export type ChatTextPart = z.output<typeof TextPart>;
 export type ChatImagePart = z.output<typeof ImagePart>;
+export type ChatAudioPart = z.output<typeof AudioPart>;
+export type ChatVideoPart = z.output<typeof VideoPart>;
+export type ChatUserPart = ChatTextPart | ChatImagePart | ChatAudioPart | ChatVideoPart;
 
 const contentPartError = {
-  error: 'Each content part must be {"type": "text", "text"} or {"type": "image_url", "image_url": {"url"}}',
+  error:
+    'Each content part must be {"type": "text", "text"}, {"type": "image_url", "image_url": {"url"}}, ' +
+    '{"type": "input_audio", "input_audio": {"data", "format"}} or {"type": "video_url", "video_url": {"url"}}',
 };
-const UserPart = z.discriminatedUnion('type', [TextPart, ImagePart], contentPartError);
+const UserPart = z.discriminatedUnion('type', [TextPart, ImagePart, AudioPart, VideoPart], contentPartError);
 const TextOnlyPart = z.discriminatedUnion('type', [TextPart], {
   error: 'Only {"type": "text", "text"} parts are allowed in this message',
 });

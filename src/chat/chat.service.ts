@@ -17,6 +17,7 @@ import type { ChatCallOptions, UpstreamChatCompletion } from '../providers/chat/
 import { parseInput } from '../validation.ts';
 import {
   applyImageRules,
+  checkAudioVideoParts,
   lastUserText,
   pageCitations,
   sourcesContext,
@@ -211,6 +212,7 @@ export class ChatService {
       throw new UpstreamError(`Model ${model.id} has no configured provider`, 'MODEL_OFFLINE');
     }
     const plan = planUpstream(input, model, settings);
+    checkAudioVideoParts(input.messages, model.spec.capabilities, model.id);
     const messages = applyImageRules(input.messages, model.spec.capabilities, model.id);
     const preamble: string[] = [];
     const systemPrompt = this.deps.settings?.systemPrompt;

@@ -13,6 +13,21 @@ const TOKENS_PER_MESSAGE = 4;
 /** What one image costs in prompt tokens, as an upper estimate (vision encoders use a few hundred to ~1,500). */
 export const IMAGE_TOKEN_ESTIMATE = 1_500;
 
+/** A video as an upper estimate (audio-visual encoders take a few hundred tokens per second of a short clip). */
+export const VIDEO_TOKEN_ESTIMATE = 10_000;
+/**
+ * Audio encoders take ~25–50 tokens per second of sound; 8 per kB of the clip is at least that for anything encoded
+ * at 64 kbit/s or more (MP3 and up; WAV far more), so the estimate stays an upper one.
+ */
+const AUDIO_TOKENS_PER_KB = 8;
+const AUDIO_TOKEN_MINIMUM = 200;
+
+function audioTokenEstimate(audio: unknown): number {
+  const data = (audio as { data?: unknown } | null)?.data;
+  const kilobytes = typeof data === 'string' ? (data.length * 3) / 4 / 1024 : 0;
+  return Math.max(AUDIO_TOKEN_MINIMUM, Math.ceil(kilobytes * AUDIO_TOKENS_PER_KB));
+}
+
 /** Prompt tokens of an upstream request body: messages (text parts and images), tools and the response schema. */
 export async function countPromptTokens(body: {
   messages: readonly JsonObject[];
@@ -28,6 +43,8 @@ export async function countPromptTokens(body: {
     else if (Array.isArray(content)) {
       for (const part of content as JsonObject[]) {
         if (part.type === 'image_url') tokens += IMAGE_TOKEN_ESTIMATE;
+        else if (part.type === 'input_audio') tokens += audioTokenEstimate(part.input_audio);
+        else if (part.type === 'video_url') tokens += VIDEO_TOKEN_ESTIMATE;
         else if (typeof part.text === 'string') texts.push(part.text);
       }
     }

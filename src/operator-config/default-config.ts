@@ -10,6 +10,7 @@ const SIMULATED = 'Development model served by the built-in deterministic simula
 const CREATED = '2026-11-22T00:00:00Z';
 const simulated = (what: string) => `${SIMULATED} ${what}`;
 const price = (usd: number) => ({ usd, diem: usd });
+const UPSCALE_PRICES = { '2x': price(0.02), '4x': price(0.08) };
 
 export const SIMULATOR_PROVIDER_ID = 'simulator';
 
@@ -70,6 +71,30 @@ export const defaultOperatorConfig = {
       provider: SIMULATOR_PROVIDER_ID,
     },
     {
+      id: 'lagoon-sim-omni',
+      type: 'text',
+      name: 'Lagoon Simulator Omni',
+      description: simulated(
+        'It takes every content part: images, audio (input_audio) and video (video_url), decodes them and names ' +
+          'what it received (size, format, length) at the start of its reply.',
+      ),
+      created: CREATED,
+      contextLength: 131_072,
+      capabilities: {
+        supportsFunctionCalling: true,
+        supportsResponseSchema: true,
+        supportsVision: true,
+        supportsMultipleImages: true,
+        maxImages: 8,
+        supportsAudioInput: true,
+        supportsVideoInput: true,
+        maxVideos: 2,
+      },
+      constraints: { temperature: { default: 0.7 }, top_p: { default: 0.9 } },
+      pricing: { input: price(1.25), output: price(5), cache_input: price(0.3125) },
+      provider: SIMULATOR_PROVIDER_ID,
+    },
+    {
       id: 'lagoon-sim-embedding',
       type: 'embedding',
       name: 'Lagoon Simulator Embedding',
@@ -88,11 +113,24 @@ export const defaultOperatorConfig = {
       type: 'image',
       name: 'Lagoon Simulator Image',
       description: simulated(
-        'Images are shapes and gradients derived from the prompt, seed and style, labelled SIMULATED; ' +
-          'its styles are listed by GET /image/styles.',
+        'Images are shapes and gradients derived from the prompt, seed and style, labelled SIMULATED; sized by ' +
+          'width and height (default 1024×1024); its styles are listed by GET /image/styles.',
       ),
       created: CREATED,
       traits: ['default', 'fastest'],
+      constraints: { promptCharacterLimit: 7_500, steps: { default: 8, max: 30 }, widthHeightDivisor: 8 },
+      pricing: { generation: price(0.01), upscale: UPSCALE_PRICES },
+      spec: { supportsStyleReferences: false },
+      provider: SIMULATOR_PROVIDER_ID,
+    },
+    {
+      id: 'lagoon-sim-image-aspect',
+      type: 'image',
+      name: 'Lagoon Simulator Image (aspect ratio)',
+      description: simulated(
+        'The simulator image engine sized by aspect_ratio (width and height are refused), as aspect-ratio models are.',
+      ),
+      created: CREATED,
       constraints: {
         promptCharacterLimit: 7_500,
         steps: { default: 8, max: 30 },
@@ -100,7 +138,31 @@ export const defaultOperatorConfig = {
         aspectRatios: ['1:1', '3:2', '2:3', '16:9', '9:16'],
         defaultAspectRatio: '1:1',
       },
-      pricing: { generation: price(0.01), upscale: { '2x': price(0.02), '4x': price(0.08) } },
+      pricing: { generation: price(0.01), upscale: UPSCALE_PRICES },
+      spec: { supportsStyleReferences: false },
+      provider: SIMULATOR_PROVIDER_ID,
+    },
+    {
+      id: 'lagoon-sim-image-tiers',
+      type: 'image',
+      name: 'Lagoon Simulator Image (resolution tiers)',
+      description: simulated(
+        'The simulator image engine sized by aspect_ratio and resolution: 1K, 2K and 4K name the long side ' +
+          '(1024, 2048, 4096 pixels), each tier at its own price.',
+      ),
+      created: CREATED,
+      constraints: {
+        promptCharacterLimit: 7_500,
+        widthHeightDivisor: 8,
+        aspectRatios: ['1:1', '3:2', '2:3', '4:3', '3:4', '16:9', '9:16', '21:9'],
+        defaultAspectRatio: '1:1',
+        resolutions: ['1K', '2K', '4K'],
+        defaultResolution: '1K',
+      },
+      pricing: {
+        resolutions: { '1K': price(0.18), '2K': price(0.23), '4K': price(0.35) },
+        upscale: UPSCALE_PRICES,
+      },
       spec: { supportsStyleReferences: false },
       provider: SIMULATOR_PROVIDER_ID,
     },
@@ -155,7 +217,8 @@ export const defaultOperatorConfig = {
           min_sample_seconds: 5,
           retention_days: 30,
         },
-        supports_custom_voice_id: false,
+        // Besides its listed voices, `voice` takes the id of a voice cloned with this model (vv_…).
+        supports_custom_voice_id: true,
         supported_formats: ['mp3', 'opus', 'aac', 'flac', 'wav', 'pcm'],
         default_format: 'mp3',
         supportsPromptParam: false,

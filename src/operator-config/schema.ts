@@ -82,6 +82,7 @@ export const CapabilitiesSchema = z.strictObject({
   supportsTeeAttestation: z.boolean().optional(),
   supportsE2EE: z.boolean().optional(),
   supportsVideoInput: z.boolean().optional(),
+  maxVideos: z.number().int().positive().optional(),
   supportsVision: z.boolean().optional(),
   supportsWebSearch: z.boolean().optional(),
   supportsXSearch: z.boolean().optional(),

@@ -28,8 +28,16 @@ describe(`${CatalogService.name} (${testDatabaseKind})`, () => {
 
   it('should list text models by default, one type on request and every type in config order with all', async () => {
     await sut.syncFromConfig(defaults());
-    expect((await sut.listModels()).map((model) => model.id)).toEqual(['lagoon-sim-chat', 'lagoon-sim-reasoner']);
-    expect((await sut.listModels('image')).map((model) => model.id)).toEqual(['lagoon-sim-image']);
+    expect((await sut.listModels()).map((model) => model.id)).toEqual([
+      'lagoon-sim-chat',
+      'lagoon-sim-reasoner',
+      'lagoon-sim-omni',
+    ]);
+    expect((await sut.listModels('image')).map((model) => model.id)).toEqual([
+      'lagoon-sim-image',
+      'lagoon-sim-image-aspect',
+      'lagoon-sim-image-tiers',
+    ]);
     expect((await sut.listModels('all')).map((model) => model.id)).toEqual(defaults().models.map((model) => model.id));
     expect(ModelListQuery.parse({})).toEqual({ type: 'text' });
     expect(ModelListQuery.safeParse({ type: 'bogus' }).success).toBe(false);
@@ -110,7 +118,7 @@ describe(`${CatalogService.name} (${testDatabaseKind})`, () => {
     await sut.syncFromConfig(
       parseOperatorConfig({ models: [{ id: 'lagoon-sim-reasoner', disabled: true }] }, 'op.yaml'),
     );
-    expect((await sut.listModels()).map((model) => model.id)).toEqual(['lagoon-sim-chat']);
+    expect((await sut.listModels()).map((model) => model.id)).toEqual(['lagoon-sim-chat', 'lagoon-sim-omni']);
     await expect(sut.getModel('lagoon-sim-reasoner')).rejects.toMatchObject({ code: 'MODEL_NOT_FOUND' });
     expect(await sut.findModelsByIds(['lagoon-sim-reasoner'])).toEqual([null]);
     expect(await sut.compatibilityMapping('text')).not.toHaveProperty('o3-mini');
@@ -122,7 +130,11 @@ describe(`${CatalogService.name} (${testDatabaseKind})`, () => {
     expect(row.active).toBe(false);
 
     await sut.syncFromConfig(defaults());
-    expect((await sut.listModels()).map((model) => model.id)).toEqual(['lagoon-sim-chat', 'lagoon-sim-reasoner']);
+    expect((await sut.listModels()).map((model) => model.id)).toEqual([
+      'lagoon-sim-chat',
+      'lagoon-sim-reasoner',
+      'lagoon-sim-omni',
+    ]);
   });
 
   it('should keep the first-seen creation time of a model without one, and touch updated_at only on change', async () => {

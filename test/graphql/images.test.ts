@@ -62,7 +62,7 @@ describe(`GraphQL generateImage and imageStyles (${testDatabaseKind})`, () => {
   it('should generate pictures as signed media URLs with the seed, charging per picture', async () => {
     const before = await usd();
     const { data, errors } = await generate({
-      model: 'lagoon-sim-image',
+      model: 'lagoon-sim-image-aspect',
       prompt: 'a harbour at night',
       format: 'PNG',
       aspectRatio: '16:9',
@@ -72,7 +72,7 @@ describe(`GraphQL generateImage and imageStyles (${testDatabaseKind})`, () => {
     });
     expect(errors).toBeUndefined();
     const result = data!.generateImage.data!;
-    expect(result).toMatchObject({ model: 'lagoon-sim-image', seed: 12, simulated: true, blurred: false });
+    expect(result).toMatchObject({ model: 'lagoon-sim-image-aspect', seed: 12, simulated: true, blurred: false });
     expect(result).toMatchObject({ charged: '0.02', currency: 'USD', width: 1368, height: 768 });
     expect(result.request).toMatchObject({ aspect_ratio: '16:9', variants: 2, seed: 12 });
     expect(result.images).toHaveLength(2);
@@ -98,7 +98,7 @@ describe(`GraphQL generateImage and imageStyles (${testDatabaseKind})`, () => {
 
   it('should return a typed ValidationError naming the field, charging nothing', async () => {
     const before = await usd();
-    const { data } = await generate({ model: 'lagoon-sim-image', prompt: 'x', width: 512 });
+    const { data } = await generate({ model: 'lagoon-sim-image-aspect', prompt: 'x', width: 512 });
     expect(data!.generateImage).toMatchObject({ __typename: 'ValidationError', code: 'INVALID_REQUEST' });
     expect(data!.generateImage.issues?.[0]?.path).toEqual(['width']);
     expect(await usd()).toBe(before);

@@ -86,6 +86,7 @@ describe(`REST catalog and characters (${testDatabaseKind})`, () => {
     expect(body.data.map((m) => m.id)).toEqual([
       'lagoon-sim-chat',
       'lagoon-sim-reasoner',
+      'lagoon-sim-omni',
       'acme/llama-70b',
       'acme/coder',
     ]);
@@ -108,11 +109,11 @@ describe(`REST catalog and characters (${testDatabaseKind})`, () => {
       expect(model.model_spec.pricing.input).toEqual({ usd: expect.any(Number), diem: expect.any(Number) });
       expect(model.model_spec.capabilities).toHaveProperty('supportsFunctionCalling');
     }
-    expect(body.data[2]?.model_spec.pricing).toEqual({
+    expect(body.data[3]?.model_spec.pricing).toEqual({
       input: { usd: 0.7, diem: 0.7 },
       output: { usd: 2.8, diem: 2.5 },
     });
-    expect(body.data[2]?.model_spec.description).toBe('');
+    expect(body.data[3]?.model_spec.description).toBe('');
   });
 
   it('should filter by type, list every type with all, and refuse an unknown type', async () => {
@@ -212,7 +213,7 @@ describe(`REST catalog and characters (${testDatabaseKind})`, () => {
     });
     expect(all.get('lagoon-sim-speech')).toMatchObject({
       voices: expect.any(Array),
-      supports_custom_voice_id: false,
+      supports_custom_voice_id: true,
       supported_formats: expect.arrayContaining(['mp3']),
       default_format: 'mp3',
     });

@@ -21,7 +21,10 @@ describe(`REST POST /api/v1/image/generate (${testDatabaseKind})`, () => {
   it('should generate one webp at the default aspect ratio with a random seed, without metadata, charging 0.01 USD', async () => {
     const before = await balance();
     const added = await newEntries();
-    const { status, headers, body } = await generateJson({ model: 'lagoon-sim-image', prompt: 'a lighthouse at dusk' });
+    const { status, headers, body } = await generateJson({
+      model: 'lagoon-sim-image-aspect',
+      prompt: 'a lighthouse at dusk',
+    });
     expect(status).toBe(200);
     expect(Object.keys(body)).toEqual(['id', 'images', 'timing', 'request']);
     expect(body.images).toHaveLength(1);
@@ -39,7 +42,12 @@ describe(`REST POST /api/v1/image/generate (${testDatabaseKind})`, () => {
     const seed = body.request.seed as number;
     expect(seed).not.toBe(0);
     expect(headers.get('x-image-seed')).toBe(String(seed));
-    expect(body.request).toMatchObject({ model: 'lagoon-sim-image', aspect_ratio: '1:1', width: 1024, steps: 8 });
+    expect(body.request).toMatchObject({
+      model: 'lagoon-sim-image-aspect',
+      aspect_ratio: '1:1',
+      width: 1024,
+      steps: 8,
+    });
     expect(headers.get('x-is-blurred')).toBeNull();
     const after = await balance();
     expect(before.amount - after.amount).toBe(CENT);
@@ -48,8 +56,8 @@ describe(`REST POST /api/v1/image/generate (${testDatabaseKind})`, () => {
     expect(entries).toHaveLength(1);
     const entry = entries[0]!;
     expect(entry).toMatchObject({
-      sku: 'lagoon-sim-image-image-generation',
-      model_id: 'lagoon-sim-image',
+      sku: 'lagoon-sim-image-aspect-image-generation',
+      model_id: 'lagoon-sim-image-aspect',
       model_type: 'IMAGE',
       unit_type: 'images',
       units: '1',
@@ -61,7 +69,7 @@ describe(`REST POST /api/v1/image/generate (${testDatabaseKind})`, () => {
 
   it('should make the same pictures for the same seed, and charge every variant', async () => {
     const body = {
-      model: 'lagoon-sim-image',
+      model: 'lagoon-sim-image-aspect',
       prompt: 'three foxes',
       seed: 42,
       variants: 3,
@@ -200,8 +208,8 @@ describe(`REST POST /api/v1/image/generate (${testDatabaseKind})`, () => {
     [{ model: 'test-pixel-image', prompt: 'x', width: 1_000 }, 'width'],
     [{ model: 'test-pixel-image', prompt: 'x', aspect_ratio: '1:1' }, 'aspect_ratio'],
     [{ model: 'test-pixel-image', prompt: 'x', resolution: '1K' }, 'resolution'],
-    [{ model: 'lagoon-sim-image', prompt: 'x', width: 512 }, 'width'],
-    [{ model: 'lagoon-sim-image', prompt: 'x', aspect_ratio: '4:3' }, 'aspect_ratio'],
+    [{ model: 'lagoon-sim-image-aspect', prompt: 'x', width: 512 }, 'width'],
+    [{ model: 'lagoon-sim-image-aspect', prompt: 'x', aspect_ratio: '4:3' }, 'aspect_ratio'],
     [{ model: 'lagoon-sim-image', prompt: 'x', resolution: '1K' }, 'resolution'],
     [{ model: 'test-tier-image', prompt: 'x', resolution: '8K' }, 'resolution'],
     [{ model: 'test-tier-image', prompt: 'x', height: 512 }, 'height'],

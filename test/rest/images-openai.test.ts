@@ -138,7 +138,11 @@ describe(`REST POST /api/v1/images/generations with the openai client (${testDat
 
   it('should map size to the nearest aspect ratio of an aspect-ratio model', async () => {
     const added = await newEntries();
-    const answer = await client.images.generate({ model: 'lagoon-sim-image', prompt: 'wide', size: '1792x1024' });
+    const answer = await client.images.generate({
+      model: 'lagoon-sim-image-aspect',
+      prompt: 'wide',
+      size: '1792x1024',
+    });
     const meta = await decode(answer.data![0]!.b64_json!);
     expect([meta.width, meta.height]).toEqual([1368, 768]);
     await added();

@@ -34,6 +34,7 @@ describe(parseOperatorConfig.name, () => {
     expect(config.models.filter((model) => model.type === 'text').map((model) => [model.id, model.traits])).toEqual([
       ['lagoon-sim-chat', ['default', 'fastest']],
       ['lagoon-sim-reasoner', ['default_reasoning']],
+      ['lagoon-sim-omni', []],
     ]);
     for (const model of config.models) {
       expect(model.provider).toBe('simulator');

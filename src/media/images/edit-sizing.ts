@@ -34,8 +34,17 @@ export function outputSize(
 ): { width: number; height: number } {
   if (ratio !== undefined && ratio !== 'auto' && allowedRatios && !allowedRatios.includes(ratio))
     throw invalid(['aspect_ratio'], `Must be one of ${allowedRatios.join(', ')} for this model`);
-  const long = RESOLUTION_LONG_SIDE[resolution] ?? 1024;
   const [w, h] = ratio === undefined || ratio === 'auto' ? [input.width, input.height] : ratio.split(':').map(Number);
+  return tierSize({ width: w ?? 0, height: h ?? 0 }, resolution);
+}
+
+/** A shape (any width:height) at a tier: the tier's long side, the short side in proportion (square if unknown). */
+export function tierSize(
+  shape: { width: number; height: number },
+  resolution: string,
+): { width: number; height: number } {
+  const long = RESOLUTION_LONG_SIDE[resolution] ?? 1024;
+  const { width: w, height: h } = shape;
   if (!w || !h) return { width: long, height: long };
   return w >= h ? { width: long, height: roundTo8((long * h) / w) } : { width: roundTo8((long * w) / h), height: long };
 }

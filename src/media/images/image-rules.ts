@@ -4,6 +4,7 @@ import { attoPrice, type AttoPrice, type CatalogModel } from '../../catalog/mode
 import { ValidationError } from '../../errors.ts';
 import { ImageConstraints } from '../../operator-config/model-spec-schema.ts';
 import type { PricePair } from '../../operator-config/schema.ts';
+import { RESOLUTION_LONG_SIDE, tierSize } from './edit-sizing.ts';
 import { IMAGE_SIDE_DEFAULT } from './image.inputs.ts';
 
 /*
@@ -119,19 +120,22 @@ function parseRatio(ratio: string): number | undefined {
   return w > 0 && h > 0 ? w / h : undefined;
 }
 
-/** Pixels of an aspect ratio at a tier: `<n>K` is an area of (n·1024)², `<n>p` a short side of n, else 1K. */
+/**
+ * Pixels of an aspect ratio: at a tier of RESOLUTION_LONG_SIDE (1K, 2K, 4K) that long side, as edits are sized;
+ * `<n>p` a short side of n; without a tier (aspect-ratio models) an area of 1024².
+ */
 function pixelsOf(rules: ImageRules, aspectRatio: string, resolution: string | undefined) {
   const ratio = parseRatio(aspectRatio) ?? 1;
-  const kilo = resolution === undefined ? undefined : /^(\d+(?:\.\d+)?)K$/i.exec(resolution);
   const lines = resolution === undefined ? undefined : /^(\d+)p$/i.exec(resolution);
   let width: number;
   let height: number;
-  if (lines) {
+  if (resolution !== undefined && RESOLUTION_LONG_SIDE[resolution] !== undefined) {
+    ({ width, height } = tierSize({ width: ratio, height: 1 }, resolution));
+  } else if (lines) {
     const short = Number(lines[1]);
     [width, height] = ratio >= 1 ? [short * ratio, short] : [short, short / ratio];
   } else {
-    const edge = (kilo ? Number(kilo[1]) : 1) * IMAGE_SIDE_DEFAULT;
-    width = Math.sqrt(edge * edge * ratio);
+    width = Math.sqrt(IMAGE_SIDE_DEFAULT * IMAGE_SIDE_DEFAULT * ratio);
     height = width / ratio;
   }
   const snap = (value: number) => Math.max(rules.divisor, Math.round(value / rules.divisor) * rules.divisor);

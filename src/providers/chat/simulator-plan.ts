@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { decodeTokens, encodeText } from '../../tokenizer.ts';
 import type { ChatCallOptions, UpstreamChatRequest, UpstreamToolCall, UpstreamUsage } from './chat-provider.ts';
 import { valueForSchema } from './simulator-json.ts';
+import { describeMedia } from './simulator-media.ts';
 import {
   functionTools,
   maxTokensOf,
@@ -53,6 +54,9 @@ export async function planReply(request: UpstreamChatRequest, options: ChatCallO
       ? Math.min(request.n, MAX_CHOICES)
       : 1;
   const topic = topicWords(lastUserText);
+  // The media of the message being answered, named at the start of a plain reply.
+  const media = await describeMedia(lastUser?.content);
+  const received = media === undefined ? '' : `Received ${media}. `;
 
   let completionTokens = 0;
   const choices = Array.from({ length: n }, (_, index): PlannedChoice => {
@@ -81,7 +85,7 @@ export async function planReply(request: UpstreamChatRequest, options: ChatCallO
         .find((call) => call.id === callId);
       content = toolResultText(caller?.function?.name, textOf(last.content));
     } else {
-      content = replyText(rng, lastUserText, rng.int(25, 70));
+      content = received + replyText(rng, lastUserText, rng.int(25, 70));
     }
 
     // Widened on purpose: `take` below may switch it to 'length'.

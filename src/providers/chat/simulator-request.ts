@@ -19,11 +19,14 @@ export function textOf(content: unknown): string {
     .join('\n');
 }
 
-/** Image parts count as a fixed 85 tokens, like OpenAI's low-detail images. */
-function imagePartsOf(content: unknown): number {
+const MEDIA_PARTS = new Set(['image_url', 'input_audio', 'video_url']);
+
+/** Media parts (image, audio, video) count as a fixed 85 tokens each, like OpenAI's low-detail images. */
+function mediaPartsOf(content: unknown): number {
   return Array.isArray(content)
-    ? content.filter((part) => part && typeof part === 'object' && (part as { type?: unknown }).type === 'image_url')
-        .length
+    ? content.filter(
+        (part) => part && typeof part === 'object' && MEDIA_PARTS.has(String((part as { type?: unknown }).type)),
+      ).length
     : 0;
 }
 
@@ -32,7 +35,7 @@ export async function promptTokens(request: UpstreamChatRequest): Promise<number
   let total = 3;
   const texts: string[] = [];
   for (const message of request.messages) {
-    total += 4 + 85 * imagePartsOf(message.content);
+    total += 4 + 85 * mediaPartsOf(message.content);
     texts.push(textOf(message.content));
     if (Array.isArray(message.tool_calls)) texts.push(JSON.stringify(message.tool_calls));
   }
