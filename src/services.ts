@@ -213,6 +213,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     characters,
     search,
     scraper,
+    files: textParser,
     upstreams: chatGateway,
     logger,
     settings: options.operatorConfig?.chat,

@@ -33,9 +33,22 @@ export const WebSearchModeEnum = builder.enumType('WebSearchMode', {
   values: { OFF: { value: 'off' }, ON: { value: 'on' }, AUTO: { value: 'auto' } } as const,
 });
 
+const ChatFilePartInput = builder.inputType('ChatFilePartInput', {
+  description: 'A document whose text the model reads (as REST `{"type": "file", "file": {...}}`).',
+  fields: (t) => ({
+    filename: t.string({ description: 'Heads the extracted text.' }),
+    fileData: t.string({
+      required: true,
+      description: 'A data:<mime type>;base64,… URL: PDF, DOCX, PPTX, XLSX or text, at most 25 MB.',
+    }),
+  }),
+});
+
 const ChatContentPartInput = builder.inputType('ChatContentPartInput', {
-  description: 'One part of a message: set `text`, or `imageUrl` (an http(s) or data: URL; vision models only).',
-  fields: (t) => ({ text: t.string(), imageUrl: t.string() }),
+  description:
+    'One part of a message: set `text`, `imageUrl` (an http(s) or data: URL; vision models only) or `file` (its ' +
+    'text is extracted and sent as text; priced as one text parser request plus its tokens).',
+  fields: (t) => ({ text: t.string(), imageUrl: t.string(), file: t.field({ type: ChatFilePartInput }) }),
 });
 
 const ChatToolCallInput = builder.inputType('ChatToolCallInput', {
@@ -53,7 +66,7 @@ const ChatMessageInput = builder.inputType('ChatMessageInput', {
     content: t.string({ description: 'Text content; or use `parts`.' }),
     parts: t.field({
       type: [ChatContentPartInput],
-      description: 'Content parts (text and images) instead of `content`.',
+      description: 'Content parts (text, images and files) instead of `content`.',
     }),
     name: t.string(),
     toolCallId: t.string({ description: 'TOOL messages: the id of the call this answers.' }),
@@ -137,11 +150,16 @@ export function toRequestBody(input: Input): ChatCompletionRequestBody {
     defined({
       role: message.role,
       content: message.parts
-        ? message.parts.map((part) =>
-            part.imageUrl
+        ? message.parts.map((part) => {
+            if (part.file)
+              return {
+                type: 'file',
+                file: defined({ filename: part.file.filename, file_data: part.file.fileData }),
+              };
+            return part.imageUrl
               ? { type: 'image_url', image_url: { url: part.imageUrl } }
-              : { type: 'text', text: part.text ?? '' },
-          )
+              : { type: 'text', text: part.text ?? '' };
+          })
         : message.content,
       name: message.name,
       tool_call_id: message.toolCallId,

@@ -109,6 +109,17 @@ export class TextParserService {
   }
 
   /**
+   * A document's text for another paid call (a file part of a chat message), under the same size limit and checks
+   * as {@link parse}, in the same worker threads; nothing is charged or rate-limited here (the caller prices it).
+   */
+  async extract(accountId: string, bytes: Uint8Array): Promise<{ text: string; tokens: number; kind: DocumentKind }> {
+    if (bytes.byteLength > this.options.maxFileBytes) throw new PayloadTooLargeError(this.options.maxFileBytes);
+    detectDocument(bytes, this.options.limits.zip);
+    const result = await this.pool.run({ bytes, limits: this.options.limits }, accountId);
+    return { text: result.text, tokens: result.tokens, kind: result.kind };
+  }
+
+  /**
    * A fetched web page's text for another paid call (chat web scraping), in the same worker threads and under the
    * same limits as documents; nothing is charged here. Refusals are ValidationErrors, as for {@link parse}.
    */

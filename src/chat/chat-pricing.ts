@@ -62,11 +62,11 @@ export const reservedPromptTokens = (estimate: number): number => Math.ceil((est
 /**
  * The most a call can cost: every choice reading the whole prompt and writing `maxOutputTokens`, at the highest
  * price of any tier (the upstream's prompt count may cross the extended threshold the estimate did not), plus
- * the web search price when a search will run.
+ * the web search price when a search will run and the text parser price of each attached file.
  */
 export function maxChatCost(
   prices: ChatPrices,
-  input: { promptEstimate: number; maxOutputTokens: number; choices: number; webSearch: boolean },
+  input: { promptEstimate: number; maxOutputTokens: number; choices: number; webSearch: boolean; files?: number },
 ): Price {
   const tiers = prices.extended ? [prices.standard, prices.extended] : [prices.standard];
   const worstIn: AttoPrice = {
@@ -81,8 +81,15 @@ export function maxChatCost(
     tokensCost(reservedPromptTokens(input.promptEstimate) * input.choices, worstIn),
     tokensCost(input.maxOutputTokens * input.choices, worstOut),
     input.webSearch ? AUGMENT_PRICE : { usd: 0n, diem: 0n },
+    filesCost(input.files ?? 0),
   );
 }
+
+/** Each attached file is one text parser request, at the price of POST /augment/text-parser. */
+const filesCost = (files: number): Price => ({
+  usd: AUGMENT_PRICE.usd * BigInt(files),
+  diem: AUGMENT_PRICE.diem * BigInt(files),
+});
 
 export interface BilledTokens {
   /** All prompt tokens, cached ones included. */
@@ -112,13 +119,14 @@ function tokenLine(
 }
 
 /**
- * The usage record of one chat call: Input (uncached prompt tokens), Cache Read (when any), Output, and the web
- * search request when one ran. Its token counts are the ones the response's `usage` shows.
+ * The usage record of one chat call: Input (uncached prompt tokens), Cache Read (when any), Output, the web
+ * search request when one ran, and the text parser requests of attached files. Its token counts are the ones the
+ * response's `usage` shows.
  */
 export function chatUsage(
   model: CatalogModel,
   tokens: BilledTokens,
-  details: { requestId: string; executionTimeMs: number; webSearch: boolean; notes: string },
+  details: { requestId: string; executionTimeMs: number; webSearch: boolean; files?: number; notes: string },
 ): Usage {
   const tier = tierFor(chatPrices(model), tokens.promptTokens);
   const cached = Math.min(tokens.cachedTokens, tokens.promptTokens);
@@ -132,6 +140,15 @@ export function chatUsage(
       units: '1',
       pricePerUnitUsd: AUGMENT_PRICE_USD,
       cost: AUGMENT_PRICE,
+    });
+  const files = details.files ?? 0;
+  if (files > 0)
+    lines.push({
+      sku: 'augment-text-parser',
+      lineType: 'Text Parser',
+      units: String(files),
+      pricePerUnitUsd: AUGMENT_PRICE_USD,
+      cost: filesCost(files),
     });
   return {
     modelId: model.id,

@@ -30,6 +30,8 @@ export interface ChatStreamContext {
   readonly settings: EffectiveSettings;
   readonly citations: readonly WebCitation[];
   readonly searched: boolean;
+  /** File parts whose text was extracted (each priced as a text parser request). */
+  readonly files: number;
   readonly body: UpstreamBody;
   readonly reservation: Reservation;
   /** max_completion_tokens, held even when the upstream ignores it. */
@@ -377,6 +379,7 @@ export class ChatStreamSession implements AsyncIterable<ChatStreamEvent> {
       requestId: ctx.auth.requestId,
       executionTimeMs: Math.round(performance.now() - ctx.startedAt),
       webSearch: ctx.searched,
+      files: ctx.files,
       notes: NOTES[ending],
     });
     if (exceedsHold(usage, ctx.reservation))

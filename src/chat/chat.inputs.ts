@@ -74,18 +74,46 @@ const VideoPart = z.object({
     z.object({ url: z.string().min(1, 'Required: an http(s) or data: URL') }),
   ]),
 });
+/** OpenAI's file part; its text is extracted and sent on as text (src/chat/chat-files.ts). */
+const FilePart = z.object({
+  type: z.literal('file'),
+  file: nullableFields(
+    z
+      .object({
+        filename: opt(z.string().max(255, 'At most 255 characters')),
+        file_data: opt(z.string()),
+        file_id: opt(z.string()),
+      })
+      .superRefine((file, ctx) => {
+        if (file.file_id !== undefined)
+          ctx.addIssue({
+            code: 'custom',
+            path: ['file_id'],
+            message: 'file_id is not supported (there is no files API): send the file inline as file_data',
+          });
+        else if (file.file_data === undefined)
+          ctx.addIssue({
+            code: 'custom',
+            path: ['file_data'],
+            message: 'Required: the file as a data:<mime type>;base64,<data> URL',
+          });
+      }),
+  ),
+});
 export type ChatTextPart = z.output<typeof TextPart>;
 export type ChatImagePart = z.output<typeof ImagePart>;
 export type ChatAudioPart = z.output<typeof AudioPart>;
 export type ChatVideoPart = z.output<typeof VideoPart>;
-export type ChatUserPart = ChatTextPart | ChatImagePart | ChatAudioPart | ChatVideoPart;
+export type ChatFilePart = z.output<typeof FilePart>;
+export type ChatUserPart = ChatTextPart | ChatImagePart | ChatAudioPart | ChatVideoPart | ChatFilePart;
 
 const contentPartError = {
   error:
     'Each content part must be {"type": "text", "text"}, {"type": "image_url", "image_url": {"url"}}, ' +
-    '{"type": "input_audio", "input_audio": {"data", "format"}} or {"type": "video_url", "video_url": {"url"}}',
+    '{"type": "input_audio", "input_audio": {"data", "format"}}, {"type": "video_url", "video_url": {"url"}} or ' +
+    '{"type": "file", "file": {"filename", "file_data"}}',
 };
-const UserPart = z.discriminatedUnion('type', [TextPart, ImagePart, AudioPart, VideoPart], contentPartError);
+const UserPart = z.discriminatedUnion('type', [TextPart, ImagePart, AudioPart, VideoPart, FilePart], contentPartError);
 const TextOnlyPart = z.discriminatedUnion('type', [TextPart], {
   error: 'Only {"type": "text", "text"} parts are allowed in this message',
 });

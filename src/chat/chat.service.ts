@@ -24,6 +24,7 @@ import {
   toUpstreamMessages,
   withSystemPreamble,
 } from './chat-messages.ts';
+import { inlineFiles, NO_FILES, type FileTextExtractor } from './chat-files.ts';
 import { chatPrices, chatUsage, exceedsHold, maxChatCost, type BilledTokens } from './chat-pricing.ts';
 import {
   effectiveSettings,
@@ -66,6 +67,8 @@ interface Prepared {
   readonly reservation: Reservation;
   readonly citations: readonly WebCitation[];
   readonly searched: boolean;
+  /** File parts whose text was extracted. */
+  readonly files: number;
   readonly callOptions: ChatCallOptions;
   /** The rate-limit windows this call was admitted in (undefined without a limiter). */
   readonly admission: Admission | undefined;
@@ -90,6 +93,8 @@ export class ChatService {
       characters: CharacterService;
       search: SearchService;
       scraper: WebScraper;
+      /** Reads the text of file parts (the text parser); without it, file parts are refused. */
+      files?: FileTextExtractor | undefined;
       upstreams: ChatUpstreams;
       logger: Logger;
       settings?: ChatSettings | undefined;
@@ -144,6 +149,7 @@ export class ChatService {
       requestId: prepared.auth.requestId,
       executionTimeMs: Math.round(performance.now() - startedAt),
       webSearch: prepared.searched,
+      files: prepared.files,
       notes: 'Chat completion',
     });
     if (exceedsHold(usage, reservation))
@@ -213,14 +219,16 @@ export class ChatService {
     }
     const plan = planUpstream(input, model, settings);
     checkAudioVideoParts(input.messages, model.spec.capabilities, model.id);
-    const messages = applyImageRules(input.messages, model.spec.capabilities, model.id);
+    const withImages = applyImageRules(input.messages, model.spec.capabilities, model.id);
     const preamble: string[] = [];
     const systemPrompt = this.deps.settings?.systemPrompt;
     if (settings.include_venice_system_prompt && systemPrompt) preamble.push(systemPrompt);
     if (character) preamble.push(character.systemPrompt);
-    const query = this.searchQuery(settings, model, messages);
-    const pageUrls = settings.enable_web_scraping ? this.deps.scraper.urlsIn(lastUserText(messages)) : [];
+    // The search query and linked pages come from what the caller typed, not from the text of attached files.
+    const query = this.searchQuery(settings, model, withImages);
+    const pageUrls = settings.enable_web_scraping ? this.deps.scraper.urlsIn(lastUserText(withImages)) : [];
     const pageTokens = this.deps.scraper.pageTokens(plan.contextLength, pageUrls.length);
+    const { messages, files } = await inlineFiles(withImages, this.deps.files ?? NO_FILES, account.accountId);
 
     const promptMessages = toUpstreamMessages(withSystemPreamble(messages, preamble));
     const estimate = await countPromptTokens({ ...plan.body, messages: promptMessages });
@@ -232,6 +240,7 @@ export class ChatService {
       maxOutputTokens: plan.maxOutputTokens,
       choices: plan.choices,
       webSearch: query !== undefined,
+      files,
     });
     // Counted before anything is held: a refused call (429) is never charged.
     const admission = await this.deps.rateLimiter?.admit(account, model, estimate);
@@ -263,7 +272,19 @@ export class ChatService {
         splitThinkTags: plan.splitThinkTags,
         reasoning: plan.reasoning,
       };
-      return { auth: account, model, settings, plan, body, reservation, citations, searched, callOptions, admission };
+      return {
+        auth: account,
+        model,
+        settings,
+        plan,
+        body,
+        reservation,
+        citations,
+        searched,
+        files,
+        callOptions,
+        admission,
+      };
     } catch (error) {
       await releaseOrLog(this.deps.billing, reservation, this.deps.logger);
       throw error;

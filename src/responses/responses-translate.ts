@@ -11,7 +11,15 @@ import type { InputItem, ResponsesInput, ResponsesTool } from './responses.input
 const itemError = (index: number, message: string) =>
   new ValidationError(`Invalid request: input.${index}: ${message}`, [{ path: ['input', index], message }]);
 
-type Part = { type: string; text?: string; image_url?: string | { url: string; detail?: string }; detail?: string };
+type Part = {
+  type: string;
+  text?: string;
+  image_url?: string | { url: string; detail?: string };
+  detail?: string;
+  filename?: string;
+  file_data?: string;
+  file_id?: string;
+};
 
 function chatContent(content: string | readonly Part[]): string | JsonObject[] {
   if (typeof content === 'string') return content;
@@ -21,6 +29,11 @@ function chatContent(content: string | readonly Part[]): string | JsonObject[] {
       const url = typeof image === 'string' ? image : image.url;
       const detail = typeof image === 'string' ? part.detail : (image.detail ?? part.detail);
       return { type: 'image_url', image_url: { url, ...(detail !== undefined && { detail }) } };
+    }
+    if (part.type === 'input_file') {
+      const { filename, file_data, file_id } = part;
+      const file = { filename, file_data, file_id };
+      return { type: 'file', file: Object.fromEntries(Object.entries(file).filter(([, v]) => v !== undefined)) };
     }
     return { type: 'text', text: part.text ?? '' };
   });

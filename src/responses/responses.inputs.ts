@@ -13,8 +13,15 @@ const ImagePart = z.looseObject({
   image_url: ImageUrl,
   detail: z.string().optional(),
 });
-const ContentPart = z.union([TextPart, ImagePart], {
-  error: 'Each part must be input_text / output_text {text} or input_image {image_url}',
+/** OpenAI's input_file: its text is extracted and read as text, as chat's file part (src/chat/chat-files.ts). */
+const FilePart = z.looseObject({
+  type: z.literal('input_file'),
+  filename: z.string().optional(),
+  file_data: z.string().optional(),
+  file_id: z.string().optional(),
+});
+const ContentPart = z.union([TextPart, ImagePart, FilePart], {
+  error: 'Each part must be input_text / output_text {text}, input_image {image_url} or input_file {file_data}',
 });
 
 export const MessageItem = z.looseObject({

@@ -18,10 +18,18 @@ interface ErrorBody {
   issues?: { path: (string | number)[]; message: string }[];
 }
 interface CloneBody {
-  voice: string;
+  id: string;
   model: string;
-  sample_seconds: number;
-  expires_at: string;
+}
+interface ListedVoice {
+  id: string;
+  object: 'voice';
+  model: string;
+  type: 'builtin' | 'cloned';
+  default?: boolean;
+  sample_seconds?: number;
+  created_at?: number;
+  expires_at?: number;
 }
 
 describe(`REST POST /api/v1/audio/voices (${testDatabaseKind})`, () => {
@@ -64,17 +72,16 @@ describe(`REST POST /api/v1/audio/voices (${testDatabaseKind})`, () => {
     const response = await clone(sample, { model: 'lagoon-sim-speech' });
     expect(response.status).toBe(200);
     const body = (await response.json()) as CloneBody;
-    expect(body.voice).toMatch(/^vv_[0-9a-f]{24}$/);
+    // Exactly the two fields of the public schema: clients read the handle from `id`.
+    expect(Object.keys(body).sort()).toEqual(['id', 'model']);
+    expect(body.id).toMatch(/^vv_[0-9a-f]{24}$/);
     expect(body.model).toBe('lagoon-sim-speech');
-    expect(body.sample_seconds).toBeCloseTo(6, 0);
-    // 30 days of retention (the model's voice_cloning.retention_days).
-    expect(Date.parse(body.expires_at) - Date.now()).toBeGreaterThan(29 * 86_400_000);
     const cost = 50_000_000n; // 0.05 USD
     await eventually(async () => expect((await account.balance()).amount).toBe(before.amount - cost));
     const [entry] = await account.entries(response.headers.get('x-request-id')!);
     expect(entry).toMatchObject({ sku: 'lagoon-sim-speech-tts-voice-clone', amount: -0.05, currency: 'USD' });
 
-    const spoken = await speak({ model: 'lagoon-sim-speech', voice: body.voice, input: 'Hello in my own voice.' });
+    const spoken = await speak({ model: 'lagoon-sim-speech', voice: body.id, input: 'Hello in my own voice.' });
     expect(spoken.status).toBe(200);
     expect((await probeAudio(new Uint8Array(await spoken.arrayBuffer()))).codec).toBe('mp3');
   }, 60_000);
@@ -88,17 +95,17 @@ describe(`REST POST /api/v1/audio/voices (${testDatabaseKind})`, () => {
   it('should refuse the handle with another model and from another account (400)', async () => {
     const made = (await (await clone(sample, { model: 'gated-speech' })).json()) as CloneBody;
     expect(made.model).toBe('gated-speech');
-    const otherModel = await speak({ model: 'lagoon-sim-speech', voice: made.voice, input: 'Not with this model.' });
+    const otherModel = await speak({ model: 'lagoon-sim-speech', voice: made.id, input: 'Not with this model.' });
     const error = await expectFieldError(otherModel, 400, 'voice');
     expect(error.error).toContain('gated-speech');
     const stranger = await chatAccount(server, '1');
     await expectFieldError(
-      await speak({ model: 'gated-speech', voice: made.voice, input: 'Hi.' }, stranger.secret),
+      await speak({ model: 'gated-speech', voice: made.id, input: 'Hi.' }, stranger.secret),
       400,
       'voice',
     );
     // Its owner may use it with its model.
-    expect((await speak({ model: 'gated-speech', voice: made.voice, input: 'Hi.' })).status).toBe(200);
+    expect((await speak({ model: 'gated-speech', voice: made.id, input: 'Hi.' })).status).toBe(200);
   }, 60_000);
 
   it("should sweep expired voices of every account, not only on the owner's next clone", async () => {
@@ -109,17 +116,92 @@ describe(`REST POST /api/v1/audio/voices (${testDatabaseKind})`, () => {
     await db
       .updateTable('voices')
       .set({ expires_at: new Date(Date.now() - 1_000) })
-      .where('id', '=', expiring.voice)
+      .where('id', '=', expiring.id)
       .execute();
     expect(await server.t.app.services.speech.sweepExpiredVoices()).toBeGreaterThanOrEqual(1);
-    const left = await db.selectFrom('voices').select('id').where('id', 'in', [expiring.voice, kept.voice]).execute();
-    expect(left.map((row) => row.id)).toEqual([kept.voice]);
+    const left = await db.selectFrom('voices').select('id').where('id', 'in', [expiring.id, kept.id]).execute();
+    expect(left.map((row) => row.id)).toEqual([kept.id]);
     await expectFieldError(
-      await speak({ model: 'lagoon-sim-speech', voice: expiring.voice, input: 'Gone.' }),
+      await speak({ model: 'lagoon-sim-speech', voice: expiring.id, input: 'Gone.' }),
       400,
       'voice',
     );
   }, 60_000);
+
+  it("should list the built-in voices and the caller's own cloned voices, never another account's", async () => {
+    const owner = await chatAccount(server, '1');
+    const stranger = await chatAccount(server, '1');
+    const mine = (await (await clone(sample, { model: 'gated-speech' }, owner.secret)).json()) as CloneBody;
+    const theirs = (await (await clone(sample, { model: 'gated-speech' }, stranger.secret)).json()) as CloneBody;
+    const list = async (query = '', secret = owner.secret) => {
+      const response = await fetch(`${server.url}/api/v1/audio/voices${query}`, {
+        headers: { authorization: `Bearer ${secret}` },
+      });
+      expect(response.status).toBe(200);
+      const body = (await response.json()) as { object: string; data: ListedVoice[] };
+      expect(body.object).toBe('list');
+      return body.data;
+    };
+
+    const all = await list();
+    expect(all).toContainEqual({
+      id: 'am_adam',
+      object: 'voice',
+      model: 'gated-speech',
+      type: 'builtin',
+      default: true,
+    });
+    expect(all).toContainEqual({
+      id: 'af_sky',
+      object: 'voice',
+      model: 'gated-speech',
+      type: 'builtin',
+      default: false,
+    });
+    expect(all).toContainEqual(expect.objectContaining({ id: 'af_bella', model: 'kokoro-speech', type: 'builtin' }));
+    expect(all.filter((voice) => voice.type === 'cloned')).toEqual([
+      {
+        id: mine.id,
+        object: 'voice',
+        model: 'gated-speech',
+        type: 'cloned',
+        sample_seconds: expect.closeTo(6, 0) as number,
+        created_at: expect.any(Number) as number,
+        expires_at: expect.any(Number) as number,
+      },
+    ]);
+    const listed = all.find((voice) => voice.id === mine.id)!;
+    // 7 days of retention (gated-speech's voice_cloning.retention_days).
+    expect(listed.expires_at! - listed.created_at!).toBe(7 * 86_400);
+    expect(all.map((voice) => voice.id)).not.toContain(theirs.id);
+    expect((await list('', stranger.secret)).map((voice) => voice.id)).not.toContain(mine.id);
+
+    const gated = await list('?model=gated-speech');
+    expect(new Set(gated.map((voice) => voice.model))).toEqual(new Set(['gated-speech']));
+    expect(gated.map((voice) => voice.id)).toEqual(['af_sky', 'am_adam', mine.id]);
+    const kokoro = await list('?model=kokoro-speech');
+    expect(kokoro.map((voice) => `${voice.type}:${voice.id}`)).toEqual(['builtin:af_sky', 'builtin:af_bella']);
+  }, 60_000);
+
+  it('should answer GET /audio/voices with 400 for an unknown model and as the other audio routes without a key', async () => {
+    const get = (query: string, headers: Record<string, string>) =>
+      fetch(`${server.url}/api/v1/audio/voices${query}`, { headers });
+    const unknown = await get('?model=no-such-model', { authorization: `Bearer ${account.secret}` });
+    expect(unknown.status).toBe(400);
+    expect(((await unknown.json()) as ErrorBody).code).toBe('INVALID_MODEL');
+    const badKey = await get('', { authorization: 'Bearer not-a-key' });
+    expect(badKey.status).toBe(401);
+    expect(((await badKey.json()) as ErrorBody).code).toBe('AUTHENTICATION_FAILED');
+    // No credentials at all: the x402 discovery answer, as POST /audio/speech gives.
+    const anonymous = await get('', {});
+    const speechAnonymous = await fetch(`${server.url}/api/v1/audio/speech`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ input: 'Hi.' }),
+    });
+    expect(anonymous.status).toBe(speechAnonymous.status);
+    expect(anonymous.status).toBe(402);
+  });
 
   it('should refuse a model whose engine cannot clone (400)', async () => {
     await expectFieldError(await clone(sample, { model: 'kokoro-speech' }), 400, 'model');

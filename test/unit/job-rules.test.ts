@@ -8,6 +8,7 @@ import {
   parseVideoQuote,
   quoteAudio,
   quoteVideo,
+  withInputDuration,
 } from '../../src/media/jobs/job-rules.ts';
 import { parseOperatorConfig } from '../../src/operator-config/load.ts';
 import { ModelConfigSchema } from '../../src/operator-config/schema.ts';
@@ -222,6 +223,7 @@ describe('parseVideoJob', () => {
         height: 480,
       },
       remote: [],
+      durationFromInput: false,
     });
     const tall = parseVideoJob(video, { ...videoBase, aspect_ratio: '9:16', resolution: '720p', audio: false });
     expect(tall.request).toMatchObject({ width: 720, height: 1280, audio: false, durationSeconds: 5 });
@@ -326,6 +328,30 @@ describe('parseVideoJob', () => {
     refused(ask({ video_url: undefined }), 'video_url');
     refused(ask({ upscale_factor: 3 }), 'upscale_factor');
     refused(ask({ resolution: '720p' }), 'resolution');
+  });
+
+  it('lets the upscale model leave out prompt and duration: the video gives the length and the price', () => {
+    const bare = { model: 'x', video_url: 'https://example.com/v.mp4' };
+    const parsed = parseVideoJob(upscaler, bare);
+    expect(parsed.durationFromInput).toBe(true);
+    expect(parsed.request).toMatchObject({ prompt: '', durationSeconds: 0, upscaleFactor: 2 });
+    const video = (seconds: number | undefined) => [
+      { role: 'video' as const, bytes: Buffer.alloc(0), contentType: 'video/mp4', durationSeconds: seconds },
+    ];
+    // 3.2 s is billed as 4 whole seconds: 0.01 USD/s × 4 × 1 (2x).
+    const timed = withInputDuration(upscaler, parsed.request, video(3.2));
+    expect(timed.durationSeconds).toBe(4);
+    expect(quoteVideo(upscaler, timed).usd).toBe(40_000_000n);
+    // Longer than the longest listed duration (10s), or of unknown length: 400 naming the field.
+    refused(() => withInputDuration(upscaler, parsed.request, video(10.5)), 'video_url');
+    refused(() => withInputDuration(upscaler, parsed.request, video(undefined)), 'video_url');
+    // The quote takes video_url instead of duration, and needs one of them.
+    expect(parseVideoQuote(upscaler, bare, video(6)).price.usd).toBe(60_000_000n);
+    refused(() => parseVideoQuote(upscaler, { model: 'x' }), 'duration');
+    // Every other video model still needs both.
+    const textToVideo = builtIn('lagoon-sim-video');
+    refused(() => parseVideoJob(textToVideo, { model: 'x', duration: '5s' }), 'prompt');
+    refused(() => parseVideoJob(textToVideo, { model: 'x', prompt: 'p' }), 'duration');
   });
 });
 

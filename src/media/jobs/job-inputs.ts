@@ -95,8 +95,13 @@ const Element = z.object({
 
 export const VideoJobInput = z.object({
   model: modelId,
-  prompt: requiredText(VIDEO_PROMPT_MAX_CHARS),
-  duration: z.enum(VIDEO_DURATIONS, { error: `Must be one of: ${VIDEO_DURATIONS.join(', ')}` }),
+  // Both required except by the upscale model (src/media/jobs/video-rules.ts), which takes neither: it reads the
+  // length of its video_url.
+  prompt: requiredText(VIDEO_PROMPT_MAX_CHARS).optional().describe('Required except by the upscale model.'),
+  duration: z
+    .enum(VIDEO_DURATIONS, { error: `Must be one of: ${VIDEO_DURATIONS.join(', ')}` })
+    .optional()
+    .describe("Required except by the upscale model, which takes its video_url's length."),
   negative_prompt: text(VIDEO_PROMPT_MAX_CHARS).optional(),
   aspect_ratio: z.enum(VIDEO_ASPECT_RATIOS, { error: `Must be one of: ${VIDEO_ASPECT_RATIOS.join(', ')}` }).optional(),
   resolution: z.enum(VIDEO_RESOLUTIONS, { error: `Must be one of: ${VIDEO_RESOLUTIONS.join(', ')}` }).optional(),
@@ -140,5 +145,6 @@ export const VideoQuoteInput = VideoJobInput.pick({
   resolution: true,
   upscale_factor: true,
   audio: true,
+  video_url: true,
 });
 export type VideoQuoteInput = z.output<typeof VideoQuoteInput>;

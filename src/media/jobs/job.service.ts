@@ -28,7 +28,16 @@ import type { JobInputFetcher } from './job-inputs-fetch.ts';
 import { CompleteJobInput, RetrieveJobInput } from './job.inputs.ts';
 import type { JobQueue } from './job-queue.ts';
 import * as repo from './jobs.repository.ts';
-import { parseAudioJob, parseAudioQuote, parseVideoJob, parseVideoQuote, quoteAudio, quoteVideo } from './job-rules.ts';
+import {
+  parseAudioJob,
+  parseAudioQuote,
+  parseVideoJob,
+  parseVideoQuote,
+  quoteAudio,
+  quoteVideo,
+  videoQuoteInput,
+  withInputDuration,
+} from './job-rules.ts';
 
 export interface JobServiceOptions {
   /** How long the hold taken at queue time lasts before a worker starts extending it (queue wait included). */
@@ -200,8 +209,11 @@ export class JobService {
   async quote(auth: AuthContext, kind: JobKind, raw: unknown): Promise<{ quote: number }> {
     const account = requireAccount(auth);
     const model = await this.resolveModel(account, kind, raw);
-    const { price } = kind === 'audio' ? parseAudioQuote(model, raw) : parseVideoQuote(model, raw);
-    return { quote: nanoToNumber(price.usd) };
+    if (kind === 'audio') return { quote: nanoToNumber(parseAudioQuote(model, raw).price.usd) };
+    // An upscale quoted by its video_url: priced by the video's length, as its queue would be.
+    const video = videoQuoteInput(model, raw);
+    const inputs = video ? await this.deps.inputs.fetchAll([video]) : [];
+    return { quote: nanoToNumber(parseVideoQuote(model, raw, inputs).price.usd) };
   }
 
   async queue(auth: AuthContext, kind: JobKind, raw: unknown, context: JobCallContext = {}): Promise<QueuedJob> {
@@ -340,11 +352,12 @@ export class JobService {
       const request = parseAudioJob(model, raw);
       return { request, price: quoteAudio(model, request) };
     }
-    const { request, remote } = parseVideoJob(model, raw);
-    const price = quoteVideo(model, request);
+    const parsed = parseVideoJob(model, raw);
     // The bytes travel in the stored request (jobs.repository.ts encodes Buffers), so any worker process has them.
-    const inputs = remote.length > 0 ? await this.deps.inputs.fetchAll(remote) : [];
-    return { request: { ...request, inputs }, price };
+    const inputs = parsed.remote.length > 0 ? await this.deps.inputs.fetchAll(parsed.remote) : [];
+    // An upscale without a duration lasts as long as its video: priced only now that the video has been read.
+    const request = parsed.durationFromInput ? withInputDuration(model, parsed.request, inputs) : parsed.request;
+    return { request: { ...request, inputs }, price: quoteVideo(model, request) };
   }
 
   private async resolveModel(account: AccountAuthContext, kind: JobKind, raw: unknown): Promise<CatalogModel> {

@@ -1,9 +1,10 @@
 import type { CatalogModel } from '../../catalog/model.ts';
 import { VideoConstraints } from '../../operator-config/model-spec-schema.ts';
-import type { JobInputRole, VideoJobRequest } from '../../providers/jobs/job-engine.ts';
+import type { JobInput, JobInputRole, VideoJobRequest } from '../../providers/jobs/job-engine.ts';
 import { parseInput } from '../../validation.ts';
 import { fieldError, requireType } from './audio-rules.ts';
 import {
+  VIDEO_DURATIONS,
   VIDEO_PROMPT_DEFAULT_LIMIT,
   VideoJobInput,
   VideoQuoteInput,
@@ -15,7 +16,8 @@ import { durationSecondsOf, videoSize } from './video-size.ts';
  * A video model's rules from its catalog constraints (docs/api.md, Queued jobs): durations, resolutions and aspect
  * ratios it lists (an empty list: the field is not taken, except durations, where empty means any), its prompt
  * limit, whether the request may switch audio, and its model_type: `video` is the upscale model (takes video_url
- * and upscale_factor instead of resolution), `image-to-video` needs image_url.
+ * and upscale_factor instead of resolution; prompt and duration are optional, and without a duration the job lasts
+ * as long as its video_url, read when it is fetched), `image-to-video` needs image_url.
  */
 
 export interface VideoRules {
@@ -66,16 +68,29 @@ export interface VideoPriceBasis {
 }
 
 export interface ParsedVideoShape extends VideoPriceBasis {
-  readonly duration: string;
   readonly aspectRatio: string;
   readonly width: number;
   readonly height: number;
 }
 
-/** The fields a quote and a job share, checked against the model. */
-function checkShape(rules: VideoRules, body: QuoteBody): ParsedVideoShape {
-  if (rules.durations.length > 0 && !rules.durations.includes(body.duration))
+/** The duration a request names; undefined only for the upscale model, whose input video gives its length. */
+function requestedDuration(rules: VideoRules, duration: string | undefined): string | undefined {
+  if (duration === undefined) {
+    if (rules.upscale) return undefined;
+    const choices = rules.durations.length > 0 ? rules.durations : VIDEO_DURATIONS;
+    throw fieldError('duration', `Required: one of ${choices.join(', ')}`);
+  }
+  if (rules.durations.length > 0 && !rules.durations.includes(duration))
     throw fieldError('duration', `must be one of: ${rules.durations.join(', ')} for this model`);
+  return duration;
+}
+
+/**
+ * The fields a quote and a job share, checked against the model. An upscale without a duration has
+ * durationSeconds 0 until {@link withInputDuration} sets it from the fetched video.
+ */
+function checkShape(rules: VideoRules, body: QuoteBody): ParsedVideoShape {
+  const duration = requestedDuration(rules, body.duration);
   const listed = (field: 'aspect_ratio' | 'resolution', value: string | undefined, list: readonly string[]) => {
     if (value === undefined || list.includes(value)) return;
     throw fieldError(
@@ -101,8 +116,8 @@ function checkShape(rules: VideoRules, body: QuoteBody): ParsedVideoShape {
     throw fieldError('audio', `this model always makes clips ${rules.audio ? 'with' : 'without'} sound`);
   const audio = rules.audioConfigurable ? (body.audio ?? true) : rules.audio;
   return {
-    duration: body.duration,
-    durationSeconds: durationSecondsOf(body.duration),
+    duration,
+    durationSeconds: duration === undefined ? 0 : durationSecondsOf(duration),
     aspectRatio,
     resolution,
     ...(upscaleFactor !== undefined && { upscaleFactor }),
@@ -123,6 +138,8 @@ export interface RemoteInput {
 export interface ParsedVideoJob {
   readonly request: Omit<VideoJobRequest, 'inputs'>;
   readonly remote: RemoteInput[];
+  /** An upscale without a duration: its length (and so its price) is known once video_url is fetched. */
+  readonly durationFromInput: boolean;
 }
 
 function remoteInputs(body: VideoJobInput): RemoteInput[] {
@@ -184,7 +201,10 @@ export function checkVideoJob(model: CatalogModel, input: unknown): ParsedVideoJ
   requireType(model, 'video');
   const rules = videoRules(model);
   const limit = rules.promptCharacterLimit;
-  if ([...body.prompt].length > limit) throw fieldError('prompt', `at most ${limit} characters for this model`);
+  // The upscale model needs no prompt (it scales the video it is given).
+  const prompt = body.prompt ?? '';
+  if (body.prompt === undefined && !rules.upscale) throw fieldError('prompt', 'Required: at least 1 character');
+  if ([...prompt].length > limit) throw fieldError('prompt', `at most ${limit} characters for this model`);
   const shape = checkShape(rules, body);
   if (rules.upscale && body.video_url === undefined) throw fieldError('video_url', 'required by the upscale model');
   if (rules.modelType === 'image-to-video' && body.image_url === undefined)
@@ -192,22 +212,52 @@ export function checkVideoJob(model: CatalogModel, input: unknown): ParsedVideoJ
   const referenceMedia = (body.reference_image_urls?.length ?? 0) + (body.reference_video_urls?.length ?? 0);
   if ((body.reference_audio_urls?.length ?? 0) > 0 && referenceMedia === 0)
     throw fieldError('reference_audio_urls', 'needs at least one reference image or reference video');
-  checkCitations(body.prompt, body);
+  checkCitations(prompt, body);
   return {
     request: {
       kind: 'video',
-      prompt: body.prompt,
+      prompt,
       ...(body.negative_prompt !== undefined &&
         body.negative_prompt !== '' && { negativePrompt: body.negative_prompt }),
       ...shape,
     },
     remote: remoteInputs(body),
+    durationFromInput: shape.duration === undefined,
   };
 }
 
-/** POST /video/quote `{model, duration, aspect_ratio?, resolution?, upscale_factor?, audio?}`. */
-export function checkVideoQuote(model: CatalogModel, input: unknown): ParsedVideoShape {
+/**
+ * An upscale job without a duration lasts as long as its fetched video_url, in whole seconds rounded up, and at most
+ * the longest duration the model lists; a video whose length cannot be read needs a duration (400).
+ */
+export function withInputDuration<T extends { readonly durationSeconds: number }>(
+  model: CatalogModel,
+  request: T,
+  inputs: readonly JobInput[],
+): T {
+  const seconds = inputs.find((input) => input.role === 'video')?.durationSeconds;
+  if (seconds === undefined || !(seconds > 0))
+    throw fieldError(['video_url', 'duration'], 'the length of video_url could not be read; send duration');
+  const whole = Math.max(1, Math.ceil(seconds - 0.001));
+  const longest = Math.max(0, ...videoRules(model).durations.map((duration) => durationSecondsOf(duration, 0)));
+  if (longest > 0 && whole > longest)
+    throw fieldError('video_url', `is ${seconds.toFixed(1)} s long; this model upscales at most ${longest} s`);
+  return { ...request, durationSeconds: whole };
+}
+
+/**
+ * POST /video/quote `{model, duration, aspect_ratio?, resolution?, upscale_factor?, audio?}`. The upscale model may
+ * give video_url instead of duration: `videoUrl` is then the input whose length the quote needs.
+ */
+export function checkVideoQuote(model: CatalogModel, input: unknown): { basis: ParsedVideoShape; video?: RemoteInput } {
   const body = parseInput(VideoQuoteInput, input);
   requireType(model, 'video');
-  return checkShape(videoRules(model), body);
+  const basis = checkShape(videoRules(model), body);
+  if (basis.duration !== undefined) return { basis };
+  if (body.video_url === undefined)
+    throw fieldError(
+      'duration',
+      'Required to quote the upscale model without video_url: its price is per second of the video',
+    );
+  return { basis, video: { role: 'video', url: body.video_url, field: 'video_url' } };
 }

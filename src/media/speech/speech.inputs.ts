@@ -56,5 +56,5 @@ export const CloneVoiceInput = z.object({
     .describe('The tts model the voice is for (it can be used with this model only); default: the default tts model'),
 });
 
-/** GraphQL voices(model). */
+/** GraphQL voices(model) and the query of GET /audio/voices. */
 export const VoicesQueryInput = CloneVoiceInput;

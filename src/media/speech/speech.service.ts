@@ -23,6 +23,7 @@ import {
 } from './speech-model.ts';
 import { SpeechInput } from './speech.inputs.ts';
 import { VoiceCloning, type CloneOutcome, type CloneUpload, type ModelVoices } from './voice-cloning.ts';
+import { listVoicesFor, type ListedVoice } from './voice-list.ts';
 import { findVoice, sweepExpiredVoices } from './voices.repository.ts';
 
 export interface SpeechDescription {
@@ -131,6 +132,11 @@ export class SpeechService {
   /** A model's catalog voices and the caller's cloned voices for it. */
   voices(auth: AuthContext, raw: unknown): Promise<ModelVoices> {
     return this.cloning.list(auth, raw);
+  }
+
+  /** Every voice the caller can speak with: the models' built-in voices and its own cloned ones (REST). */
+  listVoices(auth: AuthContext, raw: unknown): Promise<ListedVoice[]> {
+    return listVoicesFor({ catalog: this.deps.catalog, db: this.deps.db, now: this.now }, auth, raw);
   }
 
   close(): Promise<void> {

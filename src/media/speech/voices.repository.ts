@@ -54,21 +54,32 @@ export async function findVoice(db: Database, id: string, now: Date): Promise<St
 }
 
 /** An account's live voices for one model, newest first. */
-export async function listVoices(
+export function listVoices(
   db: Database,
   accountId: string,
   modelId: string,
   now: Date,
   limit = 100,
 ): Promise<VoiceSummary[]> {
-  const rows = await db
+  return listAccountVoices(db, accountId, now, { modelId, limit });
+}
+
+/** An account's live voices (of one model, or of every model), newest first. */
+export async function listAccountVoices(
+  db: Database,
+  accountId: string,
+  now: Date,
+  options: { readonly modelId?: string; readonly limit?: number } = {},
+): Promise<VoiceSummary[]> {
+  let query = db
     .selectFrom('voices')
     .select(['id', 'model_id', 'sample_format', 'sample_seconds', 'created_at', 'expires_at'])
     .where('account_id', '=', accountId)
-    .where('model_id', '=', modelId)
-    .where('expires_at', '>', now)
+    .where('expires_at', '>', now);
+  if (options.modelId !== undefined) query = query.where('model_id', '=', options.modelId);
+  const rows = await query
     .orderBy('created_at', 'desc')
-    .limit(limit)
+    .limit(options.limit ?? 500)
     .execute();
   return rows.map((row) => ({
     id: row.id,

@@ -20,7 +20,8 @@ export function upstreamBody(request: JobRequest): Record<string, unknown> {
   const fields: Record<string, unknown> =
     request.kind === 'video'
       ? {
-          prompt: request.prompt,
+          // The upscale model may have no prompt: none is sent then.
+          prompt: request.prompt === '' ? undefined : request.prompt,
           negative_prompt: request.negativePrompt,
           duration: request.durationSeconds,
           width: request.width,
