@@ -82,7 +82,7 @@ describe(`The original's newer CLI and MCP server with examples/compat-original.
       model: string;
       choices: { message: { role: string; content: string | null; reasoning_content?: string } }[];
       usage: { prompt_tokens: number; completion_tokens: number };
-    }>(await api('/chat/completions', { body: { max_tokens: 64, ...body } }));
+    }>(await api('/chat/completions', { body: { max_tokens: 4096, ...body } }));
     expect(completion.object).toBe('chat.completion');
     expect(completion.choices[0]?.message.role).toBe('assistant');
     expect(completion.usage.prompt_tokens).toBeGreaterThan(0);
