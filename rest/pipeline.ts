@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { anonymous, type AuthContext } from '../src/auth/auth-context.ts';
+import { bodyLimits } from '../src/body-limits.ts';
 import type { Config } from '../src/config.ts';
 import { formatNanoFixed, parseNano } from '../src/billing/money.ts';
 import { AppError, clip, NotFoundError, WalletTopUpRequiredError } from '../src/errors.ts';
@@ -66,6 +67,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   const router = new Router(deps.routes);
   const labels = new Map(deps.routes.map((route) => [route, `${route.method} ${REST_PREFIX}${route.path}`]));
   const origins = new Set(config.http.corsOrigins);
+  const limits = bodyLimits(config.http);
 
   function serve(req: HttpRequest, res: HttpResponse): void {
     const started = performance.now();
@@ -124,8 +126,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         const body = deps.services.wallets.discovery((ex.req.url ?? '/').split('?')[0] ?? '/');
         return sendWhole(ex, label, paymentRequired(body));
       }
-      const limit =
-        typeof route.bodyLimit === 'function' ? route.bodyLimit(config) : (route.bodyLimit ?? config.http.maxJsonBytes);
+      const limit = limits[route.bodyLimit ?? 'json'];
       const call = new RouteCall(ex.req, params, auth, deps.services, config, ex.requestId, ex.signal, limit);
       const reply = withRateWindows(deps.services, auth, await route.handler(call));
       await send(ex, label, withWalletBalance(auth, reply));

@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { z } from 'zod';
 import type { AuthContext } from '../src/auth/auth-context.ts';
+import type { BodyKind } from '../src/body-limits.ts';
 import type { Config } from '../src/config.ts';
 import type { Operations } from '../src/services.ts';
 import type { Reply } from './http.ts';
@@ -53,8 +54,8 @@ export interface Route {
   readonly path: string;
   /** Documentation only (OpenAPI security); services check permissions themselves. */
   readonly access: Access;
-  /** Body size limit in bytes, or the configured one it follows; defaults to the configured JSON limit. */
-  readonly bodyLimit?: number | ((config: Config) => number);
+  /** The kind of body it takes, whose size limit applies (src/body-limits.ts); default `json`. */
+  readonly bodyLimit?: BodyKind;
   readonly doc: RouteDoc;
   readonly handler: (ctx: RouteContext) => Promise<Reply> | Reply;
 }

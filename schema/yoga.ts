@@ -1,6 +1,7 @@
 import { GraphQLError } from 'graphql';
 import { createGraphQLError, createYoga, maskError as defaultMaskError, type YogaServerInstance } from 'graphql-yoga';
 import type { AuthContext } from '../src/auth/auth-context.ts';
+import type { GraphQLBodyLimits } from '../src/body-limits.ts';
 import type { GraphQLLimits } from '../src/config.ts';
 import { AppError } from '../src/errors.ts';
 import type { Logger } from '../src/logger.ts';
@@ -8,7 +9,7 @@ import { requestOrigin } from '../src/media/media-links.ts';
 import type { Operations } from '../src/services.ts';
 import type { GraphQLContext } from './context.ts';
 import { schema } from './index.ts';
-import { GRAPHQL_MAX_BODY_BYTES, useBodyLimit } from './body-limit.ts';
+import { useBodyLimit } from './body-limit.ts';
 import { useReadsOnlyOverGet } from './get-reads-only.ts';
 import { useIntrospectionPolicy } from './introspection.ts';
 import { useUnreadableRequestsAre400 } from './parse-errors.ts';
@@ -34,6 +35,8 @@ export function createGraphQLServer(deps: {
   services: Operations;
   logger: Logger;
   options: GraphQLOptions;
+  /** Request body limits (src/body-limits.ts graphqlBodyLimits). */
+  bodyLimits: GraphQLBodyLimits;
   /** The HTTP status of a refusal before execution (a bad key): the REST table's, handed in by src/app.ts. */
   httpStatus: (error: AppError) => number;
 }): GraphQLServer {
@@ -41,7 +44,7 @@ export function createGraphQLServer(deps: {
     schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
-    maxRequestBodySize: false, // useBodyLimit below enforces it (uploads get the text parser's limit)
+    maxRequestBodySize: false, // useBodyLimit below enforces it (src/body-limits.ts)
     cors: false, // the front door answers CORS for both surfaces
     graphiql: deps.options.graphiql ? { title: 'Lagoon GraphQL', defaultQuery: DEFAULT_QUERY } : false,
     logging: {
@@ -71,9 +74,9 @@ export function createGraphQLServer(deps: {
       useIntrospectionPolicy({ mode: deps.options.introspection, services: deps.services }),
       ...useDocumentLimits(deps.options),
       useSseErrors({ services: deps.services, endpoint: '/graphql/stream', httpStatus: deps.httpStatus }),
-      useGraphQLStream({ endpoint: '/graphql/stream', logger: deps.logger, maxBodyBytes: GRAPHQL_MAX_BODY_BYTES }),
+      useGraphQLStream({ endpoint: '/graphql/stream', logger: deps.logger, maxBodyBytes: deps.bodyLimits.stream }),
       useSubscriptionErrors({ logger: deps.logger }),
-      useBodyLimit(),
+      useBodyLimit(deps.bodyLimits),
       useUnreadableRequestsAre400(),
       useWalletTopUpErrors(),
     ],

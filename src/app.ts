@@ -7,6 +7,7 @@ import { mediaMount } from '../rest/routes/media.ts';
 import { createPipeline } from '../rest/pipeline.ts';
 import { createGraphQLServer } from '../schema/yoga.ts';
 import { operator } from './auth/auth-context.ts';
+import { bodyLimits, graphqlBodyLimits } from './body-limits.ts';
 import type { Config } from './config.ts';
 import { openDatabase, type DatabaseHandle } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
@@ -72,6 +73,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     services,
     logger,
     options: config.graphql,
+    bodyLimits: graphqlBodyLimits(bodyLimits(config.http)),
     httpStatus: errorStatus,
   });
   let closing: Promise<void> | undefined;

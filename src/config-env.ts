@@ -49,6 +49,7 @@ export const EnvironmentModel = z.object({
   ),
   LAGOON_MAX_JSON_BYTES: intWithDefault(1_048_576, 1),
   LAGOON_MAX_CHAT_BODY_BYTES: intWithDefault(20_971_520, 1),
+  LAGOON_MAX_MEDIA_BODY_BYTES: z.preprocess(emptyToUndefined, z.coerce.number().int().min(1).optional()),
   LAGOON_KEY_CACHE_TTL_SECONDS: intWithDefault(30),
   LAGOON_LAST_USED_FLUSH_SECONDS: intWithDefault(15, 1),
   LAGOON_RESERVATION_TIMEOUT_SECONDS: intWithDefault(900, 1),

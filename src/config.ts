@@ -27,6 +27,8 @@ export interface Config {
     readonly corsOrigins: readonly string[];
     readonly maxJsonBytes: number;
     readonly maxChatBodyBytes: number;
+    /** Unset: as large as the largest documented video job input sent inline (src/body-limits.ts). */
+    readonly maxMediaBodyBytes: number | undefined;
     readonly shutdownTimeoutMs: number;
   };
   readonly database: {
@@ -192,6 +194,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         .filter(Boolean),
       maxJsonBytes: e.LAGOON_MAX_JSON_BYTES,
       maxChatBodyBytes: e.LAGOON_MAX_CHAT_BODY_BYTES,
+      maxMediaBodyBytes: e.LAGOON_MAX_MEDIA_BODY_BYTES,
       shutdownTimeoutMs: e.LAGOON_SHUTDOWN_TIMEOUT_SECONDS * 1000,
     },
     database: { url: e.DATABASE_URL, dataDir: e.LAGOON_DATA_DIR, preparedStatements: e.LAGOON_PG_PREPARED_STATEMENTS },

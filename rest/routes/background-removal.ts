@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { BackgroundRemoveInput } from '../../src/media/images/background-removal.service.ts';
-import { MAX_INPUT_BASE64_CHARS } from '../../src/media/images/image-input.ts';
 import { balanceHeaders, text } from '../http.ts';
 import type { Route } from '../router.ts';
 import { readBody } from './image-edit.ts';
@@ -10,7 +9,7 @@ export const backgroundRemovalRoutes: Route[] = [
     method: 'POST',
     path: '/image/background-remove',
     access: 'account',
-    bodyLimit: MAX_INPUT_BASE64_CHARS + 65_536,
+    bodyLimit: 'image',
     doc: {
       summary:
         'Remove a picture’s background: a PNG with a transparent background. JSON (image as base64 or image_url) or multipart (an image file part or image_url); one price per picture.',

@@ -104,7 +104,7 @@ export const chatRoutes: Route[] = [
     path: '/chat/completions',
     access: 'account',
     // Its own limit: one image sent inline as base64 is already larger than the JSON limit of the other routes.
-    bodyLimit: (config) => config.http.maxChatBodyBytes,
+    bodyLimit: 'chat',
     doc: {
       summary:
         'Chat completion, OpenAI-compatible. With `stream: true`: text/event-stream of chat.completion.chunk events, a last chunk with `choices: []` and `usage`, then `data: [DONE]`. ' +

@@ -3,15 +3,13 @@ import { z } from 'zod';
 import { requireAccount } from '../../src/auth/permissions.ts';
 import { EditImageInput, MultiEditImageInput, UpscaleImageInput } from '../../src/media/images/edit.inputs.ts';
 import type { ImageEditOutcome } from '../../src/media/images/image-edit.service.ts';
-import { decodeBase64Bytes, MAX_INPUT_BASE64_CHARS, MAX_INPUT_BYTES } from '../../src/media/images/image-input.ts';
+import { decodeBase64Bytes, MAX_INPUT_BYTES } from '../../src/media/images/image-input.ts';
 import { parseLifted } from '../../src/providers/lifted-json.ts';
 import { isRecord, parseInput } from '../../src/validation.ts';
 import { balanceHeaders, json, parseJsonBytes, text, type Reply } from '../http.ts';
 import { readMultipartFiles, readMultipartUpload } from '../multipart.ts';
 import type { Route, RouteContext } from '../router.ts';
 
-/** A JSON body with one base64 picture under 25 MB, a 32,768-character prompt (escaped) and the other fields. */
-const ONE_IMAGE_BODY_BYTES = MAX_INPUT_BASE64_CHARS + 1_048_576;
 const MULTIPART = /^multipart\/form-data\b/i;
 
 const Binary = z.string().describe('The picture (binary), with its Content-Type; x-is-blurred: true when blurred');
@@ -96,7 +94,7 @@ const upscaleRoute: Route = {
   method: 'POST',
   path: '/image/upscale',
   access: 'account',
-  bodyLimit: ONE_IMAGE_BODY_BYTES,
+  bodyLimit: 'image',
   doc: {
     summary:
       'Upscale a picture 2× to 4× (output at most 16,777,216 pixels); priced per image by the effective scale. JSON or multipart.',
@@ -116,7 +114,7 @@ export const imageEditRoutes: Route[] = [
     method: 'POST',
     path: '/image/edit',
     access: 'account',
-    bodyLimit: ONE_IMAGE_BODY_BYTES,
+    bodyLimit: 'image',
     doc: {
       summary: 'Edit a picture with a prompt (experimental); priced per edit by model. JSON or multipart (image file).',
       tags: ['Image'],
@@ -133,7 +131,7 @@ export const imageEditRoutes: Route[] = [
     method: 'POST',
     path: '/image/multi-edit',
     access: 'account',
-    bodyLimit: 3 * MAX_INPUT_BASE64_CHARS + 1_048_576,
+    bodyLimit: 'images',
     doc: {
       summary:
         'Edit a base picture with up to two more layers/masks and a prompt; priced per edit and extra image. JSON or multipart (images files).',
@@ -162,7 +160,7 @@ export const imageEditRoutes: Route[] = [
     method: 'POST',
     path: '/images/upscale',
     access: 'account',
-    bodyLimit: ONE_IMAGE_BODY_BYTES,
+    bodyLimit: 'image',
     doc: {
       summary:
         'Upscale as /image/upscale does, answered in the OpenAI images shape of /images/generations: ' +
@@ -187,7 +185,7 @@ export const imageEditRoutes: Route[] = [
     method: 'POST',
     path: '/images/edits',
     access: 'account',
-    bodyLimit: ONE_IMAGE_BODY_BYTES,
+    bodyLimit: 'image',
     doc: {
       summary:
         'OpenAI-compatible image edit (multipart: image, prompt, model); an unknown model name uses the default edit model.',

@@ -27,6 +27,12 @@ const QUEUED: Record<JobKind, z.ZodType> = {
   video: VideoQueued,
 };
 
+/**
+ * A video job's clips and pictures may come inline as data URLs (a quote may be sent the same body); an audio job
+ * has no media inputs.
+ */
+const VIDEO_BODY: Record<JobKind, Pick<Route, 'bodyLimit'>> = { audio: {}, video: { bodyLimit: 'videoJob' } };
+
 const TAGS: Record<JobKind, string> = { audio: 'Audio', video: 'Video' };
 
 function jobRoutes(kind: JobKind): Route[] {
@@ -36,6 +42,7 @@ function jobRoutes(kind: JobKind): Route[] {
       method: 'POST',
       path: `/${kind}/quote`,
       access: 'account',
+      ...VIDEO_BODY[kind],
       doc: {
         summary: `The price of a ${kind} job, without queueing or charging anything`,
         tags,
@@ -51,6 +58,7 @@ function jobRoutes(kind: JobKind): Route[] {
       method: 'POST',
       path: `/${kind}/queue`,
       access: 'account',
+      ...VIDEO_BODY[kind],
       doc: {
         summary: `Queue a ${kind} job; its quote is held now and charged when it completes (402 when not covered)`,
         tags,

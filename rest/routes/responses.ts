@@ -37,7 +37,7 @@ export const responsesRoutes: Route[] = [
     method: 'POST',
     path: '/responses',
     access: 'account',
-    bodyLimit: (config) => config.http.maxChatBodyBytes,
+    bodyLimit: 'chat',
     doc: {
       summary:
         'OpenAI Responses API over chat: input string or items, instructions, function tools, `stream` (typed ' +

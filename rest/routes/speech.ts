@@ -64,7 +64,7 @@ export const speechRoutes: Route[] = [
     method: 'POST',
     path: '/audio/voices',
     access: 'account',
-    bodyLimit: VOICE_SAMPLE_MAX_BYTES,
+    bodyLimit: 'voiceSample',
     doc: {
       summary:
         'Clone a voice from a reference sample; returns a `vv_<id>` handle usable as `voice` with that model, by this ' +

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { TEXT_PARSER_MAX_FILE_BYTES, TextParserInput } from '../../src/augment/text-parser.service.ts';
+import { TextParserInput } from '../../src/augment/text-parser.service.ts';
 import { requireAccount } from '../../src/auth/permissions.ts';
 import { balanceHeaders, json, text } from '../http.ts';
 import { readMultipartUpload } from '../multipart.ts';
@@ -18,7 +18,7 @@ export const textParserRoutes: Route[] = [
     method: 'POST',
     path: '/augment/text-parser',
     access: 'account',
-    bodyLimit: TEXT_PARSER_MAX_FILE_BYTES,
+    bodyLimit: 'document',
     doc: {
       summary: 'Extract the text of a document (experimental). 0.01 USD per successful request.',
       tags: ['Augment'],

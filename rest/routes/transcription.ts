@@ -22,7 +22,7 @@ export const transcriptionRoutes: Route[] = [
     method: 'POST',
     path: '/audio/transcriptions',
     access: 'account',
-    bodyLimit: TRANSCRIPTION_MAX_BYTES,
+    bodyLimit: 'audioFile',
     doc: {
       summary:
         'Speech to text (OpenAI/Whisper-compatible multipart). response_format json (with `duration`, and ' +

@@ -73,8 +73,8 @@ describe(`REST video job remote inputs (${testDatabaseKind})`, () => {
   }
 
   beforeAll(async () => {
-    // Large enough for the oversized-picture case (a 21 MB picture as a data URL).
-    t = await createTestApp({ LAGOON_JOB_WORKERS: 'true', LAGOON_JOB_RETRIES: '1', LAGOON_MAX_JSON_BYTES: '40000000' });
+    // The oversized-picture case (a 21 MB picture as a data URL) fits /video/queue's media body limit.
+    t = await createTestApp({ LAGOON_JOB_WORKERS: 'true', LAGOON_JOB_RETRIES: '1' });
     ({ secret, accountId } = await createAccountWithKey(t.app.services, { credit: { USD: '10' }, type: 'INFERENCE' }));
     dir = await mkdtemp(join(tmpdir(), 'lagoon-jobs-inputs-'));
     mp4 = await makeMp4(5, dir);
