@@ -1,6 +1,6 @@
 import type { SettledCharge } from '../billing/billing.types.ts';
 import type { RateWindow } from '../errors.ts';
-import type { JsonObject, UpstreamToolCall, UpstreamToolCallDelta } from '../providers/chat/chat-provider.ts';
+import type { JsonObject, UpstreamToolCall, UpstreamToolCallDelta } from '../providers/chat/chat-engine.ts';
 import type { WebSearchMode } from './chat.inputs.ts';
 
 /*
