@@ -26,7 +26,7 @@ import type { createImageEditService } from './media/images/image-edit.wiring.ts
 import type { JobServices } from './media/jobs/job.wiring.ts';
 import type { EmbeddingService } from './embeddings/embedding.service.ts';
 import type { ResponsesService } from './responses/responses.service.ts';
-import type { TranscriptionService } from './transcription/transcription.service.ts';
+import type { TranscriptionService } from './media/transcription/transcription.service.ts';
 import type { SpeechService } from './media/speech/speech.wiring.ts';
 import type { OperatorConfig } from './operator-config/schema.ts';
 import type { ChatGateway } from './providers/chat/chat-gateway.ts';

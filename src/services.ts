@@ -41,7 +41,7 @@ import { createPixelWork, imageThreads } from './media/images/pixel-work.ts';
 import { createJobServices } from './media/jobs/job.wiring.ts';
 import { EmbeddingService } from './embeddings/embedding.service.ts';
 import { ResponsesService } from './responses/responses.service.ts';
-import { TranscriptionService } from './transcription/transcription.service.ts';
+import { TranscriptionService } from './media/transcription/transcription.service.ts';
 import { TranscriptionGateway } from './providers/transcription/transcription-gateway.ts';
 import { EmbeddingGateway } from './providers/embeddings/embedding-gateway.ts';
 import { createSpeechService } from './media/speech/speech.wiring.ts';
