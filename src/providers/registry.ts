@@ -18,7 +18,7 @@ import type { JobEngine } from './jobs/job-engine.ts';
 import { QueueApiJobEngine } from './jobs/queue-api.engine.ts';
 import { HttpJsonRpcEngine, jsonRpcSettingsOf } from './json-rpc/http-json-rpc.engine.ts';
 import type { JsonRpcEngine } from './json-rpc/json-rpc-engine.ts';
-import { SimulatorJobEngine } from './jobs/simulator-jobs.engine.ts';
+import { SimulatorJobEngine } from './jobs/simulator-job.engine.ts';
 import { parseProviderOptions } from './provider-options.ts';
 import { BRAVE_DEFAULT_BASE_URL, BraveEngine } from './search/brave.engine.ts';
 import { SEARCH_DEFAULTS, type SearchEngine, type SearchUpstreamSettings } from './search/search-engine.ts';
