@@ -7,7 +7,7 @@ import { openDatabase, type Database } from '../src/db/database.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
 import { createLogger } from '../src/logger.ts';
 import { JobQueue, QUEUE_ENTRIES, type JobHandler, type QueueOptions } from '../src/media/jobs/job-queue.ts';
-import { SimulatorJobEngine } from '../src/providers/jobs/simulator-jobs.engine.ts';
+import { SimulatorJobEngine } from '../src/providers/jobs/simulator-job.engine.ts';
 import { createAccountWithKey } from '../test/helpers/services.ts';
 
 /**

@@ -3,7 +3,7 @@ import type { Config } from './config.ts';
 import { MAX_INPUT_BYTES as IMAGE_MAX_BYTES } from './media/images/image-input.ts';
 import { INPUT_LIMITS } from './media/jobs/input-limits.ts';
 import { VOICE_SAMPLE_MAX_BYTES } from './media/speech/voice-cloning.ts';
-import { TRANSCRIPTION_MAX_BYTES } from './transcription/transcription.inputs.ts';
+import { TRANSCRIPTION_MAX_BYTES } from './media/transcription/transcription.inputs.ts';
 
 /*
  * How large a request body each kind of route takes, in one table (docs/configuration.md, Request body limits).

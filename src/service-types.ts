@@ -20,15 +20,15 @@ import type { Config } from './config.ts';
 import type { CryptoRpcService } from './crypto-rpc/rpc-proxy.service.ts';
 import type { Web3KeyService } from './auth/web3-keys.service.ts';
 import type { EventBus } from './events/event-bus.ts';
-import type { MediaKit } from './media/create.ts';
-import type { ImageServices } from './media/images/create.ts';
+import type { MediaKit } from './media/media.wiring.ts';
+import type { ImageServices } from './media/images/image.wiring.ts';
 import type { BackgroundRemovalService } from './media/images/background-removal.service.ts';
-import type { createImageEditService } from './media/images/edit-create.ts';
-import type { JobServices } from './media/jobs/create.ts';
+import type { createImageEditService } from './media/images/image-edit.wiring.ts';
+import type { JobServices } from './media/jobs/job.wiring.ts';
 import type { EmbeddingService } from './embeddings/embedding.service.ts';
 import type { ResponsesService } from './responses/responses.service.ts';
-import type { TranscriptionService } from './transcription/transcription.service.ts';
-import type { SpeechService } from './media/speech/create.ts';
+import type { TranscriptionService } from './media/transcription/transcription.service.ts';
+import type { SpeechService } from './media/speech/speech.wiring.ts';
 import type { OperatorConfig } from './operator-config/schema.ts';
 import type { ChatGateway } from './providers/chat/chat-gateway.ts';
 import type { UpstreamMetrics } from './providers/upstream-pool.ts';
@@ -68,9 +68,9 @@ export interface Operations {
   readonly chat: ChatService;
   /** Media objects and their signed URLs (`GET /media/<token>`). */
   readonly media: Omit<MediaKit, 'sweeper'>;
-  /** Image generation, billed per picture (src/media/images/create.ts). */
+  /** Image generation, billed per picture (src/media/images/image.wiring.ts). */
   readonly images: Omit<ImageServices, 'engines' | 'gateway'>;
-  /** Image edit, multi-edit and upscale, billed per picture (src/media/images/edit-create.ts). */
+  /** Image edit, multi-edit and upscale, billed per picture (src/media/images/image-edit.wiring.ts). */
   readonly imageEdit: Omit<ReturnType<typeof createImageEditService>, 'close'>;
   /** POST /image/background-remove: one price per picture, local model or an HTTP engine. */
   readonly backgroundRemoval: BackgroundRemovalService;
@@ -82,7 +82,7 @@ export interface Operations {
   readonly transcription: TranscriptionService;
   /** The OpenAI Responses API over chat, with stored responses per account (previous_response_id). */
   readonly responses: ResponsesService;
-  /** Queued music/audio and video jobs (src/media/jobs/create.ts): the API service, its runner and the queue. */
+  /** Queued music/audio and video jobs (src/media/jobs/job.wiring.ts): the API service, its runner and the queue. */
   readonly jobs: JobServices;
   /** Per-key rate limits as the caller sees them (GET /api_keys/rate_limits and its log). */
   readonly rateLimits: RateLimitService;

@@ -6,8 +6,8 @@ import { migrateToLatest } from './db/migrate.ts';
 import { createEventBus } from './events/event-bus.ts';
 import { Lifecycle } from './lifecycle.ts';
 import { createLogger } from './logger.ts';
-import { createJobServices } from './media/jobs/create.ts';
-import { createMediaKit } from './media/create.ts';
+import { createJobServices } from './media/jobs/job.wiring.ts';
+import { createMediaKit } from './media/media.wiring.ts';
 import { loadOperatorConfig } from './operator-config/load.ts';
 import { createBilling } from './services.ts';
 

@@ -1,5 +1,10 @@
 import { z } from 'zod';
-import { AudioJobInput, AudioQuoteInput, VideoJobInput, VideoQuoteInput } from '../../src/media/jobs/job-inputs.ts';
+import {
+  AudioJobInput,
+  AudioQuoteInput,
+  VideoJobInput,
+  VideoQuoteInput,
+} from '../../src/media/jobs/job-queue.inputs.ts';
 import { CompleteJobInput, RetrieveJobInput } from '../../src/media/jobs/job.inputs.ts';
 import type { JobKind } from '../../src/providers/jobs/job-engine.ts';
 import { json } from '../http.ts';

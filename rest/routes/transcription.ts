@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { requireAccount } from '../../src/auth/permissions.ts';
-import { TRANSCRIPTION_MAX_BYTES, TranscriptionFields } from '../../src/transcription/transcription.inputs.ts';
+import { TRANSCRIPTION_MAX_BYTES, TranscriptionFields } from '../../src/media/transcription/transcription.inputs.ts';
 import { UpstreamError, ValidationError } from '../../src/errors.ts';
 import { balanceHeaders, text } from '../http.ts';
 import { readMultipartUpload } from '../multipart.ts';

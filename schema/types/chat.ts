@@ -18,7 +18,7 @@ import {
   UpstreamError,
   ValidationError,
 } from '../../src/errors.ts';
-import type { UpstreamToolCall, UpstreamToolCallDelta } from '../../src/providers/chat/chat-provider.ts';
+import type { UpstreamToolCall, UpstreamToolCallDelta } from '../../src/providers/chat/chat-engine.ts';
 import { builder } from '../builder.ts';
 import { ChatCompletionInputRef, toRequestBody, WebSearchModeEnum } from './chat-input.ts';
 import { CurrencyEnum } from './enums.ts';

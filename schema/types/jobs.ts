@@ -10,7 +10,7 @@ import { MediaFileRef, PAID_MEDIA_ERRORS, type MediaFile } from './media.ts';
 /*
  * Queued music/audio and video jobs (the GraphQL side of POST /audio|video/quote, /queue, /retrieve): the same
  * JobService methods, and the inputs are the REST bodies as JSON, validated by the same zod schemas
- * (src/media/jobs/job-inputs.ts), so every rule lives in one place.
+ * (src/media/jobs/job-queue.inputs.ts), so every rule lives in one place.
  */
 
 const JobStatusEnum = builder.enumType('JobStatus', {

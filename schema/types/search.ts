@@ -2,12 +2,12 @@ import type { ScrapeOutcome } from '../../src/augment/scrape.service.ts';
 import type { SearchOutcome } from '../../src/augment/search.service.ts';
 import { formatNano } from '../../src/billing/money.ts';
 import { InsufficientBalanceError, SpendLimitExceededError, UpstreamError, ValidationError } from '../../src/errors.ts';
-import type { SearchResult } from '../../src/providers/search/search-provider.ts';
+import type { SearchResult } from '../../src/providers/search/search-engine.ts';
 import { RateLimitExceededError } from '../../src/rate-limits/rate-limiter.ts';
 import { builder } from '../builder.ts';
 import { CurrencyEnum } from './enums.ts';
 
-const SearchProviderEnum = builder.enumType('SearchProvider', {
+const SearchProviderEnum = builder.enumType('SearchEngine', {
   description: 'Which search service answers (REST `search_provider`).',
   values: {
     BRAVE: { value: 'brave', description: 'The default: the zero-data-retention provider.' },

@@ -1,7 +1,7 @@
 import { formatNano } from '../../src/billing/money.ts';
 import { PayloadTooLargeError } from '../../src/errors.ts';
-import type { TranscriptionOutcome } from '../../src/transcription/transcription.service.ts';
-import { TRANSCRIPTION_MAX_BYTES } from '../../src/transcription/transcription.inputs.ts';
+import type { TranscriptionOutcome } from '../../src/media/transcription/transcription.service.ts';
+import { TRANSCRIPTION_MAX_BYTES } from '../../src/media/transcription/transcription.inputs.ts';
 import { builder } from '../builder.ts';
 import { CurrencyEnum } from './enums.ts';
 import { PAID_MEDIA_ERRORS } from './media.ts';

@@ -4,7 +4,7 @@ import type { BillingService } from '../billing/billing.service.ts';
 import type { SettledCharge } from '../billing/billing.types.ts';
 import { UpstreamError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
-import type { SearchResult } from '../providers/search/search-provider.ts';
+import type { SearchResult } from '../providers/search/search-engine.ts';
 import type { SearchProviderId, SearchRouter } from '../providers/search/search-routing.ts';
 import { PRODUCTS } from '../rate-limits/products.ts';
 import type { RateLimiter } from '../rate-limits/rate-limiter.ts';

@@ -1,7 +1,7 @@
 import type { ScrapedPage } from '../augment/scrape/web-scraper.ts';
 import type { ModelCapabilities } from '../operator-config/schema.ts';
 import { ValidationError, type ValidationIssue } from '../errors.ts';
-import type { JsonObject } from '../providers/chat/chat-provider.ts';
+import type { JsonObject } from '../providers/chat/chat-engine.ts';
 import type { ChatMessageInput, ChatUserPart } from './chat.inputs.ts';
 import type { WebCitation } from './chat.types.ts';
 

@@ -1,7 +1,7 @@
 import type { CatalogModel } from '../catalog/model.ts';
 import { ValidationError } from '../errors.ts';
 import type { ModelCapabilities } from '../operator-config/schema.ts';
-import type { JsonObject } from '../providers/chat/chat-provider.ts';
+import type { JsonObject } from '../providers/chat/chat-engine.ts';
 import type { ChatCompletionInput, ServiceParametersInput } from './chat.inputs.ts';
 import type { EffectiveServiceParameters } from './chat.types.ts';
 

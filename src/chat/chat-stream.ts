@@ -8,7 +8,7 @@ import type {
   UpstreamChatStream,
   UpstreamToolCallDelta,
   UpstreamUsage,
-} from '../providers/chat/chat-provider.ts';
+} from '../providers/chat/chat-engine.ts';
 import type { UpstreamBody } from './chat-upstream.ts';
 import { settleChat, type BilledTokens } from './chat-pricing.ts';
 import type { EffectiveSettings } from './chat-request.ts';

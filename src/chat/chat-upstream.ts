@@ -5,7 +5,7 @@ import type {
   UpstreamChatCompletion,
   UpstreamChatRequest,
   UpstreamChatStream,
-} from '../providers/chat/chat-provider.ts';
+} from '../providers/chat/chat-engine.ts';
 
 /** The upstream request body before the gateway sets `model` (the upstream's name of the model). */
 export type UpstreamBody = JsonObject & { messages: JsonObject[] };

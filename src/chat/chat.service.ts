@@ -12,7 +12,7 @@ import type { CatalogModel } from '../catalog/model.ts';
 import type { CharacterService } from '../characters/character.service.ts';
 import { UpstreamError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
-import type { ChatCallOptions, UpstreamChatCompletion } from '../providers/chat/chat-provider.ts';
+import type { ChatCallOptions, UpstreamChatCompletion } from '../providers/chat/chat-engine.ts';
 import { parseInput } from '../validation.ts';
 import {
   applyImageRules,

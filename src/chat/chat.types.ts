@@ -1,5 +1,5 @@
 import type { SettledCharge } from '../billing/billing.types.ts';
-import type { JsonObject, UpstreamToolCall, UpstreamToolCallDelta } from '../providers/chat/chat-provider.ts';
+import type { JsonObject, UpstreamToolCall, UpstreamToolCallDelta } from '../providers/chat/chat-engine.ts';
 import type { WebSearchMode } from './chat.inputs.ts';
 
 /*

@@ -3,7 +3,7 @@ import type {
   UpstreamChoice,
   UpstreamChunkChoice,
   UpstreamToolCallDelta,
-} from '../providers/chat/chat-provider.ts';
+} from '../providers/chat/chat-engine.ts';
 import { countTextTokens, takeTokens } from '../tokenizer.ts';
 
 /*

@@ -1,4 +1,4 @@
-import type { JsonObject } from '../providers/chat/chat-provider.ts';
+import type { JsonObject } from '../providers/chat/chat-engine.ts';
 import { countTexts } from '../token-count-pool.ts';
 
 /*

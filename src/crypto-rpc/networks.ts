@@ -1,8 +1,8 @@
 import { formatAtto, parseAtto, type Atto } from '../billing/money.ts';
 import type { ProviderConfig } from '../operator-config/schema.ts';
 import type { RpcConfig } from '../operator-config/rpc-config.ts';
-import { HttpJsonRpcUpstream, JSON_RPC_DEFAULTS } from '../providers/json-rpc/http.adapter.ts';
-import type { JsonRpcUpstream } from '../providers/json-rpc/json-rpc-upstream.ts';
+import { HttpJsonRpcEngine, JSON_RPC_DEFAULTS } from '../providers/json-rpc/http-json-rpc.engine.ts';
+import type { JsonRpcEngine } from '../providers/json-rpc/json-rpc-engine.ts';
 import { factoryOf } from '../providers/registry.ts';
 import { JsonRpcUpstreamSet } from '../providers/json-rpc/upstream-set.ts';
 import { DEFAULT_CAPS, RPC_TIERS, type CapLimits, type RpcTier } from './caps.ts';
@@ -48,18 +48,18 @@ export function buildRpcSetup(input: {
   env: RpcEnvShortcuts | undefined;
 }): RpcSetup {
   const providers = new Map(input.providers.filter((p) => p.type === 'json-rpc').map((p) => [p.id, p]));
-  const shared = new Map<string, JsonRpcUpstream>();
+  const shared = new Map<string, JsonRpcEngine>();
   const networks = new Map<string, RpcNetwork>();
 
-  const fromUrl = (id: string, url: string, timeoutMs: number): JsonRpcUpstream =>
-    new HttpJsonRpcUpstream(id, {
+  const fromUrl = (id: string, url: string, timeoutMs: number): JsonRpcEngine =>
+    new HttpJsonRpcEngine(id, {
       url,
       timeoutMs,
       headers: {},
       maxResponseBytes: RPC_DEFAULTS.maxResponseBytes,
       connections: RPC_DEFAULTS.connections,
     });
-  const fromProvider = (config: ProviderConfig): JsonRpcUpstream => {
+  const fromProvider = (config: ProviderConfig): JsonRpcEngine => {
     let upstream = shared.get(config.id);
     if (!upstream) {
       // Only json-rpc providers reach here (the filter above), and their type makes a node.

@@ -6,7 +6,7 @@ import { ffmpegPath } from '../providers/speech/ffmpeg.ts';
 
 /*
  * What a sound or video file is, from its bytes: the container as a media type and its length. Used for job
- * inputs (jobs/job-inputs-fetch.ts) and by the chat simulator to describe the audio and video it is sent.
+ * inputs (jobs/job-input-fetcher.ts) and by the chat simulator to describe the audio and video it is sent.
  */
 
 /** ffmpeg reading a container's header: a bounded wait even for a hostile file. */

@@ -1,4 +1,4 @@
-import { SearxngOptions } from '../providers/search/searxng.adapter.ts';
+import { SearxngOptions } from '../providers/search/searxng.engine.ts';
 import type { OperatorConfigIssue } from './issue.ts';
 import type { ProviderConfig, SearchMapping } from './schema.ts';
 

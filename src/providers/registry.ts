@@ -1,39 +1,36 @@
 import type { ProviderConfig, ProviderType } from '../operator-config/schema.ts';
-import type { ChatProvider } from './chat/chat-provider.ts';
+import type { ChatEngine } from './chat/chat-engine.ts';
 import {
   OPENAI_COMPATIBLE_DEFAULT_TIMEOUT_MS,
-  OpenAICompatibleAdapter,
+  OpenAICompatibleEngine,
   OpenAICompatibleOptions,
-} from './chat/openai-compatible.adapter.ts';
-import { SimulatorAdapter, SimulatorOptions } from './chat/simulator.adapter.ts';
+} from './chat/openai-compatible.engine.ts';
+import { SimulatorChatEngine, SimulatorOptions } from './chat/simulator-chat.engine.ts';
 import type { EmbeddingEngine } from './embeddings/embedding-engine.ts';
-import {
-  OPENAI_EMBEDDINGS_DEFAULT_TIMEOUT_MS,
-  OpenAIEmbeddingsAdapter,
-} from './embeddings/openai-embeddings.adapter.ts';
+import { OPENAI_EMBEDDINGS_DEFAULT_TIMEOUT_MS, OpenAIEmbeddingsEngine } from './embeddings/openai-embeddings.engine.ts';
 import { SimulatorEmbeddingEngine } from './embeddings/simulator-embedding.engine.ts';
-import { Automatic1111Engine } from './image/automatic1111.adapter.ts';
+import { Automatic1111Engine } from './image/automatic1111.engine.ts';
 import type { ImageEngine } from './image/image-engine.ts';
 import { IMAGE_UPSTREAM_DEFAULT_TIMEOUT_MS } from './image/image-http.ts';
-import { OpenAIImagesEngine } from './image/openai-images.adapter.ts';
-import { SimulatorImageEngine } from './image/simulator.engine.ts';
+import { OpenAIImagesEngine } from './image/openai-images.engine.ts';
+import { SimulatorImageEngine } from './image/simulator-image.engine.ts';
 import type { JobEngine } from './jobs/job-engine.ts';
 import { QueueApiJobEngine } from './jobs/queue-api.engine.ts';
-import { HttpJsonRpcUpstream, jsonRpcSettingsOf } from './json-rpc/http.adapter.ts';
-import type { JsonRpcUpstream } from './json-rpc/json-rpc-upstream.ts';
-import { SimulatorJobEngine } from './jobs/simulator-jobs.engine.ts';
+import { HttpJsonRpcEngine, jsonRpcSettingsOf } from './json-rpc/http-json-rpc.engine.ts';
+import type { JsonRpcEngine } from './json-rpc/json-rpc-engine.ts';
+import { SimulatorJobEngine } from './jobs/simulator-job.engine.ts';
 import { parseProviderOptions } from './provider-options.ts';
-import { BRAVE_DEFAULT_BASE_URL, BraveAdapter } from './search/brave.adapter.ts';
-import { SEARCH_DEFAULTS, type SearchProvider, type SearchUpstreamSettings } from './search/search-provider.ts';
-import { SearxngAdapter, SearxngOptions } from './search/searxng.adapter.ts';
+import { BRAVE_DEFAULT_BASE_URL, BraveEngine } from './search/brave.engine.ts';
+import { SEARCH_DEFAULTS, type SearchEngine, type SearchUpstreamSettings } from './search/search-engine.ts';
+import { SearxngEngine, SearxngOptions } from './search/searxng.engine.ts';
 import { EspeakEngine } from './speech/espeak.engine.ts';
 import type { EspeakPool } from './speech/espeak-pool.ts';
-import { OPENAI_SPEECH_DEFAULT_TIMEOUT_MS, OpenAISpeechAdapter } from './speech/openai-speech.adapter.ts';
+import { OPENAI_SPEECH_DEFAULT_TIMEOUT_MS, OpenAISpeechEngine } from './speech/openai-speech.engine.ts';
 import type { SpeechEngine } from './speech/speech-engine.ts';
 import {
-  OpenAITranscriptionAdapter,
+  OpenAITranscriptionEngine,
   OPENAI_TRANSCRIPTION_DEFAULT_TIMEOUT_MS,
-} from './transcription/openai-transcription.adapter.ts';
+} from './transcription/openai-transcription.engine.ts';
 import { SimulatorTranscriptionEngine } from './transcription/simulator-transcription.engine.ts';
 import type { TranscriptionEngine } from './transcription/transcription-engine.ts';
 
@@ -42,8 +39,6 @@ import type { TranscriptionEngine } from './transcription/transcription-engine.t
  * engines from here only. A new engine type is a folder under src/providers/ and a line below (docs/architecture.md).
  * JSON-RPC nodes are grouped by network by src/crypto-rpc/networks.ts.
  */
-
-export type ChatEngine = ChatProvider & { close?(): Promise<void> };
 
 /** What the built-in speech engines share (one eSpeak NG thread pool for all of them). */
 export interface SpeechShared {
@@ -58,8 +53,8 @@ export interface EngineFactories {
   readonly embeddings?: (config: ProviderConfig) => EmbeddingEngine;
   readonly transcription?: (config: ProviderConfig) => TranscriptionEngine;
   readonly jobs?: (config: ProviderConfig) => JobEngine;
-  readonly search?: (config: ProviderConfig) => SearchProvider;
-  readonly jsonRpc?: (config: ProviderConfig) => JsonRpcUpstream;
+  readonly search?: (config: ProviderConfig) => SearchEngine;
+  readonly jsonRpc?: (config: ProviderConfig) => JsonRpcEngine;
 }
 
 export type EngineRole = keyof EngineFactories;
@@ -81,7 +76,7 @@ const search = (config: ProviderConfig): SearchUpstreamSettings => ({
 
 export const PROVIDER_REGISTRY: { readonly [T in ProviderType]: EngineFactories } = {
   simulator: {
-    chat: (config) => new SimulatorAdapter(config.id, parseProviderOptions(config, SimulatorOptions)),
+    chat: (config) => new SimulatorChatEngine(config.id, parseProviderOptions(config, SimulatorOptions)),
     image: (config) => new SimulatorImageEngine(config.id),
     speech: (config, shared) => new EspeakEngine(config.id, { pool: shared.espeak() }),
     embeddings: (config) => new SimulatorEmbeddingEngine(config.id),
@@ -90,7 +85,7 @@ export const PROVIDER_REGISTRY: { readonly [T in ProviderType]: EngineFactories 
   },
   'openai-compatible': {
     chat: (config) =>
-      new OpenAICompatibleAdapter(config.id, {
+      new OpenAICompatibleEngine(config.id, {
         ...http(config, OPENAI_COMPATIBLE_DEFAULT_TIMEOUT_MS),
         options: parseProviderOptions(config, OpenAICompatibleOptions),
       }),
@@ -99,10 +94,10 @@ export const PROVIDER_REGISTRY: { readonly [T in ProviderType]: EngineFactories 
         ...http(config, IMAGE_UPSTREAM_DEFAULT_TIMEOUT_MS),
         options: parseProviderOptions(config, OpenAIImagesEngine.options),
       }),
-    speech: (config) => new OpenAISpeechAdapter(config.id, http(config, OPENAI_SPEECH_DEFAULT_TIMEOUT_MS)),
-    embeddings: (config) => new OpenAIEmbeddingsAdapter(config.id, http(config, OPENAI_EMBEDDINGS_DEFAULT_TIMEOUT_MS)),
+    speech: (config) => new OpenAISpeechEngine(config.id, http(config, OPENAI_SPEECH_DEFAULT_TIMEOUT_MS)),
+    embeddings: (config) => new OpenAIEmbeddingsEngine(config.id, http(config, OPENAI_EMBEDDINGS_DEFAULT_TIMEOUT_MS)),
     transcription: (config) =>
-      new OpenAITranscriptionAdapter(config.id, http(config, OPENAI_TRANSCRIPTION_DEFAULT_TIMEOUT_MS)),
+      new OpenAITranscriptionEngine(config.id, http(config, OPENAI_TRANSCRIPTION_DEFAULT_TIMEOUT_MS)),
   },
   automatic1111: {
     image: (config) =>
@@ -113,10 +108,10 @@ export const PROVIDER_REGISTRY: { readonly [T in ProviderType]: EngineFactories 
   },
   queue: { jobs: (config) => new QueueApiJobEngine(config) },
   searxng: {
-    search: (config) => new SearxngAdapter(config.id, search(config), SearxngOptions.parse(config.options ?? {})),
+    search: (config) => new SearxngEngine(config.id, search(config), SearxngOptions.parse(config.options ?? {})),
   },
-  brave: { search: (config) => new BraveAdapter(config.id, search(config), config.apiKey ?? '') },
-  'json-rpc': { jsonRpc: (config) => new HttpJsonRpcUpstream(config.id, jsonRpcSettingsOf(config)) },
+  brave: { search: (config) => new BraveEngine(config.id, search(config), config.apiKey ?? '') },
+  'json-rpc': { jsonRpc: (config) => new HttpJsonRpcEngine(config.id, jsonRpcSettingsOf(config)) },
 };
 
 /** The factory of `role` for a provider, if its type makes such an engine. */

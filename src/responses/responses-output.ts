@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { ChatCompletion, ChatCompletionChunk, ChatUsage } from '../chat/chat.types.ts';
-import type { JsonObject } from '../providers/chat/chat-provider.ts';
+import type { JsonObject } from '../providers/chat/chat-engine.ts';
 
 /*
  * Chat results in the Responses shapes: output items (reasoning, message, function_call), the response object, and

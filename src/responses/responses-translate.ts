@@ -1,5 +1,5 @@
 import { ValidationError } from '../errors.ts';
-import type { JsonObject } from '../providers/chat/chat-provider.ts';
+import type { JsonObject } from '../providers/chat/chat-engine.ts';
 import type { InputItem, ResponsesInput, ResponsesTool } from './responses.inputs.ts';
 
 /*

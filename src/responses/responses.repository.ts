@@ -1,5 +1,5 @@
 import type { Database } from '../db/database.ts';
-import type { JsonObject } from '../providers/chat/chat-provider.ts';
+import type { JsonObject } from '../providers/chat/chat-engine.ts';
 
 /* Stored responses (table `responses`, migrations/0016_responses.ts). */
 

@@ -5,7 +5,7 @@ import type { ChatService } from '../chat/chat.service.ts';
 import type { Database } from '../db/database.ts';
 import { clip, NotFoundError, type AppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
-import type { JsonObject } from '../providers/chat/chat-provider.ts';
+import type { JsonObject } from '../providers/chat/chat-engine.ts';
 import { parseInput } from '../validation.ts';
 import {
   newId,

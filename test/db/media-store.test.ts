@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.ts';
-import { createMediaKit } from '../../src/media/create.ts';
+import { createMediaKit } from '../../src/media/media.wiring.ts';
 import { MediaLinks, requestOrigin } from '../../src/media/media-links.ts';
 import { testDatabaseKind } from '../helpers/db.ts';
 import { createAccountWithKey, useTestServices } from '../helpers/services.ts';

@@ -113,7 +113,7 @@ describe(`GraphQL search (${testDatabaseKind})`, () => {
 
   it('should reject an unknown provider at the GraphQL layer', async () => {
     const result = await search({ query: 'ok', searchProvider: 'BING' });
-    expect(result.errors?.[0]?.message).toMatch(/SearchProvider/);
+    expect(result.errors?.[0]?.message).toMatch(/SearchEngine/);
   });
 
   it('should fall back to the next upstream of the identifier when the first fails, charging once', async () => {

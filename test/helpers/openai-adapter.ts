@@ -3,14 +3,14 @@ import type {
   UpstreamChatChunk,
   UpstreamChatRequest,
   UpstreamChatStream,
-} from '../../src/providers/chat/chat-provider.ts';
+} from '../../src/providers/chat/chat-engine.ts';
 import {
-  OpenAICompatibleAdapter,
+  OpenAICompatibleEngine,
   type OpenAICompatibleSettings,
-} from '../../src/providers/chat/openai-compatible.adapter.ts';
+} from '../../src/providers/chat/openai-compatible.engine.ts';
 import { startOpenAIUpstream, type OpenAIUpstream } from './openai-upstream.ts';
 
-/** Shared by the OpenAICompatibleAdapter tests (test/providers/openai-compatible*.test.ts). */
+/** Shared by the OpenAICompatibleEngine tests (test/providers/openai-compatible*.test.ts). */
 export const request = (extra: Record<string, unknown> = {}): UpstreamChatRequest => ({
   model: 'up-model',
   messages: [{ role: 'user', content: 'Hi there' }],
@@ -43,13 +43,13 @@ export async function failure(promise: Promise<unknown>): Promise<unknown> {
  */
 export function useAdapterUpstream(): {
   readonly upstream: OpenAIUpstream;
-  adapter(settings?: Partial<OpenAICompatibleSettings>): OpenAICompatibleAdapter;
+  adapter(settings?: Partial<OpenAICompatibleSettings>): OpenAICompatibleEngine;
 } {
-  const adapters: OpenAICompatibleAdapter[] = [];
+  const adapters: OpenAICompatibleEngine[] = [];
   const state = {
     upstream: undefined as unknown as OpenAIUpstream,
     adapter(settings: Partial<OpenAICompatibleSettings> = {}) {
-      const created = new OpenAICompatibleAdapter('test-upstream', {
+      const created = new OpenAICompatibleEngine('test-upstream', {
         baseUrl: state.upstream.url,
         apiKey: 'sk-upstream',
         timeoutMs: 2_000,

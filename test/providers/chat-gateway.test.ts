@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/errors.ts';
 import type { ProviderConfig } from '../../src/operator-config/schema.ts';
 import { ChatGateway, type UpstreamMetrics } from '../../src/providers/chat/chat-gateway.ts';
-import type { UpstreamChatChunk } from '../../src/providers/chat/chat-provider.ts';
+import type { UpstreamChatChunk } from '../../src/providers/chat/chat-engine.ts';
 import { startOpenAIUpstream, type OpenAIUpstream } from '../helpers/openai-upstream.ts';
 
 const body = { messages: [{ role: 'user', content: 'Hello' }] };

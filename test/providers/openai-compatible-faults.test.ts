@@ -10,7 +10,7 @@ beforeAll(() => {
   upstream = harness.upstream;
 });
 
-describe('OpenAICompatibleAdapter, faults', () => {
+describe('OpenAICompatibleEngine, faults', () => {
   it('upstream 500 → 502 UPSTREAM_ERROR, retryable', async () => {
     upstream.setBehavior({ kind: 'status', status: 500 });
     const error = await failure(adapter().complete(request(), {}));

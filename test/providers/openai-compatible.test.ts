@@ -10,7 +10,7 @@ beforeAll(() => {
   upstream = harness.upstream;
 });
 
-describe('OpenAICompatibleAdapter, non-streaming', () => {
+describe('OpenAICompatibleEngine, non-streaming', () => {
   it('posts the body with the operator key and headers, and normalises the answer', async () => {
     const completion = await adapter().complete(request({ temperature: 0.2 }), { requestId: 'req-123' });
     expect(completion.choices).toEqual([
@@ -120,7 +120,7 @@ describe('OpenAICompatibleAdapter, non-streaming', () => {
   });
 });
 
-describe('OpenAICompatibleAdapter, streaming', () => {
+describe('OpenAICompatibleEngine, streaming', () => {
   it('asks for usage, forwards chunks as they come and ends with the usage chunk', async () => {
     upstream.setBehavior({ kind: 'reply', usage: { prompt_tokens: 5, completion_tokens: 6, cached_tokens: 2 } });
     const chunks = await collect(

@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SimulatorJobEngine } from '../../src/providers/jobs/simulator-jobs.engine.ts';
+import { SimulatorJobEngine } from '../../src/providers/jobs/simulator-job.engine.ts';
 
 // A machine without fonts: ffmpeg's drawtext cannot start, so the caption is dropped and the clip still renders.
 let dir: string;

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AudioJobRequest, JobResult, VideoJobRequest } from '../../src/providers/jobs/job-engine.ts';
 import { melody } from '../../src/providers/jobs/simulator-media.ts';
 import { ffmpegPath } from '../../src/providers/speech/ffmpeg.ts';
-import { SimulatorJobEngine } from '../../src/providers/jobs/simulator-jobs.engine.ts';
+import { SimulatorJobEngine } from '../../src/providers/jobs/simulator-job.engine.ts';
 import { ffprobePath } from '../helpers/audio.ts';
 
 const run = promisify(execFile);

@@ -2,10 +2,10 @@ import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ValidationError } from '../../src/errors.ts';
-import type { UpstreamChatChunk, UpstreamChatRequest } from '../../src/providers/chat/chat-provider.ts';
-import { SimulatorAdapter } from '../../src/providers/chat/simulator.adapter.ts';
+import type { UpstreamChatChunk, UpstreamChatRequest } from '../../src/providers/chat/chat-engine.ts';
+import { SimulatorChatEngine } from '../../src/providers/chat/simulator-chat.engine.ts';
 
-const sim = new SimulatorAdapter('simulator', { chunkDelayMs: 0 });
+const sim = new SimulatorChatEngine('simulator', { chunkDelayMs: 0 });
 /** zod's JSON Schema reader is the independent check that generated values satisfy the schema. */
 const validator = (schema: object) => z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]);
 const ask = (content: string, extra: Record<string, unknown> = {}): UpstreamChatRequest => ({
@@ -42,7 +42,7 @@ const WEATHER_TOOL = {
   },
 };
 
-describe('SimulatorAdapter', () => {
+describe('SimulatorChatEngine', () => {
   it('answers deterministically in readable English about the question, with usage', async () => {
     const first = await sim.complete(ask(QUESTION, { seed: 42 }), {});
     const again = await sim.complete(ask(QUESTION, { seed: 42 }), {});
@@ -235,7 +235,7 @@ describe('SimulatorAdapter', () => {
   });
 
   it('cancel() ends the stream; the caller’s abort fails it as cancelled', async () => {
-    const slow = new SimulatorAdapter('simulator', { chunkDelayMs: 20 });
+    const slow = new SimulatorChatEngine('simulator', { chunkDelayMs: 20 });
     const stream = await slow.stream(ask(QUESTION), {});
     let count = 0;
     for await (const chunk of stream) {

@@ -15,7 +15,7 @@ import { analyzeResponse } from '../../src/crypto-rpc/rpc-response.ts';
 import { parseRpcRequest } from '../../src/crypto-rpc/rpc.inputs.ts';
 import { UpstreamError, ValidationError } from '../../src/errors.ts';
 import { OperatorConfigError, parseOperatorConfig } from '../../src/operator-config/load.ts';
-import { UpstreamFailure, type JsonRpcUpstream } from '../../src/providers/json-rpc/json-rpc-upstream.ts';
+import { UpstreamFailure, type JsonRpcEngine } from '../../src/providers/json-rpc/json-rpc-engine.ts';
 import { JsonRpcUpstreamSet } from '../../src/providers/json-rpc/upstream-set.ts';
 
 const PRICE = parsePricePerCredit('0.000000625');
@@ -304,7 +304,7 @@ describe('crypto RPC configuration', () => {
 describe('JSON-RPC upstream set: failover and cooldown', () => {
   const fake = (id: string, answers: (() => Promise<{ status: number; body: Uint8Array<ArrayBuffer> }>)[]) => {
     const calls: string[] = [];
-    const upstream: JsonRpcUpstream = {
+    const upstream: JsonRpcEngine = {
       id,
       post: () => {
         calls.push(id);

@@ -1,7 +1,7 @@
 import { createServer, type ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { UpstreamError } from '../../src/errors.ts';
-import { OpenAIEmbeddingsAdapter } from '../../src/providers/embeddings/openai-embeddings.adapter.ts';
+import { OpenAIEmbeddingsEngine } from '../../src/providers/embeddings/openai-embeddings.engine.ts';
 import { listenLocally } from '../helpers/local-server.ts';
 
 /*
@@ -38,9 +38,9 @@ const timedOut = (error: unknown) => {
   return true;
 };
 
-describe('OpenAIEmbeddingsAdapter timeouts', () => {
+describe('OpenAIEmbeddingsEngine timeouts', () => {
   it('times out a server that never answers, whole and streamed', async () => {
-    const adapter = new OpenAIEmbeddingsAdapter('slow', { baseUrl: await stallingServer(), timeoutMs: 150 });
+    const adapter = new OpenAIEmbeddingsEngine('slow', { baseUrl: await stallingServer(), timeoutMs: 150 });
     try {
       await expect(adapter.embed('m', request, {})).rejects.toSatisfy(timedOut);
       await expect(adapter.embedStream('m', request, {})).rejects.toSatisfy(timedOut);
@@ -52,7 +52,7 @@ describe('OpenAIEmbeddingsAdapter timeouts', () => {
   it('times out an answer that stops halfway', async () => {
     const vector = Buffer.alloc(16).toString('base64');
     const head = `{"object":"list","data":[{"object":"embedding","embedding":"${vector}","index":0},`;
-    const adapter = new OpenAIEmbeddingsAdapter('stalls', { baseUrl: await stallingServer(head), timeoutMs: 150 });
+    const adapter = new OpenAIEmbeddingsEngine('stalls', { baseUrl: await stallingServer(head), timeoutMs: 150 });
     try {
       const stream = await adapter.embedStream('m', request, {});
       const batches = stream.batches[Symbol.asyncIterator]();
@@ -66,7 +66,7 @@ describe('OpenAIEmbeddingsAdapter timeouts', () => {
   });
 
   it('reports a cancelled call as cancelled, not as a timeout', async () => {
-    const adapter = new OpenAIEmbeddingsAdapter('slow', { baseUrl: await stallingServer(), timeoutMs: 5_000 });
+    const adapter = new OpenAIEmbeddingsEngine('slow', { baseUrl: await stallingServer(), timeoutMs: 5_000 });
     const controller = new AbortController();
     try {
       const call = adapter.embedStream('m', request, { signal: controller.signal });

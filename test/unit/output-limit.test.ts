@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { limitCompletion, StreamOutputLimit } from '../../src/chat/output-limit.ts';
-import type { UpstreamChatCompletion, UpstreamChunkChoice } from '../../src/providers/chat/chat-provider.ts';
+import type { UpstreamChatCompletion, UpstreamChunkChoice } from '../../src/providers/chat/chat-engine.ts';
 
 /* max_completion_tokens held per choice against an upstream that ignores it (" word" is one o200k token). */
 

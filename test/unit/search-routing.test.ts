@@ -3,15 +3,10 @@ import { errorStatus } from '../../rest/error-map.ts';
 import { UpstreamError, type AppError } from '../../src/errors.ts';
 import { withEnvProviders } from '../../src/operator-config/env-providers.ts';
 import type { ProviderConfig, SearchMapping } from '../../src/operator-config/schema.ts';
-import { BraveAdapter } from '../../src/providers/search/brave.adapter.ts';
-import {
-  isoDate,
-  plainText,
-  type SearchProvider,
-  type SearchResult,
-} from '../../src/providers/search/search-provider.ts';
+import { BraveEngine } from '../../src/providers/search/brave.engine.ts';
+import { isoDate, plainText, type SearchEngine, type SearchResult } from '../../src/providers/search/search-engine.ts';
 import { buildSearchRoutes, SearchRouter, type SearchTarget } from '../../src/providers/search/search-routing.ts';
-import { SearxngAdapter } from '../../src/providers/search/searxng.adapter.ts';
+import { SearxngEngine } from '../../src/providers/search/searxng.engine.ts';
 import { rawBody, startBrave, startSearxng, status, type FakeUpstream } from '../helpers/search-upstreams.ts';
 
 type SearchEnv = Record<'searxngUrl' | 'braveApiKey' | 'braveUrl', string | undefined>;
@@ -77,7 +72,7 @@ describe(buildSearchRoutes.name, () => {
   });
 });
 
-class FakeProvider implements SearchProvider {
+class FakeProvider implements SearchEngine {
   readonly type = 'brave' as const;
   calls = 0;
   constructor(
@@ -93,7 +88,7 @@ const result = (url: string): SearchResult => ({ title: url, url, content: '', d
 const failing = () => {
   throw new UpstreamError('The search upstream answered HTTP 500', 'UPSTREAM_ERROR');
 };
-const target = (provider: SearchProvider, cooldownMs = 1_000): SearchTarget => ({
+const target = (provider: SearchEngine, cooldownMs = 1_000): SearchTarget => ({
   provider,
   engineHint: undefined,
   cooldownMs,
@@ -178,7 +173,7 @@ describe('search adapters against local upstreams', () => {
   afterAll(async () => Promise.all([searxng.close(), brave.close()]));
 
   it('should map engine hints through options.engines ("" = the instance defaults) and send operator headers', async () => {
-    const sut = new SearxngAdapter('s', settings(searxng.url), { engines: { google: 'google,startpage', brave: '' } });
+    const sut = new SearxngEngine('s', settings(searxng.url), { engines: { google: 'google,startpage', brave: '' } });
     searxng.requests.length = 0;
     await sut.search('q', { limit: 2, engineHint: 'google' });
     await sut.search('q', { limit: 2, engineHint: 'brave' });
@@ -187,7 +182,7 @@ describe('search adapters against local upstreams', () => {
   });
 
   it('should page at most three times and keep earlier pages when a later one fails', async () => {
-    const sut = new SearxngAdapter('s', settings(searxng.url));
+    const sut = new SearxngEngine('s', settings(searxng.url));
     searxng.requests.length = 0;
     expect(await sut.search('q', { limit: 20 })).toHaveLength(9);
     expect(searxng.requests.map((r) => r.params.get('pageno'))).toEqual(['1', '2', '3']);
@@ -197,7 +192,7 @@ describe('search adapters against local upstreams', () => {
 
   it('should treat a SearXNG answer with no results and failed engines as an upstream error', async () => {
     searxng.queue(rawBody(JSON.stringify({ query: 'q', results: [], unresponsive_engines: [['google', 'CAPTCHA']] })));
-    await expect(new SearxngAdapter('s', settings(searxng.url)).search('q', { limit: 5 })).rejects.toMatchObject({
+    await expect(new SearxngEngine('s', settings(searxng.url)).search('q', { limit: 5 })).rejects.toMatchObject({
       code: 'UPSTREAM_ERROR',
     });
   });
@@ -214,14 +209,14 @@ describe('search adapters against local upstreams', () => {
       ),
     );
     searxng.requests.length = 0;
-    const found = await new SearxngAdapter('s', settings(`${searxng.url}/searx`)).search('q', { limit: 1 });
+    const found = await new SearxngEngine('s', settings(`${searxng.url}/searx`)).search('q', { limit: 1 });
     expect(searxng.requests[0]?.path).toBe('/searx/search');
     expect(found).toEqual([{ title: 'ok', url: 'https://ok/', content: '', date: '' }]);
   });
 
   it('should read Brave answers without web results as no results, and absolute ages as dates', async () => {
     brave.queue(rawBody(JSON.stringify({ type: 'search', query: { original: 'q' } })));
-    const sut = new BraveAdapter('b', settings(brave.url), 'token');
+    const sut = new BraveEngine('b', settings(brave.url), 'token');
     expect(await sut.search('q', { limit: 5 })).toEqual([]);
     brave.queue(
       rawBody(
@@ -240,7 +235,7 @@ describe('search adapters against local upstreams', () => {
   });
 
   it('should report an unreachable upstream as 502 without naming the query', async () => {
-    const sut = new BraveAdapter('b', { ...settings('http://127.0.0.1:9'), maxRetries: 1 }, 'token');
+    const sut = new BraveEngine('b', { ...settings('http://127.0.0.1:9'), maxRetries: 1 }, 'token');
     const error = await sut.search('secret words', { limit: 1 }).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'UPSTREAM_ERROR', message: 'The search upstream could not be reached' });
     expect(errorStatus(error as AppError)).toBe(502);

@@ -3,7 +3,7 @@ import type { CatalogModel } from '../../catalog/model.ts';
 import { ValidationError } from '../../errors.ts';
 import type { AudioJobRequest } from '../../providers/jobs/job-engine.ts';
 import { parseInput } from '../../validation.ts';
-import { AudioJobInput, AudioQuoteInput } from './job-inputs.ts';
+import { AudioJobInput, AudioQuoteInput } from './job-queue.inputs.ts';
 
 /*
  * A music model's rules from its catalog record (model_spec fields, docs/api.md, Queued jobs). Durations: a model

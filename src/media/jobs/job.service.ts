@@ -23,7 +23,7 @@ import { parseInput } from '../../validation.ts';
 import type { MediaLinks } from '../media-links.ts';
 import type { MediaInfo, MediaStore } from '../media-store.ts';
 import { DOWNLOAD_URL_TTL_MS, downloadUrlExpiry, usesDownloadUrl } from './job-delivery.ts';
-import type { JobInputFetcher } from './job-inputs-fetch.ts';
+import type { JobInputFetcher } from './job-input-fetcher.ts';
 import { CompleteJobInput, RetrieveJobInput } from './job.inputs.ts';
 import type { JobQueue } from './job-queue.ts';
 import * as repo from './jobs.repository.ts';

@@ -9,7 +9,7 @@ import {
   VideoJobInput,
   VideoQuoteInput,
   type VideoQuoteInput as QuoteBody,
-} from './job-inputs.ts';
+} from './job-queue.inputs.ts';
 import { durationSecondsOf, videoSize } from './video-size.ts';
 
 /*

@@ -3,16 +3,17 @@ import type { ProviderBinding } from '../../catalog/model.ts';
 import type { Logger } from '../../logger.ts';
 import type { ProviderConfig } from '../../operator-config/schema.ts';
 import type { Backoff } from '../backoff.ts';
-import { factoryOf, type ChatEngine } from '../registry.ts';
+import { factoryOf } from '../registry.ts';
 import { allowsFallback } from '../upstream-errors.ts';
 import { UpstreamPool, outcomeOf, retriesOf, type UpstreamMetrics } from '../upstream-pool.ts';
 import type {
   ChatCallOptions,
+  ChatEngine,
   UpstreamChatChunk,
   UpstreamChatCompletion,
   UpstreamChatRequest,
   UpstreamChatStream,
-} from './chat-provider.ts';
+} from './chat-engine.ts';
 
 /*
  * Which chat upstream serves a call: the upstream pool's rules (src/providers/upstream-pool.ts), retried only
@@ -22,7 +23,7 @@ import type {
 export type { UpstreamMetrics, UpstreamOutcome } from '../upstream-pool.ts';
 
 /** A ready-made provider with its retry and cooldown settings. */
-export interface ChatProviderEntry {
+export interface ChatEngineEntry {
   readonly provider: ChatEngine;
   readonly maxRetries: number;
   readonly cooldownMs: number;
@@ -34,7 +35,7 @@ export interface ChatGatewayDeps {
   readonly logger?: Logger | undefined;
   readonly metrics?: UpstreamMetrics | undefined;
   /** Ready-made providers (tests), added after the configured ones. */
-  readonly extra?: readonly ChatProviderEntry[];
+  readonly extra?: readonly ChatEngineEntry[];
   readonly now?: () => number;
   readonly backoff?: Backoff;
 }

@@ -8,13 +8,13 @@ import type {
   UpstreamToolCall,
   UpstreamToolCallDelta,
   UpstreamUsage,
-} from './chat-provider.ts';
+} from './chat-engine.ts';
 import { splitThinkTags, ThinkTagSplitter } from './think-tags.ts';
 import { isRecord } from '../../validation.ts';
 
 /*
  * What OpenAI-compatible servers answer, read leniently (vLLM, llama.cpp, Ollama and OpenAI differ in what they
- * omit) and normalised into the upstream types of chat-provider.ts. Anything that does not fit is a malformed
+ * omit) and normalised into the upstream types of chat-engine.ts. Anything that does not fit is a malformed
  * answer (the adapter turns it into a 502).
  */
 

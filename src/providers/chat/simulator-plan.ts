@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { decodeTokens, encodeText } from '../../tokenizer.ts';
-import type { ChatCallOptions, UpstreamChatRequest, UpstreamToolCall, UpstreamUsage } from './chat-provider.ts';
+import type { ChatCallOptions, UpstreamChatRequest, UpstreamToolCall, UpstreamUsage } from './chat-engine.ts';
 import { valueForSchema } from './simulator-json.ts';
 import { describeMedia } from './simulator-media.ts';
 import {

@@ -1,6 +1,6 @@
 import { clip, ValidationError } from '../../errors.ts';
 import { countTexts } from '../../token-count-pool.ts';
-import type { UpstreamChatRequest } from './chat-provider.ts';
+import type { UpstreamChatRequest } from './chat-engine.ts';
 import type { Rng } from './simulator-text.ts';
 
 /* What the simulator reads from a chat request: message text, prompt size, tools, output format, stops, limits. */

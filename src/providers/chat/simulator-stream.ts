@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { decodeTokens, encodeText } from '../../tokenizer.ts';
-import type { JsonObject, UpstreamChatChunk, UpstreamChatStream, UpstreamChunkChoice } from './chat-provider.ts';
+import type { JsonObject, UpstreamChatChunk, UpstreamChatStream, UpstreamChunkChoice } from './chat-engine.ts';
 import type { Plan } from './simulator-plan.ts';
 import type { Rng } from './simulator-text.ts';
 import { cancelledError } from '../upstream-errors.ts';

@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { createParser, type EventSourceParser } from 'eventsource-parser';
 import type { AppError } from '../../errors.ts';
-import type { UpstreamChatChunk, UpstreamChatStream } from './chat-provider.ts';
+import type { UpstreamChatChunk, UpstreamChatStream } from './chat-engine.ts';
 import { parseJson, reportsError, type ChunkNormaliser } from './openai-wire.ts';
 import { brokenError, cancelledError } from '../upstream-errors.ts';
 

@@ -15,7 +15,7 @@ import {
 /*
  * JSON over HTTP for the image adapters (OpenAI-compatible images, AUTOMATIC1111/Forge): one undici keep-alive
  * pool per provider, a deadline per call, and upstream statuses mapped as the chat adapter maps them
- * (src/providers/chat/openai-compatible.adapter.ts), so the gateway retries and falls back the same way.
+ * (src/providers/chat/openai-compatible.engine.ts), so the gateway retries and falls back the same way.
  */
 
 /** Image generation is slow: a whole picture (or four) before the first byte of the answer. */

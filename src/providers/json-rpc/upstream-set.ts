@@ -1,6 +1,6 @@
 import { UpstreamHealth } from '../upstream-health.ts';
 import { UpstreamError } from '../../errors.ts';
-import { UpstreamFailure, type JsonRpcHttpAnswer, type JsonRpcUpstream } from './json-rpc-upstream.ts';
+import { UpstreamFailure, type JsonRpcHttpAnswer, type JsonRpcEngine } from './json-rpc-engine.ts';
 
 /** The caller's verdict on an HTTP 2xx answer: usable, or a protocol failure of that node. */
 export type AnswerVerdict<T> =
@@ -25,7 +25,7 @@ export class JsonRpcUpstreamSet {
 
   constructor(
     readonly label: string,
-    readonly upstreams: readonly JsonRpcUpstream[],
+    readonly upstreams: readonly JsonRpcEngine[],
     private readonly cooldownMs: number,
     now: () => number = Date.now,
   ) {

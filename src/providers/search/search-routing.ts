@@ -2,7 +2,7 @@ import { UpstreamHealth } from '../upstream-health.ts';
 import { UpstreamError } from '../../errors.ts';
 import type { ProviderConfig, SearchMapping } from '../../operator-config/schema.ts';
 import { factoryOf } from '../registry.ts';
-import { SEARCH_DEFAULTS, type SearchProvider, type SearchResult } from './search-provider.ts';
+import { SEARCH_DEFAULTS, type SearchEngine, type SearchResult } from './search-engine.ts';
 
 /** The `search_provider` identifiers clients send (docs/api.md); `brave`, the zero-retention one, is the default. */
 export const SEARCH_PROVIDER_IDS = ['brave', 'google'] as const;
@@ -13,13 +13,13 @@ const FAILURES_BEFORE_COOLDOWN = 3;
 
 /** One upstream that can serve an identifier, with the engine hint it is given. */
 export interface SearchTarget {
-  readonly provider: SearchProvider;
+  readonly provider: SearchEngine;
   readonly engineHint: string | undefined;
   readonly cooldownMs: number;
 }
 
 interface Candidate {
-  readonly provider: SearchProvider;
+  readonly provider: SearchEngine;
   readonly cooldownMs: number;
 }
 
@@ -42,7 +42,7 @@ export function buildSearchRoutes(input: {
     if (provider) candidates.set(config.id, { provider, cooldownMs: config.cooldownMs ?? SEARCH_DEFAULTS.cooldownMs });
   }
   const all = [...candidates.values()];
-  const ofType = (type: SearchProvider['type']) => all.filter((c) => c.provider.type === type);
+  const ofType = (type: SearchEngine['type']) => all.filter((c) => c.provider.type === type);
   const automatic: Record<SearchProviderId, Candidate[]> = {
     brave: [...ofType('brave'), ...ofType('searxng')],
     google: [...ofType('searxng'), ...ofType('brave')],

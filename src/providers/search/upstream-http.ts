@@ -1,7 +1,7 @@
 import { readAllLimited } from '../../byte-stream.ts';
 import { UpstreamError } from '../../errors.ts';
 import { Backoff } from '../backoff.ts';
-import type { SearchUpstreamSettings } from './search-provider.ts';
+import type { SearchUpstreamSettings } from './search-engine.ts';
 
 /** More than any search answer needs; a larger body is refused rather than buffered. */
 const MAX_BODY_BYTES = 5 * 1024 * 1024;

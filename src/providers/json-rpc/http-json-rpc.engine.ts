@@ -4,9 +4,9 @@ import type { ProviderConfig } from '../../operator-config/schema.ts';
 import {
   UpstreamFailure,
   type JsonRpcHttpAnswer,
-  type JsonRpcUpstream,
+  type JsonRpcEngine,
   type JsonRpcUpstreamSettings,
-} from './json-rpc-upstream.ts';
+} from './json-rpc-engine.ts';
 
 /** A node's settings when its provider config (or its network) does not set them. */
 export const JSON_RPC_DEFAULTS = { timeoutMs: 30_000, maxResponseBytes: 64 * 1024 * 1024, connections: 64 } as const;
@@ -40,7 +40,7 @@ export function jsonRpcSettingsOf(config: ProviderConfig): JsonRpcUpstreamSettin
  * per call would cost more than the proxy's whole budget). Credentials in the URL (`https://user:pass@host/…`)
  * become a Basic Authorization header; the URL itself never reaches a log or an error message.
  */
-export class HttpJsonRpcUpstream implements JsonRpcUpstream {
+export class HttpJsonRpcEngine implements JsonRpcEngine {
   private readonly pool: Pool;
   private readonly path: string;
   private readonly headers: Record<string, string>;

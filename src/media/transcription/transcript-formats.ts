@@ -1,4 +1,4 @@
-import type { Transcript } from '../providers/transcription/transcription-engine.ts';
+import type { Transcript } from '../../providers/transcription/transcription-engine.ts';
 import type { TranscriptFormat } from './transcription.inputs.ts';
 
 /* A transcript in each response_format: OpenAI's json, text, srt, vtt and verbose_json, and the original

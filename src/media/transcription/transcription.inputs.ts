@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { storedString } from '../validation.ts';
+import { storedString } from '../../validation.ts';
 
 /** The largest audio file accepted (OpenAI's and the original service's limit). */
 export const TRANSCRIPTION_MAX_BYTES = 25 * 1024 * 1024;

@@ -21,7 +21,7 @@ export interface SearchOptions {
   readonly signal?: AbortSignal | undefined;
 }
 
-export interface SearchProvider {
+export interface SearchEngine {
   /** The operator's provider id (or `env:<type>` for an env shortcut); for logs and routing, never shown to callers. */
   readonly id: string;
   readonly type: 'searxng' | 'brave';

@@ -22,7 +22,7 @@ export class UpstreamFailure extends Error {
   }
 }
 
-export interface JsonRpcUpstream {
+export interface JsonRpcEngine {
   /** The operator's provider id, or `env:<slug>#<n>`: for logs. Never the URL, which may carry an API key. */
   readonly id: string;
   /** Sends one request or batch. Any HTTP status resolves; no answer at all rejects with an UpstreamFailure. */

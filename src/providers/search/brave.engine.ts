@@ -6,10 +6,10 @@ import {
   plainText,
   withTrailingSlash,
   type SearchOptions,
-  type SearchProvider,
+  type SearchEngine,
   type SearchResult,
   type SearchUpstreamSettings,
-} from './search-provider.ts';
+} from './search-engine.ts';
 import { getUpstreamJson } from './upstream-http.ts';
 
 export const BRAVE_DEFAULT_BASE_URL = 'https://api.search.brave.com';
@@ -20,7 +20,7 @@ const BRAVE_MAX_COUNT = 20;
  * The Brave Search API (zero data retention): `GET <base>/res/v1/web/search?q=…&count=N` with the
  * subscription token in `X-Subscription-Token`. It runs one engine, so engine hints are ignored.
  */
-export class BraveAdapter implements SearchProvider {
+export class BraveEngine implements SearchEngine {
   readonly type = 'brave' as const;
 
   constructor(

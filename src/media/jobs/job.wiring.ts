@@ -12,7 +12,7 @@ import type { RateLimiter } from '../../rate-limits/rate-limiter.ts';
 import type { MediaLinks } from '../media-links.ts';
 import type { MediaStore } from '../media-store.ts';
 import { WebScrapingConfigSchema, type WebScrapingConfig } from '../../operator-config/schema.ts';
-import { JobInputFetcher } from './job-inputs-fetch.ts';
+import { JobInputFetcher } from './job-input-fetcher.ts';
 import { JobQueue, QUEUE_ENTRIES } from './job-queue.ts';
 import { JobRunner } from './job-runner.ts';
 import { JobService } from './job.service.ts';

@@ -6,10 +6,10 @@ import {
   plainText,
   withTrailingSlash,
   type SearchOptions,
-  type SearchProvider,
+  type SearchEngine,
   type SearchResult,
   type SearchUpstreamSettings,
-} from './search-provider.ts';
+} from './search-engine.ts';
 import { getUpstreamJson } from './upstream-http.ts';
 
 /**
@@ -28,7 +28,7 @@ const MAX_PAGES = 3;
  * `engines=<hint>` when an identifier asks for one engine. The instance must allow the json format
  * (settings.yml `search.formats`), or it answers 403.
  */
-export class SearxngAdapter implements SearchProvider {
+export class SearxngEngine implements SearchEngine {
   readonly type = 'searxng' as const;
 
   constructor(

@@ -91,7 +91,7 @@ export interface UpstreamChatStream extends AsyncIterable<UpstreamChatChunk> {
   cancel(): void;
 }
 
-export interface ChatProvider {
+export interface ChatEngine {
   /** The operator's provider id (or `env:openai-compatible` for the env shortcut); never shown to callers. */
   readonly id: string;
   readonly type: 'openai-compatible' | 'simulator';
@@ -107,4 +107,5 @@ export interface ChatProvider {
   stream(request: UpstreamChatRequest, options: ChatCallOptions): Promise<UpstreamChatStream>;
   /** The upstream's model ids (`GET /models`), for zero-config discovery; absent when the upstream has none. */
   listModels?(options?: { signal?: AbortSignal }): Promise<string[]>;
+  close?(): Promise<void>;
 }

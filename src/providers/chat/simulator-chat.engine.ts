@@ -2,11 +2,11 @@ import { z } from 'zod';
 import { encodeText } from '../../tokenizer.ts';
 import type {
   ChatCallOptions,
-  ChatProvider,
+  ChatEngine,
   UpstreamChatCompletion,
   UpstreamChatRequest,
   UpstreamChatStream,
-} from './chat-provider.ts';
+} from './chat-engine.ts';
 import { planReply } from './simulator-plan.ts';
 import { logprobsFor, SimulatedStream, streamChunks } from './simulator-stream.ts';
 import { Rng } from './simulator-text.ts';
@@ -28,7 +28,7 @@ export type SimulatorOptions = z.output<typeof SimulatorOptions>;
 
 const DEFAULT_CHUNK_DELAY_MS = 5;
 
-export class SimulatorAdapter implements ChatProvider {
+export class SimulatorChatEngine implements ChatEngine {
   readonly type = 'simulator' as const;
   private readonly chunkDelayMs: number;
 

@@ -52,7 +52,7 @@ export interface OpenAIEmbeddingsSettings {
   readonly headers?: Readonly<Record<string, string>> | undefined;
 }
 
-export class OpenAIEmbeddingsAdapter implements EmbeddingEngine {
+export class OpenAIEmbeddingsEngine implements EmbeddingEngine {
   readonly simulated = false;
   private readonly pool: Pool;
   private readonly path: string;

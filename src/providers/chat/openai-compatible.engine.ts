@@ -4,11 +4,11 @@ import { followAbort } from '../../abort.ts';
 import { AppError } from '../../errors.ts';
 import type {
   ChatCallOptions,
-  ChatProvider,
+  ChatEngine,
   UpstreamChatCompletion,
   UpstreamChatRequest,
   UpstreamChatStream,
-} from './chat-provider.ts';
+} from './chat-engine.ts';
 import {
   ChunkNormaliser,
   CompletionSchema,
@@ -60,7 +60,7 @@ export const OPENAI_COMPATIBLE_DEFAULT_TIMEOUT_MS = 120_000;
 /** A completion body larger than this is refused rather than buffered. */
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
 
-export class OpenAICompatibleAdapter implements ChatProvider {
+export class OpenAICompatibleEngine implements ChatEngine {
   readonly type = 'openai-compatible' as const;
   private readonly pool: Pool;
   private readonly basePath: string;

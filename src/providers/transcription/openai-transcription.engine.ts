@@ -28,7 +28,7 @@ export interface OpenAITranscriptionSettings {
 const num = (value: unknown): number | undefined =>
   typeof value === 'number' && Number.isFinite(value) ? value : undefined;
 
-export class OpenAITranscriptionAdapter implements TranscriptionEngine {
+export class OpenAITranscriptionEngine implements TranscriptionEngine {
   readonly simulated = false;
   private readonly url: string;
 

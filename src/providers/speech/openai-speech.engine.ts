@@ -25,7 +25,7 @@ export interface OpenAISpeechSettings {
   readonly headers?: Readonly<Record<string, string>> | undefined;
 }
 
-export class OpenAISpeechAdapter implements SpeechEngine {
+export class OpenAISpeechEngine implements SpeechEngine {
   readonly simulated = false;
   /** OpenAI's speech API has no reference-sample voices. */
   readonly canClone = false;
