@@ -147,6 +147,22 @@ describe(`GraphQL operator operations with an operator token (${testDatabaseKind
     expect(body.data?.operatorUpstreamHealth.map((h) => h.providerId)).toContain('simulator');
     expect(body.data?.operatorUpstreamHealth.every((h) => h.state === 'HEALTHY')).toBe(true);
     expect(body.data?.operatorJobQueue).toEqual({ queued: 0, processing: 0, oldestWaitingSeconds: null, depth: [] });
+
+    // Only one account was charged: the sums over every account are that account's own analytics.
+    const fields = 'byKey { apiKeyId description totalUsd totalDiem } byModel { modelName totalUsd } topModels';
+    const all: Body<{ operatorUsage: unknown }> = await t.graphql(
+      `{ operatorUsage(lookback: "30d") { ${fields} } }`,
+      {},
+      token,
+    );
+    const own: Body<{ usageAnalytics: unknown }> = await t.graphql(
+      `{ usageAnalytics(lookback: "30d") { ${fields} } }`,
+      {},
+      account.adminSecret,
+    );
+    expect(all.errors).toBeUndefined();
+    expect(all.data?.operatorUsage).toEqual(own.data?.usageAnalytics);
+    expect(JSON.stringify(all.data?.operatorUsage)).toContain(account.inferenceKeyId);
   });
 });
 
