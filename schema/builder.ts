@@ -13,7 +13,7 @@ export interface JsonObject {
 
 export const builder = new SchemaBuilder<{
   Context: GraphQLContext;
-  AuthScopes: { account: boolean; admin: boolean };
+  AuthScopes: { account: boolean; admin: boolean; operator: boolean };
   Scalars: {
     DateTime: { Input: Date; Output: Date };
     Decimal: { Input: string; Output: string };
@@ -31,6 +31,8 @@ export const builder = new SchemaBuilder<{
     authScopes: (context) => ({
       account: context.auth.kind === 'apiKey' || context.auth.kind === 'wallet',
       admin: context.auth.kind === 'apiKey' && context.auth.apiKey.type === 'ADMIN',
+      // Only an operator token (`lagoon operator-tokens create`): no account key or wallet, whatever its type.
+      operator: context.auth.kind === 'operator' && context.auth.operatorToken !== undefined,
     }),
     unauthorizedError: (_parent, context) =>
       context.auth.kind === 'apiKey'

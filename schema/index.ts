@@ -22,5 +22,6 @@ import './types/responses.ts';
 import './types/transcription.ts';
 import './types/text-parser.ts';
 import './types/wallet.ts';
+import './types/operator.ts';
 
 export const schema = builder.toSchema({ sortSchema: true });

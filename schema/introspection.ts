@@ -19,8 +19,12 @@ export function useIntrospectionPolicy(deps: {
     async onRequest({ request, serverContext }) {
       if (deps.mode !== 'authenticated' || !request.headers.has('authorization')) return;
       try {
-        const auth = await deps.services.auth.authenticate(request.headers, serverContext.requestId ?? 'introspection');
-        if (auth.kind === 'apiKey') keyed.add(request);
+        const auth = await deps.services.auth.authenticate(
+          request.headers,
+          serverContext.requestId ?? 'introspection',
+          true,
+        );
+        if (auth.kind === 'apiKey' || auth.kind === 'operator') keyed.add(request);
       } catch {
         // A bad key is answered 401 by the context factory; here it only means "no key".
       }

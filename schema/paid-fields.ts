@@ -28,6 +28,8 @@ export const PAID_ROOT_FIELDS: ReadonlySet<string> = new Set([
 export const FREE_ROOT_FIELDS: ReadonlySet<string> = new Set([
   'Mutation.createApiKey',
   'Mutation.deleteApiKey',
+  'Mutation.operatorCredit',
+  'Mutation.operatorDebit',
   'Mutation.updateApiKey',
   'Subscription.jobUpdated',
   'Subscription.usageUpdated',

@@ -15,7 +15,7 @@ export function useSseErrors(deps: {
     async onRequest({ request, url, endResponse, fetchAPI, serverContext }) {
       if (!url.pathname.endsWith(deps.endpoint)) return;
       try {
-        await deps.services.auth.authenticate(request.headers, serverContext.requestId ?? 'sse');
+        await deps.services.auth.authenticate(request.headers, serverContext.requestId ?? 'sse', true);
       } catch (error) {
         if (!(error instanceof AppError)) throw error;
         const body = JSON.stringify({ errors: [{ message: error.message, extensions: { code: error.code } }] });

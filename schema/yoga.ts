@@ -83,7 +83,7 @@ export function createGraphQLServer(deps: {
     context: async ({ request, requestId }): Promise<GraphQLContext> => {
       let auth: AuthContext;
       try {
-        auth = await deps.services.auth.authenticate(request.headers, requestId);
+        auth = await deps.services.auth.authenticate(request.headers, requestId, true);
       } catch (error) {
         if (error instanceof AppError) {
           throw createGraphQLError(error.message, {

@@ -29,6 +29,8 @@ import type { EmbeddingService } from './embeddings/embedding.service.ts';
 import type { ResponsesService } from './responses/responses.service.ts';
 import type { TranscriptionService } from './media/transcription/transcription.service.ts';
 import type { SpeechService } from './media/speech/speech.wiring.ts';
+import type { OperatorService } from './operator/operator.service.ts';
+import type { OperatorTokenService } from './operator/operator-tokens.ts';
 import type { OperatorConfig } from './operator-config/schema.ts';
 import type { ChatGateway } from './providers/chat/chat-gateway.ts';
 import type { UpstreamMetrics } from './providers/upstream-pool.ts';
@@ -49,6 +51,10 @@ export interface Operations {
   /** API keys for wallets that sign a token (GET/POST /api_keys/generate_web3_key). */
   readonly web3Keys: Web3KeyService;
   readonly accounts: AccountService;
+  /** Operator tokens (the GraphQL operator operations' credential), made and revoked with the CLI. */
+  readonly operatorTokens: OperatorTokenService;
+  /** The operator's view over every account: accounts, credits and debits, usage, upstream health, the job queue. */
+  readonly operator: OperatorService;
   readonly catalog: CatalogService;
   readonly characters: CharacterService;
   /** Character reviews: read by accounts, added by the operator. */

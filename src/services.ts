@@ -49,6 +49,9 @@ import { WebScrapingConfigSchema } from './operator-config/schema.ts';
 import { ChatGateway } from './providers/chat/chat-gateway.ts';
 import { ModelDiscovery } from './providers/chat/model-discovery.ts';
 import { buildSearchRoutes, SearchRouter } from './providers/search/search-routing.ts';
+import { OperatorService } from './operator/operator.service.ts';
+import { OperatorTokenService } from './operator/operator-tokens.ts';
+import { UpstreamActivity } from './providers/upstream-activity.ts';
 import { createRateLimiter } from './rate-limits/rate-limits.wiring.ts';
 import { RateLimitService } from './rate-limits/rate-limit-status.ts';
 import { SignInSite } from './wallets/sign-in-site.ts';
@@ -125,7 +128,8 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     listen: options.http ?? loadConfig({}).http,
   });
   const walletAuth = new WalletAuthenticator({ db, x402, site: signInSite });
-  const auth = new AuthService({ db, cache, lastUsed, wallets: walletAuth });
+  const operatorTokens = new OperatorTokenService({ db });
+  const auth = new AuthService({ db, cache, lastUsed, wallets: walletAuth, operatorTokens });
   const apiKeys = new ApiKeyService({
     db,
     cache,
@@ -183,11 +187,15 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     settled: billing,
   });
   const balance = new BalanceService({ db, billing });
+  // Every upstream pool reports here (and on to the app's metrics): the operator's health view reads it.
+  const upstreamActivity = new UpstreamActivity(options.metrics);
+  upstreamActivity.known((options.operatorConfig?.providers ?? [{ id: 'simulator' }]).map((provider) => provider.id));
+  const operatorView = new OperatorService({ db, accounts, billing, analytics, upstreams: upstreamActivity });
   const chatGateway = new ChatGateway({
     // Without an operator config (tests wiring services directly) the built-in simulator still serves.
     providers: options.operatorConfig?.providers ?? [{ id: 'simulator', type: 'simulator' }],
     logger,
-    metrics: options.metrics,
+    metrics: upstreamActivity,
   });
   const modelDiscovery = new ModelDiscovery({
     gateway: chatGateway,
@@ -238,7 +246,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     catalog,
     logger,
     providers: options.operatorConfig?.providers,
-    metrics: options.metrics,
+    metrics: upstreamActivity,
     rateLimiter,
     pixelWork,
   });
@@ -270,7 +278,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     providers: options.operatorConfig?.providers,
     rateLimiter,
     maxCalls: options.speech?.maxCalls,
-    metrics: options.metrics,
+    metrics: upstreamActivity,
   });
   lifecycle.add('speech engines', { stop: () => speech.close() });
   const embeddings = new EmbeddingService({
@@ -281,7 +289,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     gateway: new EmbeddingGateway(
       options.operatorConfig?.providers ?? [{ id: 'simulator', type: 'simulator' }],
       logger,
-      options.metrics,
+      upstreamActivity,
     ),
   });
   lifecycle.add('embedding engines', { stop: () => embeddings.close() });
@@ -292,7 +300,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     gateway: new TranscriptionGateway(
       options.operatorConfig?.providers ?? [{ id: 'simulator', type: 'simulator' }],
       logger,
-      options.metrics,
+      upstreamActivity,
     ),
   });
   lifecycle.add('transcription engines', { stop: () => transcription.close() });
@@ -327,7 +335,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
       options: options.jobs,
       webScraping: options.operatorConfig?.chat?.webScraping,
       rateLimiter,
-      metrics: options.metrics,
+      metrics: upstreamActivity,
     },
     lifecycle,
   );
@@ -358,6 +366,8 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     auth,
     apiKeys,
     web3Keys,
+    operatorTokens,
+    operator: operatorView,
     accounts,
     billing,
     catalog,

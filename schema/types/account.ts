@@ -4,7 +4,7 @@ import { formatNano } from '../../src/billing/money.ts';
 import { builder } from '../builder.ts';
 import { CurrencyEnum } from './enums.ts';
 
-const Balance = builder.objectRef<BalanceSnapshot>('Balance').implement({
+export const Balance = builder.objectRef<BalanceSnapshot>('Balance').implement({
   fields: (t) => ({
     currency: t.field({ type: CurrencyEnum, resolve: (b) => b.currency }),
     amount: t.field({ type: 'Decimal', description: 'Total balance.', resolve: (b) => formatNano(b.amount) }),

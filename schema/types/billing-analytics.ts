@@ -95,7 +95,7 @@ const UsageByDateRef = builder.objectRef<UsageAnalytics['byDate'][number]>('Usag
   }),
 });
 
-const UsageAnalyticsRef = builder.objectRef<UsageAnalytics>('UsageAnalytics').implement({
+export const UsageAnalyticsRef = builder.objectRef<UsageAnalytics>('UsageAnalytics').implement({
   description: 'Aggregated usage from the daily rollups (beta); cached 10 minutes per account and range.',
   fields: (t) => ({
     lookback: t.exposeString('lookback', { description: '`Nd` or `startDate:endDate`.' }),

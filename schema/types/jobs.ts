@@ -13,11 +13,11 @@ import { MediaFileRef, PAID_MEDIA_ERRORS, type MediaFile } from './media.ts';
  * (src/media/jobs/job-queue.inputs.ts), so every rule lives in one place.
  */
 
-const JobStatusEnum = builder.enumType('JobStatus', {
+export const JobStatusEnum = builder.enumType('JobStatus', {
   values: ['QUEUED', 'PROCESSING', 'COMPLETED', 'FAILED'] as const,
 });
 
-const JobKindEnum = builder.enumType('JobKind', {
+export const JobKindEnum = builder.enumType('JobKind', {
   values: { AUDIO: { value: 'audio' }, VIDEO: { value: 'video' } } as const,
 });
 

@@ -82,13 +82,17 @@ export class AccountService {
     return row.account_id;
   }
 
-  async credit(auth: AuthContext, input: { accountId: string; currency: string; amount: string; note?: string }) {
+  /** `amount`: decimal text (the CLI), or nano-units already parsed (a negative amount removes funds). */
+  async credit(
+    auth: AuthContext,
+    input: { accountId: string; currency: string; amount: string | bigint; note?: string },
+  ) {
     requireOperator(auth);
     if (!(CURRENCIES as readonly string[]).includes(input.currency))
       throw new ValidationError(`Currency must be one of ${CURRENCIES.join(', ')}`);
     let amount: bigint;
     try {
-      amount = parseNano(input.amount);
+      amount = typeof input.amount === 'bigint' ? input.amount : parseNano(input.amount);
     } catch (error) {
       throw new ValidationError(
         error instanceof MoneyFormatError ? `Invalid amount: ${error.message}` : 'Invalid amount',

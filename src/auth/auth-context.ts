@@ -28,7 +28,17 @@ export type AuthContext =
       readonly apiKey: AuthenticatedKey;
     }
   | WalletAuthContext
-  | { readonly kind: 'operator'; readonly requestId: string };
+  | OperatorAuthContext;
+
+/**
+ * The operator: the CLI and start-up tasks (no token), or a caller of the GraphQL operator operations with an
+ * operator token (made with `lagoon operator-tokens create`), whose id the ledger records on what it changes.
+ */
+export interface OperatorAuthContext {
+  readonly kind: 'operator';
+  readonly requestId: string;
+  readonly operatorToken?: { readonly id: string; readonly name: string };
+}
 
 /** A wallet signed in with SIGN-IN-WITH-X (src/wallets/): pays USD from its credit, no key limits; no ADMIN routes. */
 export interface WalletAuthContext {

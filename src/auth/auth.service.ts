@@ -8,6 +8,7 @@ import { hashKeySecret } from './key-secret.ts';
 import type { LastUsedTracker } from './last-used.ts';
 import { SIWX_HEADER, SIWX_LEGACY_HEADER } from '../wallets/siwx-message.ts';
 import type { WalletAuthenticator } from '../wallets/wallet-auth.ts';
+import { isOperatorTokenSecret, type OperatorTokenService } from '../operator/operator-tokens.ts';
 
 /**
  * A request's headers as either surface holds them: Fetch-style (`get`, GraphQL) or a plain lower-case record
@@ -32,15 +33,23 @@ export class AuthService {
       cache: KeyCache;
       lastUsed: LastUsedTracker;
       wallets?: WalletAuthenticator;
+      /** Operator tokens (`lagoonop_…`): the operator, for the GraphQL operator operations only. */
+      operatorTokens?: OperatorTokenService;
       now?: () => Date;
     },
   ) {}
 
   /**
    * The one authentication of both surfaces: no credentials are anonymous, bad ones are refused. A wallet sign-in
-   * header wins over a key; its domain is checked against the configured sign-in domains.
+   * header wins over a key; its domain is checked against the configured sign-in domains. An operator token
+   * (`lagoonop_…`) is the operator, where the caller allows it.
    */
-  async authenticate(headers: RequestHeaders, requestId: string): Promise<AuthContext> {
+  async authenticate(
+    headers: RequestHeaders,
+    requestId: string,
+    /** GraphQL only: the REST layer has no operator routes, so an operator token there is an unknown key. */
+    allowOperatorTokens = false,
+  ): Promise<AuthContext> {
     const signIn = header(headers, SIWX_HEADER) ?? header(headers, SIWX_LEGACY_HEADER);
     if (signIn !== undefined && signIn.trim() !== '' && this.deps.wallets) {
       const wallet = await this.deps.wallets.verify(signIn);
@@ -50,6 +59,11 @@ export class AuthService {
     if (!authorization) return { kind: 'anonymous', requestId };
     const match = /^Bearer\s+(\S+)$/i.exec(authorization);
     if (!match?.[1]) throw new AuthenticationError('Authorization header must be "Bearer <API key>"');
+    if (allowOperatorTokens && isOperatorTokenSecret(match[1]) && this.deps.operatorTokens) {
+      const operator = await this.deps.operatorTokens.authenticate(match[1], requestId);
+      if (!operator) throw new AuthenticationError('Invalid or revoked operator token');
+      return operator;
+    }
     const key = await this.lookup(hashKeySecret(match[1]));
     const now = this.deps.now?.() ?? new Date();
     if (!key) throw new AuthenticationError('Invalid API key');

@@ -10,8 +10,13 @@ import type { Database } from '../db/database.ts';
  * derived afterwards.
  */
 
-const inRange = (accountId: string, startDay: string, endDay: string) =>
-  sql`account_id = ${accountId}::uuid and day >= ${startDay}::date and day <= ${endDay}::date`;
+/** One account's rows, or (null: the operator's view) every account's. */
+export type AccountScope = string | null;
+
+const inRange = (accountId: AccountScope, startDay: string, endDay: string) =>
+  accountId === null
+    ? sql`day >= ${startDay}::date and day <= ${endDay}::date`
+    : sql`account_id = ${accountId}::uuid and day >= ${startDay}::date and day <= ${endDay}::date`;
 
 export interface ModelTotalRow {
   readonly modelId: string;
@@ -41,7 +46,7 @@ export interface DayTotalRow {
 /** Spend and units per model and line type, and per key and line type (units differ by line), each per currency. */
 export async function totals(
   db: Database,
-  accountId: string,
+  accountId: AccountScope,
   startDay: string,
   endDay: string,
 ): Promise<{ models: ModelTotalRow[]; keys: KeyTotalRow[] }> {
@@ -92,7 +97,7 @@ export async function totals(
 /** Spend per day and currency. */
 export async function dayTotals(
   db: Database,
-  accountId: string,
+  accountId: AccountScope,
   startDay: string,
   endDay: string,
 ): Promise<DayTotalRow[]> {
@@ -112,7 +117,7 @@ export interface DailyRow {
 /** DIEM (and legacy VCU) spend per day and model, and per day and key. */
 export async function dailyDiem(
   db: Database,
-  accountId: string,
+  accountId: AccountScope,
   startDay: string,
   endDay: string,
 ): Promise<{ models: DailyRow[]; keys: DailyRow[] }> {
@@ -137,14 +142,14 @@ export async function dailyDiem(
 /** Descriptions of some of the account's keys, revoked ones included (their usage still shows). */
 export async function keyLabels(
   db: Database,
-  accountId: string,
+  accountId: AccountScope,
   ids: readonly string[],
 ): Promise<{ id: string; description: string; last6: string }[]> {
   if (ids.length === 0) return [];
-  return db
+  let query = db
     .selectFrom('api_keys')
     .select(['id', 'description', 'last6'])
-    .where('account_id', '=', accountId)
-    .where('id', 'in', [...ids])
-    .execute();
+    .where('id', 'in', [...ids]);
+  if (accountId !== null) query = query.where('account_id', '=', accountId);
+  return query.execute();
 }

@@ -1,5 +1,5 @@
 import type { AuthContext } from '../auth/auth-context.ts';
-import { requireAdmin } from '../auth/permissions.ts';
+import { requireAdmin, requireOperator } from '../auth/permissions.ts';
 import { MemoryResultCache, RedisResultCache, type ResultCache } from '../cache/result-cache.ts';
 import type { Database } from '../db/database.ts';
 import { createRedisClient } from '../events/redis.ts';
@@ -7,6 +7,7 @@ import type { Logger } from '../logger.ts';
 import { parseInput } from '../validation.ts';
 import { assembleAnalytics, type AnalyticsRange } from './analytics.assemble.ts';
 import * as repo from './analytics.repository.ts';
+import type { AccountScope } from './analytics.repository.ts';
 import type { UsageAnalytics } from './analytics.types.ts';
 import { UsageAnalyticsQuery } from './usage.inputs.ts';
 import type { SettledCharges } from './usage.types.ts';
@@ -40,14 +41,24 @@ export class AnalyticsService {
 
   async analytics(auth: AuthContext, input: unknown): Promise<UsageAnalytics> {
     const { accountId } = requireAdmin(auth);
+    return this.analyticsOf(accountId, input);
+  }
+
+  /** The same analytics summed over every account (the operator's view). */
+  async analyticsOfAllAccounts(auth: AuthContext, input: unknown): Promise<UsageAnalytics> {
+    requireOperator(auth);
+    return this.analyticsOf(null, input);
+  }
+
+  private async analyticsOf(accountId: AccountScope, input: unknown): Promise<UsageAnalytics> {
     const range = resolveRange(parseInput(UsageAnalyticsQuery, input ?? {}), (this.deps.now ?? (() => new Date()))());
-    const key = `${accountId}:${range.lookback}:${range.startDay}:${range.endDay}`;
+    const key = `${accountId ?? '*'}:${range.lookback}:${range.startDay}:${range.endDay}`;
     const cached = await this.deps.cache.get(key);
     if (cached) return cached;
     const running = this.inFlight.get(key);
     if (running) return running;
     const computing = (async () => {
-      await this.deps.settled?.flush(accountId);
+      await this.deps.settled?.flush(accountId ?? undefined);
       const result = await this.compute(accountId, range);
       await this.deps.cache.set(key, result, this.deps.ttlMs ?? ANALYTICS_CACHE_TTL_MS);
       return result;
@@ -65,7 +76,7 @@ export class AnalyticsService {
     return this.deps.cache.close();
   }
 
-  private async compute(accountId: string, range: AnalyticsRange): Promise<UsageAnalytics> {
+  private async compute(accountId: AccountScope, range: AnalyticsRange): Promise<UsageAnalytics> {
     const { db } = this.deps;
     const { startDay, endDay } = range;
     const [totals, days, daily] = await Promise.all([

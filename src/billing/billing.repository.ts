@@ -180,6 +180,8 @@ export async function insertLedgerEntry(
     requestId?: string | null;
     modelId?: string | null;
     note?: string | null;
+    /** The operator token that made an operator credit or debit (none: the CLI or the system). */
+    operatorTokenId?: string | null;
     createdAt?: Date;
   },
 ) {
@@ -194,6 +196,7 @@ export async function insertLedgerEntry(
       request_id: entry.requestId ?? null,
       model_id: entry.modelId ?? null,
       note: entry.note ?? null,
+      ...(entry.operatorTokenId ? { operator_token_id: entry.operatorTokenId } : {}),
       ...(entry.createdAt ? { created_at: entry.createdAt } : {}),
     })
     .returning(['id', 'created_at'])

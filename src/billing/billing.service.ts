@@ -213,6 +213,7 @@ export class BillingService {
           type: input.type ?? (input.amount > 0n ? 'TOP_UP' : 'ADJUSTMENT'),
           note: input.note ?? null,
           requestId: auth.requestId,
+          operatorTokenId: auth.operatorToken?.id ?? null,
         });
         return { ledgerEntryId: entry.id, currency: input.currency, amount: input.amount, balanceAfter };
       });

@@ -78,7 +78,8 @@ export interface UsagePublisher {
 
 /** Writes the charges settled so far on an account (balance leases write them after the answer); reads call it first. */
 export interface SettledCharges {
-  flush(accountId: string): Promise<void>;
+  /** One account's pending charges, or (none) every account's. */
+  flush(accountId?: string): Promise<void>;
 }
 
 /** A usage entry on the event bus: JSON-safe (amount as integer nano-unit text, time as ISO text). */

@@ -7,6 +7,7 @@ import { PACKAGE_JSON } from '../runtime-files.ts';
 import type { Operations } from '../services.ts';
 import { addCharacterCommands } from './character-commands.ts';
 import { accountKey, type KeyInput } from './key-input.ts';
+import { addOperatorTokenCommands } from './operator-token-commands.ts';
 import { addRateLimitCommands } from './rate-limit-commands.ts';
 import { addWalletCommands } from './wallet-commands.ts';
 
@@ -216,5 +217,6 @@ function buildProgram(open: () => Promise<Operations>, io: CliIo): Command {
     });
 
   addWalletCommands(program, open, op, print);
+  addOperatorTokenCommands(program, open, op, print);
   return program;
 }

@@ -21,6 +21,7 @@ export interface AccountLedgerTable {
   note: string | null;
   created_at: Generated<Date>;
   seq: GeneratedAlways<bigint>;
+  operator_token_id: string | null;
 }
 
 export interface AccountsTable {
@@ -166,6 +167,16 @@ export interface ModelsTable {
   position: Generated<number>;
   active: Generated<boolean>;
   updated_at: Generated<Date>;
+}
+
+export interface OperatorTokensTable {
+  id: Generated<string>;
+  name: string;
+  token_hash: string;
+  last6: string;
+  created_at: Generated<Date>;
+  last_used_at: Date | null;
+  revoked_at: Date | null;
 }
 
 export interface RateLimitBreachesTable {
@@ -344,6 +355,7 @@ export interface DB {
   media_objects: MediaObjectsTable;
   model_aliases: ModelAliasesTable;
   models: ModelsTable;
+  operator_tokens: OperatorTokensTable;
   rate_limit_breaches: RateLimitBreachesTable;
   reservations: ReservationsTable;
   responses: ResponsesTable;

@@ -28,7 +28,16 @@ export type UpstreamOutcome = 'ok' | 'timeout' | 'error' | 'rejected' | 'cancell
 
 /** Where upstream calls are counted (src/metrics.ts implements it). */
 export interface UpstreamMetrics {
-  observeUpstream(provider: string, operation: string, outcome: UpstreamOutcome, seconds: number): void;
+  /** `failure`: what went wrong, in words (a failed attempt only). */
+  observeUpstream(
+    provider: string,
+    operation: string,
+    outcome: UpstreamOutcome,
+    seconds: number,
+    failure?: string,
+  ): void;
+  /** A provider started a cooldown until `until` (epoch ms), or ended it with a success (null). */
+  observeCooldown?(provider: string, until: number | null): void;
 }
 
 export interface PoolEngine {
@@ -130,6 +139,8 @@ export class UpstreamPool<E extends PoolEngine> {
         try {
           const result = await call(member.engine, binding.upstreamModel);
           this.observe(binding.providerId, request.operation, 'ok', started);
+          if (this.health.cooling(binding.providerId))
+            this.options.metrics?.observeCooldown?.(binding.providerId, null);
           this.health.succeeded(binding.providerId);
           return {
             providerId: binding.providerId,
@@ -138,7 +149,7 @@ export class UpstreamPool<E extends PoolEngine> {
             result,
           };
         } catch (error) {
-          this.observe(binding.providerId, request.operation, outcomeOf(error, signal), started);
+          this.observe(binding.providerId, request.operation, outcomeOf(error, signal), started, error);
           if (signal?.aborted) throw cancelledError();
           if (!allowsFallback(error)) throw error;
           lastError = error;
@@ -159,17 +170,20 @@ export class UpstreamPool<E extends PoolEngine> {
   /** Records a failed call of a provider (also one that broke after it answered, like a stream). */
   failed(providerId: string): void {
     const cooldownMs = this.members.get(providerId)?.cooldownMs ?? UPSTREAM_DEFAULTS.cooldownMs;
-    if (this.health.failed(providerId, cooldownMs))
+    if (this.health.failed(providerId, cooldownMs)) {
+      this.options.metrics?.observeCooldown?.(providerId, this.now() + cooldownMs);
       this.options.logger?.warn(
         { provider: providerId, cooldownMs },
         `${this.options.label} cooling down after repeated failures`,
       );
+    }
   }
 
   /** Counts one call that did not go through run (a model list, a stream's break). */
-  observe(providerId: string, operation: string, outcome: UpstreamOutcome, started: number): void {
+  observe(providerId: string, operation: string, outcome: UpstreamOutcome, started: number, error?: unknown): void {
     const seconds = outcome === 'broken' ? 0 : (performance.now() - started) / 1000;
-    this.options.metrics?.observeUpstream(providerId, operation, outcome, seconds);
+    const failure = outcome === 'ok' ? undefined : error === undefined ? outcome : failureText(error);
+    this.options.metrics?.observeUpstream(providerId, operation, outcome, seconds, failure);
   }
 
   /** Closes every engine (their HTTP connection pools); a failing close does not stop the others. */
@@ -177,6 +191,11 @@ export class UpstreamPool<E extends PoolEngine> {
     await Promise.all([...this.members.values()].map((member) => member.engine.close?.().catch(() => undefined)));
   }
 }
+
+const failureText = (error: unknown): string => {
+  const { code, message } = describeFailure(error);
+  return [code, message].filter((part) => typeof part === 'string' && part !== '').join(': ');
+};
 
 /** A provider's retry and cooldown settings, its config's or the defaults. */
 export function retriesOf(config: ProviderConfig): { maxRetries: number; cooldownMs: number } {
