@@ -1,3 +1,4 @@
+import { createInMemoryAPQStore, useAPQ } from '@graphql-yoga/plugin-apq';
 import { GraphQLError } from 'graphql';
 import { createGraphQLError, createYoga, maskError as defaultMaskError, type YogaServerInstance } from 'graphql-yoga';
 import type { AuthContext } from '../src/auth/auth-context.ts';
@@ -9,6 +10,7 @@ import type { GraphQLContext } from './context.ts';
 import { schema } from './index.ts';
 import { GRAPHQL_MAX_BODY_BYTES, useBodyLimit } from './body-limit.ts';
 import { useReadsOnlyOverGet } from './get-reads-only.ts';
+import { renderGraphiQL, useGraphiQLAssets } from './graphiql.ts';
 import { useIntrospectionPolicy } from './introspection.ts';
 import { useUnreadableRequestsAre400 } from './parse-errors.ts';
 import { useDocumentLimits } from './limits.ts';
@@ -43,6 +45,7 @@ export function createGraphQLServer(deps: {
     maxRequestBodySize: false, // useBodyLimit below enforces it (uploads get the text parser's limit)
     cors: false, // the front door answers CORS for both surfaces
     graphiql: deps.options.graphiql ? { title: 'Lagoon GraphQL', defaultQuery: DEFAULT_QUERY } : false,
+    renderGraphiQL,
     logging: {
       debug: (...args) => deps.logger.debug({ args }, 'graphql'),
       info: (...args) => deps.logger.info({ args }, 'graphql'),
@@ -65,6 +68,10 @@ export function createGraphQLServer(deps: {
       },
     },
     plugins: [
+      ...(deps.options.graphiql ? [useGraphiQLAssets()] : []),
+      // Automatic persisted queries (Apollo's and urql's): a hash alone runs the document stored under it. The
+      // store is this process's, bounded (least recently used out); the document is validated on every run.
+      useAPQ({ store: createInMemoryAPQStore({ max: APQ_MAX_DOCUMENTS, ttl: APQ_TTL_MS }) }),
       useReadsOnlyOverGet(),
       useJsonOrMultipartPosts({ endpoint: '/graphql' }),
       useIntrospectionPolicy({ mode: deps.options.introspection, services: deps.services }),
@@ -92,6 +99,9 @@ export function createGraphQLServer(deps: {
     },
   });
 }
+
+const APQ_MAX_DOCUMENTS = 1_000;
+const APQ_TTL_MS = 24 * 60 * 60 * 1000;
 
 const DEFAULT_QUERY = `# Lagoon GraphQL. Add an "Authorization: Bearer <API key>" header below for account data.
 query Catalog {
