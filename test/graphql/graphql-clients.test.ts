@@ -83,6 +83,16 @@ describe(`Automatic persisted queries (${testDatabaseKind})`, () => {
     expect(answered.body.data).toHaveProperty('account.name');
   });
 
+  it('should refuse by GET a stored subscription, as one sent by GET', async () => {
+    const query = 'subscription GetSubscription { usageUpdated { amount } }';
+    const hash = sha256(query);
+    await t.call('/graphql', { body: { query, extensions: extensions(hash) }, headers: { accept: JSON_ACCEPT } });
+    const params = new URLSearchParams({ extensions: JSON.stringify(extensions(hash)) });
+    const response = await t.call(`/graphql?${params}`, { headers: { accept: 'text/event-stream' } });
+    expect(response.status).toBe(405);
+    expect(await response.text()).toContain('Can only perform a subscription operation from a POST request.');
+  });
+
   it('should refuse a document whose hash does not match', async () => {
     const { body } = await post({ query: '{ account { id } }', extensions: extensions(sha256('something else')) });
     expect(body).toMatchObject({ errors: [{ extensions: { code: 'PERSISTED_QUERY_MISMATCH' } }] });
