@@ -21,9 +21,10 @@ const CREDENTIAL_HEADERS = ['authorization', 'sign-in-with-x'];
 
 /** What a WebSocket brings to each of its operations: the upgrade request's headers with the payload's credentials. */
 interface Connection {
-  readonly request: Request;
+  readonly headers: Headers;
   readonly apiKeyCaller: boolean;
-  readonly abort: AbortController;
+  /** Each operation's own signal (its Request's), aborted when it completes or the socket closes. */
+  readonly operations: Map<string, AbortController>;
 }
 
 export interface GraphQLWebSocket {
@@ -70,9 +71,7 @@ export function createGraphQLWebSocket(deps: {
         }
         try {
           const auth = await deps.services.auth.authenticate(headers, newRequestId());
-          const abort = new AbortController();
-          const request = new Request(`http://localhost${deps.path}`, { headers, signal: abort.signal });
-          connections.set(ctx, { request, apiKeyCaller: auth.kind === 'apiKey', abort });
+          connections.set(ctx, { headers, apiKeyCaller: auth.kind === 'apiKey', operations: new Map() });
           return true;
         } catch (error) {
           if (error instanceof AppError) return false;
@@ -80,13 +79,23 @@ export function createGraphQLWebSocket(deps: {
         }
       },
       onClose(ctx) {
-        connections.get(ctx)?.abort.abort();
+        for (const operation of connections.get(ctx)?.operations.values() ?? []) operation.abort();
       },
-      async onSubscribe(ctx, _id, payload) {
+      onComplete(ctx, id) {
+        const operations = connections.get(ctx)?.operations;
+        operations?.get(id)?.abort();
+        operations?.delete(id);
+      },
+      async onSubscribe(ctx, id, payload) {
         const connection = connections.get(ctx);
         if (!connection) return [createGraphQLError('Not connected.')];
+        const abort = new AbortController();
+        const request = new Request(`http://localhost${deps.path}`, {
+          headers: connection.headers,
+          signal: abort.signal,
+        });
         const enveloped = deps.graphql.getEnveloped({
-          request: connection.request,
+          request,
           requestId: newRequestId(),
           params: payload,
           apiKeyCaller: connection.apiKeyCaller,
@@ -110,6 +119,7 @@ export function createGraphQLWebSocket(deps: {
           throw error;
         }
         operations.set(contextValue, enveloped);
+        connection.operations.set(id, abort); // from here on, onComplete or onClose aborts it
         const args: ExecutionArgs = {
           schema: enveloped.schema,
           document,
