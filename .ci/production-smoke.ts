@@ -3,7 +3,7 @@
  * `npm ci --omit=dev`, `npm run build`, `node dist/main.js` on its embedded database. Then, over HTTP, the calls that
  * load the packages a dev install could hide: a chat completion, the text parser with a .docx (worker thread,
  * mammoth, fflate), the wallet routes (viem: a signed sign-in verified by the server), and a credit through the
- * operator CLI (tsx). Fails on any undeclared or dev-only runtime package. Run by .ci/run; alone:
+ * operator CLI (tsx), GraphiQL's files. Fails on any undeclared or dev-only runtime package. Run by .ci/run; alone:
  * `node --import tsx .ci/production-smoke.ts`. The clients (openai, docx, viem) come from this dev install.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -148,6 +148,11 @@ async function callEverything(url: string, key: string, scratch: string, env: No
   const credit = await fetch(`${api}/x402/balance/${wallet.address}`, { headers: { 'sign-in-with-x': signIn } });
   const creditBody = (await credit.json()) as { success?: boolean };
   check(credit.status === 200 && creditBody.success === true, `wallet balance answered ${credit.status}`, creditBody);
+
+  log('GraphiQL script (loaded on first request)');
+  const graphiql = await fetch(`${url}/graphql/graphiql/graphiql.js`);
+  await graphiql.arrayBuffer();
+  check(graphiql.status === 200, `GraphiQL's script answered ${graphiql.status}`);
 }
 
 async function main(): Promise<void> {

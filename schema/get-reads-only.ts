@@ -1,5 +1,5 @@
 import { getOperationAST, parse, type DocumentNode } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
+import { createGraphQLError, type Plugin } from 'graphql-yoga';
 
 /**
  * GET serves queries only, on /graphql and on the graphql-sse endpoint alike. Mutations and subscriptions
@@ -8,7 +8,9 @@ import type { Plugin } from 'graphql-yoga';
  * refuses mutations over GET on /graphql; this also covers subscriptions (Yoga answers them over GET with
  * `Accept: text/event-stream`) and every operation on the SSE endpoint. A GET without `query` (the event
  * stream of graphql-sse's single-connection mode) is left alone: its operations arrive by POST.
- * Register it first, so it answers before any other plugin starts work.
+ * Register it first, so it answers before any other plugin starts work. A GET with a persisted query's hash only
+ * (its document stored by schema/yoga.ts's APQ plugin, registered before this one) is checked once the document
+ * is known.
  */
 export function useReadsOnlyOverGet(): Plugin {
   return {
@@ -38,6 +40,21 @@ export function useReadsOnlyOverGet(): Plugin {
           headers: { allow: 'POST', 'content-type': 'application/json; charset=utf-8' },
         }),
       );
+    },
+    onParams({ request, params }) {
+      if (request.method !== 'GET' || typeof params.query !== 'string') return;
+      if (new URL(request.url).searchParams.has('query')) return; // answered in onRequest
+      let document: DocumentNode;
+      try {
+        document = parse(params.query);
+      } catch {
+        return;
+      }
+      const operation = getOperationAST(document, params.operationName || undefined);
+      if (!operation || operation.operation === 'query') return;
+      throw createGraphQLError(`Can only perform a ${operation.operation} operation from a POST request.`, {
+        extensions: { code: 'BAD_REQUEST', http: { status: 405, headers: { allow: 'POST' } } },
+      });
     },
   };
 }

@@ -30,9 +30,10 @@ export function useIntrospectionPolicy(deps: {
       }
     },
     onValidate({ context, addValidationRule }) {
-      const request = (context as { request?: Request }).request;
+      // A WebSocket's operations were authenticated at its connection (schema/graphql-ws.ts).
+      const { request, apiKeyCaller } = context as { request?: Request; apiKeyCaller?: boolean };
       if (deps.mode === 'off') addValidationRule(IntrospectionOff);
-      else if (!request || !keyed.has(request)) addValidationRule(IntrospectionNeedsAKey);
+      else if (apiKeyCaller !== true && (!request || !keyed.has(request))) addValidationRule(IntrospectionNeedsAKey);
     },
   };
 }

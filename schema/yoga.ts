@@ -1,3 +1,4 @@
+import { createInMemoryAPQStore, useAPQ } from '@graphql-yoga/plugin-apq';
 import { GraphQLError } from 'graphql';
 import { createGraphQLError, createYoga, maskError as defaultMaskError, type YogaServerInstance } from 'graphql-yoga';
 import type { AuthContext } from '../src/auth/auth-context.ts';
@@ -11,6 +12,7 @@ import type { GraphQLContext } from './context.ts';
 import { schema } from './index.ts';
 import { useBodyLimit } from './body-limit.ts';
 import { useReadsOnlyOverGet } from './get-reads-only.ts';
+import { renderGraphiQL, useGraphiQLAssets } from './graphiql.ts';
 import { useIntrospectionPolicy } from './introspection.ts';
 import { useUnreadableRequestsAre400 } from './parse-errors.ts';
 import { useDocumentLimits } from './limits.ts';
@@ -47,6 +49,7 @@ export function createGraphQLServer(deps: {
     maxRequestBodySize: false, // useBodyLimit below enforces it (src/body-limits.ts)
     cors: false, // the front door answers CORS for both surfaces
     graphiql: deps.options.graphiql ? { title: 'Lagoon GraphQL', defaultQuery: DEFAULT_QUERY } : false,
+    renderGraphiQL,
     logging: {
       debug: (...args) => deps.logger.debug({ args }, 'graphql'),
       info: (...args) => deps.logger.info({ args }, 'graphql'),
@@ -69,6 +72,10 @@ export function createGraphQLServer(deps: {
       },
     },
     plugins: [
+      ...(deps.options.graphiql ? [useGraphiQLAssets()] : []),
+      // Automatic persisted queries (Apollo's and urql's): a hash alone runs the document stored under it. The
+      // store is this process's, bounded (least recently used out); the document is validated on every run.
+      useAPQ({ store: createInMemoryAPQStore({ max: APQ_MAX_DOCUMENTS, ttl: APQ_TTL_MS }) }),
       useReadsOnlyOverGet(),
       useJsonOrMultipartPosts({ endpoint: '/graphql' }),
       useIntrospectionPolicy({ mode: deps.options.introspection, services: deps.services }),
@@ -101,6 +108,9 @@ export function createGraphQLServer(deps: {
     },
   });
 }
+
+const APQ_MAX_DOCUMENTS = 1_000;
+const APQ_TTL_MS = 24 * 60 * 60 * 1000;
 
 const DEFAULT_QUERY = `# Lagoon GraphQL. Add an "Authorization: Bearer <API key>" header below for account data.
 query Catalog {

@@ -1,10 +1,13 @@
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { restRoutes } from '../rest/app.ts';
 import { errorStatus } from '../rest/error-map.ts';
 import { graphqlMount, opsMount } from '../rest/mounts.ts';
 import { mediaMount } from '../rest/routes/media.ts';
 import { createPipeline } from '../rest/pipeline.ts';
+import { GRAPHQL_MAX_BODY_BYTES } from '../schema/body-limit.ts';
+import { createGraphQLWebSocket } from '../schema/graphql-ws.ts';
 import { createGraphQLServer } from '../schema/yoga.ts';
 import { operator } from './auth/auth-context.ts';
 import { bodyLimits, graphqlBodyLimits } from './body-limits.ts';
@@ -23,6 +26,8 @@ export interface App {
   fetch(request: Request): Promise<Response>;
   /** The HTTP server's listener: /graphql, /api/v1 and the operational endpoints on Node's objects. */
   readonly nodeListener: (req: IncomingMessage, res: ServerResponse) => void;
+  /** The HTTP server's `upgrade` listener: GraphQL over WebSocket (graphql-ws) on /graphql. */
+  readonly upgradeListener: (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
   readonly services: Services;
   readonly database: DatabaseHandle;
   readonly logger: Logger;
@@ -30,7 +35,8 @@ export interface App {
   readonly bootstrapSecret: string | undefined;
   /**
    * Shutdown, once the drain time is over: the streams still open get a SERVER_SHUTTING_DOWN error as their last
-   * event and are charged for what they delivered (src/chat/chat.service.ts endStreams).
+   * event and are charged for what they delivered (src/chat/chat.service.ts endStreams); then the WebSockets
+   * still open are closed.
    */
   endStreams(): Promise<void>;
   /** Tells the app the port its HTTP server bound (PORT=0 picks one): the default wallet sign-in domains name it. */
@@ -76,6 +82,13 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     bodyLimits: graphqlBodyLimits(bodyLimits(config.http)),
     httpStatus: errorStatus,
   });
+  const webSocket = createGraphQLWebSocket({
+    graphql,
+    services,
+    logger,
+    path: '/graphql',
+    maxPayloadBytes: GRAPHQL_MAX_BODY_BYTES,
+  });
   let closing: Promise<void> | undefined;
   const pipeline = createPipeline({
     services,
@@ -92,6 +105,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
 
   async function close(): Promise<void> {
     closing ??= (async () => {
+      await webSocket.close();
       await services.stop();
       await database.close();
     })();
@@ -101,11 +115,15 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   return {
     fetch: pipeline.fetch,
     nodeListener: pipeline.listener,
+    upgradeListener: webSocket.handleUpgrade,
     services,
     database,
     logger,
     bootstrapSecret: bootstrap?.createdSecret,
-    endStreams: () => services.chat.endStreams(),
+    endStreams: async () => {
+      await services.chat.endStreams();
+      await webSocket.close();
+    },
     listening: (port) => services.signInSite.listening(port),
     close,
   };

@@ -34,6 +34,7 @@ async function main(): Promise<void> {
 
   const server = createServer(app.nodeListener);
   server.on('clientError', answerClientError);
+  server.on('upgrade', app.upgradeListener);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

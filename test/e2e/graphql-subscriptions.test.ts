@@ -4,6 +4,7 @@ import {
   subscriptionDocument,
   subscriptionFields,
   viaGraphqlSse,
+  viaGraphqlWs,
   viaYoga,
   type Outcome,
 } from '../helpers/graphql-subscriptions.ts';
@@ -19,7 +20,7 @@ type Credential = 'none' | 'wrong key' | 'ADMIN key' | 'INFERENCE key' | 'wallet
 
 /**
  * Every subscription field of the schema, over both SSE transports (Yoga's own on /graphql, graphql-sse on
- * /graphql/stream), without credentials, with a wrong key and with each kind of valid credential, against the
+ * /graphql/stream) and over WebSocket (graphql-ws on /graphql), without credentials, with a wrong key and with each kind of valid credential, against the
  * server process `npm start` runs. One anonymous `walletBalance` on /graphql/stream used to end the process (issue
  * 33 item 1): a throw from the subscription's stream escaped graphql-sse. Every answer must be a refusal (4xx) or
  * an event, and the process must keep serving.
@@ -91,12 +92,12 @@ describe(`GraphQL subscriptions on both transports, every credential, server pro
     );
   });
 
-  for (const transport of ['/graphql', '/graphql/stream'] as const) {
+  const transports = { '/graphql': viaYoga, '/graphql/stream': viaGraphqlSse, '/graphql (graphql-ws)': viaGraphqlWs };
+  for (const [transport, subscribe] of Object.entries(transports)) {
     it(
       `should refuse or answer every subscription on ${transport}, and keep serving`,
       { timeout: 120_000 },
       async () => {
-        const subscribe = transport === '/graphql' ? viaYoga : viaGraphqlSse;
         const failures: string[] = [];
         for (const field of subscriptionFields()) {
           const query = subscriptionDocument(field, args[field.name]);
@@ -110,7 +111,8 @@ describe(`GraphQL subscriptions on both transports, every credential, server pro
             if (credential === 'none') {
               if (outcome.kind !== 'refused' && outcome.kind !== 'error') failures.push(`not refused ← ${what}`);
             } else if (credential === 'wrong key') {
-              const refused = outcome.kind === 'refused' ? outcome.status === 401 : false;
+              // graphql-ws refuses the connection itself: close code 4403, a 403 here.
+              const refused = outcome.kind === 'refused' ? outcome.status === 401 || outcome.status === 403 : false;
               if (!refused && codeOf(outcome) !== 'AUTHENTICATION_FAILED') failures.push(`not a 401 ← ${what}`);
             } else if (Array.isArray(want)) {
               if (!want.includes(outcome.kind)) failures.push(`expected ${want.join('|')} ← ${what}`);

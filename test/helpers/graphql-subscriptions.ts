@@ -10,6 +10,8 @@ import {
   type GraphQLInputType,
 } from 'graphql';
 import { createClient, NetworkError } from 'graphql-sse';
+import { createClient as createWsClient } from 'graphql-ws';
+import WebSocket from 'ws';
 import { schema } from '../../schema/index.ts';
 
 /** What a subscription answered first. */
@@ -147,5 +149,52 @@ export async function viaGraphqlSse(
     clearTimeout(timer);
     await events.return?.();
     client.dispose();
+  }
+}
+
+/**
+ * The first answer over graphql-ws on /graphql, through its own client with the `ws` implementation: the headers
+ * go in `connection_init`'s payload (Apollo's and urql's way) or, with `via: 'upgrade'`, on the upgrade request.
+ * A closed socket is a refusal whose status is the close code less 4000 (graphql-ws's 4403 is a 403).
+ */
+export async function viaGraphqlWs(
+  base: string,
+  query: string,
+  headers: Record<string, string>,
+  waitMs: number,
+  via: 'payload' | 'upgrade' = 'payload',
+): Promise<Outcome> {
+  const upgradeHeaders = via === 'upgrade' ? headers : {};
+  class HeadedWebSocket extends WebSocket {
+    constructor(url: string, protocols?: string | string[]) {
+      super(url, protocols, { headers: upgradeHeaders });
+    }
+  }
+  const client = createWsClient({
+    url: `${base.replace(/^http/, 'ws')}/graphql`,
+    webSocketImpl: HeadedWebSocket,
+    connectionParams: via === 'payload' ? headers : {},
+    retryAttempts: 0,
+    lazy: true,
+  });
+  const events = client.iterate({ query });
+  let timer: NodeJS.Timeout | undefined;
+  const silent = new Promise<'open'>((resolve) => (timer = setTimeout(() => resolve('open'), waitMs)));
+  try {
+    const first = await Promise.race([events.next(), silent]);
+    if (first === 'open') return { kind: 'open' };
+    if (first.done) return { kind: 'ended' };
+    return classify(first.value);
+  } catch (error) {
+    if (Array.isArray(error)) return { kind: 'error', errors: error as Extract<Outcome, { kind: 'error' }>['errors'] };
+    if (typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'number') {
+      const reason = 'reason' in error ? String(error.reason) : '';
+      return { kind: 'refused', status: error.code >= 4000 ? error.code - 4000 : error.code, body: reason };
+    }
+    throw error;
+  } finally {
+    clearTimeout(timer);
+    await events.return?.();
+    await client.dispose();
   }
 }
