@@ -6,7 +6,6 @@ import { errorStatus } from '../rest/error-map.ts';
 import { graphqlMount, opsMount } from '../rest/mounts.ts';
 import { mediaMount } from '../rest/routes/media.ts';
 import { createPipeline } from '../rest/pipeline.ts';
-import { GRAPHQL_MAX_BODY_BYTES } from '../schema/body-limit.ts';
 import { createGraphQLWebSocket } from '../schema/graphql-ws.ts';
 import { createGraphQLServer } from '../schema/yoga.ts';
 import { operator } from './auth/auth-context.ts';
@@ -75,11 +74,12 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   await services.start();
   const bootstrap = await services.accounts.bootstrap(operator('bootstrap'), config.bootstrapAdminKey);
 
+  const graphqlLimits = graphqlBodyLimits(bodyLimits(config.http));
   const graphql = createGraphQLServer({
     services,
     logger,
     options: config.graphql,
-    bodyLimits: graphqlBodyLimits(bodyLimits(config.http)),
+    bodyLimits: graphqlLimits,
     httpStatus: errorStatus,
   });
   const webSocket = createGraphQLWebSocket({
@@ -87,7 +87,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     services,
     logger,
     path: '/graphql',
-    maxPayloadBytes: GRAPHQL_MAX_BODY_BYTES,
+    // A socket carries what /graphql/stream does (chat streams, job updates): the same message limit.
+    maxPayloadBytes: graphqlLimits.stream,
   });
   let closing: Promise<void> | undefined;
   const pipeline = createPipeline({
