@@ -3,6 +3,7 @@ import type { AuthContext } from '../src/auth/auth-context.ts';
 import { readNodeStreamLimited } from '../src/byte-stream.ts';
 import type { Config } from '../src/config.ts';
 import { PayloadTooLargeError } from '../src/errors.ts';
+import { requestOrigin } from '../src/media/media-links.ts';
 import type { Operations } from '../src/services.ts';
 import type { HttpRequest } from './exchange.ts';
 import { parseJsonBytes, requireJsonType } from './http.ts';
@@ -42,6 +43,10 @@ export class RouteCall implements RouteContext {
   header(name: string): string | undefined {
     const value = this.req.headers[name];
     return Array.isArray(value) ? value[0] : value;
+  }
+
+  get origin(): string | undefined {
+    return requestOrigin({ host: this.header('host'), forwardedProto: this.header('x-forwarded-proto') });
   }
 
   async json(): Promise<Record<string, unknown>> {

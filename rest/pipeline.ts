@@ -54,6 +54,11 @@ interface Exchange {
   /** Sent with every answer: the request id and CORS. */
   readonly headers: Record<string, string>;
   readonly started: number;
+  /**
+   * The one client-gone signal: aborted when the connection closes before the answer is written. Handlers get it
+   * (RouteContext.signal), and the stream writers stop their source on it.
+   */
+  readonly signal: AbortSignal;
 }
 
 export function createPipeline(deps: PipelineDeps): Pipeline {
@@ -67,7 +72,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     const started = performance.now();
     const requestId = requestIdOf(req.headers['x-request-id']);
     const headers = { 'x-request-id': requestId, ...corsHeaders(origins, req.headers.origin) };
-    const ex: Exchange = { req, res, requestId, headers, started };
+    const ex: Exchange = { req, res, requestId, headers, started, signal: abortWhenClientGone(res).signal };
     dispatch(ex).catch((error: unknown) => {
       logger.error({ reqId: requestId, err: error }, 'unhandled error');
       if (res.headersSent) res.destroy();
@@ -101,7 +106,6 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
 
   async function serveRoute(ex: Exchange, route: Route, params: Record<string, string>): Promise<void> {
     const label = labels.get(route) ?? route.path;
-    const controller = abortWhenClientGone(ex.res);
     try {
       const auth = await authenticate(deps.services, ex, route);
       // No credentials on a route a wallet may use: the x402 discovery body, with a fresh sign-in nonce.
@@ -110,11 +114,11 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         return sendWhole(ex, label, paymentRequired(body));
       }
       const limit = bodyLimitOf(route, config);
-      const call = new RouteCall(ex.req, params, auth, deps.services, config, ex.requestId, controller.signal, limit);
+      const call = new RouteCall(ex.req, params, auth, deps.services, config, ex.requestId, ex.signal, limit);
       const reply = withRateWindows(deps.services, auth, await route.handler(call));
       await send(ex, label, withWalletBalance(auth, reply));
     } catch (error) {
-      if (controller.signal.aborted) {
+      if (ex.signal.aborted) {
         observe(ex, label, CLIENT_CLOSED);
         return;
       }
@@ -122,7 +126,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       if (!(error instanceof AppError) || errorStatus(error) >= 500)
         logger.error({ reqId: ex.requestId, err: error, route: label }, 'request failed');
       if (error instanceof WalletTopUpRequiredError) {
-        const body = await deps.services.wallets.topUpRequired(error.accountId);
+        const { body } = await deps.services.wallets.topUpRequired(error.accountId);
         return sendWhole(ex, label, paymentRequired(body));
       }
       sendWhole(ex, label, errorReply(error, ex.requestId));
@@ -157,7 +161,7 @@ function withWalletBalance(auth: AuthContext, reply: Reply): Reply {
 function withRateWindows(services: Operations, auth: AuthContext, reply: Reply): Reply {
   if (auth.kind !== 'apiKey' && auth.kind !== 'wallet') return reply;
   const admission = services.rateLimits.windowsOf(auth);
-  if (!admission || reply.headers['x-ratelimit-limit-requests'] !== undefined) return reply;
+  if (!admission) return reply;
   return { ...reply, headers: { ...reply.headers, ...rateWindowHeaders(admission) } };
 }
 
@@ -217,8 +221,8 @@ function createResponder(logger: Logger, metrics: Metrics, config: Config) {
     if ('body' in reply) return sendWhole(ex, label, reply);
     observe(ex, label, reply.status);
     ex.res.writeHead(reply.status, { ...reply.headers, ...ex.headers });
-    if ('stream' in reply) return writeChunks(ex.res, reply.stream, reply.writeAheadBytes);
-    return writeEvents(ex.res, reply.events.source, reply.events.toData, (error) =>
+    if ('stream' in reply) return writeChunks(ex.res, ex.signal, reply.stream, reply.writeAheadBytes);
+    return writeEvents(ex.res, ex.signal, reply.events.source, reply.events.toData, (error) =>
       logger.error({ reqId: ex.requestId, err: error, route: label }, 'stream failed'),
     );
   }

@@ -25,6 +25,8 @@ export interface RouteContext {
   readonly signal: AbortSignal;
   /** A header's value (the first, if repeated). */
   header(name: string): string | undefined;
+  /** The origin the client reached us on (Host, X-Forwarded-Proto: requestOrigin), for absolute URLs. */
+  readonly origin: string | undefined;
   /**
    * The JSON body parsed: 415 unless declared application/json, 413 past the route's limit, 400 if not JSON or not
    * an object.

@@ -30,9 +30,13 @@ export function sse<T>(source: AsyncIterable<T>, toData: (event: T) => unknown):
   return { status: 200, headers: { ...SSE_HEADERS }, events: { source, toData } };
 }
 
-/** Writes an SSE stream; `onError` hears a source that throws (the client then gets SSE_INTERNAL_ERROR). */
+/**
+ * Writes an SSE stream; `onError` hears a source that throws (the client then gets SSE_INTERNAL_ERROR). A client
+ * gone (`gone`, the pipeline's signal) ends the source.
+ */
 export async function writeEvents(
   res: HttpResponse,
+  gone: AbortSignal,
   source: AsyncIterable<unknown>,
   toData: (event: never) => unknown,
   onError: (error: unknown) => void,
@@ -40,7 +44,7 @@ export async function writeEvents(
   const events = source[Symbol.asyncIterator]();
   const data = toData as (event: unknown) => unknown;
   let finished = false;
-  res.once('close', () => {
+  onAbort(gone, () => {
     if (!finished) void events.return?.(undefined);
   });
   // The head leaves with the first event, one packet instead of two: a session starts once the upstream's first
@@ -71,10 +75,15 @@ export async function writeEvents(
  * Writes a body chunk by chunk as the client reads it; a client that goes away ends the source, a source that fails
  * cuts the connection (a chunked body then never ends cleanly).
  */
-export async function writeChunks(res: HttpResponse, source: ChunkSource, writeAheadBytes = 0): Promise<void> {
+export async function writeChunks(
+  res: HttpResponse,
+  gone: AbortSignal,
+  source: ChunkSource,
+  writeAheadBytes = 0,
+): Promise<void> {
   const chunks = (source as AsyncIterable<string | Uint8Array>)[Symbol.asyncIterator]();
   let finished = false;
-  res.once('close', () => {
+  onAbort(gone, () => {
     if (!finished) void chunks.return?.(undefined);
   });
   let broken = false;
@@ -83,7 +92,7 @@ export async function writeChunks(res: HttpResponse, source: ChunkSource, writeA
       const next = await chunks.next();
       if (next.done) break;
       if (res.destroyed) {
-        // A client gone before the close listener was set (while the handler ran) ends the source here.
+        // A client gone before the source started (while the handler ran) ends it here.
         void chunks.return?.(undefined);
         break;
       }
@@ -122,3 +131,11 @@ export const drained = (res: HttpResponse) =>
     res.on('drain', done);
     res.on('close', done);
   });
+
+/**
+ * Runs `then` when the client goes away from now on. One gone already is left to the writing loop, which finds the
+ * response destroyed after the source's first step: a source ended before it started would skip its own cleanup.
+ */
+function onAbort(signal: AbortSignal, then: () => void): void {
+  signal.addEventListener('abort', then, { once: true });
+}

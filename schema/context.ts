@@ -8,6 +8,9 @@ export interface GraphQLContext {
   readonly requestId: string;
   /** Aborts when the client goes away (the connection closes before the answer is sent). */
   readonly signal: AbortSignal;
-  /** The HTTP request (its Host and X-Forwarded-Proto give media URLs their origin: schema/types/media.ts). */
-  readonly request?: Request;
+  /**
+   * The origin the client reached the API on (Host, X-Forwarded-Proto, else the request URL's), read once per request:
+   * media URLs are built on it when LAGOON_PUBLIC_URL is not set.
+   */
+  readonly origin?: string | undefined;
 }

@@ -1,7 +1,6 @@
 import type { ExecutionResult, GraphQLError } from 'graphql';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import { WalletTopUpRequiredError } from '../src/errors.ts';
-import { X402_VERSION } from '../src/wallets/payment-requirements.ts';
 import type { GraphQLContext } from './context.ts';
 
 /**
@@ -16,8 +15,8 @@ export function useWalletTopUpErrors(): Plugin<GraphQLContext> {
     const { auth } = context;
     if (auth.kind !== 'wallet' || !result.errors?.some(isTopUpRequired)) return undefined;
     const { wallets } = context.services;
-    const body = await wallets.topUpRequired(auth.accountId);
-    const extensions = { ...body, x402Version: X402_VERSION, accepts: wallets.requirements() };
+    const { body, requirements } = await wallets.topUpRequired(auth.accountId);
+    const extensions = { ...body, ...requirements };
     const errors = result.errors.map((error) =>
       isTopUpRequired(error)
         ? createGraphQLError(error.message, {

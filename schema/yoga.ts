@@ -4,6 +4,7 @@ import type { AuthContext } from '../src/auth/auth-context.ts';
 import type { GraphQLLimits } from '../src/config.ts';
 import { AppError } from '../src/errors.ts';
 import type { Logger } from '../src/logger.ts';
+import { requestOrigin } from '../src/media/media-links.ts';
 import type { Operations } from '../src/services.ts';
 import type { GraphQLContext } from './context.ts';
 import { schema } from './index.ts';
@@ -88,7 +89,12 @@ export function createGraphQLServer(deps: {
         }
         throw error;
       }
-      return { auth, services: deps.services, requestId, signal: request.signal, request };
+      const origin = requestOrigin({
+        host: request.headers.get('host') ?? undefined,
+        forwardedProto: request.headers.get('x-forwarded-proto') ?? undefined,
+        fallbackUrl: request.url,
+      });
+      return { auth, services: deps.services, requestId, signal: request.signal, origin };
     },
   });
 }

@@ -9,6 +9,7 @@ import type { AnalyticsService } from './billing/analytics.service.ts';
 import type { BalanceService } from './billing/balance.service.ts';
 import type { BillingService, BillingOptions } from './billing/billing.service.ts';
 import type { LeaseOptions } from './billing/lease-options.ts';
+import type { LeasePeers } from './billing/leased-holds.ts';
 import type { UsageHistoryService } from './billing/usage-history.ts';
 import type { UsageService } from './billing/usage.service.ts';
 import type { CatalogService } from './catalog/catalog.service.ts';
@@ -160,8 +161,8 @@ export interface BillingChoice extends BillingOptions {
    * are written after the answer. Without it every call holds and settles in the database before it returns.
    */
   readonly leases?: LeaseOptions & {
-    /** Asks other processes to give back unused leases on an account; resolves whether it is worth retrying. */
-    readonly reclaimElsewhere?: (accountId: string) => Promise<boolean>;
+    /** The other processes holding leases (none: this process alone). */
+    readonly peers?: LeasePeers;
     /** This process's name on its lease rows. */
     readonly holder?: string;
   };

@@ -14,7 +14,7 @@ import { BalanceService } from './billing/balance.service.ts';
 import { BatchWriter } from './billing/batch-writer.ts';
 import { BillingService } from './billing/billing.service.ts';
 import { TransactionHolds } from './billing/holds.ts';
-import { LeasedHolds } from './billing/leased-holds.ts';
+import { LeasedHolds, NO_LEASE_PEERS } from './billing/leased-holds.ts';
 import { DEFAULT_LEASE_OPTIONS } from './billing/lease-options.ts';
 import { LeaseReclaim } from './billing/lease-reclaim.ts';
 import { UsageEventPublisher } from './billing/usage-events.ts';
@@ -80,7 +80,7 @@ export function createBilling(deps: {
         publisher,
         options: leases,
         holder: leases.holder ?? randomUUID(),
-        reclaimElsewhere: leases.reclaimElsewhere ?? (async () => false),
+        peers: leases.peers ?? NO_LEASE_PEERS,
       })
     : perCall;
   return new BillingService({
@@ -107,12 +107,11 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
       reservationTimeoutMs: options.billing.reservationTimeoutMs,
       walletMinimumBalance: x402.minBalanceNano,
       ...(options.billing.balanceLeases && {
-        leases: { ...DEFAULT_LEASE_OPTIONS, holder, reclaimElsewhere: reclaim.reclaimElsewhere },
+        leases: { ...DEFAULT_LEASE_OPTIONS, holder, peers: reclaim },
       }),
     },
     publisher: new UsageEventPublisher({ events, logger }),
   });
-  if (options.billing.balanceLeases) reclaim.listen(billing.holds);
   const cache = new KeyCache({
     ttlMs: options.auth.keyCacheTtlMs,
     channel: keyCacheChannel(events, logger, keyCacheSyncTiming(options.redisTimeoutMs)),

@@ -3,7 +3,7 @@ import type { ChatStreamEvent } from '../../src/chat/chat-stream.ts';
 import { ChatCompletionInput, WEB_SEARCH_MODES } from '../../src/chat/chat.inputs.ts';
 import type { ChatCompletion } from '../../src/chat/chat.types.ts';
 import { compressJson } from '../compression.ts';
-import { errorStatus, rateWindowHeaders } from '../error-map.ts';
+import { errorStatus } from '../error-map.ts';
 import { balanceHeaders } from '../http.ts';
 import type { Route } from '../router.ts';
 import { sse } from '../sse.ts';
@@ -115,16 +115,14 @@ export const chatRoutes: Route[] = [
     },
     async handler(call) {
       const outcome = await call.services.chat.create(call.auth, await call.json(), { signal: call.signal });
-      if (outcome.stream) {
-        const reply = sse(outcome.session, chatEventData);
-        const limits = outcome.session.rateLimits;
-        return limits ? { ...reply, headers: { ...reply.headers, ...rateWindowHeaders(limits) } } : reply;
-      }
-      const { completion, charge, rateLimits } = outcome.result;
-      const answer = await compressJson(chatCompletionBody(completion), call.headers['accept-encoding'], {
-        ...balanceHeaders(charge),
-        ...(rateLimits && rateWindowHeaders(rateLimits)),
-      });
+      // The x-ratelimit-* headers are the pipeline's, as on every limited route (rest/pipeline.ts).
+      if (outcome.stream) return sse(outcome.session, chatEventData);
+      const { completion, charge } = outcome.result;
+      const answer = await compressJson(
+        chatCompletionBody(completion),
+        call.headers['accept-encoding'],
+        balanceHeaders(charge),
+      );
       return { status: 200, ...answer };
     },
   },

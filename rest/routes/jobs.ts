@@ -2,9 +2,8 @@ import { z } from 'zod';
 import { AudioJobInput, AudioQuoteInput, VideoJobInput, VideoQuoteInput } from '../../src/media/jobs/job-inputs.ts';
 import { CompleteJobInput, RetrieveJobInput } from '../../src/media/jobs/job.inputs.ts';
 import type { JobKind } from '../../src/providers/jobs/job-engine.ts';
-import { requestOrigin } from '../../src/media/media-links.ts';
 import { json } from '../http.ts';
-import type { Route, RouteContext } from '../router.ts';
+import type { Route } from '../router.ts';
 import { mediaReply } from './media.ts';
 
 /* Queued music/audio and video jobs: quote, queue, poll (retrieve) and complete, per kind. */
@@ -27,10 +26,6 @@ const QUEUED: Record<JobKind, z.ZodType> = {
   audio: VideoQueued.extend({ status: z.literal('QUEUED') }),
   video: VideoQueued,
 };
-
-/** The origin the caller reached us on: a download URL is built on it (LAGOON_PUBLIC_URL wins). */
-const originOf = (call: RouteContext) =>
-  requestOrigin({ host: call.header('host'), forwardedProto: call.header('x-forwarded-proto') });
 
 const TAGS: Record<JobKind, string> = { audio: 'Audio', video: 'Video' };
 
@@ -56,7 +51,7 @@ function retrieveRoute(kind: JobKind): Route {
     async handler(call) {
       const { services, auth } = call;
       const body = await call.json();
-      const retrieved = await services.jobs.service.retrieve(auth, kind, body, { origin: originOf(call) });
+      const retrieved = await services.jobs.service.retrieve(auth, kind, body, { origin: call.origin });
       if (retrieved.kind === 'status') {
         const status = retrieved.body;
         // veniceai-cli's `video status` and `video retrieve` read the finished clip's URL as video_url.
@@ -103,7 +98,7 @@ function jobRoutes(kind: JobKind): Route[] {
       async handler(call) {
         const { services, auth } = call;
         return json({
-          ...(await services.jobs.service.queue(auth, kind, await call.json(), { origin: originOf(call) })),
+          ...(await services.jobs.service.queue(auth, kind, await call.json(), { origin: call.origin })),
         });
       },
     },

@@ -2,7 +2,6 @@ import { formatNano } from '../../src/billing/money.ts';
 import { ForbiddenError, InvalidModelError, UpstreamError, ValidationError } from '../../src/errors.ts';
 import { encodeJobCursor } from '../../src/media/jobs/job.service.ts';
 import type { JobRow, JobStatus } from '../../src/media/jobs/jobs.repository.ts';
-import { requestOrigin } from '../../src/media/media-links.ts';
 import type { JobKind } from '../../src/providers/jobs/job-engine.ts';
 import { builder } from '../builder.ts';
 import type { GraphQLContext } from '../context.ts';
@@ -22,25 +21,11 @@ const JobKindEnum = builder.enumType('JobKind', {
   values: { AUDIO: { value: 'audio' }, VIDEO: { value: 'video' } } as const,
 });
 
-/** The origin the caller reached the API on (URLs are built on it; LAGOON_PUBLIC_URL wins). */
-function originOf(context: GraphQLContext): string | undefined {
-  const request = context.request;
-  return (
-    request &&
-    requestOrigin({
-      host: request.headers.get('host') ?? undefined,
-      forwardedProto: request.headers.get('x-forwarded-proto') ?? undefined,
-      fallbackUrl: request.url,
-    })
-  );
-}
-
 /** A signed URL for the job's stored result (no copy: the object the runner stored), while it is kept. */
 async function jobMedia(context: GraphQLContext, job: JobRow): Promise<MediaFile | null> {
   const info = await context.services.jobs.service.mediaOf(job);
   if (!info) return null;
-  const origin = originOf(context);
-  const link = await context.services.media.links.link(info, undefined, origin);
+  const link = await context.services.media.links.link(info, undefined, context.origin);
   return {
     contentType: info.contentType,
     url: link.url,
@@ -73,7 +58,7 @@ export const JobRef = builder.objectRef<JobRow>('Job').implement({
         'Models that deliver by URL: where the result is downloaded from once COMPLETED (REST `download_url`), ' +
         'valid 24 hours; null for other models, and once FAILED or deleted.',
       resolve: async (job, _args, context) =>
-        (await context.services.jobs.service.downloadUrlOf(job, { origin: originOf(context) })) ?? null,
+        (await context.services.jobs.service.downloadUrlOf(job, { origin: context.origin })) ?? null,
     }),
     media: t.field({
       type: MediaFileRef,

@@ -1,5 +1,4 @@
 import type { PublishMedia } from '../../src/media/media-links.ts';
-import { requestOrigin } from '../../src/media/media-links.ts';
 import {
   ForbiddenError,
   InsufficientBalanceError,
@@ -48,20 +47,12 @@ export const INCLUDE_BASE64_ARG = {
 } as const;
 
 export async function mediaFileFor(
-  context: Pick<GraphQLContext, 'services' | 'request'>,
+  context: Pick<GraphQLContext, 'services' | 'origin'>,
   accountId: string,
   media: PublishMedia,
   options: { readonly includeBase64?: boolean | null | undefined } = {},
 ): Promise<MediaFile> {
-  const request = context.request;
-  const origin =
-    request &&
-    requestOrigin({
-      host: request.headers.get('host') ?? undefined,
-      forwardedProto: request.headers.get('x-forwarded-proto') ?? undefined,
-      fallbackUrl: request.url,
-    });
-  const link = await context.services.media.links.publish(accountId, media, origin);
+  const link = await context.services.media.links.publish(accountId, media, context.origin);
   return {
     contentType: media.contentType,
     url: link.url,

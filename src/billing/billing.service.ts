@@ -16,7 +16,7 @@ import {
 } from './billing.types.ts';
 import type { Holds } from './holds.ts';
 import { CURRENCIES, type Currency, type Nano } from './money.ts';
-import { releaseOrLog } from './release-or-log.ts';
+import { PaidCall, type PaidCallSteps } from './paid-call.ts';
 import type { SettledUsageEntry } from './usage.types.ts';
 
 /**
@@ -44,7 +44,8 @@ export class BillingService {
 
   /**
    * Holds the most a call can cost, in the first currency of the charging order whose balance and key limit
-   * both cover it. Throws 402-class errors when none does.
+   * both cover it. Throws 402-class errors when none does. Routes do not call this, `settle` or `release`
+   * themselves: they spend through `paidCall`, which ends every hold it opens.
    */
   async reserve(
     auth: AuthContext,
@@ -120,43 +121,50 @@ export class BillingService {
   }
 
   /**
-   * The paid-call pattern: hold `maxCost`, run the work, then settle the usage it reports; if the work throws,
-   * the hold is released in full and nothing is charged. Every paid route goes through here.
+   * Every paid route goes through here: holds `maxCost`, runs the work with the open call, and releases the hold in
+   * full when the work ends without settling it (it threw, the caller went away, it charged nothing), unless the
+   * work handed the call off to an owner that outlives it (a stream). 402-class errors before the work runs when
+   * no currency covers the hold.
    */
+  async paidCall<T>(
+    auth: AuthContext,
+    maxCost: Price,
+    work: (call: PaidCall) => Promise<T>,
+    options: { ttlMs?: number; durable?: boolean } = {},
+  ): Promise<T> {
+    const reservation = await this.reserve(auth, maxCost, options);
+    const call = this.resume(reservation, options.ttlMs);
+    try {
+      return await work(call);
+    } finally {
+      if (!call.handedOff) await call.release();
+    }
+  }
+
+  /** The simplest paid call: run the work, then settle the usage it reports (released if either throws). */
   async runMetered<T>(
     auth: AuthContext,
-    spec: { maxCost: Price; run: (reservation: Reservation) => Promise<T>; usage: (result: T) => Usage },
+    spec: { maxCost: Price; run: () => Promise<T>; usage: (result: T) => Usage },
   ): Promise<{ result: T; charge: SettledCharge }> {
-    const reservation = await this.reserve(auth, spec.maxCost);
-    let result: T;
-    try {
-      result = await spec.run(reservation);
-    } catch (error) {
-      await releaseOrLog(this, reservation, this.deps.logger);
-      throw error;
-    }
-    const charge = await this.settle(reservation, spec.usage(result));
-    return { result, charge };
+    return this.paidCall(auth, spec.maxCost, async (call) => {
+      const result = await spec.run();
+      return { result, charge: await call.settle(spec.usage(result)) };
+    });
   }
 
   /**
-   * Keeps a long call's hold (a stream) from being released as timed out while it runs: its expiry is moved forward
-   * every quarter of the reservation timeout until `stop` (called when the call settles or releases).
+   * A paid call on a hold opened earlier and stored with its work (a queued job's durable hold), to keep it alive,
+   * settle it or release it from whichever process runs the work.
    */
-  keepHeld(reservation: Reservation): { stop: () => void } {
-    const ttlMs = this.deps.options.reservationTimeoutMs;
-    const timer = setInterval(
-      () =>
-        void this.holds.extend(reservation, ttlMs).then(
-          (held) => held || clearInterval(timer),
-          (error: unknown) =>
-            this.deps.logger.warn({ err: error, reservationId: reservation.id }, 'extending a hold failed; retrying'),
-        ),
-      Math.max(50, ttlMs / 4),
-    );
-    timer.unref();
-    return { stop: () => clearInterval(timer) };
+  resume(reservation: Reservation, ttlMs = this.deps.options.reservationTimeoutMs): PaidCall {
+    return new PaidCall(reservation, { steps: this.steps, logger: this.deps.logger, ttlMs });
   }
+
+  private readonly steps: PaidCallSteps = {
+    settle: (reservation, usage) => this.settle(reservation, usage),
+    release: (reservation) => this.release(reservation),
+    extend: (reservation, ttlMs) => this.holds.extend(reservation, ttlMs),
+  };
 
   /** Gives the whole hold back (the call failed before producing anything). Releasing twice is harmless. */
   async release(reservation: Pick<Reservation, 'id' | 'leaseId'>): Promise<boolean> {

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Database } from '../db/database.ts';
 import type { EventBus } from '../events/event-bus.ts';
 import type { Logger } from '../logger.ts';
-import type { Holds } from './holds.ts';
+import type { LeasePeers } from './leased-holds.ts';
 
 const TOPIC = 'lagoon:lease-reclaim';
 /** How long a refused call waits for other processes to give back their unused leases before it retries. */
@@ -13,7 +13,7 @@ const WAIT_MS = 100;
  * asks them, over the event bus, to give back what they do not use, then retries once. In one process there is
  * nobody to ask.
  */
-export class LeaseReclaim {
+export class LeaseReclaim implements LeasePeers {
   constructor(private readonly deps: { db: Database; events: EventBus; logger: Logger; holder: string }) {}
 
   /** Resolves true when other processes held leases on the account and were asked for them. */
@@ -29,19 +29,17 @@ export class LeaseReclaim {
     return true;
   };
 
-  /** Gives back this process's unused leases when another process asks. */
-  listen(leases: Pick<Holds, 'reclaim'>): void {
+  /** Gives back this process's unused leases when another process asks (the leased holds call it as they start). */
+  answer(giveBack: (accountId: string) => Promise<unknown>): void {
     if (this.deps.events.kind === 'memory') return;
     const subscription = this.deps.events.subscribe(TOPIC, 'all');
     void (async () => {
       try {
         for await (const { accountId, origin } of subscription) {
           if (origin !== this.deps.holder)
-            void leases
-              .reclaim(accountId)
-              .catch((error: unknown) =>
-                this.deps.logger.error({ err: error, accountId }, 'giving back balance leases failed'),
-              );
+            void giveBack(accountId).catch((error: unknown) =>
+              this.deps.logger.error({ err: error, accountId }, 'giving back balance leases failed'),
+            );
         }
       } catch (error) {
         this.deps.logger.error({ err: error }, 'balance lease reclaims stopped; unused leases now return when idle');

@@ -26,9 +26,19 @@ interface LeaseAsk {
   readonly minimumFree?: Nano | undefined;
 }
 
+/** The other processes that hold leases (lease-reclaim.ts, over the event bus): this one asks them, and answers them. */
+export interface LeasePeers {
+  /** Asks the others to give back the unused part of their leases on an account; resolves when worth retrying. */
+  reclaimElsewhere(accountId: string): Promise<boolean>;
+  /** From now on, when another process asks, `giveBack` returns this process's unused leases on the account. */
+  answer(giveBack: (accountId: string) => Promise<unknown>): void;
+}
+
+/** One process alone: nobody to ask, nobody asking. */
+export const NO_LEASE_PEERS: LeasePeers = { reclaimElsewhere: async () => false, answer: () => undefined };
+
 export interface LeasedHoldsDeps extends Omit<LeaseUpdatesDeps, 'book'> {
-  /** Asks other processes to give back the unused part of their leases on an account; resolves when worth retrying. */
-  readonly reclaimElsewhere: (accountId: string) => Promise<boolean>;
+  readonly peers: LeasePeers;
   /** This process's name on its lease rows. */
   readonly holder: string;
   /** For reservations not drawn from a lease (the sweeper's expired rows). */
@@ -58,6 +68,7 @@ export class LeasedHolds implements Holds {
 
   constructor(private readonly deps: LeasedHoldsDeps) {
     this.updates = new LeaseUpdates({ ...deps, book: this.book });
+    deps.peers.answer((accountId) => this.reclaim(accountId));
     this.timer = setInterval(() => this.tick(), deps.options.tickMs);
     this.timer.unref();
   }
@@ -263,7 +274,7 @@ export class LeasedHolds implements Holds {
     // Refused: the funds may sit unused in leases, this process's on other keys first, then other processes'.
     if (outcome.kind === 'refused' && (await this.reclaim(auth.accountId)))
       outcome = await writer.submit(auth.accountId, op);
-    if (outcome.kind === 'refused' && (await this.deps.reclaimElsewhere(auth.accountId)))
+    if (outcome.kind === 'refused' && (await this.deps.peers.reclaimElsewhere(auth.accountId)))
       outcome = await writer.submit(auth.accountId, op);
     if (outcome.kind === 'reserved') {
       const lease = new Lease(key, outcome.reservation, outcome.balanceAfter);

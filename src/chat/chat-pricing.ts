@@ -1,8 +1,18 @@
 import { AUGMENT_PRICE, AUGMENT_PRICE_USD } from '../augment/pricing.ts';
-import { priceIn, type Price, type Reservation, type Usage, type UsageLine } from '../billing/billing.types.ts';
+import {
+  priceIn,
+  type Price,
+  type Reservation,
+  type SettledCharge,
+  type Usage,
+  type UsageLine,
+} from '../billing/billing.types.ts';
 import { ATTO_DIGITS, costNano, formatScaled, type Atto } from '../billing/money.ts';
+import type { PaidCall } from '../billing/paid-call.ts';
 import { attoPrice, textPrices, type AttoPrice, type CatalogModel } from '../catalog/model.ts';
+import type { Logger } from '../logger.ts';
 import type { TextPricing } from '../operator-config/schema.ts';
+import type { Admission } from '../rate-limits/rate-limiter.ts';
 
 /*
  * Chat prices: per 1M input / output tokens from the model's pricing (cache-read input when the upstream
@@ -172,4 +182,43 @@ export function chatUsage(
 export function exceedsHold(usage: Usage, reservation: Reservation): boolean {
   const total = usage.lines.reduce((sum, line) => sum + priceIn(line.cost, reservation.currency), 0n);
   return total > reservation.amount;
+}
+
+/** What a chat call's settlement needs to know of the call. */
+export interface ChatCharge {
+  readonly auth: { readonly requestId: string };
+  readonly model: CatalogModel;
+  readonly searched: boolean;
+  /** File parts whose text was extracted (each priced as a text parser request). */
+  readonly files: number;
+  /** The rate-limit windows the call was admitted in; its completion tokens are counted there. */
+  readonly admission?: Pick<Admission, 'recordTokens'> | undefined;
+  readonly startedAt: number;
+}
+
+/**
+ * The one chat settlement, for completions and streams alike: the usage of the tokens billed (a warning when it
+ * costs more than the hold, which caps the charge), the completion tokens counted in the rate-limit window, then
+ * the charge.
+ */
+export function settleChat(
+  call: PaidCall,
+  chat: ChatCharge,
+  tokens: BilledTokens,
+  details: { notes: string; logger: Pick<Logger, 'warn'> },
+): Promise<SettledCharge> {
+  const usage = chatUsage(chat.model, tokens, {
+    requestId: chat.auth.requestId,
+    executionTimeMs: Math.round(performance.now() - chat.startedAt),
+    webSearch: chat.searched,
+    files: chat.files,
+    notes: details.notes,
+  });
+  if (exceedsHold(usage, call.reservation))
+    details.logger.warn(
+      { reqId: chat.auth.requestId, model: chat.model.id },
+      'chat usage exceeds its hold; the charge is capped at the hold',
+    );
+  chat.admission?.recordTokens(tokens.completionTokens);
+  return call.settle(usage);
 }

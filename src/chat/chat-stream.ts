@@ -1,7 +1,5 @@
 import type { AccountAuthContext } from '../auth/auth-context.ts';
-import type { BillingService } from '../billing/billing.service.ts';
-import type { Reservation } from '../billing/billing.types.ts';
-import { releaseOrLog } from '../billing/release-or-log.ts';
+import type { PaidCall } from '../billing/paid-call.ts';
 import type { CatalogModel } from '../catalog/model.ts';
 import { AppError, ServerShuttingDownError, UpstreamError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
@@ -12,7 +10,7 @@ import type {
   UpstreamUsage,
 } from '../providers/chat/chat-provider.ts';
 import type { UpstreamBody } from './chat-upstream.ts';
-import { chatUsage, exceedsHold, type BilledTokens } from './chat-pricing.ts';
+import { settleChat, type BilledTokens } from './chat-pricing.ts';
 import type { EffectiveSettings } from './chat-request.ts';
 import type { ChatChunkChoice, ChatCompletionChunk, ChatUsage, WebCitation } from './chat.types.ts';
 import type { StreamOutputLimit } from './output-limit.ts';
@@ -33,7 +31,8 @@ export interface ChatStreamContext {
   /** File parts whose text was extracted (each priced as a text parser request). */
   readonly files: number;
   readonly body: UpstreamBody;
-  readonly reservation: Reservation;
+  /** The call's hold, owned by the session from its start: settled or released once, however the stream ends. */
+  readonly call: PaidCall;
   /** max_completion_tokens, held even when the upstream ignores it. */
   readonly outputLimit: StreamOutputLimit;
   readonly upstream: UpstreamChatStream;
@@ -43,7 +42,6 @@ export interface ChatStreamContext {
   readonly startedAt: number;
   /** The stream ends (finish_reason "length") once it has run this long. */
   readonly maxDurationMs: number;
-  readonly billing: BillingService;
   readonly logger: Logger;
   /** The rate-limit windows the call was admitted in; the completion's tokens are counted there at the end. */
   readonly admission?: Admission | undefined;
@@ -104,16 +102,10 @@ export class ChatStreamSession implements AsyncIterable<ChatStreamEvent> {
   private readonly toolCalls = new Map<number, number>();
   private timedOut = false;
   private shuttingDown = false;
-  private readonly heartbeat: { stop: () => void };
   private readonly deadline: NodeJS.Timeout;
 
-  /** The rate-limit windows the call was admitted in (x-ratelimit-* headers of the stream's answer). */
-  get rateLimits(): Admission | undefined {
-    return this.ctx.admission;
-  }
-
   constructor(private readonly ctx: ChatStreamContext) {
-    this.heartbeat = ctx.billing.keepHeld(ctx.reservation);
+    ctx.call.keepAlive(); // ends with the call's settlement or release
     this.deadline = setTimeout(() => this.reachMaxDuration(), ctx.maxDurationMs);
     this.deadline.unref();
     // The caller went away (the REST request's signal, linked to this controller by the service).
@@ -348,8 +340,9 @@ export class ChatStreamSession implements AsyncIterable<ChatStreamEvent> {
   }
 
   private finish(ending: Ending): Promise<ChatUsage | undefined> {
-    return (this.settled ??= this.settle(ending).finally(() => {
-      this.heartbeat.stop();
+    // Whatever the ending, the hold is not left behind: released unless the settlement charged it.
+    return (this.settled ??= this.settle(ending).finally(async () => {
+      await this.ctx.call.release();
       this.ctx.onSettled?.();
     }));
   }
@@ -359,10 +352,7 @@ export class ChatStreamSession implements AsyncIterable<ChatStreamEvent> {
     clearTimeout(this.deadline);
     const received = [...this.received.values()].map((pieces) => pieces.join(''));
     // Upstream error before output, or a client gone before any: nothing was delivered, nothing is charged.
-    if (ending !== 'complete' && received.every((text) => text === '')) {
-      await releaseOrLog(ctx.billing, ctx.reservation, ctx.logger);
-      return undefined;
-    }
+    if (ending !== 'complete' && received.every((text) => text === '')) return undefined;
     const reported = ending === 'complete' ? this.upstreamUsage : undefined;
     const tokens: BilledTokens = reported
       ? {
@@ -375,25 +365,12 @@ export class ChatStreamSession implements AsyncIterable<ChatStreamEvent> {
           cachedTokens: this.upstreamUsage?.cached_tokens ?? 0,
           completionTokens: ctx.outputLimit.billable(await countOutputTokens(received)),
         };
-    const usage = chatUsage(ctx.model, tokens, {
-      requestId: ctx.auth.requestId,
-      executionTimeMs: Math.round(performance.now() - ctx.startedAt),
-      webSearch: ctx.searched,
-      files: ctx.files,
-      notes: NOTES[ending],
-    });
-    if (exceedsHold(usage, ctx.reservation))
-      ctx.logger.warn(
-        { reqId: ctx.auth.requestId, model: ctx.model.id },
-        'chat usage exceeds its hold; the charge is capped at the hold',
-      );
-    ctx.admission?.recordTokens(tokens.completionTokens);
     try {
-      await ctx.billing.settle(ctx.reservation, usage);
+      await settleChat(ctx.call, ctx, tokens, { notes: NOTES[ending], logger: ctx.logger });
     } catch (error) {
       ctx.logger.error(
-        { err: error, reservationId: ctx.reservation.id },
-        'settling a chat stream failed; the sweeper will release the hold',
+        { err: error, reservationId: ctx.call.reservation.id },
+        'settling a chat stream failed; its hold was released',
       );
     }
     return toUsage(tokens);

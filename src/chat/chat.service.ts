@@ -6,8 +6,7 @@ import { followAbort } from '../abort.ts';
 import type { AccountAuthContext, AuthContext } from '../auth/auth-context.ts';
 import { requireAccount } from '../auth/permissions.ts';
 import type { BillingService } from '../billing/billing.service.ts';
-import type { Reservation } from '../billing/billing.types.ts';
-import { releaseOrLog } from '../billing/release-or-log.ts';
+import type { Price } from '../billing/billing.types.ts';
 import type { CatalogService } from '../catalog/catalog.service.ts';
 import type { CatalogModel } from '../catalog/model.ts';
 import type { CharacterService } from '../characters/character.service.ts';
@@ -25,7 +24,7 @@ import {
   withSystemPreamble,
 } from './chat-messages.ts';
 import { inlineFiles, NO_FILES, type FileTextExtractor } from './chat-files.ts';
-import { chatPrices, chatUsage, exceedsHold, maxChatCost, type BilledTokens } from './chat-pricing.ts';
+import { chatPrices, maxChatCost, settleChat, type BilledTokens } from './chat-pricing.ts';
 import {
   effectiveSettings,
   planUpstream,
@@ -58,20 +57,32 @@ const SEARCH_CONTEXT_TOKENS = 4_000;
 /** Room held for each scraped page's header (number, title, URL) besides its text. */
 const PAGE_HEADER_TOKENS = 200;
 
-interface Prepared {
+/** A call checked, planned and admitted, before anything is held. */
+interface Planned {
   readonly auth: AccountAuthContext;
   readonly model: CatalogModel;
   readonly settings: EffectiveSettings;
   readonly plan: UpstreamPlan;
-  readonly body: UpstreamBody;
-  readonly reservation: Reservation;
-  readonly citations: readonly WebCitation[];
-  readonly searched: boolean;
-  /** File parts whose text was extracted. */
+  readonly messages: readonly ChatMessageInput[];
+  readonly preamble: readonly string[];
+  readonly promptMessages: UpstreamBody['messages'];
+  readonly query: string | undefined;
+  readonly pageUrls: readonly string[];
+  readonly pageTokens: number;
+  /** File parts whose text was extracted (each priced as a text parser request). */
   readonly files: number;
-  readonly callOptions: ChatCallOptions;
+  /** The worst case, held for the call. */
+  readonly maxCost: Price;
   /** The rate-limit windows this call was admitted in (undefined without a limiter). */
   readonly admission: Admission | undefined;
+}
+
+/** A held call with its sources read and its upstream body built. */
+interface Prepared extends Planned {
+  readonly body: UpstreamBody;
+  readonly citations: readonly WebCitation[];
+  readonly searched: boolean;
+  readonly callOptions: ChatCallOptions;
 }
 
 /**
@@ -129,37 +140,29 @@ export class ChatService {
     input: ChatCompletionInput,
     options: ChatCallerOptions,
   ): Promise<ChatCompletionResult> {
-    const prepared = await this.prepare(auth, input, options.signal);
-    const { model, body, reservation } = prepared;
-    const startedAt = performance.now();
-    let completion: UpstreamChatCompletion;
-    try {
-      ({ completion } = await this.deps.upstreams.complete(model.providers, body, prepared.callOptions));
-    } catch (error) {
-      // Upstream error or timeout before any output: nothing is charged.
-      await releaseOrLog(this.deps.billing, reservation, this.deps.logger);
-      throw error;
-    }
-    const reported = await billedTokens(completion, body);
-    // An upstream that ignored max_completion_tokens: the answer is cut there and billed for the limit at most.
-    const limited = limitCompletion(completion, prepared.plan.maxOutputTokens, reported.completionTokens);
-    completion = limited.completion;
-    const tokens: BilledTokens = { ...reported, completionTokens: limited.completionTokens };
-    const usage = chatUsage(model, tokens, {
-      requestId: prepared.auth.requestId,
-      executionTimeMs: Math.round(performance.now() - startedAt),
-      webSearch: prepared.searched,
-      files: prepared.files,
-      notes: 'Chat completion',
-    });
-    if (exceedsHold(usage, reservation))
-      this.deps.logger.warn(
-        { reqId: prepared.auth.requestId, model: model.id },
-        'chat usage exceeds its hold; the charge is capped at the hold',
+    const planned = await this.plan(auth, input);
+    // Anything that throws below (the sources, the upstream, a timeout) releases the hold: nothing is charged.
+    return this.deps.billing.paidCall(planned.auth, planned.maxCost, async (call) => {
+      const prepared = await this.gather(planned, options.signal);
+      const startedAt = performance.now();
+      const answered = await this.deps.upstreams.complete(
+        prepared.model.providers,
+        prepared.body,
+        prepared.callOptions,
       );
-    const charge = await this.deps.billing.settle(reservation, usage);
-    prepared.admission?.recordTokens(tokens.completionTokens);
-    return { completion: this.toCompletion(prepared, completion, tokens), charge, rateLimits: prepared.admission };
+      const reported = await billedTokens(answered.completion, prepared.body);
+      // An upstream that ignored max_completion_tokens: the answer is cut there and billed for the limit at most.
+      const limited = limitCompletion(answered.completion, prepared.plan.maxOutputTokens, reported.completionTokens);
+      const tokens: BilledTokens = { ...reported, completionTokens: limited.completionTokens };
+      const charge = await settleChat(call, { ...prepared, startedAt }, tokens, {
+        notes: 'Chat completion',
+        logger: this.deps.logger,
+      });
+      return {
+        completion: this.toCompletion(prepared, limited.completion, tokens),
+        charge,
+      };
+    });
   }
 
   private async startStream(
@@ -170,45 +173,40 @@ export class ChatService {
     // One controller for the search, the upstream call and the session (which cancels itself when it aborts).
     const controller = new AbortController();
     const detach = followAbort(options.signal, controller);
-    const prepared = await this.prepare(auth, input, controller.signal).catch((error: unknown) => {
-      detach();
-      throw error;
-    });
-    const startedAt = performance.now();
-    let started: Awaited<ReturnType<ChatUpstreams['stream']>>;
     try {
-      started = await this.deps.upstreams.stream(prepared.model.providers, prepared.body, prepared.callOptions);
+      const planned = await this.plan(auth, input);
+      // Until the session owns the call, anything that throws (an upstream error or timeout before the first byte)
+      // releases the hold: nothing is charged.
+      return await this.deps.billing.paidCall(planned.auth, planned.maxCost, async (call) => {
+        const prepared = await this.gather(planned, controller.signal);
+        const startedAt = performance.now();
+        const started = await this.deps.upstreams.stream(prepared.model.providers, prepared.body, prepared.callOptions);
+        const session: ChatStreamSession = new ChatStreamSession({
+          ...prepared,
+          call: call.handOff(),
+          upstream: started.stream,
+          outputLimit: new StreamOutputLimit(prepared.plan.maxOutputTokens, prepared.plan.choices),
+          controller,
+          id: completionId(),
+          created: Math.floor(Date.now() / 1000),
+          startedAt,
+          maxDurationMs: this.deps.maxStreamMs ?? DEFAULT_MAX_STREAM_MS,
+          logger: this.deps.logger,
+          onSettled: () => this.open.delete(session),
+        });
+        this.open.add(session);
+        // Started while the server shuts down (its upstream answered after endStreams): ended the same way at once.
+        if (this.shuttingDown) void session.shutDown();
+        return session;
+      });
     } catch (error) {
-      // Upstream error or timeout before the first byte: nothing is charged.
       detach();
-      await releaseOrLog(this.deps.billing, prepared.reservation, this.deps.logger);
       throw error;
     }
-    const session: ChatStreamSession = new ChatStreamSession({
-      ...prepared,
-      upstream: started.stream,
-      outputLimit: new StreamOutputLimit(prepared.plan.maxOutputTokens, prepared.plan.choices),
-      controller,
-      id: completionId(),
-      created: Math.floor(Date.now() / 1000),
-      startedAt,
-      maxDurationMs: this.deps.maxStreamMs ?? DEFAULT_MAX_STREAM_MS,
-      billing: this.deps.billing,
-      logger: this.deps.logger,
-      onSettled: () => this.open.delete(session),
-    });
-    this.open.add(session);
-    // Started while the server shuts down (its upstream answered after endStreams): ended the same way at once.
-    if (this.shuttingDown) void session.shutDown();
-    return session;
   }
 
-  /** Everything before the upstream call; ends with the worst case held (402 here, before any upstream call). */
-  private async prepare(
-    auth: AuthContext,
-    input: ChatCompletionInput,
-    signal: AbortSignal | undefined,
-  ): Promise<Prepared> {
+  /** Everything before the hold: checks, model, features, the prompt estimate and the worst case; the rate limit. */
+  private async plan(auth: AuthContext, input: ChatCompletionInput): Promise<Planned> {
     const account = requireAccount(auth);
     const { name, suffix } = parseModelName(input.model);
     const requested = { ...input.service_parameters, ...suffix };
@@ -244,51 +242,40 @@ export class ChatService {
     });
     // Counted before anything is held: a refused call (429) is never charged.
     const admission = await this.deps.rateLimiter?.admit(account, model, estimate);
-    const reservation = await this.deps.billing.reserve(account, maxCost);
-    try {
-      // The search and the pages are fetched side by side; either may come back empty.
-      const [found, pages] = await Promise.all([
-        query === undefined ? undefined : this.webSearch(account, query, signal),
-        pageUrls.length === 0
-          ? ([] as ScrapedPage[])
-          : this.deps.scraper.scrape(account.requestId, pageUrls, pageTokens, signal),
-      ]);
-      const searched = found !== undefined;
-      const results = found ?? [];
-      const citations = [...results, ...pageCitations(pages, results.length)];
-      const upstreamMessages =
-        citations.length === 0
-          ? promptMessages
-          : toUpstreamMessages(
-              withSystemPreamble(messages, [
-                ...preamble,
-                sourcesContext({ query, results, pages, cite: settings.enable_web_citations }),
-              ]),
-            );
-      const body = { ...plan.body, messages: upstreamMessages };
-      const callOptions: ChatCallOptions = {
-        signal,
-        requestId: account.requestId,
-        splitThinkTags: plan.splitThinkTags,
-        reasoning: plan.reasoning,
-      };
-      return {
-        auth: account,
-        model,
-        settings,
-        plan,
-        body,
-        reservation,
-        citations,
-        searched,
-        files,
-        callOptions,
-        admission,
-      };
-    } catch (error) {
-      await releaseOrLog(this.deps.billing, reservation, this.deps.logger);
-      throw error;
-    }
+    const base = { auth: account, model, settings, plan, messages, preamble, promptMessages, query };
+    return { ...base, pageUrls, pageTokens, files, maxCost, admission };
+  }
+
+  /** Once held: the search and the linked pages, and the upstream body with them. */
+  private async gather(planned: Planned, signal: AbortSignal | undefined): Promise<Prepared> {
+    const { auth, query, pageUrls, settings, messages, preamble, plan } = planned;
+    // The search and the pages are fetched side by side; either may come back empty.
+    const [found, pages] = await Promise.all([
+      query === undefined ? undefined : this.webSearch(auth, query, signal),
+      pageUrls.length === 0
+        ? ([] as ScrapedPage[])
+        : this.deps.scraper.scrape(auth.requestId, [...pageUrls], planned.pageTokens, signal),
+    ]);
+    const searched = found !== undefined;
+    const results = found ?? [];
+    const citations = [...results, ...pageCitations(pages, results.length)];
+    const upstreamMessages =
+      citations.length === 0
+        ? planned.promptMessages
+        : toUpstreamMessages(
+            withSystemPreamble(messages, [
+              ...preamble,
+              sourcesContext({ query, results, pages, cite: settings.enable_web_citations }),
+            ]),
+          );
+    const body = { ...plan.body, messages: upstreamMessages };
+    const callOptions: ChatCallOptions = {
+      signal,
+      requestId: auth.requestId,
+      splitThinkTags: plan.splitThinkTags,
+      reasoning: plan.reasoning,
+    };
+    return { ...planned, body, citations, searched, callOptions };
   }
 
   /** `on` always searches (503 when no search upstream is configured); `auto` searches for web-search models. */

@@ -1,5 +1,4 @@
 import type { SettledCharge } from '../billing/billing.types.ts';
-import type { RateWindow } from '../errors.ts';
 import type { JsonObject, UpstreamToolCall, UpstreamToolCallDelta } from '../providers/chat/chat-provider.ts';
 import type { WebSearchMode } from './chat.inputs.ts';
 
@@ -95,6 +94,4 @@ export interface ChatCompletionChunk {
 export interface ChatCompletionResult {
   readonly completion: ChatCompletion;
   readonly charge: SettledCharge;
-  /** The rate-limit windows the call was admitted in (x-ratelimit-* headers). */
-  readonly rateLimits?: { readonly requests: RateWindow; readonly tokens: RateWindow | undefined } | undefined;
 }

@@ -3,9 +3,9 @@ import { keccak_256 } from '@noble/hashes/sha3';
 import { keyOf, type AccountAuthContext, type AuthContext } from '../auth/auth-context.ts';
 import { requireAccount, requireOperator } from '../auth/permissions.ts';
 import type { BillingService } from '../billing/billing.service.ts';
-import type { Reservation, SettledCharge, Usage } from '../billing/billing.types.ts';
+import type { SettledCharge, Usage } from '../billing/billing.types.ts';
 import type { Nano } from '../billing/money.ts';
-import { releaseOrLog } from '../billing/release-or-log.ts';
+import type { PaidCall } from '../billing/paid-call.ts';
 import type { Database } from '../db/database.ts';
 import { clip, NotFoundError, ValidationError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
@@ -16,7 +16,7 @@ import { chargedCredits, costOfCredits, maxCredits } from './credits.ts';
 import type { IdempotencyStore } from './idempotency.ts';
 import type { RpcNetwork, RpcSetup } from './networks.ts';
 import { insertRawTransactions, type RawTransactionLogEntry } from './raw-transaction.repository.ts';
-import { analyzeResponse, type ResponseAnalysis } from './rpc-response.ts';
+import { analyzeResponse } from './rpc-response.ts';
 import { parseIdempotencyKey, parseRpcRequest, type ParsedRpcRequest } from './rpc.inputs.ts';
 
 export interface RpcCallRequest {
@@ -192,76 +192,72 @@ export class CryptoRpcService {
     const heldCredits = maxCredits(network.baseCredits, parsed.items);
     const hold = await caps.admit(caller.accountId, tier, heldCredits);
     const maxCost = costOfCredits(heldCredits, setup.pricePerCreditAtto);
-    let reservation: Reservation;
     try {
-      reservation = await billing.reserve(caller, { usd: maxCost, diem: maxCost });
-    } catch (error) {
-      await this.giveBack(hold, caller);
-      throw error;
-    }
-    const started = performance.now();
-    let answer: { value: Extract<ResponseAnalysis, { ok: true }>; upstreamId: string };
-    try {
-      answer = await network.upstreams.send(parsed.forwardBody, {
-        signal,
-        accept: ({ body }) => {
-          const analysis = analyzeResponse(parsed.items, parsed.batch, body);
-          return analysis.ok ? { ok: true, value: analysis } : { ok: false, reason: analysis.reason };
-        },
-        onFailure: (upstream, reason) =>
-          logger.warn({ reqId: caller.requestId, network: network.slug, upstream, reason }, 'rpc upstream failed'),
+      // An upstream failure releases the hold (nothing is charged) and gives the cap's credits back.
+      return await billing.paidCall(caller, { usd: maxCost, diem: maxCost }, async (paid) => {
+        const started = performance.now();
+        const answer = await network.upstreams.send(parsed.forwardBody, {
+          signal,
+          accept: ({ body }) => {
+            const analysis = analyzeResponse(parsed.items, parsed.batch, body);
+            return analysis.ok ? { ok: true, value: analysis } : { ok: false, reason: analysis.reason };
+          },
+          onFailure: (upstream, reason) =>
+            logger.warn({ reqId: caller.requestId, network: network.slug, upstream, reason }, 'rpc upstream failed'),
+        });
+        const ms = Math.round(performance.now() - started);
+        const { errored, answered, body } = answer.value;
+        const credits = chargedCredits(network.baseCredits, parsed.items, errored);
+        const costNano = costOfCredits(credits, setup.pricePerCreditAtto);
+        const usage = rpcUsage(
+          network.slug,
+          setup.pricePerCreditUsd,
+          credits,
+          costNano,
+          parsed.items.length,
+          errored.filter(Boolean).length,
+          caller.requestId,
+          ms,
+        );
+        const rawTransactions = parsed.items.flatMap((item, index): RawTransactionLogEntry[] =>
+          item.rawTransaction
+            ? [
+                {
+                  accountId: caller.accountId,
+                  apiKeyId: keyOf(caller)?.id ?? null,
+                  network: network.slug,
+                  requestId: caller.requestId,
+                  txHash: transactionHash(item.rawTransaction),
+                  outcome: !answered[index] ? 'unanswered' : errored[index] ? 'rejected' : 'accepted',
+                },
+              ]
+            : [],
+        );
+        if (rawTransactions.length > 0) this.logRawTransactions(rawTransactions);
+        // Settled after the answer is handed back (the hold guarantees the funds): the settlement owns the call.
+        const settlement = this.track(this.settle(paid.handOff(), usage, hold, credits, caller));
+        return { status: 200, body, credits, costNano, replayed: false, settlement };
       });
     } catch (error) {
-      await releaseOrLog(billing, reservation, logger);
       await this.giveBack(hold, caller);
       throw error;
     }
-    const ms = Math.round(performance.now() - started);
-    const { errored, answered, body } = answer.value;
-    const credits = chargedCredits(network.baseCredits, parsed.items, errored);
-    const costNano = costOfCredits(credits, setup.pricePerCreditAtto);
-    const usage = rpcUsage(
-      network.slug,
-      setup.pricePerCreditUsd,
-      credits,
-      costNano,
-      parsed.items.length,
-      errored.filter(Boolean).length,
-      caller.requestId,
-      ms,
-    );
-    const settlement = this.track(this.settle(reservation, usage, hold, credits, caller));
-    const rawTransactions = parsed.items.flatMap((item, index): RawTransactionLogEntry[] =>
-      item.rawTransaction
-        ? [
-            {
-              accountId: caller.accountId,
-              apiKeyId: keyOf(caller)?.id ?? null,
-              network: network.slug,
-              requestId: caller.requestId,
-              txHash: transactionHash(item.rawTransaction),
-              outcome: !answered[index] ? 'unanswered' : errored[index] ? 'rejected' : 'accepted',
-            },
-          ]
-        : [],
-    );
-    if (rawTransactions.length > 0) this.logRawTransactions(rawTransactions);
-    return { status: 200, body, credits, costNano, replayed: false, settlement };
   }
 
   private async settle(
-    reservation: Reservation,
+    paid: PaidCall,
     usage: Usage,
     hold: CreditHold,
     credits: number,
     caller: AccountAuthContext,
   ): Promise<SettledCharge | undefined> {
     const [charge] = await Promise.all([
-      this.deps.billing.settle(reservation, usage).catch((error: unknown) => {
+      paid.settle(usage).catch(async (error: unknown) => {
         this.deps.logger.error(
-          { err: error, reqId: caller.requestId, reservationId: reservation.id },
-          'settling an rpc charge failed; the sweeper releases the hold',
+          { err: error, reqId: caller.requestId, reservationId: paid.reservation.id },
+          'settling an rpc charge failed; its hold is released',
         );
+        await paid.release();
         return undefined;
       }),
       this.deps.caps

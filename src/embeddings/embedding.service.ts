@@ -1,8 +1,8 @@
 import { modelPrivacyOf, type AccountAuthContext, type AuthContext } from '../auth/auth-context.ts';
 import { requireAccount } from '../auth/permissions.ts';
 import type { BillingService } from '../billing/billing.service.ts';
-import type { Reservation, SettledCharge } from '../billing/billing.types.ts';
-import { releaseOrLog } from '../billing/release-or-log.ts';
+import type { SettledCharge } from '../billing/billing.types.ts';
+import type { PaidCall } from '../billing/paid-call.ts';
 import type { CatalogModel } from '../catalog/model.ts';
 import type { CatalogService } from '../catalog/catalog.service.ts';
 import { ValidationError } from '../errors.ts';
@@ -105,10 +105,10 @@ export class EmbeddingService {
 
   async create(auth: AuthContext, raw: unknown, options: { signal?: AbortSignal } = {}): Promise<EmbeddingOutcome> {
     const call = await this.prepare(auth, raw);
-    const { reservation, result } = await this.held(call, () =>
-      this.deps.gateway.embed(call.model.providers, call.request, options),
+    // An engine that fails, or a count that fails, releases the hold: nothing is charged.
+    return this.deps.billing.paidCall(call.account, embeddingCost(call.model, call.bound), async (paid) =>
+      this.settleWhole(call, paid, await this.deps.gateway.embed(call.model.providers, call.request, options)),
     );
-    return this.settleWhole(call, reservation, result);
   }
 
   /**
@@ -121,11 +121,11 @@ export class EmbeddingService {
     options: { signal?: AbortSignal } = {},
   ): Promise<EmbeddingOutcome | EmbeddingStreamOutcome> {
     const call = await this.prepare(auth, raw);
-    const { reservation, result } = await this.held(call, () =>
-      this.deps.gateway.embedStreaming(call.model.providers, call.request, options),
-    );
-    if (!('stream' in result)) return this.settleWhole(call, reservation, result);
-    return { model: call.model.id, parts: this.streamed(call, reservation, result.stream) };
+    return this.deps.billing.paidCall(call.account, embeddingCost(call.model, call.bound), async (paid) => {
+      const result = await this.deps.gateway.embedStreaming(call.model.providers, call.request, options);
+      if (!('stream' in result)) return this.settleWhole(call, paid, result);
+      return { model: call.model.id, parts: this.streamed(call, paid.handOff(), result.stream) };
+    });
   }
 
   close(): Promise<void> {
@@ -166,30 +166,13 @@ export class EmbeddingService {
     return { account, model, request, bound, estimate, admission, started: performance.now() };
   }
 
-  /** Holds the most the call can cost and runs the engine; the hold is given back if the engine fails. */
-  private async held<T>(call: PreparedCall, run: () => Promise<T>): Promise<{ reservation: Reservation; result: T }> {
-    const reservation = await this.deps.billing.reserve(call.account, embeddingCost(call.model, call.bound));
-    try {
-      return { reservation, result: await run() };
-    } catch (error) {
-      await releaseOrLog(this.deps.billing, reservation, this.deps.logger);
-      throw error;
-    }
-  }
-
   private async settleWhole(
     call: PreparedCall,
-    reservation: Reservation,
+    paid: PaidCall,
     result: EmbeddingGatewayResult,
   ): Promise<EmbeddingOutcome> {
-    let tokens: number;
-    try {
-      tokens = await this.tokensOf(call, result.promptTokens);
-    } catch (error) {
-      await releaseOrLog(this.deps.billing, reservation, this.deps.logger);
-      throw error;
-    }
-    const charge = await this.deps.billing.settle(reservation, this.usage(call, tokens));
+    const tokens = await this.tokensOf(call, result.promptTokens);
+    const charge = await paid.settle(this.usage(call, tokens));
     call.admission?.recordTokens(tokens - call.estimate);
     const encode = encoderFor(call.request.preferred);
     return {
@@ -206,11 +189,10 @@ export class EmbeddingService {
 
   private async *streamed(
     call: PreparedCall,
-    reservation: Reservation,
+    paid: PaidCall,
     stream: EmbeddingStream,
   ): AsyncGenerator<{ items: readonly EmbeddingItem[] } | { usage: EmbeddingTokens }> {
-    const heartbeat = this.deps.billing.keepHeld(reservation);
-    let charged = false;
+    paid.keepAlive();
     try {
       const encode = encoderFor(call.request.preferred);
       for await (const batch of stream.batches)
@@ -218,13 +200,12 @@ export class EmbeddingService {
           items: batch.map(({ index, vector }) => ({ object: 'embedding' as const, embedding: encode(vector), index })),
         };
       const tokens = await this.tokensOf(call, stream.promptTokens());
-      await this.deps.billing.settle(reservation, this.usage(call, tokens));
-      charged = true;
+      await paid.settle(this.usage(call, tokens));
       call.admission?.recordTokens(tokens - call.estimate);
       yield { usage: { prompt_tokens: tokens, total_tokens: tokens } };
     } finally {
-      heartbeat.stop();
-      if (!charged) await releaseOrLog(this.deps.billing, reservation, this.deps.logger);
+      // Left early (the client went away) or broken off: nothing was charged, the hold goes back.
+      await paid.release();
     }
   }
 

@@ -50,11 +50,12 @@ export function paymentRequirements(x402: X402Config): PaymentRequirement[] {
   ];
 }
 
-/** The `PAYMENT-REQUIRED` header: the 402 body `{x402Version, accepts}` as base64 JSON. */
-export function paymentRequiredHeader(
-  x402: X402Config,
-  accepts: readonly PaymentRequirement[] = paymentRequirements(x402),
-): string {
-  const body = { x402Version: X402_VERSION, accepts };
-  return Buffer.from(JSON.stringify(body), 'utf8').toString('base64');
+/** The x402 requirements of a 402, `{x402Version, accepts}` (REST's PAYMENT-REQUIRED header, GraphQL's extensions). */
+export function paymentRequired(x402: X402Config) {
+  return { x402Version: X402_VERSION, accepts: paymentRequirements(x402) };
+}
+
+/** The `PAYMENT-REQUIRED` header: the requirements `{x402Version, accepts}` as base64 JSON. */
+export function paymentRequiredHeader(x402: X402Config): string {
+  return Buffer.from(JSON.stringify(paymentRequired(x402)), 'utf8').toString('base64');
 }

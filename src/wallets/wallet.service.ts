@@ -8,7 +8,7 @@ import type { Database } from '../db/database.ts';
 import { ForbiddenError, NotFoundError, ValidationError } from '../errors.ts';
 import type { EventBus } from '../events/event-bus.ts';
 import { discoveryBody, signInChallenge, topUpRequiredBody } from './challenge.ts';
-import { paymentRequirements, type PaymentRequirement } from './payment-requirements.ts';
+import { paymentRequired, paymentRequirements, type PaymentRequirement } from './payment-requirements.ts';
 import type { SignInSite } from './sign-in-site.ts';
 import {
   findWalletAccount,
@@ -80,8 +80,14 @@ export class WalletService {
     return discoveryBody(this.deps.x402, where, `${where.origin}${path}`);
   }
 
+  /**
+   * The 402 of a wallet out of credit, for REST and GraphQL alike: the body (balance, top-up instructions, a fresh
+   * sign-in challenge) and the x402 requirements, `{x402Version, accepts}`, that REST sends base64 in its
+   * PAYMENT-REQUIRED header and GraphQL beside the body in the error's extensions.
+   */
   async topUpRequired(accountId: string) {
-    return topUpRequiredBody(this.deps.x402, this.deps.site.origin, await this.usdBalance(accountId));
+    const body = topUpRequiredBody(this.deps.x402, this.deps.site.origin, await this.usdBalance(accountId));
+    return { body, requirements: paymentRequired(this.deps.x402) };
   }
 
   /** GET /x402/balance/{address}: the signed-in wallet's own credit only. */

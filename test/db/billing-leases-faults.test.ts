@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createBilling } from '../../src/services.ts';
 import type { Price, Usage } from '../../src/billing/billing.types.ts';
 import { DEFAULT_LEASE_OPTIONS, type LeaseOptions } from '../../src/billing/lease-options.ts';
+import type { LeasePeers } from '../../src/billing/leased-holds.ts';
 import { parseNano } from '../../src/billing/money.ts';
 import type { Database } from '../../src/db/database.ts';
 import { createLogger } from '../../src/logger.ts';
@@ -25,7 +26,7 @@ const usageOf = (cost: Price): Usage => ({
 describe(`Balance leases under faults (${testDatabaseKind})`, () => {
   const env = useTestServices();
 
-  type Leases = Partial<LeaseOptions> & { reclaimElsewhere?: (accountId: string) => Promise<boolean> };
+  type Leases = Partial<LeaseOptions> & { peers?: LeasePeers };
   /** Another "process" on the same database. */
   const billingWith = (leases: Leases = {}, db: Database = env.handle.db) =>
     createBilling({
@@ -161,7 +162,9 @@ describe(`Balance leases under faults (${testDatabaseKind})`, () => {
   it('should ask other processes for their unused leases even when it gave back one of its own first', async () => {
     const other = billingWith();
     // Stands for Redis: asking "elsewhere" makes the other process give back its unused leases on the account.
-    const billing = billingWith({ reclaimElsewhere: async (accountId) => other.holds.reclaim(accountId) });
+    const billing = billingWith({
+      peers: { reclaimElsewhere: async (accountId) => other.holds.reclaim(accountId), answer: () => undefined },
+    });
     try {
       const {
         auth: inferenceKey,

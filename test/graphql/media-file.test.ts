@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mediaFileFor } from '../../schema/types/media.ts';
-import { BASE, createTestApp, type TestApp } from '../helpers/app.ts';
+import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { testDatabaseKind } from '../helpers/db.ts';
 import { createAccountWithKey } from '../helpers/services.ts';
 
@@ -34,8 +34,8 @@ describe(`GraphQL MediaFile (${testDatabaseKind})`, () => {
   });
 
   it('publishes a URL on the request’s origin that opens without a key; base64 only when asked', async () => {
-    const request = new Request(`${BASE}/graphql`, { method: 'POST', headers: { 'x-forwarded-proto': 'https' } });
-    const context = { services: t.app.services, request };
+    // The origin schema/yoga.ts reads from the request (Host, X-Forwarded-Proto: https), as generateImage shows below.
+    const context = { services: t.app.services, origin: 'https://lagoon.test' };
     const plain = await mediaFileFor(context, accountId, { bytes, contentType: 'image/png' });
     expect(plain).toMatchObject({ contentType: 'image/png', byteSize: bytes.byteLength, base64: null });
     const url = new URL(plain.url);

@@ -4,7 +4,7 @@ import type { BillingOp, OpOutcome } from '../../src/billing/billing-batch.ts';
 import type { Price } from '../../src/billing/billing.types.ts';
 import { GroupCommitQueue } from '../../src/billing/group-commit.ts';
 import type { LeaseUpdateRequest } from '../../src/billing/batch-writer.ts';
-import { LeasedHolds } from '../../src/billing/leased-holds.ts';
+import { LeasedHolds, NO_LEASE_PEERS } from '../../src/billing/leased-holds.ts';
 import { DEFAULT_LEASE_OPTIONS } from '../../src/billing/lease-options.ts';
 import { parseNano } from '../../src/billing/money.ts';
 import { createLogger } from '../../src/logger.ts';
@@ -75,7 +75,7 @@ function gatedLeases(room = parseNano('1000')) {
         throw new Error('no direct charges here');
       },
     },
-    reclaimElsewhere: async () => false,
+    peers: NO_LEASE_PEERS,
     logger: createLogger('silent'),
     holder: 'test',
     options: { ...DEFAULT_LEASE_OPTIONS, callsPerLease: 1 },

@@ -1,7 +1,7 @@
 import type { BillingService } from '../../billing/billing.service.ts';
 import { limitGroupOf, type Reservation, type Usage } from '../../billing/billing.types.ts';
 import { formatNano } from '../../billing/money.ts';
-import { releaseOrLog } from '../../billing/release-or-log.ts';
+import type { PaidCall } from '../../billing/paid-call.ts';
 import type { CatalogService } from '../../catalog/catalog.service.ts';
 import type { Database } from '../../db/database.ts';
 import { AppError, ValidationError } from '../../errors.ts';
@@ -64,8 +64,11 @@ export class JobRunner {
       return;
     }
     this.announce(job.id, 'PROCESSING', 0);
-    const reservation = repo.decodeReservation(job.reservation);
-    const keepHeld = await this.keepHeld(reservation);
+    // The job's durable hold, stored with it at queue time: kept alive while this attempt runs, once at once (a job
+    // that waited long in the queue gets a full hold's time) then every quarter, so no sweeper frees a running job.
+    const paid = this.held(job);
+    await paid.extend();
+    const alive = paid.keepAlive();
     try {
       const engine = this.engines.get(job.provider_id);
       if (!engine) throw new PermanentJobError(`No engine serves provider ${job.provider_id}`);
@@ -99,7 +102,7 @@ export class JobRunner {
         return;
       }
       this.announce(job.id, 'COMPLETED', 100);
-      await this.settle(job, request, Date.now() - started, engine.simulated);
+      await this.settle(paid, job, request, Date.now() - started, engine.simulated);
     } catch (error) {
       const permanent =
         error instanceof PermanentJobError || error instanceof ValidationError || error instanceof JobRefusedError;
@@ -109,11 +112,11 @@ export class JobRunner {
       }
       if (await repo.markFailed(db, job.id, publicMessage(error))) {
         this.announce(job.id, 'FAILED', job.progress);
-        await releaseOrLog(this.deps.billing, reservation, logger);
+        await paid.release();
       }
       logger.warn({ err: error, jobId }, 'job failed; its hold was released');
     } finally {
-      keepHeld();
+      alive.stop();
     }
   }
 
@@ -128,9 +131,7 @@ export class JobRunner {
       queuedBefore: new Date(now.getTime() - this.deps.options.holdTtlMs),
     });
     for (const job of stale) this.announce(job.id, 'FAILED', 0);
-    for (const job of stale)
-      if (job.reservation)
-        await releaseOrLog(this.deps.billing, repo.decodeReservation(job.reservation), this.deps.logger);
+    for (const job of stale) if (job.reservation) await this.held(job).release();
     if (stale.length > 0) this.deps.logger.warn({ failed: stale.length }, 'stale jobs failed and their holds released');
     return stale.length;
   }
@@ -147,7 +148,7 @@ export class JobRunner {
     for (const job of failed) this.announce(job.id, 'FAILED', job.progress);
     // A FAILED job's hold outlives it by at most one hold's time (the reservation sweeper releases it then).
     const held = await repo.failedStillHeld(db, new Date(now.getTime() - this.deps.options.holdTtlMs));
-    for (const job of held) await releaseOrLog(this.deps.billing, repo.decodeReservation(job.reservation), logger);
+    for (const job of held) await this.held(job).release();
     if (failed.length > 0)
       logger.warn({ failed: failed.map((job) => job.id) }, 'the queue gave up on jobs: failed, holds released');
     return failed.length;
@@ -159,11 +160,17 @@ export class JobRunner {
     if (job?.status !== 'COMPLETED') return;
     const ms = job.finished_at && job.started_at ? job.finished_at.getTime() - job.started_at.getTime() : 0;
     const engine = this.engines.get(job.provider_id);
-    await this.settle(job, repo.decodeRequest(job.request), ms, engine?.simulated ?? false);
+    await this.settle(this.held(job), job, repo.decodeRequest(job.request), ms, engine?.simulated ?? false);
   }
 
-  private async settle(job: repo.JobRow, request: JobRequest, executionMs: number, simulated: boolean): Promise<void> {
-    const reservation = repo.decodeReservation(job.reservation);
+  private async settle(
+    paid: PaidCall,
+    job: repo.JobRow,
+    request: JobRequest,
+    executionMs: number,
+    simulated: boolean,
+  ): Promise<void> {
+    const { reservation } = paid;
     const [model] = await this.deps.catalog.findModelsByIds([job.model_id]);
     const details = {
       requestId: reservation.requestId,
@@ -176,26 +183,12 @@ export class JobRunner {
       : request.kind === 'audio'
         ? audioUsage(model, request, details)
         : videoUsage(model, request, details);
-    await this.deps.billing.settle(reservation, usage);
+    await paid.settle(usage);
   }
 
-  /**
-   * Moves the hold's expiry forward while the job runs, so the reservation sweeper never frees a running job: once
-   * before the engine starts (a job that waited long in the queue gets a full hold's time), then every quarter.
-   */
-  private async keepHeld(reservation: Reservation): Promise<() => void> {
-    const ttlMs = this.deps.options.holdTtlMs;
-    const extend = () =>
-      this.deps.billing.holds.extend(reservation, ttlMs).then(
-        () => undefined,
-        (error: unknown) => {
-          this.deps.logger.warn({ err: error, reservationId: reservation.id }, 'extending a job hold failed');
-        },
-      );
-    await extend();
-    const timer = setInterval(() => void extend(), Math.max(1_000, ttlMs / 4));
-    timer.unref();
-    return () => clearInterval(timer);
+  /** A job's durable hold, as a paid call this process can keep alive, settle or release. */
+  private held(job: { readonly reservation: unknown }): PaidCall {
+    return this.deps.billing.resume(repo.decodeReservation(job.reservation), this.deps.options.holdTtlMs);
   }
 
   /** A live update only: the row is the truth, so a lost event never fails the job. */

@@ -4,7 +4,6 @@ import { requireAccount } from '../../auth/permissions.ts';
 import type { BillingService } from '../../billing/billing.service.ts';
 import type { Price } from '../../billing/billing.types.ts';
 import { nanoToNumber } from '../../billing/money.ts';
-import { releaseOrLog } from '../../billing/release-or-log.ts';
 import type { CatalogService } from '../../catalog/catalog.service.ts';
 import type { CatalogModel } from '../../catalog/model.ts';
 import type { Database } from '../../db/database.ts';
@@ -223,40 +222,41 @@ export class JobService {
     const binding = model.providers[0];
     if (!binding) throw new UpstreamError(`Model ${model.id} has no provider`, 'MODEL_OFFLINE');
     await this.deps.rateLimiter?.admit(account, model); // before the hold: a 429 is never charged
-    // Every bad input is refused above, before anything is held; 402 here when funds or the key limit fall short.
-    // Durable: held in the database (not this process's balance lease), so any worker process can settle it.
-    const reservation = await this.deps.billing.reserve(account, price, {
-      ttlMs: this.deps.options.holdTtlMs,
-      durable: true,
-    });
     const id = randomUUID();
     // A download-URL model's media id and URL expiry are fixed now: the URL is answered before the media exists.
     const download = usesDownloadUrl(model)
       ? { mediaId: randomUUID(), expiresAt: new Date((context.now ?? new Date()).getTime() + DOWNLOAD_URL_TTL_MS) }
       : undefined;
-    try {
-      await this.deps.queue.ready();
-      // The row and its queue entry in one transaction: a crash leaves both or neither, never a job nothing runs.
-      await this.deps.db.transaction().execute(async (trx) => {
-        await repo.insertJob(trx, {
-          id,
-          accountId: account.accountId,
-          apiKeyId: keyOf(account)?.id ?? null,
-          kind,
-          modelId: model.id,
-          providerId: binding.providerId,
-          request,
-          quoteUsd: price.usd,
-          reservation,
-          download,
+    // Every bad input is refused above, before anything is held; 402 here when funds or the key limit fall short.
+    // Durable: held in the database (not this process's balance lease), so any worker process can settle it.
+    const paidCall = { ttlMs: this.deps.options.holdTtlMs, durable: true };
+    await this.deps.billing.paidCall(
+      account,
+      price,
+      async (paid) => {
+        await this.deps.queue.ready();
+        // The row and its queue entry in one transaction: a crash leaves both or neither, never a job nothing runs.
+        // Never queued (and no row): the hold goes back at once, as nothing will run it.
+        await this.deps.db.transaction().execute(async (trx) => {
+          await repo.insertJob(trx, {
+            id,
+            accountId: account.accountId,
+            apiKeyId: keyOf(account)?.id ?? null,
+            kind,
+            modelId: model.id,
+            providerId: binding.providerId,
+            request,
+            quoteUsd: price.usd,
+            reservation: paid.reservation,
+            download,
+          });
+          await this.deps.queue.send(kind, id, trx);
         });
-        await this.deps.queue.send(kind, id, trx);
-      });
-    } catch (error) {
-      // Never queued (and no row): nothing will run it, so its hold goes back now.
-      await releaseOrLog(this.deps.billing, reservation, this.deps.logger);
-      throw error;
-    }
+        // Queued: the job owns its hold now; the runner settles it, or a sweeper releases it when the job fails.
+        paid.handOff();
+      },
+      paidCall,
+    );
     const handle =
       kind === 'audio'
         ? { model: model.id, queue_id: id, status: 'QUEUED' as const }

@@ -2,8 +2,8 @@ import type { AuthContext } from '../../auth/auth-context.ts';
 import { requireAccount } from '../../auth/permissions.ts';
 import type { RateLimiter } from '../../rate-limits/rate-limiter.ts';
 import type { BillingService } from '../../billing/billing.service.ts';
-import type { Reservation, SettledCharge } from '../../billing/billing.types.ts';
-import { releaseOrLog } from '../../billing/release-or-log.ts';
+import type { SettledCharge } from '../../billing/billing.types.ts';
+import type { PaidCall } from '../../billing/paid-call.ts';
 import type { CatalogService } from '../../catalog/catalog.service.ts';
 import type { CatalogModel } from '../../catalog/model.ts';
 import type { Database } from '../../db/database.ts';
@@ -86,37 +86,22 @@ export class SpeechService {
     };
     const characters = billedCharacters(input.input);
     await this.deps.rateLimiter?.admit(account, model); // before the hold: a 429 is never charged
-    const reservation = await this.deps.billing.reserve(account, speechCost(model, characters));
-    const started = performance.now();
-    let chunks: AsyncIterable<Uint8Array>;
-    let contentType: string;
-    try {
-      const result = await this.deps.gateway.synthesize(model.providers, request, options);
-      chunks = result.audio.chunks;
-      contentType = result.audio.contentType;
-    } catch (error) {
-      await releaseOrLog(this.deps.billing, reservation, this.deps.logger);
-      throw error;
-    }
-    const description = { model: model.id, voice: voice.id, format, contentType, characters };
-    const usage = () =>
-      speechUsage(model, characters, {
-        requestId: account.requestId,
-        executionTimeMs: Math.round(performance.now() - started),
-        notes: `Speech, ${characters} characters, voice ${voice.id}, ${format}`,
-      });
-    if (!input.streaming) {
-      let audio: Uint8Array;
-      try {
-        audio = await collect(chunks, options.signal);
-      } catch (error) {
-        await releaseOrLog(this.deps.billing, reservation, this.deps.logger);
-        throw error;
-      }
-      const charge = await this.deps.billing.settle(reservation, usage());
-      return { ...description, streaming: false, audio, charge };
-    }
-    return { ...description, streaming: true, chunks: this.metered(chunks, reservation, usage) };
+    // An engine that fails, or a caller gone before the whole answer, releases the hold: nothing is charged.
+    return this.deps.billing.paidCall<SpeechOutcome>(account, speechCost(model, characters), async (paid) => {
+      const started = performance.now();
+      const { chunks, contentType } = (await this.deps.gateway.synthesize(model.providers, request, options)).audio;
+      const description = { model: model.id, voice: voice.id, format, contentType, characters };
+      const usage = () =>
+        speechUsage(model, characters, {
+          requestId: account.requestId,
+          executionTimeMs: Math.round(performance.now() - started),
+          notes: `Speech, ${characters} characters, voice ${voice.id}, ${format}`,
+        });
+      if (input.streaming)
+        return { ...description, streaming: true, chunks: this.metered(chunks, paid.handOff(), usage) };
+      const audio = await collect(chunks, options.signal);
+      return { ...description, streaming: false, audio, charge: await paid.settle(usage()) };
+    });
   }
 
   /** Clones a voice from a reference sample: `vv_<id>`, usable by this account with this model only. */
@@ -167,19 +152,15 @@ export class SpeechService {
   /** The stream as the client reads it: settled once it ended, released if it broke or the client left early. */
   private async *metered(
     chunks: AsyncIterable<Uint8Array>,
-    reservation: Reservation,
+    paid: PaidCall,
     usage: () => ReturnType<typeof speechUsage>,
   ): AsyncGenerator<Uint8Array> {
-    const held = this.deps.billing.keepHeld(reservation);
-    let settled = false;
+    paid.keepAlive();
     try {
       for await (const chunk of chunks) yield chunk;
-      settled = true;
-      held.stop();
-      await this.deps.billing.settle(reservation, usage());
+      await paid.settle(usage());
     } finally {
-      held.stop();
-      if (!settled) await releaseOrLog(this.deps.billing, reservation, this.deps.logger);
+      await paid.release(); // a no-op once settled
     }
   }
 }
