@@ -1,4 +1,5 @@
 import type { BillingService } from '../../billing/billing.service.ts';
+import { BUILT_IN_PROVIDERS } from '../../operator-config/default-config.ts';
 import type { CatalogService } from '../../catalog/catalog.service.ts';
 import type { Logger } from '../../logger.ts';
 import { WebScrapingConfigSchema, type OperatorConfig } from '../../operator-config/schema.ts';
@@ -36,7 +37,7 @@ export function createImageEditService(deps: {
   const own = deps.gateway
     ? undefined
     : new ImageGateway({
-        providers: deps.operatorConfig?.providers ?? [{ id: 'simulator', type: 'simulator' }],
+        providers: deps.operatorConfig?.providers ?? BUILT_IN_PROVIDERS,
         logger: deps.logger,
       });
   return new ImageEditService({

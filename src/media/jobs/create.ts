@@ -1,4 +1,5 @@
 import type { BillingService } from '../../billing/billing.service.ts';
+import { BUILT_IN_PROVIDERS } from '../../operator-config/default-config.ts';
 import type { CatalogService } from '../../catalog/catalog.service.ts';
 import type { Config } from '../../config.ts';
 import type { Database } from '../../db/database.ts';
@@ -68,7 +69,7 @@ export function createJobServices(
   const runner = new JobRunner({
     ...deps,
     // Without an operator config (tests wiring services directly) the built-in simulator still serves.
-    engines: new JobGateway(deps.providers ?? [{ id: 'simulator', type: 'simulator' }], deps),
+    engines: new JobGateway(deps.providers ?? BUILT_IN_PROVIDERS, deps),
     queueEntries: QUEUE_ENTRIES,
     options: { holdTtlMs: options.holdTtlMs, mediaTtlMs: options.mediaTtlMs },
   });
