@@ -41,7 +41,7 @@ import { TranscriptionGateway } from './providers/transcription/transcription-ga
 import { EmbeddingGateway } from './providers/embeddings/embedding-gateway.ts';
 import { createSpeechService } from './media/speech/create.ts';
 import { BUILT_IN_PROVIDERS } from './operator-config/default-config.ts';
-import { WebScrapingConfigSchema } from './operator-config/schema.ts';
+import { DEFAULT_WEB_SCRAPING } from './operator-config/schema.ts';
 import { ChatGateway } from './providers/chat/chat-gateway.ts';
 import { ModelDiscovery } from './providers/chat/model-discovery.ts';
 import { buildSearchRoutes, SearchRouter } from './providers/search/search-routing.ts';
@@ -71,7 +71,7 @@ interface Core {
   readonly catalog: CatalogService;
   /** The providers every engine is built from; without an operator config (tests) the built-in simulator serves. */
   readonly providers: typeof BUILT_IN_PROVIDERS;
-  readonly webScraping: ReturnType<typeof WebScrapingConfigSchema.parse>;
+  readonly webScraping: typeof DEFAULT_WEB_SCRAPING;
 }
 
 /** Wires the domain services (no DI container: explicit constructor dependencies). */
@@ -165,7 +165,7 @@ function createCore(db: Database, logger: Logger, options: ServiceOptions): Core
   });
   lifecycle.add('rate limits', { stop: () => rateLimiter.close() });
   const providers = options.operatorConfig?.providers ?? BUILT_IN_PROVIDERS;
-  const webScraping = options.operatorConfig?.chat?.webScraping ?? WebScrapingConfigSchema.parse({});
+  const webScraping = options.operatorConfig?.chat?.webScraping ?? DEFAULT_WEB_SCRAPING;
   const catalog = new CatalogService({ db });
   return { db, logger, options, lifecycle, events, billing, rateLimiter, catalog, providers, webScraping };
 }

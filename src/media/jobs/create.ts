@@ -12,7 +12,7 @@ import type { UpstreamMetrics } from '../../providers/upstream-pool.ts';
 import type { RateLimiter } from '../../rate-limits/rate-limiter.ts';
 import type { MediaLinks } from '../media-links.ts';
 import type { MediaStore } from '../media-store.ts';
-import { WebScrapingConfigSchema, type WebScrapingConfig } from '../../operator-config/schema.ts';
+import { DEFAULT_WEB_SCRAPING, type WebScrapingConfig } from '../../operator-config/schema.ts';
 import { JobInputFetcher } from './job-inputs-fetch.ts';
 import { JobQueue, QUEUE_ENTRIES } from './job-queue.ts';
 import { JobRunner } from './job-runner.ts';
@@ -86,7 +86,7 @@ export function createJobServices(
       pollingSeconds: 0.5,
     },
   });
-  const scraping = deps.webScraping ?? WebScrapingConfigSchema.parse({});
+  const scraping = deps.webScraping ?? DEFAULT_WEB_SCRAPING;
   // Media files are larger than web pages: at least a minute per URL whatever the scraper's page timeout.
   const inputs = new JobInputFetcher({
     allowNetworks: scraping.allowNetworks,
