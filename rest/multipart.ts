@@ -47,25 +47,7 @@ export async function readMultipartUpload(
   const declared = Number(headers['content-length'] ?? Number.NaN);
   if (Number.isFinite(declared) && declared > maxBody) throw new PayloadTooLargeError(limits.maxFileBytes);
 
-  let parser: busboy.Busboy;
-  try {
-    parser = busboy({
-      headers: { 'content-type': type },
-      // busboy reports the limit when a file reaches fileSize bytes; one more than the maximum means "over it".
-      limits: {
-        fileSize: limits.maxFileBytes + 1,
-        files: 4,
-        fields: 20,
-        fieldSize: 65_536,
-        parts: 24,
-        headerPairs: 64,
-      },
-    });
-  } catch (error) {
-    throw new ValidationError(
-      `Malformed multipart/form-data request: ${error instanceof Error ? error.message : 'bad header'}`,
-    );
-  }
+  const parser = createParser(type, limits.maxFileBytes);
 
   const fields: Record<string, string> = {};
   let file: UploadedFile | undefined;
@@ -120,6 +102,28 @@ export async function readMultipartUpload(
     throw new ValidationError(message, [{ path: [fileField], message: fileAsText ? 'Must be a file' : 'Required' }]);
   }
   return { file, fields };
+}
+
+/** A busboy parser for one upload; a malformed Content-Type header is the caller's 400. */
+function createParser(type: string, maxFileBytes: number): busboy.Busboy {
+  try {
+    return busboy({
+      headers: { 'content-type': type },
+      // busboy reports the limit when a file reaches fileSize bytes; one more than the maximum means "over it".
+      limits: {
+        fileSize: maxFileBytes + 1,
+        files: 4,
+        fields: 20,
+        fieldSize: 65_536,
+        parts: 24,
+        headerPairs: 64,
+      },
+    });
+  } catch (error) {
+    throw new ValidationError(
+      `Malformed multipart/form-data request: ${error instanceof Error ? error.message : 'bad header'}`,
+    );
+  }
 }
 
 /** Feeds the body to the parser chunk by chunk; stops reading (and cancels the body) at the first failure. */

@@ -68,18 +68,13 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   const labels = new Map(deps.routes.map((route) => [route, `${route.method} ${REST_PREFIX}${route.path}`]));
   const origins = new Set(config.http.corsOrigins);
   const limits = bodyLimits(config.http);
+  const { send, sendWhole, observe, paymentRequired } = createResponder(logger, metrics, config);
 
   function serve(req: HttpRequest, res: HttpResponse): void {
     const started = performance.now();
-    const incoming = req.headers['x-request-id'];
-    const requestId =
-      typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming.toLowerCase() : newRequestId();
+    const requestId = requestIdOf(req.headers['x-request-id']);
     const headers = { 'x-request-id': requestId, ...corsHeaders(origins, req.headers.origin) };
-    const gone = new AbortController();
-    res.once('close', () => {
-      if (!res.writableFinished) gone.abort();
-    });
-    const ex: Exchange = { req, res, requestId, headers, started, signal: gone.signal };
+    const ex: Exchange = { req, res, requestId, headers, started, signal: abortWhenClientGone(res).signal };
     dispatch(ex).catch((error: unknown) => {
       logger.error({ reqId: requestId, err: error }, 'unhandled error');
       if (res.headersSent) res.destroy();
@@ -94,17 +89,11 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       sendWhole(ex, 'preflight', preflight(origins, req.headers));
       return;
     }
-    const target = req.url ?? '/';
-    const query = target.indexOf('?');
-    const path = query === -1 ? target : target.slice(0, query);
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
     if (path === REST_PREFIX || path.startsWith(`${REST_PREFIX}/`)) {
       const match = router.match(method, path.slice(REST_PREFIX.length) || '/');
       if (!match) return sendWhole(ex, 'unmatched', errorReply(notFound(method, path), ex.requestId));
-      if ('allowed' in match) {
-        const error = { error: `Method ${clip(method)} not allowed on ${clip(path)}`, code: 'METHOD_NOT_ALLOWED' };
-        const reply = { status: 405, headers: { 'content-type': JSON_TYPE_HEADER, allow: match.allowed.join(', ') } };
-        return sendWhole(ex, 'unmatched', { ...reply, body: JSON.stringify(error) });
-      }
+      if ('allowed' in match) return sendWhole(ex, 'unmatched', methodNotAllowed(method, path, match.allowed));
       return serveRoute(ex, match.route, match.params);
     }
     for (const mount of deps.mounts) {
@@ -120,7 +109,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   async function serveRoute(ex: Exchange, route: Route, params: Record<string, string>): Promise<void> {
     const label = labels.get(route) ?? route.path;
     try {
-      const auth = await authenticate(ex, route);
+      const auth = await authenticate(deps.services, ex, route);
       // No credentials on a route a wallet may use: the x402 discovery body, with a fresh sign-in nonce.
       if (auth.kind === 'anonymous' && route.access === 'account') {
         const body = deps.services.wallets.discovery((ex.req.url ?? '/').split('?')[0] ?? '/');
@@ -144,52 +133,6 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       }
       sendWhole(ex, label, errorReply(error, ex.requestId));
     }
-  }
-
-  async function authenticate(ex: Exchange, route: Route): Promise<AuthContext> {
-    try {
-      return await deps.services.auth.authenticate(ex.req.headers, ex.requestId);
-    } catch (error) {
-      // A public route answers anyone; a bad key there is treated as no key.
-      if (route.access === 'public') return anonymous(ex.requestId);
-      throw error;
-    }
-  }
-
-  /** A 402 of the wallet flow: its body, and the x402 requirements base64-encoded in PAYMENT-REQUIRED. */
-  function paymentRequired(body: object): Reply & { body: string } {
-    const headers = { 'content-type': JSON_TYPE_HEADER, 'payment-required': paymentRequiredHeader(config.x402) };
-    return { status: 402, headers, body: JSON.stringify(body) };
-  }
-
-  async function send(ex: Exchange, label: string, reply: Reply): Promise<void> {
-    if ('body' in reply) return sendWhole(ex, label, reply);
-    observe(ex, label, reply.status);
-    ex.res.writeHead(reply.status, { ...reply.headers, ...ex.headers });
-    if ('stream' in reply) return writeChunks(ex.res, ex.signal, reply.stream, reply.writeAheadBytes);
-    return writeEvents(ex.res, ex.signal, reply.events.source, reply.events.toData, (error) =>
-      logger.error({ reqId: ex.requestId, err: error, route: label }, 'stream failed'),
-    );
-  }
-
-  /** A whole answer in one write, with its length. */
-  function sendWhole(ex: Exchange, label: string, reply: Reply & { body: string | Uint8Array }): void {
-    observe(ex, label, reply.status);
-    if (ex.res.destroyed || ex.res.headersSent) return;
-    const { body } = reply;
-    ex.res.writeHead(reply.status, {
-      ...reply.headers,
-      ...ex.headers,
-      'content-length': String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength),
-    });
-    ex.res.end(body);
-  }
-
-  function observe(ex: Exchange, label: string, status: number): void {
-    const seconds = (performance.now() - ex.started) / 1000;
-    const method = ex.req.method ?? 'GET';
-    metrics.observeRequest(method, label, status, seconds);
-    logger.info({ reqId: ex.requestId, method, route: label, status, ms: Math.round(seconds * 1000) }, 'request');
   }
 
   return {
@@ -230,4 +173,75 @@ const notFound = (method: string, path: string) => new NotFoundError(`Route not 
 function errorReply(error: unknown, requestId: string): Reply & { body: string } {
   const { status, body, headers } = errorPayload(error, requestId);
   return { status, headers: { 'content-type': JSON_TYPE_HEADER, ...headers }, body };
+}
+
+/** The caller's request id when it is one of ours (32 hex digits), else a new one. */
+function requestIdOf(incoming: string | string[] | undefined): string {
+  return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming.toLowerCase() : newRequestId();
+}
+
+/** Aborted when the client leaves before the answer is written out. */
+function abortWhenClientGone(res: HttpResponse): AbortController {
+  const controller = new AbortController();
+  res.once('close', () => {
+    if (!res.writableFinished) controller.abort();
+  });
+  return controller;
+}
+
+/** The route's caller; on a public route a bad key counts as no key, since it answers anyone. */
+async function authenticate(services: Operations, ex: Exchange, route: Route): Promise<AuthContext> {
+  try {
+    return await services.auth.authenticate(ex.req.headers, ex.requestId);
+  } catch (error) {
+    if (route.access === 'public') return anonymous(ex.requestId);
+    throw error;
+  }
+}
+
+function methodNotAllowed(method: string, path: string, allowed: readonly string[]): Reply & { body: string } {
+  const error = { error: `Method ${clip(method)} not allowed on ${clip(path)}`, code: 'METHOD_NOT_ALLOWED' };
+  const headers = { 'content-type': JSON_TYPE_HEADER, allow: allowed.join(', ') };
+  return { status: 405, headers, body: JSON.stringify(error) };
+}
+
+/** Writing an answer (whole, streamed or SSE), with its metrics and request-log line. */
+function createResponder(logger: Logger, metrics: Metrics, config: Config) {
+  /** A 402 of the wallet flow: its body, and the x402 requirements base64-encoded in PAYMENT-REQUIRED. */
+  function paymentRequired(body: object): Reply & { body: string } {
+    const headers = { 'content-type': JSON_TYPE_HEADER, 'payment-required': paymentRequiredHeader(config.x402) };
+    return { status: 402, headers, body: JSON.stringify(body) };
+  }
+
+  async function send(ex: Exchange, label: string, reply: Reply): Promise<void> {
+    if ('body' in reply) return sendWhole(ex, label, reply);
+    observe(ex, label, reply.status);
+    ex.res.writeHead(reply.status, { ...reply.headers, ...ex.headers });
+    if ('stream' in reply) return writeChunks(ex.res, ex.signal, reply.stream, reply.writeAheadBytes);
+    return writeEvents(ex.res, ex.signal, reply.events.source, reply.events.toData, (error) =>
+      logger.error({ reqId: ex.requestId, err: error, route: label }, 'stream failed'),
+    );
+  }
+
+  /** A whole answer in one write, with its length. */
+  function sendWhole(ex: Exchange, label: string, reply: Reply & { body: string | Uint8Array }): void {
+    observe(ex, label, reply.status);
+    if (ex.res.destroyed || ex.res.headersSent) return;
+    const { body } = reply;
+    ex.res.writeHead(reply.status, {
+      ...reply.headers,
+      ...ex.headers,
+      'content-length': String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength),
+    });
+    ex.res.end(body);
+  }
+
+  function observe(ex: Exchange, label: string, status: number): void {
+    const seconds = (performance.now() - ex.started) / 1000;
+    const method = ex.req.method ?? 'GET';
+    metrics.observeRequest(method, label, status, seconds);
+    logger.info({ reqId: ex.requestId, method, route: label, status, ms: Math.round(seconds * 1000) }, 'request');
+  }
+
+  return { send, sendWhole, observe, paymentRequired };
 }

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { getOperationAST, GraphQLError, type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
+import type { SubscribePayload } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
 import { createGraphQLError } from 'graphql-yoga';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -43,13 +44,15 @@ export interface GraphQLWebSocket {
  * Nothing a client sends can end the process: a frame over `maxPayloadBytes` closes its socket (1009), a frame
  * that is not the protocol's closes it (4400), and socket errors are logged.
  */
-export function createGraphQLWebSocket(deps: {
+interface WebSocketDeps {
   graphql: GraphQLServer;
   services: Operations;
   logger: Logger;
   path: string;
   maxPayloadBytes: number;
-}): GraphQLWebSocket {
+}
+
+export function createGraphQLWebSocket(deps: WebSocketDeps): GraphQLWebSocket {
   const wss = new WebSocketServer({ noServer: true, maxPayload: deps.maxPayloadBytes });
   const connections = new WeakMap<object, Connection>();
   const operations = new WeakMap<object, Enveloped>();
@@ -62,13 +65,7 @@ export function createGraphQLWebSocket(deps: {
     {
       connectionInitWaitTimeout: 10_000,
       async onConnect(ctx) {
-        const headers = new Headers();
-        for (const [name, value] of Object.entries(ctx.extra.request.headers)) {
-          if (typeof value === 'string') headers.set(name, value);
-        }
-        for (const [name, value] of Object.entries(ctx.connectionParams ?? {})) {
-          if (CREDENTIAL_HEADERS.includes(name.toLowerCase()) && typeof value === 'string') headers.set(name, value);
-        }
+        const headers = connectionHeaders(ctx.extra.request, ctx.connectionParams);
         try {
           const auth = await deps.services.auth.authenticate(headers, newRequestId());
           connections.set(ctx, { headers, apiKeyCaller: auth.kind === 'apiKey', operations: new Map() });
@@ -89,45 +86,11 @@ export function createGraphQLWebSocket(deps: {
       async onSubscribe(ctx, id, payload) {
         const connection = connections.get(ctx);
         if (!connection) return [createGraphQLError('Not connected.')];
-        const abort = new AbortController();
-        const request = new Request(`http://localhost${deps.path}`, {
-          headers: connection.headers,
-          signal: abort.signal,
-        });
-        const enveloped = deps.graphql.getEnveloped({
-          request,
-          requestId: newRequestId(),
-          params: payload,
-          apiKeyCaller: connection.apiKeyCaller,
-        });
-        let document: DocumentNode;
-        try {
-          document = enveloped.parse(payload.query);
-          const errors = enveloped.validate(enveloped.schema, document);
-          if (errors.length > 0) return errors.map(withoutHttp);
-        } catch (error) {
-          if (error instanceof GraphQLError) return [withoutHttp(error)];
-          throw error;
-        }
-        if (!getOperationAST(document, payload.operationName))
-          return [createGraphQLError('Could not determine which operation to run.')];
-        let contextValue: Awaited<ReturnType<Enveloped['contextFactory']>>;
-        try {
-          contextValue = await enveloped.contextFactory();
-        } catch (error) {
-          if (error instanceof GraphQLError) return [withoutHttp(error)];
-          throw error;
-        }
-        operations.set(contextValue, enveloped);
-        connection.operations.set(id, abort); // from here on, onComplete or onClose aborts it
-        const args: ExecutionArgs = {
-          schema: enveloped.schema,
-          document,
-          contextValue,
-          variableValues: payload.variables,
-          operationName: payload.operationName,
-        };
-        return args;
+        const prepared = await prepareOperation(deps, connection, payload);
+        if (!('enveloped' in prepared)) return prepared;
+        operations.set(prepared.args.contextValue as object, prepared.enveloped);
+        connection.operations.set(id, prepared.abort); // from here on, onComplete or onClose aborts it
+        return prepared.args;
       },
       execute: (args) => operations.get(args.contextValue as object)!.execute(args),
       subscribe: async (args) => {
@@ -156,6 +119,58 @@ export function createGraphQLWebSocket(deps: {
       await new Promise<void>((resolve) => wss.close(() => resolve()));
     },
   };
+}
+
+/** The upgrade request's headers, with the credentials `connection_init`'s payload carries. */
+function connectionHeaders(request: IncomingMessage, params: Record<string, unknown> | undefined): Headers {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (typeof value === 'string') headers.set(name, value);
+  }
+  for (const [name, value] of Object.entries(params ?? {})) {
+    if (CREDENTIAL_HEADERS.includes(name.toLowerCase()) && typeof value === 'string') headers.set(name, value);
+  }
+  return headers;
+}
+
+/**
+ * One operation through Yoga's plugins, as an HTTP request would go: parsed, validated (the limits are validation
+ * rules) and given its context, or the errors to send instead.
+ */
+async function prepareOperation(
+  deps: WebSocketDeps,
+  connection: Connection,
+  payload: SubscribePayload,
+): Promise<{ args: ExecutionArgs; enveloped: Enveloped; abort: AbortController } | readonly GraphQLError[]> {
+  const abort = new AbortController();
+  const request = new Request(`http://localhost${deps.path}`, { headers: connection.headers, signal: abort.signal });
+  const enveloped = deps.graphql.getEnveloped({
+    request,
+    requestId: newRequestId(),
+    params: payload,
+    apiKeyCaller: connection.apiKeyCaller,
+  });
+  let document: DocumentNode;
+  let contextValue: Awaited<ReturnType<Enveloped['contextFactory']>>;
+  try {
+    document = enveloped.parse(payload.query);
+    const errors = enveloped.validate(enveloped.schema, document);
+    if (errors.length > 0) return errors.map(withoutHttp);
+    if (!getOperationAST(document, payload.operationName))
+      return [createGraphQLError('Could not determine which operation to run.')];
+    contextValue = await enveloped.contextFactory();
+  } catch (error) {
+    if (error instanceof GraphQLError) return [withoutHttp(error)];
+    throw error;
+  }
+  const args: ExecutionArgs = {
+    schema: enveloped.schema,
+    document,
+    contextValue,
+    variableValues: payload.variables,
+    operationName: payload.operationName,
+  };
+  return { args, enveloped, abort };
 }
 
 /** The error as sent: its `http` extension is for the HTTP transports, not for the client. */

@@ -215,16 +215,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       balanceLeases: e.LAGOON_BALANCE_LEASES,
     },
     streams: { maxDurationMs: e.LAGOON_MAX_STREAM_SECONDS * 1000 },
-    graphql: {
-      maxDepth: e.GRAPHQL_MAX_DEPTH,
-      maxCost: e.GRAPHQL_MAX_COST,
-      maxAliases: e.GRAPHQL_MAX_ALIASES,
-      maxTokens: e.GRAPHQL_MAX_TOKENS,
-      maxDirectives: e.GRAPHQL_MAX_DIRECTIVES,
-      maxPaidFields: e.GRAPHQL_MAX_PAID_FIELDS,
-      introspection: e.LAGOON_GRAPHQL_INTROSPECTION,
-      graphiql: e.GRAPHIQL,
-    },
+    graphql: graphqlLimits(e),
     controlSocket: e.LAGOON_CONTROL_SOCKET,
     heapGrowingPercent: e.LAGOON_HEAP_GROWING_PERCENT,
     textParser: {
@@ -247,29 +238,53 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       apiKey: e.OPENAI_COMPATIBLE_API_KEY,
       refreshMs: e.OPENAI_COMPATIBLE_REFRESH_SECONDS * 1000,
     },
-    jobs: {
-      concurrency: e.LAGOON_JOB_CONCURRENCY,
-      workers: e.LAGOON_JOB_WORKERS,
-      retries: e.LAGOON_JOB_RETRIES,
-      timeoutMs: e.LAGOON_JOB_TIMEOUT_SECONDS * 1000,
-      heartbeatSeconds: e.LAGOON_JOB_HEARTBEAT_SECONDS,
-      holdTtlMs: e.LAGOON_JOB_HOLD_SECONDS * 1000,
-      mediaTtlMs: e.LAGOON_MEDIA_RETENTION_HOURS * 3_600_000,
-    },
+    jobs: jobQueue(e),
     backgroundRemoval: {
       url: e.LAGOON_BACKGROUND_REMOVAL_URL,
       model: e.LAGOON_BACKGROUND_REMOVAL_MODEL,
       priceUsd: e.LAGOON_BACKGROUND_REMOVAL_PRICE_USD,
     },
-    media: {
-      secret: e.LAGOON_MEDIA_SECRET,
-      urlTtlMs: e.LAGOON_MEDIA_URL_TTL_SECONDS * 1000,
-      publicUrl: e.LAGOON_PUBLIC_URL?.replace(/\/+$/, ''),
-      sweepIntervalMs: e.LAGOON_MEDIA_SWEEP_SECONDS * 1000,
-      storage: mediaStorage(e),
-    },
+    media: mediaConfig(e),
     x402: x402FromEnv(e),
   });
+}
+
+/** The GraphQL endpoint's limits and tools. */
+function graphqlLimits(e: Environment): Config['graphql'] {
+  return {
+    maxDepth: e.GRAPHQL_MAX_DEPTH,
+    maxCost: e.GRAPHQL_MAX_COST,
+    maxAliases: e.GRAPHQL_MAX_ALIASES,
+    maxTokens: e.GRAPHQL_MAX_TOKENS,
+    maxDirectives: e.GRAPHQL_MAX_DIRECTIVES,
+    maxPaidFields: e.GRAPHQL_MAX_PAID_FIELDS,
+    introspection: e.LAGOON_GRAPHQL_INTROSPECTION,
+    graphiql: e.GRAPHIQL,
+  };
+}
+
+/** The job queue: how many run, how often they retry and report, how long media is kept. */
+function jobQueue(e: Environment): Config['jobs'] {
+  return {
+    concurrency: e.LAGOON_JOB_CONCURRENCY,
+    workers: e.LAGOON_JOB_WORKERS,
+    retries: e.LAGOON_JOB_RETRIES,
+    timeoutMs: e.LAGOON_JOB_TIMEOUT_SECONDS * 1000,
+    heartbeatSeconds: e.LAGOON_JOB_HEARTBEAT_SECONDS,
+    holdTtlMs: e.LAGOON_JOB_HOLD_SECONDS * 1000,
+    mediaTtlMs: e.LAGOON_MEDIA_RETENTION_HOURS * 3_600_000,
+  };
+}
+
+/** Media URLs, their signing, and where the bytes are stored. */
+function mediaConfig(e: Environment): Config['media'] {
+  return {
+    secret: e.LAGOON_MEDIA_SECRET,
+    urlTtlMs: e.LAGOON_MEDIA_URL_TTL_SECONDS * 1000,
+    publicUrl: e.LAGOON_PUBLIC_URL?.replace(/\/+$/, ''),
+    sweepIntervalMs: e.LAGOON_MEDIA_SWEEP_SECONDS * 1000,
+    storage: mediaStorage(e),
+  };
 }
 
 /** The media store: `s3` when a bucket is set (unless LAGOON_MEDIA_STORAGE says otherwise), else `local`. */

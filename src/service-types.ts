@@ -7,9 +7,7 @@ import type { AuthService } from './auth/auth.service.ts';
 import type { LastUsedTracker } from './auth/last-used.ts';
 import type { AnalyticsService } from './billing/analytics.service.ts';
 import type { BalanceService } from './billing/balance.service.ts';
-import type { BillingService, BillingOptions } from './billing/billing.service.ts';
-import type { LeaseOptions } from './billing/lease-options.ts';
-import type { LeasePeers } from './billing/leased-holds.ts';
+import type { BillingService } from './billing/billing.service.ts';
 import type { UsageHistoryService } from './billing/usage-history.ts';
 import type { UsageService } from './billing/usage.service.ts';
 import type { CatalogService } from './catalog/catalog.service.ts';
@@ -153,23 +151,10 @@ export type ServiceOptions = Pick<Config, 'auth' | 'billing'> & {
   readonly imageWork?: Config['imageWork'];
   /** Built-in speech calls in flight at most (none: 4 per eSpeak thread). */
   readonly speech?: Config['speech'];
-  /** Wallet callers: sign-in rules, minimum balance, top-up settings (none: the defaults, no receiver). */
-  readonly x402?: Config['x402'];
+  /** Wallet callers: sign-in rules, minimum balance, top-up settings. */
+  readonly x402: Config['x402'];
   /** HOST and PORT: the default sign-in domains when neither LAGOON_SIWE_DOMAINS nor LAGOON_PUBLIC_URL is set. */
-  readonly http?: Pick<Config['http'], 'host' | 'port'>;
+  readonly http: Pick<Config['http'], 'host' | 'port'>;
 };
 
-export interface BillingChoice extends BillingOptions {
-  /** How many billing batches may run at once (batch-writer.ts; default 1). */
-  readonly batchLanes?: number;
-  /**
-   * Balance leases (LAGOON_BALANCE_LEASES, leased-holds.ts): calls draw their holds in memory and their settlements
-   * are written after the answer. Without it every call holds and settles in the database before it returns.
-   */
-  readonly leases?: LeaseOptions & {
-    /** The other processes holding leases (none: this process alone). */
-    readonly peers?: LeasePeers;
-    /** This process's name on its lease rows. */
-    readonly holder?: string;
-  };
-}
+export type { BillingChoice } from './billing/billing-wiring.ts';

@@ -11,21 +11,16 @@ import { keyCacheChannel, keyCacheSyncTiming } from './auth/key-cache-sync.ts';
 import { LastUsedTracker } from './auth/last-used.ts';
 import { AnalyticsService, createAnalyticsCache } from './billing/analytics.service.ts';
 import { BalanceService } from './billing/balance.service.ts';
-import { BatchWriter } from './billing/batch-writer.ts';
-import { BillingService } from './billing/billing.service.ts';
-import { TransactionHolds } from './billing/holds.ts';
-import { LeasedHolds, NO_LEASE_PEERS } from './billing/leased-holds.ts';
+import type { BillingService } from './billing/billing.service.ts';
 import { DEFAULT_LEASE_OPTIONS } from './billing/lease-options.ts';
 import { LeaseReclaim } from './billing/lease-reclaim.ts';
 import { UsageEventPublisher } from './billing/usage-events.ts';
-import type { UsagePublisher } from './billing/usage.types.ts';
 import { UsageHistoryService } from './billing/usage-history.ts';
 import { UsageService } from './billing/usage.service.ts';
 import { CatalogService } from './catalog/catalog.service.ts';
 import { CharacterService } from './characters/character.service.ts';
 import { CharacterReviewService } from './characters/review.service.ts';
 import { ChatService } from './chat/chat.service.ts';
-import { loadConfig } from './config.ts';
 import { createCryptoRpc } from './crypto-rpc/crypto-rpc.wiring.ts';
 import type { Database } from './db/database.ts';
 import { instanceSecret } from './instance-secret.ts';
@@ -45,7 +40,8 @@ import { TranscriptionService } from './media/transcription/transcription.servic
 import { TranscriptionGateway } from './providers/transcription/transcription-gateway.ts';
 import { EmbeddingGateway } from './providers/embeddings/embedding-gateway.ts';
 import { createSpeechService } from './media/speech/speech.wiring.ts';
-import { WebScrapingConfigSchema } from './operator-config/schema.ts';
+import { BUILT_IN_PROVIDERS } from './operator-config/default-config.ts';
+import { DEFAULT_WEB_SCRAPING } from './operator-config/schema.ts';
 import { ChatGateway } from './providers/chat/chat-gateway.ts';
 import { ModelDiscovery } from './providers/chat/model-discovery.ts';
 import { buildSearchRoutes, SearchRouter } from './providers/search/search-routing.ts';
@@ -60,47 +56,104 @@ import { WalletAuthenticator } from './wallets/wallet-auth.ts';
 import { WalletService } from './wallets/wallet.service.ts';
 import { TopUpService } from './wallets/top-up.service.ts';
 
-import type { BillingChoice, ServiceOptions, Services } from './service-types.ts';
+import type { ServiceOptions, Services } from './service-types.ts';
 
 export type { BillingChoice, Operations, ServiceOptions, Services } from './service-types.ts';
+export { createBilling } from './billing/billing-wiring.ts';
+import { createBilling } from './billing/billing-wiring.ts';
 
-/** The money core, wired: one batch writer under the holds this process uses, under the billing service. */
-export function createBilling(deps: {
-  db: Database;
-  logger: Logger;
-  options: BillingChoice;
-  publisher?: UsagePublisher;
-}): BillingService {
-  const { db, logger, options, publisher } = deps;
-  const writer = new BatchWriter({ db, logger, lanes: options.batchLanes });
-  const perCall = new TransactionHolds({ db, writer, logger, publisher });
-  const leases = options.leases;
-  const holds = leases
-    ? new LeasedHolds({
-        writer,
-        perCall,
-        logger,
-        publisher,
-        options: leases,
-        holder: leases.holder ?? randomUUID(),
-        peers: leases.peers ?? NO_LEASE_PEERS,
-      })
-    : perCall;
-  return new BillingService({
-    db,
-    logger,
-    holds,
-    options: { reservationTimeoutMs: options.reservationTimeoutMs, walletMinimumBalance: options.walletMinimumBalance },
-  });
+/** What every part of the wiring shares: the lifecycle, the event bus, the money core and the rate limiter. */
+interface Core {
+  readonly db: Database;
+  readonly logger: Logger;
+  readonly options: ServiceOptions;
+  readonly lifecycle: Lifecycle;
+  readonly events: ReturnType<typeof createEventBus>;
+  readonly billing: BillingService;
+  readonly rateLimiter: ReturnType<typeof createRateLimiter>;
+  readonly catalog: CatalogService;
+  /** The providers every engine is built from; without an operator config (tests) the built-in simulator serves. */
+  readonly providers: typeof BUILT_IN_PROVIDERS;
+  readonly webScraping: typeof DEFAULT_WEB_SCRAPING;
+  /** Every upstream pool reports here (and on to the app's metrics): the operator's health view reads it. */
+  readonly upstreamActivity: UpstreamActivity;
 }
 
 /** Wires the domain services (no DI container: explicit constructor dependencies). */
 export function createServices(db: Database, logger: Logger, options: ServiceOptions): Services {
+  const core = createCore(db, logger, options);
+  const { lifecycle, events, billing, rateLimiter, catalog } = core;
+  const access = createAccess(core);
+  const accounting = createAccounting(core);
+  const chatStack = createChatStack(core);
+  const mediaStack = createMediaStack(core);
+  // Pending charges are written and leases given back before the event bus and the database close.
+  lifecycle.add('billing', { stop: () => billing.close() });
+  lifecycle.add('model discovery', chatStack.modelDiscovery);
+  const { sweeper: mediaSweeper, ...media } = createMediaKit({ db, logger, options: options.media });
+  // Added before everything that reads or writes media, so the store's connections close after all of them.
+  lifecycle.add('media store', { stop: () => media.store.close() });
+  lifecycle.add('media sweep', mediaSweeper);
+  // Cloned voices' samples past their retention, on the media sweep's interval (a clone also clears its account's).
+  lifecycle.add(
+    'voice sweep',
+    periodic(
+      () => mediaStack.speech.sweepExpiredVoices(),
+      options.media?.sweepIntervalMs ?? DEFAULT_MEDIA_SWEEP_MS,
+      logger,
+      'voice sweep',
+    ),
+  );
+  const jobs = createJobServices(
+    {
+      db,
+      billing,
+      catalog,
+      media: media.store,
+      links: media.links,
+      retentionSweepMs: options.media?.sweepIntervalMs,
+      logger,
+      events,
+      providers: options.operatorConfig?.providers,
+      options: options.jobs,
+      webScraping: options.operatorConfig?.chat?.webScraping,
+      rateLimiter,
+      metrics: core.upstreamActivity,
+    },
+    lifecycle,
+  );
+  const walletParts = createWallets(core, access);
+  const operator = new OperatorService({
+    db,
+    accounts: access.services.accounts,
+    billing,
+    analytics: accounting.analytics,
+    upstreams: core.upstreamActivity,
+  });
+  return {
+    ...access.services,
+    operator,
+    ...accounting,
+    ...chatStack,
+    ...mediaStack,
+    ...walletParts,
+    billing,
+    catalog,
+    events,
+    media,
+    jobs,
+    rateLimiter,
+    start: () => lifecycle.start(),
+    stop: () => lifecycle.stop(),
+  };
+}
+
+/** The parts everything else stands on; added to the lifecycle first, so they stop last. */
+function createCore(db: Database, logger: Logger, options: ServiceOptions): Core {
   // Added in order of construction: stopped in reverse, so what a part uses is still open while it stops.
   const lifecycle = new Lifecycle(logger);
   const events = createEventBus({ redisUrl: options.redisUrl, logger, timeoutMs: options.redisTimeoutMs });
   lifecycle.add('events', { stop: () => events.close() });
-  const x402 = options.x402 ?? loadConfig({}).x402;
   const holder = randomUUID();
   const reclaim = new LeaseReclaim({ db, events, logger, holder });
   const billing = createBilling({
@@ -108,13 +161,33 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     logger,
     options: {
       reservationTimeoutMs: options.billing.reservationTimeoutMs,
-      walletMinimumBalance: x402.minBalanceNano,
+      walletMinimumBalance: options.x402.minBalanceNano,
       ...(options.billing.balanceLeases && {
         leases: { ...DEFAULT_LEASE_OPTIONS, holder, peers: reclaim },
       }),
     },
     publisher: new UsageEventPublisher({ events, logger }),
   });
+  // Every paid route admits its calls here first (src/rate-limits; the REST pipeline sends the windows).
+  const rateLimiter = createRateLimiter({
+    db,
+    logger,
+    config: options.operatorConfig?.rateLimits,
+    redisUrl: options.redisUrl,
+    redisTimeoutMs: options.redisTimeoutMs,
+  });
+  lifecycle.add('rate limits', { stop: () => rateLimiter.close() });
+  const providers = options.operatorConfig?.providers ?? BUILT_IN_PROVIDERS;
+  const webScraping = options.operatorConfig?.chat?.webScraping ?? DEFAULT_WEB_SCRAPING;
+  const catalog = new CatalogService({ db });
+  const upstreamActivity = new UpstreamActivity(options.metrics);
+  upstreamActivity.known(providers.map((provider) => provider.id));
+  const base = { db, logger, options, lifecycle, events, billing, rateLimiter, catalog };
+  return { ...base, providers, webScraping, upstreamActivity };
+}
+
+/** Who is calling: keys (cached, their last use tracked), wallets signing in, and the accounts they act for. */
+function createAccess({ db, options, events, logger, billing }: Core) {
   const cache = new KeyCache({
     ttlMs: options.auth.keyCacheTtlMs,
     channel: keyCacheChannel(events, logger, keyCacheSyncTiming(options.redisTimeoutMs)),
@@ -123,11 +196,11 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
   });
   const lastUsed = new LastUsedTracker({ db, logger, intervalMs: options.auth.lastUsedFlushMs });
   const signInSite = new SignInSite({
-    siweDomains: x402.siweDomains,
+    siweDomains: options.x402.siweDomains,
     publicUrl: options.media?.publicUrl,
-    listen: options.http ?? loadConfig({}).http,
+    listen: options.http,
   });
-  const walletAuth = new WalletAuthenticator({ db, x402, site: signInSite });
+  const walletAuth = new WalletAuthenticator({ db, x402: options.x402, site: signInSite });
   const operatorTokens = new OperatorTokenService({ db });
   const auth = new AuthService({ db, cache, lastUsed, wallets: walletAuth, operatorTokens });
   const apiKeys = new ApiKeyService({
@@ -138,37 +211,16 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     settled: billing,
   });
   const accounts = new AccountService({ db, apiKeys, billing });
-  const catalog = new CatalogService({ db });
-  // Every paid route admits its calls here first (src/rate-limits; the REST pipeline sends the windows).
-  const rateLimiter = createRateLimiter({
-    db,
-    logger,
-    config: options.operatorConfig?.rateLimits,
-    redisUrl: options.redisUrl,
-    redisTimeoutMs: options.redisTimeoutMs,
-  });
-  lifecycle.add('rate limits', { stop: () => rateLimiter.close() });
-  const characters = new CharacterService({ db });
-  const characterReviews = new CharacterReviewService({ db });
-  const searchRoutes = buildSearchRoutes({
-    providers: options.operatorConfig?.providers ?? [],
-    mapping: options.operatorConfig?.search,
-  });
-  const search = new SearchService({ billing, router: new SearchRouter(searchRoutes), logger, rateLimiter });
-  const parser = options.textParser;
-  const textParser = new TextParserService({
-    billing,
-    logger,
-    rateLimiter,
-    ...(parser && {
-      options: {
-        perAccount: parser.perAccount,
-        timeoutMs: parser.timeoutMs,
-        queueTimeoutMs: parser.queueTimeoutMs,
-        ...(parser.workers > 0 && { size: parser.workers }),
-      },
-    }),
-  });
+  const web3Keys = new Web3KeyService({ db, apiKeys, secret: instanceSecret(db, 'web3_key_token_secret') });
+  return {
+    services: { auth, apiKeys, accounts, web3Keys, operatorTokens, lastUsed, signInSite },
+    lastUsed,
+    signInSite,
+  };
+}
+
+/** What was spent: usage, its history and analytics, balances. */
+function createAccounting({ db, options, events, logger, billing, lifecycle }: Core) {
   const usage = new UsageService({
     db,
     events,
@@ -186,17 +238,23 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     cache: createAnalyticsCache({ redisUrl: options.redisUrl, redisTimeoutMs: options.redisTimeoutMs, logger }),
     settled: billing,
   });
+  lifecycle.add('analytics cache', { stop: () => analytics.close() });
   const balance = new BalanceService({ db, billing });
-  // Every upstream pool reports here (and on to the app's metrics): the operator's health view reads it.
-  const upstreamActivity = new UpstreamActivity(options.metrics);
-  upstreamActivity.known((options.operatorConfig?.providers ?? [{ id: 'simulator' }]).map((provider) => provider.id));
-  const operatorView = new OperatorService({ db, accounts, billing, analytics, upstreams: upstreamActivity });
-  const chatGateway = new ChatGateway({
-    // Without an operator config (tests wiring services directly) the built-in simulator still serves.
-    providers: options.operatorConfig?.providers ?? [{ id: 'simulator', type: 'simulator' }],
-    logger,
-    metrics: upstreamActivity,
+  return { usage, usageHistory, analytics, balance };
+}
+
+/** Chat and what it draws on (characters, search, scraping, files), the Responses API and the crypto RPC proxy. */
+function createChatStack(core: Core) {
+  const { db, options, logger, billing, rateLimiter, catalog, lifecycle } = core;
+  const characters = new CharacterService({ db });
+  const characterReviews = new CharacterReviewService({ db });
+  const searchRoutes = buildSearchRoutes({
+    providers: options.operatorConfig?.providers ?? [],
+    mapping: options.operatorConfig?.search,
   });
+  const search = new SearchService({ billing, router: new SearchRouter(searchRoutes), logger, rateLimiter });
+  const textParser = createTextParser(core);
+  const chatGateway = new ChatGateway({ providers: core.providers, logger, metrics: core.upstreamActivity });
   const modelDiscovery = new ModelDiscovery({
     gateway: chatGateway,
     catalog,
@@ -205,7 +263,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     logger,
   });
   const scraper = new WebScraper({
-    settings: options.operatorConfig?.chat?.webScraping ?? WebScrapingConfigSchema.parse({}),
+    settings: core.webScraping,
     readPage: (bytes, page) => textParser.readPage(bytes, page),
     logger,
   });
@@ -234,11 +292,34 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     redisUrl: options.redisUrl,
     redisTimeoutMs: options.redisTimeoutMs,
   });
-  lifecycle.add('analytics cache', { stop: () => analytics.close() });
   lifecycle.add('text parser pool', { stop: () => textParser.close() });
   lifecycle.add('crypto RPC proxy', { stop: () => cryptoRpc.close() });
   lifecycle.add('chat upstreams', { stop: () => chatGateway.close() });
   lifecycle.add('chat', { stop: () => chat.close() });
+  const chatParts = { characters, characterReviews, search, scrape, textParser, chatGateway, modelDiscovery, chat };
+  return { ...chatParts, rateLimits, responses, cryptoRpc };
+}
+
+function createTextParser({ options, billing, logger, rateLimiter }: Core): TextParserService {
+  const parser = options.textParser;
+  return new TextParserService({
+    billing,
+    logger,
+    rateLimiter,
+    ...(parser && {
+      options: {
+        perAccount: parser.perAccount,
+        timeoutMs: parser.timeoutMs,
+        queueTimeoutMs: parser.queueTimeoutMs,
+        ...(parser.workers > 0 && { size: parser.workers }),
+      },
+    }),
+  });
+}
+
+/** Pictures (generation, edits, background removal), speech, embeddings and transcription. */
+function createMediaStack(core: Core) {
+  const { db, options, logger, billing, rateLimiter, catalog, lifecycle, providers } = core;
   // One queue for every picture this process works on, so generation and edits together stay within it.
   const pixelWork = createPixelWork(imageThreads(options.imageWork?.threads), options.imageWork?.priority, logger);
   const { engines: imageEngines, ...images } = createImageServices({
@@ -246,7 +327,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     catalog,
     logger,
     providers: options.operatorConfig?.providers,
-    metrics: upstreamActivity,
+    metrics: core.upstreamActivity,
     rateLimiter,
     pixelWork,
   });
@@ -265,7 +346,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
   const backgroundRemoval = createBackgroundRemovalService({
     billing,
     settings: options.backgroundRemoval,
-    scraping: options.operatorConfig?.chat?.webScraping ?? WebScrapingConfigSchema.parse({}),
+    scraping: core.webScraping,
     rateLimiter,
     maxInputTotalPixels: options.imageWork?.maxInputTotalPixels,
   });
@@ -278,73 +359,29 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     providers: options.operatorConfig?.providers,
     rateLimiter,
     maxCalls: options.speech?.maxCalls,
-    metrics: upstreamActivity,
+    metrics: core.upstreamActivity,
   });
   lifecycle.add('speech engines', { stop: () => speech.close() });
-  const embeddings = new EmbeddingService({
-    billing,
-    catalog,
-    logger,
-    rateLimiter,
-    gateway: new EmbeddingGateway(
-      options.operatorConfig?.providers ?? [{ id: 'simulator', type: 'simulator' }],
-      logger,
-      upstreamActivity,
-    ),
-  });
+  const embeddingGateway = new EmbeddingGateway(providers, logger, core.upstreamActivity);
+  const embeddings = new EmbeddingService({ billing, catalog, logger, rateLimiter, gateway: embeddingGateway });
   lifecycle.add('embedding engines', { stop: () => embeddings.close() });
-  const transcription = new TranscriptionService({
-    billing,
-    catalog,
-    rateLimiter,
-    gateway: new TranscriptionGateway(
-      options.operatorConfig?.providers ?? [{ id: 'simulator', type: 'simulator' }],
-      logger,
-      upstreamActivity,
-    ),
-  });
+  const transcriptionGateway = new TranscriptionGateway(providers, logger, core.upstreamActivity);
+  const transcription = new TranscriptionService({ billing, catalog, rateLimiter, gateway: transcriptionGateway });
   lifecycle.add('transcription engines', { stop: () => transcription.close() });
-  // Pending charges are written and leases given back before the event bus and the database close.
-  lifecycle.add('billing', { stop: () => billing.close() });
-  lifecycle.add('model discovery', modelDiscovery);
-  const { sweeper: mediaSweeper, ...media } = createMediaKit({ db, logger, options: options.media });
-  // Added before everything that reads or writes media, so the store's connections close after all of them.
-  lifecycle.add('media store', { stop: () => media.store.close() });
-  lifecycle.add('media sweep', mediaSweeper);
-  // Cloned voices' samples past their retention, on the media sweep's interval (a clone also clears its account's).
-  lifecycle.add(
-    'voice sweep',
-    periodic(
-      () => speech.sweepExpiredVoices(),
-      options.media?.sweepIntervalMs ?? DEFAULT_MEDIA_SWEEP_MS,
-      logger,
-      'voice sweep',
-    ),
-  );
-  const jobs = createJobServices(
-    {
-      db,
-      billing,
-      catalog,
-      media: media.store,
-      links: media.links,
-      retentionSweepMs: options.media?.sweepIntervalMs,
-      logger,
-      events,
-      providers: options.operatorConfig?.providers,
-      options: options.jobs,
-      webScraping: options.operatorConfig?.chat?.webScraping,
-      rateLimiter,
-      metrics: upstreamActivity,
-    },
-    lifecycle,
-  );
-  const wallets = new WalletService({ db, billing, events, x402, site: signInSite });
+  const pictures = { images, imageEdit, backgroundRemoval: backgroundRemoval.service };
+  return { ...pictures, speech, embeddings, transcription };
+}
+
+/** Wallet callers and their top-ups, and the periodic sweeps (nonces, last use, top-ups, reservations). */
+function createWallets(core: Core, access: ReturnType<typeof createAccess>) {
+  const { db, options, logger, billing, events, lifecycle } = core;
+  const { x402 } = options;
+  const wallets = new WalletService({ db, billing, events, x402, site: access.signInSite });
   lifecycle.add(
     'sign-in nonce sweep',
     periodic(() => sweepNonces(db), options.billing.sweepIntervalMs, logger, 'sign-in nonce sweep'),
   );
-  lifecycle.add('last-used flushes', lastUsed);
+  lifecycle.add('last-used flushes', access.lastUsed);
   // Top-ups tell walletBalance subscribers, like every other change of a wallet's credit.
   const topUps = new TopUpService({ db, logger, x402, onCredited: (accountId) => wallets.balanceChanged(accountId) });
   // Top-ups not credited yet (a crash, a lost answer, someone else's transfer) are checked against the chain until it
@@ -361,46 +398,5 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     'reservation sweep',
     periodic(() => billing.sweepExpired(), options.billing.sweepIntervalMs, logger, 'reservation sweep'),
   );
-  const web3Keys = new Web3KeyService({ db, apiKeys, secret: instanceSecret(db, 'web3_key_token_secret') });
-  return {
-    auth,
-    apiKeys,
-    web3Keys,
-    operatorTokens,
-    operator: operatorView,
-    accounts,
-    billing,
-    catalog,
-    characters,
-    characterReviews,
-    lastUsed,
-    search,
-    scrape,
-    textParser,
-    usage,
-    usageHistory,
-    analytics,
-    balance,
-    events,
-    chatGateway,
-    modelDiscovery,
-    chat,
-    cryptoRpc,
-    media,
-    images,
-    imageEdit,
-    backgroundRemoval: backgroundRemoval.service,
-    speech,
-    embeddings,
-    transcription,
-    responses,
-    jobs,
-    rateLimiter,
-    rateLimits,
-    wallets,
-    signInSite,
-    topUps,
-    start: () => lifecycle.start(),
-    stop: () => lifecycle.stop(),
-  };
+  return { wallets, topUps };
 }

@@ -40,6 +40,44 @@ const VIDEO_BODY: Record<JobKind, Pick<Route, 'bodyLimit'>> = { audio: {}, video
 
 const TAGS: Record<JobKind, string> = { audio: 'Audio', video: 'Video' };
 
+/** Retrieve answers a status while the job runs and the media (or its URL) once done. */
+function retrieveRoute(kind: JobKind): Route {
+  const tags = [TAGS[kind]];
+  return {
+    method: 'POST',
+    path: `/${kind}/retrieve`,
+    access: 'account',
+    doc: {
+      summary: `A queued ${kind} job: its status while it runs, its media when done`,
+      tags,
+      body: RetrieveJobInput,
+      responseDescription:
+        'Waiting or running: JSON {status: PROCESSING, average_execution_time, execution_duration} (ms). Done: ' +
+        'the media bytes with their Content-Type (a Range header gives 206, or 416 past the end), or for models ' +
+        'that deliver by URL JSON {status: "COMPLETED", download_url, average_execution_time, ' +
+        'execution_duration} (video: the URL also as video_url). Failed: JSON {status: "FAILED", error, ' +
+        'average_execution_time, execution_duration}. ' +
+        "Unknown, another account's or deleted: 404 MEDIA_NOT_FOUND.",
+    },
+    async handler(call) {
+      const { services, auth } = call;
+      const body = await call.json();
+      const retrieved = await services.jobs.service.retrieve(auth, kind, body, { origin: call.origin });
+      if (retrieved.kind === 'status') {
+        const status = retrieved.body;
+        // veniceai-cli's `video status` and `video retrieve` read the finished clip's URL as video_url.
+        const alias = kind === 'video' && 'download_url' in status ? { video_url: status.download_url } : {};
+        return json({ ...status, ...alias });
+      }
+      const range = { method: 'GET', range: call.header('range'), ifRange: call.header('if-range') };
+      return mediaReply(services.media.store, retrieved.media, range, call.requestId, {
+        cacheControl: 'no-store',
+        afterSent: retrieved.afterSent,
+      });
+    },
+  };
+}
+
 function jobRoutes(kind: JobKind): Route[] {
   const tags = [TAGS[kind]];
   return [
@@ -77,39 +115,7 @@ function jobRoutes(kind: JobKind): Route[] {
         });
       },
     },
-    {
-      method: 'POST',
-      path: `/${kind}/retrieve`,
-      access: 'account',
-      doc: {
-        summary: `A queued ${kind} job: its status while it runs, its media when done`,
-        tags,
-        body: RetrieveJobInput,
-        responseDescription:
-          'Waiting or running: JSON {status: PROCESSING, average_execution_time, execution_duration} (ms). Done: ' +
-          'the media bytes with their Content-Type (a Range header gives 206, or 416 past the end), or for models ' +
-          'that deliver by URL JSON {status: "COMPLETED", download_url, average_execution_time, ' +
-          'execution_duration} (video: the URL also as video_url). Failed: JSON {status: "FAILED", error, ' +
-          'average_execution_time, execution_duration}. ' +
-          "Unknown, another account's or deleted: 404 MEDIA_NOT_FOUND.",
-      },
-      async handler(call) {
-        const { services, auth } = call;
-        const body = await call.json();
-        const retrieved = await services.jobs.service.retrieve(auth, kind, body, { origin: call.origin });
-        if (retrieved.kind === 'status') {
-          const status = retrieved.body;
-          // veniceai-cli's `video status` and `video retrieve` read the finished clip's URL as video_url.
-          const alias = kind === 'video' && 'download_url' in status ? { video_url: status.download_url } : {};
-          return json({ ...status, ...alias });
-        }
-        const range = { method: 'GET', range: call.header('range'), ifRange: call.header('if-range') };
-        return mediaReply(services.media.store, retrieved.media, range, call.requestId, {
-          cacheControl: 'no-store',
-          afterSent: retrieved.afterSent,
-        });
-      },
-    },
+    retrieveRoute(kind),
     {
       method: 'POST',
       path: `/${kind}/complete`,

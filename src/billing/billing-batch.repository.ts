@@ -57,27 +57,8 @@ export async function claimAndLock(
   keySpendRows: readonly { apiKeyId: string; periodStart: Date }[],
   leaseUpdates: readonly LeaseUpdateOp[] = [],
 ): Promise<BatchLocks> {
-  const leaseEntries = leaseUpdates.flatMap((op) => op.calls.flatMap((call) => call.entries));
-  const rows = [...entries, ...leaseEntries].map((e) => ({
-    id: e.id,
-    ...usageEntryColumns(e),
-    amount: String(e.amount),
-    inference_details: e.inferenceDetails,
-  }));
-  const leases = leaseUpdates.map((op) => ({
-    id: op.lease.id,
-    consumed: String(op.calls.reduce((sum, call) => sum + call.charged, 0n)),
-    expires_at: op.expiresAt,
-    finish: op.finish,
-  }));
-  const keys = keySpendRows.map((row) => ({ api_key_id: row.apiKeyId, period_start: row.periodStart }));
-  const result = await sql<{
-    claimed: string[];
-    leases: { id: string; amount: string }[];
-    balances: JsonBalance[];
-    spends: JsonKeySpend[];
-    xid: string;
-  }>`/* prepared:batch_claim_and_lock */
+  const { rows, leases, keys } = claimParams(entries, keySpendRows, leaseUpdates);
+  const result = await sql<ClaimRow>`/* prepared:batch_claim_and_lock */
     with candidate as (
       select * from jsonb_to_recordset(${rowsParam(rows)}::jsonb) as e(
         id uuid, account_id uuid, api_key_id uuid, reservation_id uuid, created_at timestamptz, sku text, model_id text,
@@ -147,6 +128,42 @@ export async function claimAndLock(
       pg_current_xact_id()::text as xid`.execute(trx);
   const row = result.rows[0];
   if (!row) throw new Error('The batch lock statement returned no row');
+  return locksOf(row);
+}
+
+/** What the claim statement answers, int8 as text. */
+interface ClaimRow {
+  claimed: string[];
+  leases: { id: string; amount: string }[];
+  balances: JsonBalance[];
+  spends: JsonKeySpend[];
+  xid: string;
+}
+
+/** The claim statement's JSON parameters: the usage entries to insert, the lease updates, the key spend rows. */
+function claimParams(
+  entries: readonly SettledUsageEntry[],
+  keySpendRows: readonly { apiKeyId: string; periodStart: Date }[],
+  leaseUpdates: readonly LeaseUpdateOp[],
+) {
+  const leaseEntries = leaseUpdates.flatMap((op) => op.calls.flatMap((call) => call.entries));
+  const rows = [...entries, ...leaseEntries].map((e) => ({
+    id: e.id,
+    ...usageEntryColumns(e),
+    amount: String(e.amount),
+    inference_details: e.inferenceDetails,
+  }));
+  const leases = leaseUpdates.map((op) => ({
+    id: op.lease.id,
+    consumed: String(op.calls.reduce((sum, call) => sum + call.charged, 0n)),
+    expires_at: op.expiresAt,
+    finish: op.finish,
+  }));
+  const keys = keySpendRows.map((row) => ({ api_key_id: row.apiKeyId, period_start: row.periodStart }));
+  return { rows, leases, keys };
+}
+
+function locksOf(row: ClaimRow): BatchLocks {
   return {
     claimed: new Set(row.claimed),
     leases: new Map(row.leases.map((lease) => [lease.id, BigInt(lease.amount)])),

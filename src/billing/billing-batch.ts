@@ -15,6 +15,7 @@ import type {
   LeaseUpdateOp,
   LockedBalance,
   LockedKeySpend,
+  ReserveOp,
   SettleOp,
 } from './billing-ops.ts';
 import type { Currency, Nano } from './money.ts';
@@ -116,13 +117,22 @@ export function planBatch(
   spends: readonly LockedKeySpend[],
   leases: ReadonlyMap<string, Nano> = new Map(),
 ): BatchPlan {
-  const balance = new Map(
-    balances.map((row) => [balanceKey(row.account_id, row.currency), { amount: row.amount, reserved: row.reserved }]),
-  );
-  const spend = new Map(spends.map((row) => [keySpendKey(row.api_key_id, row.period_start), { ...row }]));
-  const balanceChanges = new Map<string, BalanceChange>();
-  const keySpendChanges = new Map<string, KeySpendChange>();
-  const plan: BatchPlan = {
+  const planner = new BatchPlanner(balances, spends);
+  ops.forEach((op, index) => {
+    if (op.kind === 'lease') planner.updateLease(op, leases.get(op.lease.id));
+    else if (op.kind === 'settle') planner.settle(op, winners.has(index));
+    else planner.reserve(op);
+  });
+  return planner.finish();
+}
+
+/** The locked rows as the batch's ops change them, one op after another, and what the batch will write. */
+class BatchPlanner {
+  private readonly balance: Map<string, { amount: Nano; reserved: Nano }>;
+  private readonly spend: Map<string, { -readonly [K in keyof LockedKeySpend]: LockedKeySpend[K] }>;
+  private readonly balanceChanges = new Map<string, BalanceChange>();
+  private readonly keySpendChanges = new Map<string, KeySpendChange>();
+  private readonly plan: BatchPlan = {
     outcomes: [],
     reservations: [],
     leaseChanges: [],
@@ -131,24 +141,195 @@ export function planBatch(
     keySpendChanges: [],
   };
 
-  const changeBalance = (accountId: string, currency: Currency, amount: Nano, reserved: Nano) => {
+  constructor(balances: readonly LockedBalance[], spends: readonly LockedKeySpend[]) {
+    this.balance = new Map(
+      balances.map((row) => [balanceKey(row.account_id, row.currency), { amount: row.amount, reserved: row.reserved }]),
+    );
+    this.spend = new Map(spends.map((row) => [keySpendKey(row.api_key_id, row.period_start), { ...row }]));
+  }
+
+  updateLease(op: LeaseUpdateOp, held: Nano | undefined): void {
+    const { plan } = this;
+    if (held === undefined) {
+      plan.outcomes.push({ kind: 'unheld' });
+      return;
+    }
+    const { lease } = op;
+    const group = limitGroupOf(lease.currency);
+    const balancesAfterCalls = op.calls.map((call) => {
+      const balanceAfter = this.changeBalance(lease.accountId, lease.currency, -call.charged, -call.charged);
+      if (lease.apiKeyId && lease.keyPeriodStart)
+        this.changeKeySpend(lease.apiKeyId, lease.keyPeriodStart, group, call.charged, -call.charged);
+      if (call.charged > 0n)
+        plan.ledger.push({
+          accountId: lease.accountId,
+          currency: lease.currency,
+          amount: -call.charged,
+          balanceAfter,
+          requestId: call.requestId,
+          modelId: call.modelId,
+          createdAt: call.createdAt,
+        });
+      return balanceAfter;
+    });
+    let delta = 0n;
+    const granted =
+      op.grow && !op.finish && !this.inDebt(lease.accountId)
+        ? grantOf(
+            op.grow.min,
+            op.grow.target,
+            this.roomOf(lease.accountId, lease.currency, lease.apiKeyId, lease.keyPeriodStart).room,
+          )
+        : 0n;
+    if (op.finish) delta = -held;
+    else if (granted > 0n) delta = granted;
+    else if (op.release > 0n) delta = op.release < held ? -op.release : -held;
+    const balanceAfter = this.changeBalance(lease.accountId, lease.currency, 0n, delta);
+    if (delta !== 0n) {
+      if (lease.apiKeyId && lease.keyPeriodStart)
+        this.changeKeySpend(lease.apiKeyId, lease.keyPeriodStart, group, 0n, delta);
+      if (!op.finish) plan.leaseChanges.push({ id: lease.id, delta });
+    }
+    plan.outcomes.push({ kind: 'lease', amount: held + delta, grown: granted, balanceAfter, balancesAfterCalls });
+  }
+
+  /** `won`: the batch moved this op's reservation from held to settled (settleWinners). */
+  settle(op: SettleOp, won: boolean): void {
+    const { plan } = this;
+    if (!won) {
+      plan.outcomes.push({ kind: 'unheld' });
+      return;
+    }
+    const { reservation, charged } = op;
+    const balanceAfter = this.changeBalance(reservation.accountId, reservation.currency, -charged, -reservation.amount);
+    if (reservation.apiKeyId && reservation.keyPeriodStart) {
+      this.changeKeySpend(
+        reservation.apiKeyId,
+        reservation.keyPeriodStart,
+        limitGroupOf(reservation.currency),
+        charged,
+        -reservation.amount,
+      );
+    }
+    if (charged > 0n) {
+      plan.ledger.push({
+        accountId: reservation.accountId,
+        currency: reservation.currency,
+        amount: -charged,
+        balanceAfter,
+        requestId: reservation.requestId,
+        modelId: op.modelId,
+        createdAt: op.createdAt,
+      });
+    }
+    const charge: SettledCharge = {
+      reservationId: reservation.id,
+      currency: reservation.currency,
+      charged,
+      balanceAfter,
+      usageEntryIds: op.entries.map((entry) => entry.id),
+      alreadySettled: false,
+    };
+    plan.outcomes.push({ kind: 'settled', charge, entries: op.entries });
+  }
+
+  /** Holds the price in the first currency, in charging order, that the balance and the key limit both allow. */
+  reserve(op: ReserveOp): void {
+    let blockedBy: LimitGroup | undefined;
+    for (const currency of this.inDebt(op.accountId) ? [] : (op.currencies ?? CHARGING_ORDER)) {
+      const amount = priceIn(op.maxCost, currency);
+      const row = this.balance.get(balanceKey(op.accountId, currency));
+      const needed = op.minimumFree !== undefined && op.minimumFree > amount ? op.minimumFree : amount;
+      if (!row || row.amount - row.reserved < needed) continue;
+      const group = limitGroupOf(currency);
+      // A wallet caller (no key) has no key limit: only its balance decides.
+      if (
+        op.apiKeyId !== null &&
+        op.keyPeriodStart !== null &&
+        this.overKeyLimit(op.apiKeyId, op.keyPeriodStart, group, amount)
+      ) {
+        blockedBy ??= group;
+        continue;
+      }
+      this.hold(op, currency, amount);
+      return;
+    }
+    this.plan.outcomes.push({ kind: 'refused', blockedBy });
+  }
+
+  private overKeyLimit(apiKeyId: string, periodStart: Date, group: LimitGroup, amount: Nano): boolean {
+    const keyRow = this.spend.get(keySpendKey(apiKeyId, periodStart));
+    if (!keyRow) throw new Error('The key spend row of a reserving key was not locked');
+    const limit = group === 'usd' ? keyRow.limit_usd : keyRow.limit_diem;
+    const used = group === 'usd' ? keyRow.spent_usd + keyRow.reserved_usd : keyRow.spent_diem + keyRow.reserved_diem;
+    return limit !== null && used + amount > limit;
+  }
+
+  private hold(op: ReserveOp, currency: Currency, amount: Nano): void {
+    const group = limitGroupOf(currency);
+    const held = op.lease
+      ? grantOf(
+          amount,
+          priceIn(op.lease.target, currency),
+          this.roomOf(op.accountId, currency, op.apiKeyId, op.keyPeriodStart).room,
+        )
+      : amount;
+    const balanceAfter = this.changeBalance(op.accountId, currency, 0n, held);
+    if (op.apiKeyId !== null && op.keyPeriodStart !== null)
+      this.changeKeySpend(op.apiKeyId, op.keyPeriodStart, group, 0n, held);
+    const reservation: Reservation = {
+      id: randomUUID(),
+      accountId: op.accountId,
+      apiKeyId: op.apiKeyId,
+      currency,
+      amount: held,
+      keyPeriodStart: op.keyPeriodStart,
+      requestId: op.requestId,
+    };
+    this.plan.reservations.push({
+      ...reservation,
+      apiKeyId: op.apiKeyId,
+      keyPeriodStart: op.keyPeriodStart,
+      limitGroup: group,
+      expiresAt: op.expiresAt,
+      leaseHolder: op.lease?.holder ?? null,
+    });
+    this.plan.outcomes.push({ kind: 'reserved', reservation, balanceAfter });
+  }
+
+  /** The plan, with the rows' net changes (those that moved). */
+  finish(): BatchPlan {
+    const { plan } = this;
+    plan.balanceChanges.push(
+      ...[...this.balanceChanges.values()].filter((change) => change.amount !== 0n || change.reserved !== 0n),
+    );
+    plan.keySpendChanges.push(
+      ...[...this.keySpendChanges.values()].filter(
+        (c) => c.spentUsd !== 0n || c.reservedUsd !== 0n || c.spentDiem !== 0n || c.reservedDiem !== 0n,
+      ),
+    );
+    return plan;
+  }
+
+  private changeBalance(accountId: string, currency: Currency, amount: Nano, reserved: Nano): Nano {
     const key = balanceKey(accountId, currency);
-    const row = balance.get(key);
+    const row = this.balance.get(key);
     if (!row) throw new Error(`No ${currency} balance row to change`);
     row.amount += amount;
     row.reserved += reserved;
-    const change = balanceChanges.get(key) ?? { accountId, currency, amount: 0n, reserved: 0n };
+    const change = this.balanceChanges.get(key) ?? { accountId, currency, amount: 0n, reserved: 0n };
     change.amount += amount;
     change.reserved += reserved;
-    balanceChanges.set(key, change);
+    this.balanceChanges.set(key, change);
     return row.amount;
-  };
+  }
+
   // Spent grows by `charge`; reserved moves by `hold` but never below zero (as settleKeySpend's greatest(…, 0)).
-  const changeKeySpend = (apiKeyId: string, periodStart: Date, group: LimitGroup, charge: Nano, hold: Nano) => {
+  private changeKeySpend(apiKeyId: string, periodStart: Date, group: LimitGroup, charge: Nano, hold: Nano): void {
     const key = keySpendKey(apiKeyId, periodStart);
-    const row = spend.get(key);
+    const row = this.spend.get(key);
     if (!row) return; // the key was deleted since: nothing to count against
-    const change = keySpendChanges.get(key) ?? {
+    const change = this.keySpendChanges.get(key) ?? {
       apiKeyId,
       periodStart,
       spentUsd: 0n,
@@ -169,19 +350,19 @@ export function planBatch(
       change.spentDiem += charge;
       change.reservedDiem += reservedAfter - reservedBefore;
     }
-    keySpendChanges.set(key, change);
-  };
+    this.keySpendChanges.set(key, change);
+  }
 
   // What a reservation of `currency` may still take: the balance's free funds, capped by the key's limit.
-  const roomOf = (
+  private roomOf(
     accountId: string,
     currency: Currency,
     apiKeyId: string | null,
     periodStart: Date | null,
-  ): { room: Nano; limited: boolean } => {
-    const row = balance.get(balanceKey(accountId, currency));
+  ): { room: Nano; limited: boolean } {
+    const row = this.balance.get(balanceKey(accountId, currency));
     const free = row ? row.amount - row.reserved : 0n;
-    const keyRow = apiKeyId && periodStart ? spend.get(keySpendKey(apiKeyId, periodStart)) : undefined;
+    const keyRow = apiKeyId && periodStart ? this.spend.get(keySpendKey(apiKeyId, periodStart)) : undefined;
     if (!keyRow) return { room: free, limited: false };
     const group = limitGroupOf(currency);
     const limit = group === 'usd' ? keyRow.limit_usd : keyRow.limit_diem;
@@ -189,155 +370,10 @@ export function planBatch(
     const keyRoom =
       limit - (group === 'usd' ? keyRow.spent_usd + keyRow.reserved_usd : keyRow.spent_diem + keyRow.reserved_diem);
     return keyRoom < free ? { room: keyRoom, limited: true } : { room: free, limited: false };
-  };
+  }
 
   // An account with a negative balance (a charge recorded as debt) gets no new hold, in any currency, until topped up.
-  const inDebt = (accountId: string): boolean =>
-    [...balance].some(([key, row]) => row.amount < 0n && key.startsWith(`${accountId}/`));
-
-  ops.forEach((op, index) => {
-    if (op.kind === 'lease') {
-      const held = leases.get(op.lease.id);
-      if (held === undefined) {
-        plan.outcomes.push({ kind: 'unheld' });
-        return;
-      }
-      const { lease } = op;
-      const group = limitGroupOf(lease.currency);
-      const balancesAfterCalls = op.calls.map((call) => {
-        const balanceAfter = changeBalance(lease.accountId, lease.currency, -call.charged, -call.charged);
-        if (lease.apiKeyId && lease.keyPeriodStart)
-          changeKeySpend(lease.apiKeyId, lease.keyPeriodStart, group, call.charged, -call.charged);
-        if (call.charged > 0n)
-          plan.ledger.push({
-            accountId: lease.accountId,
-            currency: lease.currency,
-            amount: -call.charged,
-            balanceAfter,
-            requestId: call.requestId,
-            modelId: call.modelId,
-            createdAt: call.createdAt,
-          });
-        return balanceAfter;
-      });
-      let delta = 0n;
-      const granted =
-        op.grow && !op.finish && !inDebt(lease.accountId)
-          ? grantOf(
-              op.grow.min,
-              op.grow.target,
-              roomOf(lease.accountId, lease.currency, lease.apiKeyId, lease.keyPeriodStart).room,
-            )
-          : 0n;
-      if (op.finish) delta = -held;
-      else if (granted > 0n) delta = granted;
-      else if (op.release > 0n) delta = op.release < held ? -op.release : -held;
-      const balanceAfter = changeBalance(lease.accountId, lease.currency, 0n, delta);
-      if (delta !== 0n) {
-        if (lease.apiKeyId && lease.keyPeriodStart)
-          changeKeySpend(lease.apiKeyId, lease.keyPeriodStart, group, 0n, delta);
-        if (!op.finish) plan.leaseChanges.push({ id: lease.id, delta });
-      }
-      plan.outcomes.push({ kind: 'lease', amount: held + delta, grown: granted, balanceAfter, balancesAfterCalls });
-      return;
-    }
-    if (op.kind === 'settle') {
-      if (!winners.has(index)) {
-        plan.outcomes.push({ kind: 'unheld' });
-        return;
-      }
-      const { reservation, charged } = op;
-      const balanceAfter = changeBalance(reservation.accountId, reservation.currency, -charged, -reservation.amount);
-      if (reservation.apiKeyId && reservation.keyPeriodStart) {
-        changeKeySpend(
-          reservation.apiKeyId,
-          reservation.keyPeriodStart,
-          limitGroupOf(reservation.currency),
-          charged,
-          -reservation.amount,
-        );
-      }
-      if (charged > 0n) {
-        plan.ledger.push({
-          accountId: reservation.accountId,
-          currency: reservation.currency,
-          amount: -charged,
-          balanceAfter,
-          requestId: reservation.requestId,
-          modelId: op.modelId,
-          createdAt: op.createdAt,
-        });
-      }
-      const charge: SettledCharge = {
-        reservationId: reservation.id,
-        currency: reservation.currency,
-        charged,
-        balanceAfter,
-        usageEntryIds: op.entries.map((entry) => entry.id),
-        alreadySettled: false,
-      };
-      plan.outcomes.push({ kind: 'settled', charge, entries: op.entries });
-      return;
-    }
-    let blockedBy: LimitGroup | undefined;
-    for (const currency of inDebt(op.accountId) ? [] : (op.currencies ?? CHARGING_ORDER)) {
-      const amount = priceIn(op.maxCost, currency);
-      const row = balance.get(balanceKey(op.accountId, currency));
-      const needed = op.minimumFree !== undefined && op.minimumFree > amount ? op.minimumFree : amount;
-      if (!row || row.amount - row.reserved < needed) continue;
-      const group = limitGroupOf(currency);
-      // A wallet caller (no key) has no key limit: only its balance decides.
-      if (op.apiKeyId !== null && op.keyPeriodStart !== null) {
-        const keyRow = spend.get(keySpendKey(op.apiKeyId, op.keyPeriodStart));
-        if (!keyRow) throw new Error('The key spend row of a reserving key was not locked');
-        const limit = group === 'usd' ? keyRow.limit_usd : keyRow.limit_diem;
-        const used =
-          group === 'usd' ? keyRow.spent_usd + keyRow.reserved_usd : keyRow.spent_diem + keyRow.reserved_diem;
-        if (limit !== null && used + amount > limit) {
-          blockedBy ??= group;
-          continue;
-        }
-      }
-      const held = op.lease
-        ? grantOf(
-            amount,
-            priceIn(op.lease.target, currency),
-            roomOf(op.accountId, currency, op.apiKeyId, op.keyPeriodStart).room,
-          )
-        : amount;
-      const balanceAfter = changeBalance(op.accountId, currency, 0n, held);
-      if (op.apiKeyId !== null && op.keyPeriodStart !== null)
-        changeKeySpend(op.apiKeyId, op.keyPeriodStart, group, 0n, held);
-      const reservation: Reservation = {
-        id: randomUUID(),
-        accountId: op.accountId,
-        apiKeyId: op.apiKeyId,
-        currency,
-        amount: held,
-        keyPeriodStart: op.keyPeriodStart,
-        requestId: op.requestId,
-      };
-      plan.reservations.push({
-        ...reservation,
-        apiKeyId: op.apiKeyId,
-        keyPeriodStart: op.keyPeriodStart,
-        limitGroup: group,
-        expiresAt: op.expiresAt,
-        leaseHolder: op.lease?.holder ?? null,
-      });
-      plan.outcomes.push({ kind: 'reserved', reservation, balanceAfter });
-      return;
-    }
-    plan.outcomes.push({ kind: 'refused', blockedBy });
-  });
-
-  plan.balanceChanges.push(
-    ...[...balanceChanges.values()].filter((change) => change.amount !== 0n || change.reserved !== 0n),
-  );
-  plan.keySpendChanges.push(
-    ...[...keySpendChanges.values()].filter(
-      (c) => c.spentUsd !== 0n || c.reservedUsd !== 0n || c.spentDiem !== 0n || c.reservedDiem !== 0n,
-    ),
-  );
-  return plan;
+  private inDebt(accountId: string): boolean {
+    return [...this.balance].some(([key, row]) => row.amount < 0n && key.startsWith(`${accountId}/`));
+  }
 }

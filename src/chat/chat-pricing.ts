@@ -13,6 +13,9 @@ import { attoPrice, textPrices, type AttoPrice, type CatalogModel } from '../cat
 import type { Logger } from '../logger.ts';
 import type { TextPricing } from '../operator-config/schema.ts';
 import type { Admission } from '../rate-limits/rate-limiter.ts';
+import type { UpstreamChatCompletion } from '../providers/chat/chat-engine.ts';
+import type { UpstreamBody } from './chat-upstream.ts';
+import { countOutputTokens, countPromptTokens } from './token-count.ts';
 
 /*
  * Chat prices: per 1M input / output tokens from the model's pricing (cache-read input when the upstream
@@ -221,4 +224,24 @@ export function settleChat(
     );
   chat.admission?.recordTokens(tokens.completionTokens);
   return call.settle(usage);
+}
+
+/** The upstream's usage, or a tokenizer count of the prompt and of every choice's output when it reported none. */
+export async function billedTokens(completion: UpstreamChatCompletion, body: UpstreamBody): Promise<BilledTokens> {
+  if (completion.usage) {
+    return {
+      promptTokens: completion.usage.prompt_tokens,
+      cachedTokens: completion.usage.cached_tokens,
+      completionTokens: completion.usage.completion_tokens,
+    };
+  }
+  const outputs = completion.choices.map(({ message }) => {
+    const calls = message.tool_calls.map((call) => call.function.name + call.function.arguments).join('');
+    return (message.reasoning_content ?? '') + (message.content ?? '') + calls;
+  });
+  return {
+    promptTokens: await countPromptTokens(body),
+    cachedTokens: 0,
+    completionTokens: await countOutputTokens(outputs),
+  };
 }

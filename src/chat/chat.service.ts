@@ -24,7 +24,7 @@ import {
   withSystemPreamble,
 } from './chat-messages.ts';
 import { inlineFiles, NO_FILES, type FileTextExtractor } from './chat-files.ts';
-import { chatPrices, maxChatCost, settleChat, type BilledTokens } from './chat-pricing.ts';
+import { billedTokens, chatPrices, maxChatCost, settleChat, type BilledTokens } from './chat-pricing.ts';
 import {
   effectiveSettings,
   planUpstream,
@@ -39,7 +39,7 @@ import { ChatCompletionInput, type ChatMessageInput } from './chat.inputs.ts';
 import type { ChatChoice, ChatCompletion, ChatCompletionResult, WebCitation } from './chat.types.ts';
 import { parseModelName, resolveChatModel } from './model-resolution.ts';
 import type { Admission, RateLimiter } from '../rate-limits/rate-limiter.ts';
-import { countOutputTokens, countPromptTokens } from './token-count.ts';
+import { countPromptTokens } from './token-count.ts';
 
 /** Operator settings of chat (the operator config's `chat` section). */
 export interface ChatSettings {
@@ -380,23 +380,3 @@ const DEFAULT_MAX_STREAM_MS = 30 * 60_000;
  * may repeat), so it must not name the completion. The request id stays in X-Request-ID and the usage entry.
  */
 const completionId = () => `chatcmpl-${randomBytes(16).toString('hex')}`;
-
-/** The upstream's usage, or a tokenizer count of the prompt and of every choice's output when it reported none. */
-async function billedTokens(completion: UpstreamChatCompletion, body: UpstreamBody): Promise<BilledTokens> {
-  if (completion.usage) {
-    return {
-      promptTokens: completion.usage.prompt_tokens,
-      cachedTokens: completion.usage.cached_tokens,
-      completionTokens: completion.usage.completion_tokens,
-    };
-  }
-  const outputs = completion.choices.map(({ message }) => {
-    const calls = message.tool_calls.map((call) => call.function.name + call.function.arguments).join('');
-    return (message.reasoning_content ?? '') + (message.content ?? '') + calls;
-  });
-  return {
-    promptTokens: await countPromptTokens(body),
-    cachedTokens: 0,
-    completionTokens: await countOutputTokens(outputs),
-  };
-}

@@ -42,60 +42,16 @@ export class IdempotencyStore {
     network: string,
     signal?: AbortSignal,
   ): Promise<IdempotencyClaim> {
-    const { db, options } = this.deps;
+    const { options } = this.deps;
     const giveUpAt = Date.now() + options.leaseMs + 5_000;
     let pollMs = options.pollMs ?? 20;
     for (;;) {
-      const inserted = await db
-        .insertInto('rpc_idempotency')
-        .values({
-          account_id: accountId,
-          idempotency_key: key,
-          request_hash: requestHash,
-          network,
-          state: 'pending',
-          expires_at: sql<Date>`now() + make_interval(secs => ${seconds(options.leaseMs)})`,
-        })
-        .onConflict((conflict) => conflict.columns(['account_id', 'idempotency_key']).doNothing())
-        .returning('account_id')
-        .executeTakeFirst();
-      if (inserted) return this.owned(accountId, key);
+      if (await this.insertPending(accountId, key, requestHash, network)) return this.owned(accountId, key);
 
-      const row = await db
-        .selectFrom('rpc_idempotency')
-        .select([
-          'request_hash',
-          'state',
-          'status',
-          'response_body',
-          'credits',
-          'cost_nano',
-          sql<boolean>`expires_at <= now()`.as('expired'),
-        ])
-        .where('account_id', '=', accountId)
-        .where('idempotency_key', '=', key)
-        .executeTakeFirst();
+      const row = await this.read(accountId, key);
       if (!row) continue; // deleted in between (an abandoned claim): try to claim again
       if (row.expired) {
-        const taken = await db
-          .updateTable('rpc_idempotency')
-          .set({
-            request_hash: requestHash,
-            network,
-            state: 'pending',
-            status: null,
-            response_body: null,
-            credits: null,
-            cost_nano: null,
-            created_at: sql<Date>`now()`,
-            expires_at: sql<Date>`now() + make_interval(secs => ${seconds(options.leaseMs)})`,
-          })
-          .where('account_id', '=', accountId)
-          .where('idempotency_key', '=', key)
-          .where(sql<boolean>`expires_at <= now()`)
-          .returning('account_id')
-          .executeTakeFirst();
-        if (taken) return this.owned(accountId, key);
+        if (await this.takeExpired(accountId, key, requestHash, network)) return this.owned(accountId, key);
         continue;
       }
       if (row.request_hash !== requestHash) {
@@ -124,6 +80,66 @@ export class IdempotencyStore {
         pollMs = Math.min(pollMs * 2, 200);
       }
     }
+  }
+
+  /** A new pending claim; false when the key already has a row. */
+  private async insertPending(accountId: string, key: string, requestHash: string, network: string): Promise<boolean> {
+    const { options } = this.deps;
+    const inserted = await this.deps.db
+      .insertInto('rpc_idempotency')
+      .values({
+        account_id: accountId,
+        idempotency_key: key,
+        request_hash: requestHash,
+        network,
+        state: 'pending',
+        expires_at: sql<Date>`now() + make_interval(secs => ${seconds(options.leaseMs)})`,
+      })
+      .onConflict((conflict) => conflict.columns(['account_id', 'idempotency_key']).doNothing())
+      .returning('account_id')
+      .executeTakeFirst();
+    return inserted !== undefined;
+  }
+
+  private read(accountId: string, key: string) {
+    return this.deps.db
+      .selectFrom('rpc_idempotency')
+      .select([
+        'request_hash',
+        'state',
+        'status',
+        'response_body',
+        'credits',
+        'cost_nano',
+        sql<boolean>`expires_at <= now()`.as('expired'),
+      ])
+      .where('account_id', '=', accountId)
+      .where('idempotency_key', '=', key)
+      .executeTakeFirst();
+  }
+
+  /** Takes over a claim whose lease ran out (its owner died); false when another caller took it first. */
+  private async takeExpired(accountId: string, key: string, requestHash: string, network: string): Promise<boolean> {
+    const { options } = this.deps;
+    const taken = await this.deps.db
+      .updateTable('rpc_idempotency')
+      .set({
+        request_hash: requestHash,
+        network,
+        state: 'pending',
+        status: null,
+        response_body: null,
+        credits: null,
+        cost_nano: null,
+        created_at: sql<Date>`now()`,
+        expires_at: sql<Date>`now() + make_interval(secs => ${seconds(options.leaseMs)})`,
+      })
+      .where('account_id', '=', accountId)
+      .where('idempotency_key', '=', key)
+      .where(sql<boolean>`expires_at <= now()`)
+      .returning('account_id')
+      .executeTakeFirst();
+    return taken !== undefined;
   }
 
   /** Stores the owner's response for replays (24 hours) and wakes the waiters. */

@@ -1,4 +1,4 @@
-import type { OperatorConfigFileInput } from './schema.ts';
+import type { OperatorConfigFileInput, ProviderConfig } from './schema.ts';
 
 /*
  * The built-in configuration: one deterministic `simulator` provider and a development model of every type, so
@@ -13,6 +13,9 @@ const price = (usd: number) => ({ usd, diem: usd });
 const UPSCALE_PRICES = { '2x': price(0.02), '4x': price(0.08) };
 
 export const SIMULATOR_PROVIDER_ID = 'simulator';
+
+/** The providers when services are wired without an operator config (as the tests do): the simulator alone. */
+export const BUILT_IN_PROVIDERS: readonly ProviderConfig[] = [{ id: SIMULATOR_PROVIDER_ID, type: 'simulator' }];
 
 /** The `style_preset` names the simulator's image engine accepts (GET /image/styles); each tints its pictures. */
 export const SIMULATOR_IMAGE_STYLES = [

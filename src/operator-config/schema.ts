@@ -293,6 +293,8 @@ export const DiscoveryConfigSchema = z.strictObject({
   capabilities: CapabilitiesSchema.prefault({ supportsFunctionCalling: true, supportsResponseSchema: true }),
 });
 export type DiscoveryConfig = z.output<typeof DiscoveryConfigSchema>;
+/** Discovery when the operator file has no `discovery` section. */
+export const DEFAULT_DISCOVERY: DiscoveryConfig = DiscoveryConfigSchema.parse({});
 
 /** `search_provider` identifier → one provider id, or ids in fallback order (docs/configuration.md). */
 const SearchTargets = z
@@ -330,6 +332,8 @@ export const WebScrapingConfigSchema = z.strictObject({
     .default([]),
 });
 export type WebScrapingConfig = z.output<typeof WebScrapingConfigSchema>;
+/** Scraping when the operator file has no `chat.webScraping` section. */
+export const DEFAULT_WEB_SCRAPING: WebScrapingConfig = WebScrapingConfigSchema.parse({});
 
 export const ChatConfigSchema = z.strictObject({
   systemPrompt: z.string().trim().min(1).optional(),

@@ -71,6 +71,8 @@ export const RateLimitsConfigSchema = z
       });
   });
 export type RateLimitsConfig = z.output<typeof RateLimitsConfigSchema>;
+/** Rate limits when the operator file has no `rateLimits` section. */
+export const DEFAULT_RATE_LIMITS: RateLimitsConfig = RateLimitsConfigSchema.parse({});
 
 /** Effective limits of one key on one model; tpm is null for models not billed by tokens. */
 export interface EffectiveLimits {

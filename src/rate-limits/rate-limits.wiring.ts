@@ -2,7 +2,7 @@ import type { Database } from '../db/database.ts';
 import { createRedisClient } from '../events/redis.ts';
 import type { Logger } from '../logger.ts';
 import { BreachLog } from './breach-log.ts';
-import { RateLimitsConfigSchema, type RateLimitsConfig } from './limits.ts';
+import { DEFAULT_RATE_LIMITS, type RateLimitsConfig } from './limits.ts';
 import { RateLimiter } from './rate-limiter.ts';
 
 /** The per-key rate limiter: counters in Redis with REDIS_URL (a client of its own), else in this process. */
@@ -13,7 +13,7 @@ export function createRateLimiter(deps: {
   redisUrl: string | undefined;
   redisTimeoutMs?: number | undefined;
 }): RateLimiter {
-  const config = deps.config ?? RateLimitsConfigSchema.parse({});
+  const config = deps.config ?? DEFAULT_RATE_LIMITS;
   const redis = deps.redisUrl
     ? createRedisClient(deps.redisUrl, deps.logger, 'rate-limits', { commandTimeoutMs: deps.redisTimeoutMs })
     : undefined;

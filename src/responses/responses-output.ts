@@ -142,6 +142,8 @@ interface OpenCall {
  * then the message, then each tool call. Items stay open until the stream ends (the reasoning item closes when
  * the answer starts), then each gets its done events before response.completed.
  */
+type ToolCallDelta = NonNullable<ChatCompletionChunk['choices'][number]['delta']['tool_calls']>[number];
+
 export class ResponseEventStream {
   private sequence = 0;
   private readonly output: OutputItem[] = [];
@@ -165,93 +167,108 @@ export class ResponseEventStream {
   }
 
   chunk(chunk: ChatCompletionChunk): JsonObject[] {
-    const events: JsonObject[] = [];
     const choice = chunk.choices.find((c) => c.index === 0);
-    if (!choice) return events;
+    if (!choice) return [];
     const delta = choice.delta;
-    if (delta.reasoning_content) {
-      if (!this.reasoning) {
-        this.reasoning = { index: this.output.length, id: newId('rs'), text: '' };
-        this.output.push(reasoningItem(this.reasoning.id, ''));
-        events.push(
-          this.event('response.output_item.added', {
-            output_index: this.reasoning.index,
-            item: { type: 'reasoning', id: this.reasoning.id, summary: [], content: [] },
-          }),
-          this.event('response.content_part.added', {
-            item_id: this.reasoning.id,
-            output_index: this.reasoning.index,
-            content_index: 0,
-            part: { type: 'reasoning_text', text: '' },
-          }),
-        );
-      }
-      this.reasoning.text += delta.reasoning_content;
+    const events: JsonObject[] = [];
+    if (delta.reasoning_content) events.push(...this.reasoningDelta(delta.reasoning_content));
+    if (delta.content) events.push(...this.textDelta(delta.content));
+    for (const call of delta.tool_calls ?? []) events.push(...this.toolCallDelta(call));
+    if (choice.finish_reason) this.finishReason = choice.finish_reason;
+    return events;
+  }
+
+  /** Reasoning text: opens the reasoning item on its first piece. */
+  private reasoningDelta(text: string): JsonObject[] {
+    const events: JsonObject[] = [];
+    if (!this.reasoning) {
+      this.reasoning = { index: this.output.length, id: newId('rs'), text: '' };
+      this.output.push(reasoningItem(this.reasoning.id, ''));
       events.push(
-        this.event('response.reasoning_text.delta', {
+        this.event('response.output_item.added', {
+          output_index: this.reasoning.index,
+          item: { type: 'reasoning', id: this.reasoning.id, summary: [], content: [] },
+        }),
+        this.event('response.content_part.added', {
           item_id: this.reasoning.id,
           output_index: this.reasoning.index,
           content_index: 0,
-          delta: delta.reasoning_content,
+          part: { type: 'reasoning_text', text: '' },
         }),
       );
     }
-    if (delta.content) {
-      events.push(...this.closeReasoning());
-      if (!this.message) {
-        this.message = { index: this.output.length, id: newId('msg'), text: '' };
-        const item = { ...messageItem(this.message.id, '', 'in_progress'), content: [] };
-        this.output.push(item);
-        events.push(
-          this.event('response.output_item.added', { output_index: this.message.index, item }),
-          this.event('response.content_part.added', {
-            item_id: this.message.id,
-            output_index: this.message.index,
-            content_index: 0,
-            part: { type: 'output_text', text: '', annotations: [] },
-          }),
-        );
-      }
-      this.message.text += delta.content;
+    this.reasoning.text += text;
+    events.push(
+      this.event('response.reasoning_text.delta', {
+        item_id: this.reasoning.id,
+        output_index: this.reasoning.index,
+        content_index: 0,
+        delta: text,
+      }),
+    );
+    return events;
+  }
+
+  /** Answer text: closes the reasoning, opens the message item on its first piece. */
+  private textDelta(text: string): JsonObject[] {
+    const events: JsonObject[] = [];
+    events.push(...this.closeReasoning());
+    if (!this.message) {
+      this.message = { index: this.output.length, id: newId('msg'), text: '' };
+      const item = { ...messageItem(this.message.id, '', 'in_progress'), content: [] };
+      this.output.push(item);
       events.push(
-        this.event('response.output_text.delta', {
+        this.event('response.output_item.added', { output_index: this.message.index, item }),
+        this.event('response.content_part.added', {
           item_id: this.message.id,
           output_index: this.message.index,
           content_index: 0,
-          delta: delta.content,
-          logprobs: [],
+          part: { type: 'output_text', text: '', annotations: [] },
         }),
       );
     }
-    for (const call of delta.tool_calls ?? []) {
-      events.push(...this.closeReasoning());
-      let open = this.calls.get(call.index);
-      if (!open) {
-        open = {
-          index: this.output.length,
-          id: newId('fc'),
-          callId: call.id ?? newId('call'),
-          name: call.function?.name ?? '',
-          args: '',
-        };
-        this.calls.set(call.index, open);
-        const item = functionCallItem(open.id, open.callId, open.name, '', 'in_progress');
-        this.output.push(item);
-        events.push(this.event('response.output_item.added', { output_index: open.index, item }));
-      } else if (call.function?.name) open.name += call.function.name;
-      const args = call.function?.arguments;
-      if (args) {
-        open.args += args;
-        events.push(
-          this.event('response.function_call_arguments.delta', {
-            item_id: open.id,
-            output_index: open.index,
-            delta: args,
-          }),
-        );
-      }
+    this.message.text += text;
+    events.push(
+      this.event('response.output_text.delta', {
+        item_id: this.message.id,
+        output_index: this.message.index,
+        content_index: 0,
+        delta: text,
+        logprobs: [],
+      }),
+    );
+    return events;
+  }
+
+  /** A piece of a tool call: closes the reasoning, opens the call's item on its first piece. */
+  private toolCallDelta(call: ToolCallDelta): JsonObject[] {
+    const events: JsonObject[] = [];
+    events.push(...this.closeReasoning());
+    let open = this.calls.get(call.index);
+    if (!open) {
+      open = {
+        index: this.output.length,
+        id: newId('fc'),
+        callId: call.id ?? newId('call'),
+        name: call.function?.name ?? '',
+        args: '',
+      };
+      this.calls.set(call.index, open);
+      const item = functionCallItem(open.id, open.callId, open.name, '', 'in_progress');
+      this.output.push(item);
+      events.push(this.event('response.output_item.added', { output_index: open.index, item }));
+    } else if (call.function?.name) open.name += call.function.name;
+    const args = call.function?.arguments;
+    if (args) {
+      open.args += args;
+      events.push(
+        this.event('response.function_call_arguments.delta', {
+          item_id: open.id,
+          output_index: open.index,
+          delta: args,
+        }),
+      );
     }
-    if (choice.finish_reason) this.finishReason = choice.finish_reason;
     return events;
   }
 

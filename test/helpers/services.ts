@@ -1,3 +1,4 @@
+import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
 import { operator, type AuthContext } from '../../src/auth/auth-context.ts';
 import { afterAll, beforeAll } from 'vitest';
@@ -6,7 +7,12 @@ import { createTestDatabase, type TestDatabase } from './db.ts';
 import type { Database } from '../../src/db/database.ts';
 import type { ApiKeyType } from '../../src/auth/auth-context.ts';
 
+/** The defaults of an empty environment, for what the tests do not set themselves. */
+const defaults = loadConfig({});
+
 export const testServiceOptions = {
+  x402: defaults.x402,
+  http: defaults.http,
   auth: { keyCacheTtlMs: 30_000, lastUsedFlushMs: 60_000, maxKeysPerAccount: 500 },
   billing: { reservationTimeoutMs: 60_000, sweepIntervalMs: 60_000, balanceLeases: true },
 };

@@ -1,7 +1,8 @@
 import type { BillingService } from '../../billing/billing.service.ts';
+import { BUILT_IN_PROVIDERS } from '../../operator-config/default-config.ts';
 import type { CatalogService } from '../../catalog/catalog.service.ts';
 import type { Logger } from '../../logger.ts';
-import { WebScrapingConfigSchema, type OperatorConfig } from '../../operator-config/schema.ts';
+import { DEFAULT_WEB_SCRAPING, type OperatorConfig } from '../../operator-config/schema.ts';
 import { ImageGateway } from '../../providers/image/image-gateway.ts';
 import type { RateLimiter } from '../../rate-limits/rate-limiter.ts';
 import { ImageEditService, type ImageEditGateway } from './image-edit.service.ts';
@@ -26,7 +27,7 @@ export function createImageEditService(deps: {
   /** The most pixels an input may have in all its frames (image-input.ts; default MAX_INPUT_TOTAL_PIXELS). */
   maxInputTotalPixels?: number | undefined;
 }): ImageEditService {
-  const scraping = deps.operatorConfig?.chat?.webScraping ?? WebScrapingConfigSchema.parse({});
+  const scraping = deps.operatorConfig?.chat?.webScraping ?? DEFAULT_WEB_SCRAPING;
   const inputs = new ImageInputLoader({
     allowNetworks: scraping.allowNetworks,
     timeoutMs: scraping.timeoutMs,
@@ -36,7 +37,7 @@ export function createImageEditService(deps: {
   const own = deps.gateway
     ? undefined
     : new ImageGateway({
-        providers: deps.operatorConfig?.providers ?? [{ id: 'simulator', type: 'simulator' }],
+        providers: deps.operatorConfig?.providers ?? BUILT_IN_PROVIDERS,
         logger: deps.logger,
       });
   return new ImageEditService({

@@ -1,4 +1,5 @@
 import type { RateLimiter } from '../../rate-limits/rate-limiter.ts';
+import { BUILT_IN_PROVIDERS } from '../../operator-config/default-config.ts';
 import type { BillingService } from '../../billing/billing.service.ts';
 import type { CatalogService } from '../../catalog/catalog.service.ts';
 import type { LifecyclePart } from '../../lifecycle.ts';
@@ -33,7 +34,7 @@ export function createImageServices(deps: {
   extra?: readonly ImageEngineEntry[];
 }): ImageServices {
   const gateway = new ImageGateway({
-    providers: deps.providers ?? [{ id: 'simulator', type: 'simulator' }],
+    providers: deps.providers ?? BUILT_IN_PROVIDERS,
     logger: deps.logger,
     metrics: deps.metrics,
     ...(deps.extra ? { extra: deps.extra } : {}),

@@ -1,4 +1,5 @@
 import type { BillingService } from '../../billing/billing.service.ts';
+import { BUILT_IN_PROVIDERS } from '../../operator-config/default-config.ts';
 import type { CatalogService } from '../../catalog/catalog.service.ts';
 import type { Config } from '../../config.ts';
 import type { Database } from '../../db/database.ts';
@@ -11,7 +12,7 @@ import type { UpstreamMetrics } from '../../providers/upstream-pool.ts';
 import type { RateLimiter } from '../../rate-limits/rate-limiter.ts';
 import type { MediaLinks } from '../media-links.ts';
 import type { MediaStore } from '../media-store.ts';
-import { WebScrapingConfigSchema, type WebScrapingConfig } from '../../operator-config/schema.ts';
+import { DEFAULT_WEB_SCRAPING, type WebScrapingConfig } from '../../operator-config/schema.ts';
 import { JobInputFetcher } from './job-input-fetcher.ts';
 import { JobQueue, QUEUE_ENTRIES } from './job-queue.ts';
 import { JobRunner } from './job-runner.ts';
@@ -68,7 +69,7 @@ export function createJobServices(
   const runner = new JobRunner({
     ...deps,
     // Without an operator config (tests wiring services directly) the built-in simulator still serves.
-    engines: new JobGateway(deps.providers ?? [{ id: 'simulator', type: 'simulator' }], deps),
+    engines: new JobGateway(deps.providers ?? BUILT_IN_PROVIDERS, deps),
     queueEntries: QUEUE_ENTRIES,
     options: { holdTtlMs: options.holdTtlMs, mediaTtlMs: options.mediaTtlMs },
   });
@@ -85,7 +86,7 @@ export function createJobServices(
       pollingSeconds: 0.5,
     },
   });
-  const scraping = deps.webScraping ?? WebScrapingConfigSchema.parse({});
+  const scraping = deps.webScraping ?? DEFAULT_WEB_SCRAPING;
   // Media files are larger than web pages: at least a minute per URL whatever the scraper's page timeout.
   const inputs = new JobInputFetcher({
     allowNetworks: scraping.allowNetworks,

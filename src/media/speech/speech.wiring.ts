@@ -1,4 +1,5 @@
 import type { RateLimiter } from '../../rate-limits/rate-limiter.ts';
+import { BUILT_IN_PROVIDERS } from '../../operator-config/default-config.ts';
 import type { BillingService } from '../../billing/billing.service.ts';
 import type { CatalogService } from '../../catalog/catalog.service.ts';
 import type { Database } from '../../db/database.ts';
@@ -26,7 +27,7 @@ export function createSpeechService(deps: {
   metrics?: UpstreamMetrics | undefined;
 }): SpeechService {
   const gateway = new SpeechGateway({
-    providers: deps.providers ?? [{ id: 'simulator', type: 'simulator' }],
+    providers: deps.providers ?? BUILT_IN_PROVIDERS,
     logger: deps.logger,
     metrics: deps.metrics,
     extra: deps.extra,

@@ -1,6 +1,6 @@
 import { modelFromConfig, type CatalogModelDraft } from '../../catalog/model.ts';
 import type { Logger } from '../../logger.ts';
-import { DiscoveryConfigSchema, ModelConfigSchema, type DiscoveryConfig } from '../../operator-config/schema.ts';
+import { DEFAULT_DISCOVERY, ModelConfigSchema, type DiscoveryConfig } from '../../operator-config/schema.ts';
 import { ENV_CHAT_PROVIDER_ID } from '../../operator-config/env-providers.ts';
 import { describeFailure } from '../upstream-errors.ts';
 
@@ -37,7 +37,7 @@ export class ModelDiscovery {
 
   constructor(private readonly deps: ModelDiscoveryDeps) {
     this.providerId = deps.providerId ?? ENV_CHAT_PROVIDER_ID;
-    this.settings = deps.discovery ?? DiscoveryConfigSchema.parse({});
+    this.settings = deps.discovery ?? DEFAULT_DISCOVERY;
   }
 
   /** True when there is an upstream to discover from (the env shortcut is set). */
