@@ -8,6 +8,7 @@ import type { Database } from '../../src/db/database.ts';
 import { createLogger } from '../../src/logger.ts';
 import { testDatabaseKind } from '../helpers/db.ts';
 import { createAccountWithKey, useTestServices } from '../helpers/services.ts';
+import { scaled } from '../helpers/time-scale.ts';
 
 /*
  * Balance leases under faults and races: shutdown with calls running, a database out of reach for seconds, funds
@@ -127,7 +128,7 @@ describe(`Balance leases under faults (${testDatabaseKind})`, () => {
 
   it(
     'should not give up a settled charge because the database was unreachable for a few seconds',
-    { timeout: 20_000 },
+    { timeout: scaled(20_000) },
     async () => {
       const { db, down } = flakyDatabase();
       const billing = billingWith({}, db);

@@ -10,6 +10,7 @@ import { MIGRATIONS_DIR, migrateToLatest, schemaReady } from '../../src/db/migra
 import { MIGRATION_NAME, renameTimestampMigrations, TIMESTAMP_NAMES } from '../../src/db/migration-names.ts';
 import { adminQuery, withDatabase } from '../helpers/db-template.ts';
 import { TEST_DATABASE_URL, testDatabaseKind } from '../helpers/db.ts';
+import { scaled } from '../helpers/time-scale.ts';
 
 const names = readdirSync(MIGRATIONS_DIR)
   .filter((file) => file.endsWith('.ts'))
@@ -79,41 +80,45 @@ const recordedNames = async <T>(db: Kysely<T>): Promise<string[]> =>
   (await sql<{ name: string }>`select name from kysely_migration order by name`.execute(db)).rows.map((r) => r.name);
 
 describe(`upgrading a database migrated under timestamp names (${testDatabaseKind})`, () => {
-  it('should rename the recorded migrations, then apply only the ones it lacks', { timeout: 120_000 }, async () => {
-    const store = await emptyStore(true);
-    try {
-      const before = await store.open();
+  it(
+    'should rename the recorded migrations, then apply only the ones it lacks',
+    { timeout: scaled(120_000) },
+    async () => {
+      const store = await emptyStore(true);
       try {
-        await migrateUnderTimestampNames(before.db, 12);
-        expect(await recordedNames(before.db)).toEqual(TIMESTAMP_NAMES.slice(0, 12).map(([old]) => old));
-      } finally {
-        await before.close();
-      }
+        const before = await store.open();
+        try {
+          await migrateUnderTimestampNames(before.db, 12);
+          expect(await recordedNames(before.db)).toEqual(TIMESTAMP_NAMES.slice(0, 12).map(([old]) => old));
+        } finally {
+          await before.close();
+        }
 
-      const after = await store.open(); // the next start, on the new build
-      try {
-        const { results } = await migrateToLatest(after.db);
-        expect(results?.map((r) => [r.migrationName, r.status])).toEqual(
-          names.slice(12).map((name) => [name, 'Success']),
-        );
-        expect(await recordedNames(after.db)).toEqual(names);
-        expect(await schemaReady(after.db)).toBe(true);
+        const after = await store.open(); // the next start, on the new build
+        try {
+          const { results } = await migrateToLatest(after.db);
+          expect(results?.map((r) => [r.migrationName, r.status])).toEqual(
+            names.slice(12).map((name) => [name, 'Success']),
+          );
+          expect(await recordedNames(after.db)).toEqual(names);
+          expect(await schemaReady(after.db)).toBe(true);
 
-        // Every later start: nothing left to rename or apply.
-        expect(await renameTimestampMigrations(after.db)).toBe(0);
-        expect((await migrateToLatest(after.db)).results).toEqual([]);
-        expect(await recordedNames(after.db)).toEqual(names);
+          // Every later start: nothing left to rename or apply.
+          expect(await renameTimestampMigrations(after.db)).toBe(0);
+          expect((await migrateToLatest(after.db)).results).toEqual([]);
+          expect(await recordedNames(after.db)).toEqual(names);
+        } finally {
+          await after.close();
+        }
       } finally {
-        await after.close();
+        await store.remove();
       }
-    } finally {
-      await store.remove();
-    }
-  });
+    },
+  );
 
   it(
     'should take a fully migrated database as it is: names rewritten, nothing applied',
-    { timeout: 120_000 },
+    { timeout: scaled(120_000) },
     async () => {
       const store = await emptyStore(false);
       try {

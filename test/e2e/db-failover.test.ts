@@ -113,7 +113,7 @@ suite(`database failover under load: two processes on PostgreSQL (on PGlite skip
 
   it(
     'should keep both processes up, answer 200 or a 503 in the error shape, and charge every answered call once',
-    { timeout: 120_000 },
+    { timeout: scaled(120_000) },
     async () => {
       const exits: string[] = [];
       for (const [index, server] of servers.entries())

@@ -96,7 +96,7 @@ describe(`GraphQL subscriptions on both transports, every credential, server pro
   for (const [transport, subscribe] of Object.entries(transports)) {
     it(
       `should refuse or answer every subscription on ${transport}, and keep serving`,
-      { timeout: 120_000 },
+      { timeout: scaled(120_000) },
       async () => {
         const failures: string[] = [];
         for (const field of subscriptionFields()) {

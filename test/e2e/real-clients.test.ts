@@ -112,7 +112,7 @@ describe(`veniceai-cli and the openai client with examples/compat-original.yaml 
     expect(all.data.length).toBeGreaterThanOrEqual(331);
   });
 
-  it('should run every veniceai-cli command that calls the server', { timeout: 90_000 }, async () => {
+  it('should run every veniceai-cli command that calls the server', { timeout: scaled(90_000) }, async () => {
     const source = join(home, 'source.png');
     await sharp({ create: { width: 320, height: 240, channels: 3, background: { r: 20, g: 120, b: 200 } } })
       .png()

@@ -4,6 +4,7 @@ import { startChatServer, type ChatServer } from '../helpers/chat.ts';
 import { testDatabaseKind } from '../helpers/db.ts';
 import { rng, type Rng } from '../helpers/seeded-random.ts';
 import { expectStillServing } from '../helpers/still-serving.ts';
+import { scaled } from '../helpers/time-scale.ts';
 
 /*
  * Bad input over both GraphQL endpoints, /graphql (Yoga: queries, mutations, its own SSE) and /graphql/stream
@@ -206,7 +207,7 @@ describe(`Fuzzing /graphql and /graphql/stream (${testDatabaseKind})`, () => {
     await server?.close();
   });
 
-  it('should answer every request below 500 and keep serving', { timeout: 180_000 }, async () => {
+  it('should answer every request below 500 and keep serving', { timeout: scaled(180_000) }, async () => {
     const r = rng(SEED);
     // graphql-sse's single-connection mode: a few reserved streams for the fuzzed requests to name.
     const streamTokens: string[] = [];

@@ -9,6 +9,7 @@ import { melody } from '../../src/providers/jobs/simulator-media.ts';
 import { ffmpegPath } from '../../src/providers/speech/ffmpeg.ts';
 import { SimulatorJobEngine } from '../../src/providers/jobs/simulator-job.engine.ts';
 import { ffprobePath } from '../helpers/audio.ts';
+import { scaled } from '../helpers/time-scale.ts';
 
 const run = promisify(execFile);
 const engine = new SimulatorJobEngine();
@@ -151,7 +152,7 @@ describe('SimulatorJobEngine video', () => {
     expect(pids.length).toBeGreaterThan(0);
     controller.abort(new Error('cancelled by the test'));
     await expect(job).rejects.toThrow('cancelled by the test');
-    await expect.poll(() => pids.filter((pid) => alive(pid)), { timeout: 10_000 }).toEqual([]);
+    await expect.poll(() => pids.filter((pid) => alive(pid)), { timeout: scaled(10_000) }).toEqual([]);
   });
 });
 

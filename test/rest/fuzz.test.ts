@@ -7,6 +7,7 @@ import { damagedCopies, noisyPicture, pictureRoutes, type PictureFormat } from '
 import { startSearxng, type FakeUpstream } from '../helpers/search-upstreams.ts';
 import { rng, type Rng } from '../helpers/seeded-random.ts';
 import { createAccountWithKey } from '../helpers/services.ts';
+import { scaled } from '../helpers/time-scale.ts';
 
 /*
  * Bad input over every REST route (read from the OpenAPI document, so a new route is fuzzed without a change here)
@@ -314,57 +315,61 @@ describe(`Fuzzing every REST route (${testDatabaseKind})`, () => {
     expect(routes.length).toBeGreaterThanOrEqual(20);
   });
 
-  it('should answer every bad request below 500, each 4xx in the error shape', { timeout: 120_000 }, async () => {
-    const r = rng(SEED);
-    const failures: string[] = [];
-    const counts = new Map<number, number>();
-    for (const route of routes) {
-      const attempts = Array.from(
-        { length: route.template.startsWith('/api/v1') ? REQUESTS_PER_ROUTE : REQUESTS_PER_PLAIN_ROUTE },
-        () => attempt(route, bases, r),
-      );
-      // A few at a time: enough to overlap requests without measuring the machine.
-      for (let i = 0; i < attempts.length; i += 8) {
-        await Promise.all(
-          attempts.slice(i, i + 8).flatMap((a) =>
-            [adminSecret, undefined].map(async (key) => {
-              const headers = { ...a.headers, ...(key && { authorization: `Bearer ${key}` }) };
-              const response = await fetch(`${server.url}${a.path}`, {
-                method: a.method,
-                headers,
-                body: a.body ?? null,
-              });
-              const text = await response.text();
-              counts.set(response.status, (counts.get(response.status) ?? 0) + 1);
-              const what = `${a.method} ${a.path.slice(0, 150)} ${key ? 'admin' : 'no key'} ${JSON.stringify(a.headers).slice(0, 100)} ${typeof a.body === 'string' ? a.body.slice(0, 150) : a.body ? '<form>' : ''}`;
-              if (response.status >= 500) failures.push(`${response.status} ← ${what}: ${text.slice(0, 200)}`);
-              else if (response.status >= 400 && route.template.startsWith('/api/v1')) {
-                let body: unknown;
-                try {
-                  body = JSON.parse(text);
-                } catch {
-                  body = text;
-                }
-                // The error body, or on a route a wallet may use without credentials the x402 discovery body.
-                const shaped =
-                  typeof body === 'object' &&
-                  body !== null &&
-                  typeof (body as { error?: unknown }).error === 'string' &&
-                  (typeof (body as { code?: unknown }).code === 'string' ||
-                    (response.status === 402 && (body as { x402Version?: unknown }).x402Version === 2));
-                if (!shaped)
-                  failures.push(`${response.status} not in the error shape ← ${what}: ${text.slice(0, 200)}`);
-              }
-            }),
-          ),
+  it(
+    'should answer every bad request below 500, each 4xx in the error shape',
+    { timeout: scaled(120_000) },
+    async () => {
+      const r = rng(SEED);
+      const failures: string[] = [];
+      const counts = new Map<number, number>();
+      for (const route of routes) {
+        const attempts = Array.from(
+          { length: route.template.startsWith('/api/v1') ? REQUESTS_PER_ROUTE : REQUESTS_PER_PLAIN_ROUTE },
+          () => attempt(route, bases, r),
         );
+        // A few at a time: enough to overlap requests without measuring the machine.
+        for (let i = 0; i < attempts.length; i += 8) {
+          await Promise.all(
+            attempts.slice(i, i + 8).flatMap((a) =>
+              [adminSecret, undefined].map(async (key) => {
+                const headers = { ...a.headers, ...(key && { authorization: `Bearer ${key}` }) };
+                const response = await fetch(`${server.url}${a.path}`, {
+                  method: a.method,
+                  headers,
+                  body: a.body ?? null,
+                });
+                const text = await response.text();
+                counts.set(response.status, (counts.get(response.status) ?? 0) + 1);
+                const what = `${a.method} ${a.path.slice(0, 150)} ${key ? 'admin' : 'no key'} ${JSON.stringify(a.headers).slice(0, 100)} ${typeof a.body === 'string' ? a.body.slice(0, 150) : a.body ? '<form>' : ''}`;
+                if (response.status >= 500) failures.push(`${response.status} ← ${what}: ${text.slice(0, 200)}`);
+                else if (response.status >= 400 && route.template.startsWith('/api/v1')) {
+                  let body: unknown;
+                  try {
+                    body = JSON.parse(text);
+                  } catch {
+                    body = text;
+                  }
+                  // The error body, or on a route a wallet may use without credentials the x402 discovery body.
+                  const shaped =
+                    typeof body === 'object' &&
+                    body !== null &&
+                    typeof (body as { error?: unknown }).error === 'string' &&
+                    (typeof (body as { code?: unknown }).code === 'string' ||
+                      (response.status === 402 && (body as { x402Version?: unknown }).x402Version === 2));
+                  if (!shaped)
+                    failures.push(`${response.status} not in the error shape ← ${what}: ${text.slice(0, 200)}`);
+                }
+              }),
+            ),
+          );
+        }
       }
-    }
-    expect(failures.slice(0, 30)).toEqual([]);
-    // The inputs reach the routes' checks, not only the authentication in front of them.
-    expect(counts.get(400) ?? 0).toBeGreaterThan(1_000);
-    expect(counts.get(200) ?? 0).toBeGreaterThan(100);
-  });
+      expect(failures.slice(0, 30)).toEqual([]);
+      // The inputs reach the routes' checks, not only the authentication in front of them.
+      expect(counts.get(400) ?? 0).toBeGreaterThan(1_000);
+      expect(counts.get(200) ?? 0).toBeGreaterThan(100);
+    },
+  );
 
   /** A funded account of its own (no earlier request's settlement can show in its balances), and its balances. */
   const freshAccount = async () => {
@@ -380,7 +385,7 @@ describe(`Fuzzing every REST route (${testDatabaseKind})`, () => {
 
   it(
     'should answer damaged pictures on the six picture routes below 500, refusals charging nothing',
-    { timeout: 300_000 },
+    { timeout: scaled(300_000) },
     async () => {
       const failures: string[] = [];
       const statuses = new Map<number, number>();

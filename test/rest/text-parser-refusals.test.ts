@@ -141,7 +141,7 @@ describe(`REST POST ${PATH}: refusals (${testDatabaseKind})`, () => {
         }),
       );
       await expectRefused(response, 413, 'PAYLOAD_TOO_LARGE');
-      await vi.waitFor(() => expect(huge.stats.cancelled).toBe(true), { timeout: 10_000 });
+      await vi.waitFor(() => expect(huge.stats.cancelled).toBe(true), { timeout: scaled(10_000) });
       // 25 MB file limit + 1 MB for other fields, then at most 64 MB read and dropped so the client can read the 413.
       expect(huge.stats.pulled).toBeLessThan(25_000_000 + 1_048_576 + 64 * MB + 256 * 1024);
     });
