@@ -121,6 +121,8 @@ describe(`Upscale video jobs without prompt or duration (${testDatabaseKind})`, 
   }, 60_000);
 
   it('should refuse a video longer than the model upscales, and a quote with neither duration nor video', async () => {
+    // The job the test above queued settles in the background: start from a settled balance.
+    await eventually(async () => expect((await balance()).reserved).toBe(0n), 15_000);
     const before = (await balance()).amount;
     const long = await makeMp4(16, dir);
     await refused(await post('/video/queue', { model: UPSCALER, video_url: dataUrl(long) }), 'video_url');
