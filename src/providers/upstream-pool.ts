@@ -100,6 +100,14 @@ export class UpstreamPool<E extends PoolEngine> {
     this.members.set(providerId, member);
   }
 
+  /** A member for each provider that `make` builds an engine of this role for, with the provider's retries. */
+  addProviders(providers: readonly ProviderConfig[], make: (config: ProviderConfig) => E | undefined): void {
+    for (const config of providers) {
+      const engine = make(config);
+      if (engine) this.add({ engine, ...retriesOf(config) }, config.id);
+    }
+  }
+
   has(providerId: string): boolean {
     return this.members.has(providerId);
   }

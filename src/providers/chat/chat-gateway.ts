@@ -5,7 +5,7 @@ import type { ProviderConfig } from '../../operator-config/schema.ts';
 import type { Backoff } from '../backoff.ts';
 import { factoryOf } from '../registry.ts';
 import { allowsFallback } from '../upstream-errors.ts';
-import { UpstreamPool, outcomeOf, retriesOf, type UpstreamMetrics } from '../upstream-pool.ts';
+import { UpstreamPool, outcomeOf, type UpstreamMetrics } from '../upstream-pool.ts';
 import type {
   ChatCallOptions,
   ChatEngine,
@@ -57,10 +57,7 @@ export class ChatGateway {
       now: deps.now,
       backoff: deps.backoff,
     });
-    for (const config of deps.providers) {
-      const make = factoryOf(config, 'chat');
-      if (make) this.pool.add({ engine: make(config), ...retriesOf(config) }, config.id);
-    }
+    this.pool.addProviders(deps.providers, (config) => factoryOf(config, 'chat')?.(config));
     for (const { provider, ...retries } of deps.extra ?? []) this.pool.add({ engine: provider, ...retries });
   }
 

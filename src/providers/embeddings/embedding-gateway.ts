@@ -2,7 +2,7 @@ import type { ProviderBinding } from '../../catalog/model.ts';
 import type { Logger } from '../../logger.ts';
 import type { ProviderConfig } from '../../operator-config/schema.ts';
 import { factoryOf } from '../registry.ts';
-import { UpstreamPool, retriesOf, type UpstreamMetrics } from '../upstream-pool.ts';
+import { UpstreamPool, type UpstreamMetrics } from '../upstream-pool.ts';
 import type { EmbeddingEngine, EmbeddingRequest, EmbeddingResult, EmbeddingStream } from './embedding-engine.ts';
 
 /*
@@ -31,10 +31,7 @@ export class EmbeddingGateway {
       logger,
       metrics,
     });
-    for (const config of providers) {
-      const make = factoryOf(config, 'embeddings');
-      if (make) this.pool.add({ engine: make(config), ...retriesOf(config) }, config.id);
-    }
+    this.pool.addProviders(providers, (config) => factoryOf(config, 'embeddings')?.(config));
   }
 
   async embed(

@@ -4,7 +4,7 @@ import type { Logger } from '../../logger.ts';
 import type { ProviderConfig } from '../../operator-config/schema.ts';
 import type { Backoff } from '../backoff.ts';
 import { factoryOf } from '../registry.ts';
-import { UpstreamPool, retriesOf, type PoolMember, type UpstreamMetrics } from '../upstream-pool.ts';
+import { UpstreamPool, type PoolMember, type UpstreamMetrics } from '../upstream-pool.ts';
 import type {
   EditImageRequest,
   EngineImage,
@@ -65,10 +65,7 @@ export class ImageGateway {
       now: deps.now,
       backoff: deps.backoff,
     });
-    for (const config of deps.providers) {
-      const make = factoryOf(config, 'image');
-      if (make) this.pool.add({ engine: make(config), ...retriesOf(config) }, config.id);
-    }
+    this.pool.addProviders(deps.providers, (config) => factoryOf(config, 'image')?.(config));
     for (const entry of deps.extra ?? []) this.pool.add(entry);
   }
 

@@ -4,7 +4,7 @@ import type { Logger } from '../../logger.ts';
 import type { ProviderConfig } from '../../operator-config/schema.ts';
 import type { Backoff } from '../backoff.ts';
 import { factoryOf } from '../registry.ts';
-import { UpstreamPool, retriesOf, type PoolMember, type UpstreamMetrics } from '../upstream-pool.ts';
+import { UpstreamPool, type PoolMember, type UpstreamMetrics } from '../upstream-pool.ts';
 import { EspeakPool } from './espeak-pool.ts';
 import type { SpeechAudio, SpeechCallOptions, SpeechEngine, SpeechRequest } from './speech-engine.ts';
 
@@ -51,10 +51,7 @@ export class SpeechGateway {
     const shared = {
       espeak: () => (this.espeak ??= new EspeakPool({ size: deps.espeakThreads, maxCalls: deps.espeakMaxCalls })),
     };
-    for (const config of deps.providers) {
-      const make = factoryOf(config, 'speech');
-      if (make) this.pool.add({ engine: make(config, shared), ...retriesOf(config) }, config.id);
-    }
+    this.pool.addProviders(deps.providers, (config) => factoryOf(config, 'speech')?.(config, shared));
     for (const entry of deps.extra ?? []) this.add(entry);
   }
 

@@ -2,7 +2,7 @@ import type { ProviderBinding } from '../../catalog/model.ts';
 import type { Logger } from '../../logger.ts';
 import type { ProviderConfig } from '../../operator-config/schema.ts';
 import { factoryOf } from '../registry.ts';
-import { UpstreamPool, retriesOf, type UpstreamMetrics } from '../upstream-pool.ts';
+import { UpstreamPool, type UpstreamMetrics } from '../upstream-pool.ts';
 import type { Transcript, TranscriptionEngine, TranscriptionRequest } from './transcription-engine.ts';
 
 /*
@@ -21,10 +21,7 @@ export class TranscriptionGateway {
       logger,
       metrics,
     });
-    for (const config of providers) {
-      const make = factoryOf(config, 'transcription');
-      if (make) this.pool.add({ engine: make(config), ...retriesOf(config) }, config.id);
-    }
+    this.pool.addProviders(providers, (config) => factoryOf(config, 'transcription')?.(config));
   }
 
   async transcribe(
