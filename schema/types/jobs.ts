@@ -1,6 +1,6 @@
 import { formatNano } from '../../src/billing/money.ts';
 import { ForbiddenError, InvalidModelError, UpstreamError, ValidationError } from '../../src/errors.ts';
-import { encodeJobCursor } from '../../src/media/jobs/job.service.ts';
+import { encodeJobCursor } from '../../src/media/jobs/job-cursor.ts';
 import type { JobRow, JobStatus } from '../../src/media/jobs/jobs.repository.ts';
 import type { JobKind } from '../../src/providers/jobs/job-engine.ts';
 import { builder } from '../builder.ts';

@@ -26,6 +26,7 @@ import { DOWNLOAD_URL_TTL_MS, downloadUrlExpiry, usesDownloadUrl } from './job-d
 import type { JobInputFetcher } from './job-input-fetcher.ts';
 import { CompleteJobInput, RetrieveJobInput } from './job.inputs.ts';
 import type { JobQueue } from './job-queue.ts';
+import { decodeJobCursor, UUID } from './job-cursor.ts';
 import * as repo from './jobs.repository.ts';
 import {
   parseAudioJob,
@@ -88,7 +89,6 @@ export interface JobCallContext {
 
 const CATALOG_TYPE: Record<JobKind, 'music' | 'video'> = { audio: 'music', video: 'video' };
 const AVERAGE_TTL_MS = 5_000;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * Queued music/audio and video jobs (POST /<kind>/quote, /queue, /retrieve, /complete). The quote is held at queue
@@ -392,16 +392,5 @@ function executionMs(job: repo.JobRow, now: Date): number {
 }
 
 const isDone = (job: repo.JobRow) => job.status === 'COMPLETED' || job.status === 'FAILED';
-
-/** A page cursor: the last job's creation time (ms) and id. */
-export const encodeJobCursor = (job: repo.JobRow): string =>
-  Buffer.from(`${job.created_at.getTime()}:${job.id}`).toString('base64url');
-
-function decodeJobCursor(cursor: string): { createdAt: Date; id: string } {
-  const [ms, id] = Buffer.from(cursor, 'base64url').toString('utf8').split(':');
-  if (!ms || !/^\d+$/.test(ms) || !id || !UUID.test(id))
-    throw new ValidationError('after is not a cursor of this list', [{ path: ['after'], message: 'Not a cursor' }]);
-  return { createdAt: new Date(Number(ms)), id };
-}
 
 const notFound = () => new NotFoundError('No such job, or its media was deleted', 'MEDIA_NOT_FOUND');
