@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { AccountService } from './accounts/account.service.ts';
 import { ScrapeService } from './augment/scrape.service.ts';
 import { SearchService } from './augment/search.service.ts';
-import { TextParserService } from './augment/text-parser.service.ts';
+import { createTextParser } from './augment/text-parser.wiring.ts';
 import { WebScraper } from './augment/scrape/web-scraper.ts';
 import { ApiKeyService } from './auth/api-key.service.ts';
 import { AuthService } from './auth/auth.service.ts';
@@ -41,7 +41,7 @@ import { TranscriptionGateway } from './providers/transcription/transcription-ga
 import { EmbeddingGateway } from './providers/embeddings/embedding-gateway.ts';
 import { createSpeechService } from './media/speech/speech.wiring.ts';
 import { BUILT_IN_PROVIDERS } from './operator-config/default-config.ts';
-import { DEFAULT_WEB_SCRAPING } from './operator-config/schema.ts';
+import { DEFAULT_WEB_SCRAPING } from './operator-config/chat-config.ts';
 import { ChatGateway } from './providers/chat/chat-gateway.ts';
 import { ModelDiscovery } from './providers/chat/model-discovery.ts';
 import { buildSearchRoutes, SearchRouter } from './providers/search/search-routing.ts';
@@ -253,7 +253,7 @@ function createChatStack(core: Core) {
     mapping: options.operatorConfig?.search,
   });
   const search = new SearchService({ billing, router: new SearchRouter(searchRoutes), logger, rateLimiter });
-  const textParser = createTextParser(core);
+  const textParser = createTextParser({ billing, logger, rateLimiter, settings: options.textParser });
   const chatGateway = new ChatGateway({ providers: core.providers, logger, metrics: core.upstreamActivity });
   const modelDiscovery = new ModelDiscovery({
     gateway: chatGateway,
@@ -298,23 +298,6 @@ function createChatStack(core: Core) {
   lifecycle.add('chat', { stop: () => chat.close() });
   const chatParts = { characters, characterReviews, search, scrape, textParser, chatGateway, modelDiscovery, chat };
   return { ...chatParts, rateLimits, responses, cryptoRpc };
-}
-
-function createTextParser({ options, billing, logger, rateLimiter }: Core): TextParserService {
-  const parser = options.textParser;
-  return new TextParserService({
-    billing,
-    logger,
-    rateLimiter,
-    ...(parser && {
-      options: {
-        perAccount: parser.perAccount,
-        timeoutMs: parser.timeoutMs,
-        queueTimeoutMs: parser.queueTimeoutMs,
-        ...(parser.workers > 0 && { size: parser.workers }),
-      },
-    }),
-  });
 }
 
 /** Pictures (generation, edits, background removal), speech, embeddings and transcription. */

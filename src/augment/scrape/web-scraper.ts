@@ -1,5 +1,5 @@
 import type { Logger } from '../../logger.ts';
-import type { WebScrapingConfig } from '../../operator-config/schema.ts';
+import type { WebScrapingConfig } from '../../operator-config/chat-config.ts';
 import type { PageText } from '../extract/pool.ts';
 import type { PageRequest } from './page-text.ts';
 import { AddressPolicy } from './address-policy.ts';

@@ -12,7 +12,7 @@ import type { UpstreamMetrics } from '../../providers/upstream-pool.ts';
 import type { RateLimiter } from '../../rate-limits/rate-limiter.ts';
 import type { MediaLinks } from '../media-links.ts';
 import type { MediaStore } from '../media-store.ts';
-import { DEFAULT_WEB_SCRAPING, type WebScrapingConfig } from '../../operator-config/schema.ts';
+import { DEFAULT_WEB_SCRAPING, type WebScrapingConfig } from '../../operator-config/chat-config.ts';
 import { JobInputFetcher } from './job-input-fetcher.ts';
 import { JobQueue, QUEUE_ENTRIES } from './job-queue.ts';
 import { JobRunner } from './job-runner.ts';
