@@ -8,6 +8,7 @@ import { paymentRequiredHeader } from '../src/wallets/payment-requirements.ts';
 import type { Logger } from '../src/logger.ts';
 import type { Metrics } from '../src/metrics.ts';
 import { newRequestId } from '../src/request-id.ts';
+import { nameServerSpan, runIn, startServerSpan, type Span } from '../src/observability/tracing.ts';
 import type { Operations } from '../src/services.ts';
 import { RouteCall } from './call.ts';
 import { corsHeaders, preflight } from './cors.ts';
@@ -60,6 +61,8 @@ interface Exchange {
    * (RouteContext.signal), and the stream writers stop their source on it.
    */
   readonly signal: AbortSignal;
+  /** The request's server span, when tracing (src/observability/tracing.ts); ended when the answer is done. */
+  readonly span: Span | undefined;
 }
 
 export function createPipeline(deps: PipelineDeps): Pipeline {
@@ -74,8 +77,10 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     const started = performance.now();
     const requestId = requestIdOf(req.headers['x-request-id']);
     const headers = { 'x-request-id': requestId, ...corsHeaders(origins, req.headers.origin) };
-    const ex: Exchange = { req, res, requestId, headers, started, signal: abortWhenClientGone(res).signal };
-    dispatch(ex).catch((error: unknown) => {
+    const traced = serverSpanOf(req, res, requestId);
+    const signal = abortWhenClientGone(res).signal;
+    const ex: Exchange = { req, res, requestId, headers, started, signal, span: traced?.span };
+    runIn(traced, () => dispatch(ex)).catch((error: unknown) => {
       logger.error({ reqId: requestId, err: error }, 'unhandled error');
       if (res.headersSent) res.destroy();
       else sendWhole(ex, 'unmatched', errorReply(error, requestId));
@@ -180,6 +185,17 @@ function requestIdOf(incoming: string | string[] | undefined): string {
   return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming.toLowerCase() : newRequestId();
 }
 
+/** The request's server span when tracing, ended when the answer is done or the client left. */
+function serverSpanOf(req: HttpRequest, res: HttpResponse, requestId: string) {
+  const method = req.method ?? 'GET';
+  const traced = startServerSpan(req.headers, method, {
+    'http.request.method': method,
+    'lagoon.request_id': requestId,
+  });
+  if (traced) res.once('close', () => traced.span.end());
+  return traced;
+}
+
 /** Aborted when the client leaves before the answer is written out. */
 function abortWhenClientGone(res: HttpResponse): AbortController {
   const controller = new AbortController();
@@ -239,6 +255,7 @@ function createResponder(logger: Logger, metrics: Metrics, config: Config) {
   function observe(ex: Exchange, label: string, status: number): void {
     const seconds = (performance.now() - ex.started) / 1000;
     const method = ex.req.method ?? 'GET';
+    nameServerSpan(ex.span, method, label, status);
     metrics.observeRequest(method, label, status, seconds);
     logger.info({ reqId: ex.requestId, method, route: label, status, ms: Math.round(seconds * 1000) }, 'request');
   }

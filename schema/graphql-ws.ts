@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { getOperationAST, GraphQLError, type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import type { SubscribePayload } from 'graphql-ws';
@@ -8,6 +8,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { AppError } from '../src/errors.ts';
 import type { Logger } from '../src/logger.ts';
 import { newRequestId } from '../src/request-id.ts';
+import { inServerSpan, tracingOn } from '../src/observability/tracing.ts';
 import type { Operations } from '../src/services.ts';
 import { endingInErrorResult, isAsyncIterable } from './subscription-errors.ts';
 import type { GraphQLServer } from './yoga.ts';
@@ -56,6 +57,8 @@ export function createGraphQLWebSocket(deps: WebSocketDeps): GraphQLWebSocket {
   const wss = new WebSocketServer({ noServer: true, maxPayload: deps.maxPayloadBytes });
   const connections = new WeakMap<object, Connection>();
   const operations = new WeakMap<object, Enveloped>();
+  /** The trace an operation continues (the upgrade request's traceparent), when tracing. */
+  const traceHeaders = new WeakMap<object, IncomingHttpHeaders>();
   wss.on('error', (error) => deps.logger.warn({ err: error }, 'graphql websocket server error'));
   wss.on('connection', (socket: WebSocket) => {
     socket.on('error', (error) => deps.logger.debug({ err: error }, 'graphql websocket error'));
@@ -89,14 +92,19 @@ export function createGraphQLWebSocket(deps: WebSocketDeps): GraphQLWebSocket {
         const prepared = await prepareOperation(deps, connection, payload);
         if (!('enveloped' in prepared)) return prepared;
         operations.set(prepared.args.contextValue as object, prepared.enveloped);
+        if (tracingOn()) traceHeaders.set(prepared.args.contextValue as object, traceHeadersOf(connection.headers));
         connection.operations.set(id, prepared.abort); // from here on, onComplete or onClose aborts it
         return prepared.args;
       },
-      execute: (args) => operations.get(args.contextValue as object)!.execute(args),
-      subscribe: async (args) => {
-        const result = await operations.get(args.contextValue as object)!.subscribe(args);
-        return isAsyncIterable<ExecutionResult>(result) ? endingInErrorResult(result, deps.logger) : result;
-      },
+      execute: (args) =>
+        inServerSpan(traceHeaders.get(args.contextValue as object) ?? {}, 'GraphQL WebSocket', async () =>
+          operations.get(args.contextValue as object)!.execute(args),
+        ),
+      subscribe: (args) =>
+        inServerSpan(traceHeaders.get(args.contextValue as object) ?? {}, 'GraphQL WebSocket', async () => {
+          const result = await operations.get(args.contextValue as object)!.subscribe(args);
+          return isAsyncIterable<ExecutionResult>(result) ? endingInErrorResult(result, deps.logger) : result;
+        }),
     },
     wss,
   );
@@ -178,4 +186,9 @@ function withoutHttp(error: GraphQLError): GraphQLError {
   if (!('http' in error.extensions)) return error;
   const { http: _http, ...extensions } = error.extensions;
   return new GraphQLError(error.message, { nodes: error.nodes, path: error.path, extensions });
+}
+
+/** The W3C trace headers of a socket's upgrade request. */
+function traceHeadersOf(headers: Headers): IncomingHttpHeaders {
+  return { traceparent: headers.get('traceparent') ?? undefined, tracestate: headers.get('tracestate') ?? undefined };
 }

@@ -21,6 +21,7 @@ import { useGraphQLStream } from './graphql-stream.ts';
 import { useSseErrors } from './sse-errors.ts';
 import { useSubscriptionErrors } from './subscription-errors.ts';
 import { useWalletTopUpErrors } from './wallet-errors.ts';
+import { useOperationSpanNames } from './tracing.ts';
 
 /** What the HTTP front door hands to each GraphQL request. */
 export interface GraphQLServerContext {
@@ -86,6 +87,7 @@ export function createGraphQLServer(deps: {
       useBodyLimit(deps.bodyLimits),
       useUnreadableRequestsAre400(),
       useWalletTopUpErrors(),
+      useOperationSpanNames(),
     ],
     context: async ({ request, requestId }): Promise<GraphQLContext> => {
       let auth: AuthContext;

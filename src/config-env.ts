@@ -41,6 +41,12 @@ export const EnvironmentModel = z.object({
   LAGOON_BOOTSTRAP_ADMIN_KEY: optionalString,
   LAGOON_ADMIN_KEY: optionalString,
   REDIS_URL: optionalString,
+  // OpenTelemetry: traces are exported when an endpoint is set (src/observability/tracing.ts); the SDK reads the
+  // other OTEL_* variables (headers, service name, sampler, batching) itself.
+  OTEL_EXPORTER_OTLP_ENDPOINT: optionalString,
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optionalString,
+  OTEL_TRACES_EXPORTER: optionalString,
+  OTEL_SDK_DISABLED: boolWithDefault(false),
   LAGOON_REDIS_TIMEOUT_MS: intWithDefault(500, 10),
   CORS_ORIGINS: z.preprocess(emptyToUndefined, z.string().default('')),
   LOG_LEVEL: z.preprocess(

@@ -44,6 +44,8 @@ export interface Config {
   /** Each Redis command's timeout; a hung Redis counts as down (src/events/redis.ts, src/auth/key-cache-sync.ts). */
   readonly redisTimeoutMs: number;
   readonly logLevel: Environment['LOG_LEVEL'];
+  /** Spans exported over OTLP: an OTLP endpoint is set, and neither OTEL_SDK_DISABLED nor OTEL_TRACES_EXPORTER=none. */
+  readonly tracing: { readonly enabled: boolean };
   readonly auth: {
     readonly keyCacheTtlMs: number;
     readonly lastUsedFlushMs: number;
@@ -204,6 +206,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     redisUrl: e.REDIS_URL,
     redisTimeoutMs: e.LAGOON_REDIS_TIMEOUT_MS,
     logLevel: e.LOG_LEVEL,
+    tracing: {
+      enabled:
+        !e.OTEL_SDK_DISABLED &&
+        e.OTEL_TRACES_EXPORTER?.trim() !== 'none' &&
+        (e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? e.OTEL_EXPORTER_OTLP_ENDPOINT) !== undefined,
+    },
     auth: {
       keyCacheTtlMs: e.LAGOON_KEY_CACHE_TTL_SECONDS * 1000,
       lastUsedFlushMs: e.LAGOON_LAST_USED_FLUSH_SECONDS * 1000,

@@ -5,6 +5,7 @@ import { createApp, VERSION, type App } from './app.ts';
 import { controlSocketPath, startControlSocket } from './cli/control-socket.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { createLogger, type Logger } from './logger.ts';
+import { startTracing } from './observability/tracing.ts';
 import { countTextTokens } from './tokenizer.ts';
 import { isLoopback } from './wallets/sign-in-site.ts';
 
@@ -23,6 +24,9 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const logger = createLogger(config.logLevel);
+  // Before the app: the database's statements get spans only when tracing is on by the time it opens.
+  const tracing = await startTracing(config.tracing);
+  if (tracing) logger.info('tracing: spans exported over OTLP');
   // Fewer, not longer, full garbage collections: each pauses every request in flight for 5–15 ms, and V8's default
   // growth (about 1.5× the live heap) brings one every few seconds under load. Costs heap headroom (bench/RESULTS.md).
   if (config.heapGrowingPercent > 0) setFlagsFromString(`--heap-growing-percent=${config.heapGrowingPercent}`);
@@ -73,6 +77,7 @@ async function main(): Promise<void> {
         close: async () => {
           await stopControl();
           await app.close();
+          await tracing?.shutdown();
         },
       },
       config.http.shutdownTimeoutMs,

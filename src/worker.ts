@@ -8,6 +8,7 @@ import { Lifecycle } from './lifecycle.ts';
 import { createLogger } from './logger.ts';
 import { createJobServices } from './media/jobs/job.wiring.ts';
 import { createMediaKit } from './media/media.wiring.ts';
+import { startTracing } from './observability/tracing.ts';
 import { loadOperatorConfig } from './operator-config/load.ts';
 import { createBilling } from './services.ts';
 
@@ -28,6 +29,8 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const logger = createLogger(config.logLevel);
+  // Before the database opens: its statements get spans only when tracing is on by then.
+  const tracing = await startTracing(config.tracing);
   const operatorConfig = await loadOperatorConfig(config.operatorConfigPath);
   const database = await openDatabase({ url: config.database.url, poolSize: config.jobs.concurrency * 2 + 2 });
   await migrateToLatest(database.db);
@@ -74,6 +77,7 @@ async function main(): Promise<void> {
     void lifecycle
       .stop()
       .then(() => database.close())
+      .then(() => tracing?.shutdown())
       .then(
         () => process.exit(0),
         (error: unknown) => {

@@ -9,6 +9,7 @@ import type { LastUsedTracker } from './last-used.ts';
 import { SIWX_HEADER, SIWX_LEGACY_HEADER } from '../wallets/siwx-message.ts';
 import type { WalletAuthenticator } from '../wallets/wallet-auth.ts';
 import { isOperatorTokenSecret, type OperatorTokenService } from '../operator/operator-tokens.ts';
+import { annotate, inSpan, tracingOn } from '../observability/tracing.ts';
 
 /**
  * A request's headers as either surface holds them: Fetch-style (`get`, GraphQL) or a plain lower-case record
@@ -49,6 +50,19 @@ export class AuthService {
     requestId: string,
     /** GraphQL only: the REST layer has no operator routes, so an operator token there is an unknown key. */
     allowOperatorTokens = false,
+  ): Promise<AuthContext> {
+    if (!tracingOn()) return this.identify(headers, requestId, allowOperatorTokens);
+    return inSpan('auth', undefined, async (span) => {
+      const auth = await this.identify(headers, requestId, allowOperatorTokens);
+      annotate(span, { 'lagoon.auth.kind': auth.kind });
+      return auth;
+    });
+  }
+
+  private async identify(
+    headers: RequestHeaders,
+    requestId: string,
+    allowOperatorTokens: boolean,
   ): Promise<AuthContext> {
     const signIn = header(headers, SIWX_HEADER) ?? header(headers, SIWX_LEGACY_HEADER);
     if (signIn !== undefined && signIn.trim() !== '' && this.deps.wallets) {

@@ -18,6 +18,7 @@ import type { Holds } from './holds.ts';
 import { CURRENCIES, type Currency, type Nano } from './money.ts';
 import { PaidCall, type PaidCallSteps } from './paid-call.ts';
 import type { SettledUsageEntry } from './usage.types.ts';
+import { annotate, inSpan, tracingOn } from '../observability/tracing.ts';
 
 /**
  * What the billing service needs to know; the choice of holds is made where the services are wired (src/services.ts).
@@ -132,7 +133,13 @@ export class BillingService {
     work: (call: PaidCall) => Promise<T>,
     options: { ttlMs?: number; durable?: boolean } = {},
   ): Promise<T> {
-    const reservation = await this.reserve(auth, maxCost, options);
+    const reservation = tracingOn()
+      ? await inSpan('billing hold', undefined, async (span) => {
+          const held = await this.reserve(auth, maxCost, options);
+          annotate(span, { 'lagoon.billing.currency': held.currency });
+          return held;
+        })
+      : await this.reserve(auth, maxCost, options);
     const call = this.resume(reservation, options.ttlMs);
     try {
       return await work(call);

@@ -1,4 +1,5 @@
 import type { Logger } from '../logger.ts';
+import { annotate, inSpan, tracingOn } from '../observability/tracing.ts';
 import type { Reservation, SettledCharge, Usage } from './billing.types.ts';
 
 /** The money steps a paid call takes (BillingService gives them; tests may give their own). */
@@ -75,7 +76,13 @@ export class PaidCall {
     this.state = 'settling';
     this.stopKeepingAlive();
     try {
-      const charge = await this.deps.steps.settle(this.reservation, usage);
+      const charge = tracingOn()
+        ? await inSpan('billing settle', { 'lagoon.billing.currency': this.reservation.currency }, async (span) => {
+            const settled = await this.deps.steps.settle(this.reservation, usage);
+            annotate(span, { 'lagoon.billing.charged_nano': String(settled.charged) });
+            return settled;
+          })
+        : await this.deps.steps.settle(this.reservation, usage);
       this.state = 'settled';
       return charge;
     } catch (error) {

@@ -12,6 +12,7 @@ import {
   type PostgresQueryResult,
 } from 'kysely';
 import type pg from 'pg';
+import { tracedDialect } from '../observability/db-spans.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { preparedNameOf } from './prepared-tag.ts';
 import { asDatabaseUnavailable, isConnectionLost } from './errors.ts';
@@ -68,7 +69,9 @@ async function openPostgres(url: string, poolSize: number, preparedStatements: b
   // the moment it exists; the statement running on it fails on its own, and the client is discarded on release.
   pool.on('connect', (client) => client.on('error', () => undefined));
   pool.on('error', () => undefined);
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: lagoonPool(pool, preparedStatements) }) });
+  const db = new Kysely<DB>({
+    dialect: tracedDialect(new PostgresDialect({ pool: lagoonPool(pool, preparedStatements) })),
+  });
   sharedConnections.set(db, { kind: 'postgres', url });
   let closing: Promise<void> | undefined;
   return {
@@ -193,7 +196,7 @@ async function openPglite(dataDir: string, loadDataDir: Blob | undefined): Promi
     unlock();
     throw error;
   }
-  const db = new Kysely<DB>({ dialect: new PgliteThreadDialect(pglite) });
+  const db = new Kysely<DB>({ dialect: tracedDialect(new PgliteThreadDialect(pglite)) });
   sharedConnections.set(db, { kind: 'pglite', pglite });
   let closed = false;
   return {

@@ -1,6 +1,8 @@
 import { UpstreamError } from '../errors.ts';
 import type { ProviderBinding } from '../catalog/model.ts';
 import type { Logger } from '../logger.ts';
+import { runIn, type Span } from '../observability/tracing.ts';
+import { attemptAnswered, attemptFailed, startAttempt } from '../observability/upstream-spans.ts';
 import type { ProviderConfig } from '../operator-config/schema.ts';
 import { Backoff } from './backoff.ts';
 import { allowsFallback, cancelledError, describeFailure, isRetryable } from './upstream-errors.ts';
@@ -70,6 +72,8 @@ export interface PoolCall<E> {
   /** Only these engines may take the call (e.g. those that can edit); none of the model's: `ineligible()`. */
   readonly eligible?: (engine: E) => boolean;
   readonly ineligible?: () => Error;
+  /** The answer is a stream: its trace span stays open (PoolAnswer.span) for the reader to end. */
+  readonly streamed?: boolean;
 }
 
 /** Which binding answered, with its engine and its answer. */
@@ -78,6 +82,8 @@ export interface PoolAnswer<E, T> {
   readonly upstreamModel: string;
   readonly engine: E;
   readonly result: T;
+  /** A streamed call's open upstream span, when tracing (end it with endUpstreamStream). */
+  readonly span?: Span | undefined;
 }
 
 export class UpstreamPool<E extends PoolEngine> {
@@ -144,8 +150,10 @@ export class UpstreamPool<E extends PoolEngine> {
     for (const { binding, member } of ready.length > 0 ? ready : able) {
       for (let retry = 0; ; retry += 1) {
         const started = performance.now();
+        const traced = startAttempt(request.operation, binding.providerId, binding.upstreamModel, retry);
         try {
-          const result = await call(member.engine, binding.upstreamModel);
+          const result = await runIn(traced, () => call(member.engine, binding.upstreamModel));
+          const span = attemptAnswered(traced, request.streamed === true);
           this.observe(binding.providerId, request.operation, 'ok', started);
           if (this.health.cooling(binding.providerId))
             this.options.metrics?.observeCooldown?.(binding.providerId, null);
@@ -155,8 +163,10 @@ export class UpstreamPool<E extends PoolEngine> {
             upstreamModel: binding.upstreamModel,
             engine: member.engine,
             result,
+            span,
           };
         } catch (error) {
+          attemptFailed(traced, error, outcomeOf(error, signal));
           this.observe(binding.providerId, request.operation, outcomeOf(error, signal), started, error);
           if (signal?.aborted) throw cancelledError();
           if (!allowsFallback(error)) throw error;

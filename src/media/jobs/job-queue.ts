@@ -3,6 +3,7 @@ import PgBoss from 'pg-boss';
 import { sharedConnectionOf, type Database } from '../../db/database.ts';
 import type { PgliteThread } from '../../db/pglite-thread.ts';
 import type { Logger } from '../../logger.ts';
+import { traceCarrier } from '../../observability/tracing.ts';
 import type { JobKind } from '../../providers/jobs/job-engine.ts';
 import type { QueueEntries } from './jobs.repository.ts';
 import { listenForWakes, WAKE_CHANNEL } from './queue-wake.ts';
@@ -92,7 +93,8 @@ export class JobQueue {
    */
   async send(kind: JobKind, jobId: string, trx: Database): Promise<void> {
     const boss = await this.ready();
-    const message: Message = { jobId };
+    // With tracing on, the entry carries the request's traceparent: the attempt's span continues its trace.
+    const message: Message = { jobId, ...traceCarrier() };
     await boss.send(queueName(kind), message, { id: jobId, db: executorOf(trx) });
     if (this.deps.options.notify !== false)
       await sql`select pg_notify(${WAKE_CHANNEL}, ${queueName(kind)})`.execute(trx);

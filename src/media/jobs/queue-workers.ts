@@ -2,6 +2,7 @@ import { CompiledQuery, sql } from 'kysely';
 import type PgBoss from 'pg-boss';
 import type { Database } from '../../db/database.ts';
 import type { Logger } from '../../logger.ts';
+import { continueTrace, tracingOn, type TraceCarrier } from '../../observability/tracing.ts';
 
 /*
  * The workers over pg-boss 10 (job-queue.ts): each is a loop that fetches one entry of its queue, runs the handler
@@ -24,7 +25,7 @@ export type JobHandler = (jobId: string, attempt: Attempt) => Promise<void>;
 export const QUEUE_SCHEMA = 'lagoon_queue';
 export const ENTRY_TABLE = `${QUEUE_SCHEMA}.job`;
 
-export interface Message {
+export interface Message extends TraceCarrier {
   readonly jobId: string;
 }
 
@@ -147,11 +148,21 @@ export class QueueWorkers {
     expiry.unref();
     beat.unref();
     try {
-      await handler(entry.data.jobId, {
-        retryCount: entry.retryCount,
-        lastAttempt: entry.retryCount >= entry.retryLimit,
-        signal: controller.signal,
-      });
+      const run = () =>
+        handler(entry.data.jobId, {
+          retryCount: entry.retryCount,
+          lastAttempt: entry.retryCount >= entry.retryLimit,
+          signal: controller.signal,
+        });
+      // The attempt continues the trace of the request that queued the job (its traceparent is in the entry).
+      await (tracingOn()
+        ? continueTrace(
+            entry.data,
+            'job run',
+            { 'lagoon.job.id': entry.data.jobId, 'lagoon.job.kind': queue, 'lagoon.job.attempt': entry.retryCount },
+            run,
+          )
+        : run());
       await this.settle(attempt, undefined);
     } catch (error) {
       await this.settle(attempt, { message: error instanceof Error ? error.message : String(error) });

@@ -14,6 +14,8 @@ import type {
   UpstreamChatRequest,
   UpstreamChatStream,
 } from './chat-engine.ts';
+import type { Span } from '../../observability/tracing.ts';
+import { endUpstreamStream } from '../../observability/upstream-spans.ts';
 
 /*
  * Which chat upstream serves a call: the upstream pool's rules (src/providers/upstream-pool.ts), retried only
@@ -84,15 +86,19 @@ export class ChatGateway {
     body: Omit<UpstreamChatRequest, 'model'>,
     options: ChatCallOptions,
   ): Promise<GatewayResult & { stream: UpstreamChatStream }> {
-    const { providerId, upstreamModel, result } = await this.pool.run(
+    const { providerId, upstreamModel, result, span } = await this.pool.run(
       bindings,
-      { operation: 'chat_stream', signal: options.signal },
+      { operation: 'chat_stream', signal: options.signal, streamed: true },
       (provider, model) => provider.stream(withModel(body, model), options),
     );
-    const stream = watchedStream(result, () => {
-      this.pool.failed(providerId);
-      this.pool.observe(providerId, 'chat_stream', 'broken', 0);
-    });
+    const stream = watchedStream(
+      result,
+      () => {
+        this.pool.failed(providerId);
+        this.pool.observe(providerId, 'chat_stream', 'broken', 0);
+      },
+      span,
+    );
     return { providerId, upstreamModel, stream };
   }
 
@@ -125,21 +131,30 @@ function withModel(body: Omit<UpstreamChatRequest, 'model'>, model: string): Ups
 }
 
 /** The stream as it is, with its breaks counted. A plain iterator: an async generator costs more on every chunk. */
-function watchedStream(inner: UpstreamChatStream, onBreak: () => void): UpstreamChatStream {
+function watchedStream(inner: UpstreamChatStream, onBreak: () => void, span: Span | undefined): UpstreamChatStream {
   return {
-    cancel: () => inner.cancel(),
+    cancel: () => {
+      endUpstreamStream(span);
+      return inner.cancel();
+    },
     [Symbol.asyncIterator](): AsyncIterator<UpstreamChatChunk> {
       const chunks = inner[Symbol.asyncIterator]();
       return {
         next: async () => {
           try {
-            return await chunks.next();
+            const next = await chunks.next();
+            if (next.done) endUpstreamStream(span);
+            return next;
           } catch (error) {
+            endUpstreamStream(span, error);
             if (error instanceof UpstreamError && allowsFallback(error)) onBreak();
             throw error;
           }
         },
-        return: async () => (await chunks.return?.()) ?? { done: true, value: undefined },
+        return: async () => {
+          endUpstreamStream(span);
+          return (await chunks.return?.()) ?? { done: true, value: undefined };
+        },
       };
     },
   };
