@@ -4,8 +4,9 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Pool } from 'undici';
-import { buildServer, SERVER_ENTRY } from '../build.ts';
-import { openLoop, type OpenLoopResult, type OpenLoopTarget } from './open-loop.ts';
+import { SERVER_ENTRY } from '../build.ts';
+import { buildAt, buildEnv, buildRoots, type BuildRoot } from './compare.ts';
+import { openLoop, openLoopSides, type OpenLoopResult, type OpenLoopTarget } from './open-loop.ts';
 import { creditAdmin } from './credit.ts';
 
 /**
@@ -22,6 +23,8 @@ import { creditAdmin } from './credit.ts';
  * /metrics) before the concurrent streams. For each run through Lagoon it also prints, on stderr, Lagoon's write
  * system calls per request and the CPU the upstream and the load generator used (they share the machine's cores),
  * the server's own warnings and errors, and the reasons of any failed request.
+ * BENCH_COMPARE_ROOT=<another checkout> (bench/compare.ts) runs that build beside this one: every scheduled request
+ * goes to both builds (order rotated), one row per build; the concurrent streams are opened on both at once.
  */
 const RATES = (process.env.BENCH_RATES ?? '500,1000,2000').split(',').map(Number);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -42,12 +45,19 @@ const ADMIN = 'bench-chat-admin-key-0123456789';
 const root = new URL('..', import.meta.url).pathname;
 const children: ChildProcess[] = [];
 
+/** One Lagoon under test: this checkout's, or with BENCH_COMPARE_ROOT the other build's. */
+interface Build extends BuildRoot {
+  readonly child: ChildProcess;
+  readonly origin: string;
+}
+
 function start(
   args: string[],
   env: NodeJS.ProcessEnv,
   ready: RegExp,
+  cwd = root,
 ): Promise<{ child: ChildProcess; match: RegExpMatchArray }> {
-  const child = spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, args, { cwd, env, stdio: ['ignore', 'pipe', 'inherit'] });
   children.push(child);
   return new Promise((resolve, reject) => {
     const lines = createInterface({ input: child.stdout! });
@@ -127,25 +137,30 @@ try {
       ],
     }),
   );
-  const lagoonEnv = {
+  const baseEnv = {
     ...process.env,
     PORT: '0',
     LOG_LEVEL: 'warn',
     LAGOON_CONFIG: configPath,
     LAGOON_BOOTSTRAP_ADMIN_KEY: ADMIN,
-    LAGOON_DATA_DIR: join(dir, 'data'),
   };
-  // Lagoon as `npm start` runs it: built, then the compiled entry.
-  await buildServer();
   // BENCH_LAGOON_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) profiles the Lagoon process alone.
   const lagoonNodeArgs = process.env.BENCH_LAGOON_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  const lagoon = await start(
-    [...lagoonNodeArgs, process.env.BENCH_LAGOON_ENTRY ?? SERVER_ENTRY],
-    lagoonEnv,
-    /on (http:\/\/127\.0\.0\.1:\d+)/,
-  );
-  const lagoonOrigin = lagoon.match[1]!;
-  await creditAdmin({ root, adminKey: ADMIN, usd: '1000000', env: lagoonEnv });
+  // Each build as `npm start` runs it: built, then the compiled entry; with BENCH_COMPARE_ROOT, two of them.
+  const builds: Build[] = [];
+  for (const [n, build] of buildRoots(root).entries()) {
+    const env = buildEnv(baseEnv, n, join(dir, `data-${n}`));
+    await buildAt(build, root);
+    const lagoon = await start(
+      [...lagoonNodeArgs, process.env.BENCH_LAGOON_ENTRY ?? SERVER_ENTRY],
+      env,
+      /on (http:\/\/127\.0\.0\.1:\d+)/,
+      build.root,
+    );
+    await creditAdmin({ root: build.root, adminKey: ADMIN, usd: '1000000', env });
+    builds.push({ ...build, child: lagoon.child, origin: lagoon.match[1]! });
+  }
+  const lagoonOrigins = new Set(builds.map((build) => build.origin));
 
   const body = (model: string, stream: boolean) =>
     JSON.stringify({
@@ -159,17 +174,17 @@ try {
     path,
     stream,
     body:
-      origin === lagoonOrigin && THROUGH_BODY
+      lagoonOrigins.has(origin) && THROUGH_BODY
         ? THROUGH_BODY
-        : body(origin === lagoonOrigin ? 'bench-model' : 'bench', stream),
+        : body(lagoonOrigins.has(origin) ? 'bench-model' : 'bench', stream),
     headers: { 'content-type': 'application/json', ...(auth && { authorization: `Bearer ${ADMIN}` }) },
   });
   const direct = (stream: boolean) => target(upstreamOrigin, '/v1/chat/completions', stream, false);
-  const through = (stream: boolean) => target(lagoonOrigin, THROUGH_PATH, stream, true);
+  const through = (stream: boolean) => builds.map((build) => target(build.origin, THROUGH_PATH, stream, true));
 
   // Warm both paths (connections, JIT, caches) before measuring.
-  await openLoop(through(false), { rate: 200, seconds: 2 });
-  await openLoop(through(true), { rate: 200, seconds: 2 });
+  await openLoopSides(through(false), { rate: 200, seconds: 2 });
+  await openLoopSides(through(true), { rate: 200, seconds: 2 });
 
   const rows: string[] = [];
   const row = (label: string, d: OpenLoopResult, l: OpenLoopResult, stream: boolean, cpuPerRequest: number) => {
@@ -181,82 +196,51 @@ try {
       `| ${label} | ${d.rate} | ${dp50} / ${dp99} | ${lp50} / ${lp99} | **${delta(dp50, lp50)} / ${delta(dp99, lp99)}** | ${l.achievedRps} | ${cpuPerRequest.toFixed(2)} | ${d.errors} / ${l.errors} |`,
     );
   };
+  const signal = () => {
+    // BENCH_SIGNAL=1: SIGUSR2 to Lagoon around the measured run (a preloaded profiler starts and stops on it).
+    if (process.env.BENCH_SIGNAL) for (const build of builds) process.kill(build.child.pid!, 'SIGUSR2');
+  };
   for (const stream of [false, true].filter((streaming) => MODES.includes(streaming ? 'stream' : 'plain'))) {
     for (const rate of RATES) {
       // Each side is warmed at the measured rate first (connections, pools, leases and heap sized for it), so the
       // numbers are the steady state; the step from idle to a high rate is a separate, transient, effect.
       await openLoop(direct(stream), { rate, seconds: WARMUP_SECONDS });
       const d = await openLoop(direct(stream), { rate, seconds: SECONDS });
-      await openLoop(through(stream), { rate, seconds: WARMUP_SECONDS });
-      const cpuBefore = cpuMs(lagoon.child.pid!);
-      const writesBefore = writeCalls(lagoon.child.pid!);
+      await openLoopSides(through(stream), { rate, seconds: WARMUP_SECONDS });
+      const before = builds.map((build) => ({ cpu: cpuMs(build.child.pid!), writes: writeCalls(build.child.pid!) }));
       const othersBefore = {
         upstream: cpuMs(upstream.child.pid!),
         generator: cpuMs(process.pid),
         postgres: postgresCpuMs(),
       };
-      // BENCH_SIGNAL=1: SIGUSR2 to Lagoon around the measured run (a preloaded profiler starts and stops on it).
-      if (process.env.BENCH_SIGNAL) process.kill(lagoon.child.pid!, 'SIGUSR2');
-      const l = await openLoop(through(stream), { rate, seconds: SECONDS });
-      if (process.env.BENCH_SIGNAL) process.kill(lagoon.child.pid!, 'SIGUSR2');
+      signal();
+      const results = await openLoopSides(through(stream), { rate, seconds: SECONDS });
+      signal();
       // What the machine's two cores were asked for besides Lagoon during the same run (the processes share them).
-      const perRequest = (before: number, pid: number) => ((cpuMs(pid) - before) / l.sent).toFixed(2);
+      const sent = results.reduce((sum, l) => sum + l.sent, 0);
+      const perRequest = (before: number, pid: number) => ((cpuMs(pid) - before) / sent).toFixed(2);
+      for (const [n, build] of builds.entries())
+        console.error(
+          `${stream ? 'streaming' : 'non-streaming'} ${rate}/s through Lagoon (${build.label}): ${((writeCalls(build.child.pid!) - before[n]!.writes) / results[n]!.sent).toFixed(2)} write system calls per request`,
+        );
       console.error(
-        `${stream ? 'streaming' : 'non-streaming'} ${rate}/s through Lagoon: ${((writeCalls(lagoon.child.pid!) - writesBefore) / l.sent).toFixed(2)} write system calls per request by Lagoon; CPU ms per request: upstream ${perRequest(othersBefore.upstream, upstream.child.pid!)}, load generator ${perRequest(othersBefore.generator, process.pid)}, PostgreSQL ${((postgresCpuMs() - othersBefore.postgres) / l.sent).toFixed(2)}`,
+        `CPU ms per request through Lagoon (all builds): upstream ${perRequest(othersBefore.upstream, upstream.child.pid!)}, load generator ${perRequest(othersBefore.generator, process.pid)}, PostgreSQL ${((postgresCpuMs() - othersBefore.postgres) / sent).toFixed(2)}`,
       );
       // Lagoon's CPU per request: steadier than latency on a shared machine, and what its latency follows.
-      row(
-        stream ? 'streaming (time to first byte)' : 'non-streaming',
-        d,
-        l,
-        stream,
-        (cpuMs(lagoon.child.pid!) - cpuBefore) / l.sent,
-      );
+      for (const [n, build] of builds.entries())
+        row(
+          `${stream ? 'streaming (time to first byte)' : 'non-streaming'}${builds.length > 1 ? ` (${build.label})` : ''}`,
+          d,
+          results[n]!,
+          stream,
+          (cpuMs(build.child.pid!) - before[n]!.cpu) / results[n]!.sent,
+        );
     }
   }
 
-  // Concurrent streams: open STREAMS slow streams (20 chunks, 1 s apart) and read Lagoon's RSS while all are open.
-  const pool = new Pool(lagoonOrigin, { connections: STREAMS + 10 });
-  const idleRss = rssMb(lagoon.child.pid!);
-  if (process.env.BENCH_HEAP) {
-    const metrics = await (await fetch(`${lagoonOrigin}/metrics`)).text();
-    console.error(
-      metrics
-        .split('\n')
-        .filter((line) =>
-          /^lagoon_(nodejs_heap_size|nodejs_external|process_resident|nodejs_heap_space_size_used_bytes)/.test(line),
-        )
-        .join('\n'),
-    );
-  }
-  let open = 0;
-  let peakRss = idleRss;
-  let streamErrors = 0;
-  const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssMb(lagoon.child.pid!))), 200);
-  await Promise.all(
-    Array.from({ length: STREAMS }, async () => {
-      try {
-        const response = await pool.request({
-          method: 'POST',
-          path: '/api/v1/chat/completions',
-          headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN}` },
-          body: body('bench-slow', true),
-        });
-        if (response.statusCode !== 200) streamErrors += 1;
-        let counted = false;
-        for await (const part of response.body) {
-          if (!counted && (part as Buffer).length > 0) {
-            open += 1;
-            counted = true;
-          }
-        }
-      } catch {
-        streamErrors += 1;
-      }
-    }),
-  );
-  clearInterval(sampler);
-  await pool.close();
+  // Concurrent streams: open STREAMS slow streams (20 chunks, 1 s apart) to each build at once and read each one's
+  // RSS while all are open.
+  const streamRuns = await Promise.all(builds.map((build) => concurrentStreams(build, body('bench-slow', true))));
 
   console.log(
     `\nMachine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}, database: ${process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'}`,
@@ -269,9 +253,56 @@ try {
   );
   console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
   for (const line of rows) console.log(line);
-  console.log(
-    `\n${STREAMS} concurrent streams: ${open} reached their first chunk, ${streamErrors} errors; Lagoon RSS ${idleRss} MB before, peak ${peakRss} MB.`,
-  );
+  for (const [n, { open, errors, idleRss, peakRss }] of streamRuns.entries())
+    console.log(
+      `${n === 0 ? '\n' : ''}${STREAMS} concurrent streams${builds.length > 1 ? ` (${builds[n]!.label}, each build at once)` : ''}: ${open} reached their first chunk, ${errors} errors; Lagoon RSS ${idleRss} MB before, peak ${peakRss} MB.`,
+    );
 } finally {
   for (const child of children) child.kill('SIGTERM');
+}
+
+/** STREAMS slow streams opened at once through one build, and its resident memory while they are open. */
+async function concurrentStreams(build: Build, body: string) {
+  const pool = new Pool(build.origin, { connections: STREAMS + 10 });
+  const idleRss = rssMb(build.child.pid!);
+  if (process.env.BENCH_HEAP) {
+    const metrics = await (await fetch(`${build.origin}/metrics`)).text();
+    console.error(
+      metrics
+        .split('\n')
+        .filter((line) =>
+          /^lagoon_(nodejs_heap_size|nodejs_external|process_resident|nodejs_heap_space_size_used_bytes)/.test(line),
+        )
+        .join('\n'),
+    );
+  }
+  let open = 0;
+  let peakRss = idleRss;
+  let errors = 0;
+  const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssMb(build.child.pid!))), 200);
+  await Promise.all(
+    Array.from({ length: STREAMS }, async () => {
+      try {
+        const response = await pool.request({
+          method: 'POST',
+          path: '/api/v1/chat/completions',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN}` },
+          body,
+        });
+        if (response.statusCode !== 200) errors += 1;
+        let counted = false;
+        for await (const part of response.body) {
+          if (!counted && (part as Buffer).length > 0) {
+            open += 1;
+            counted = true;
+          }
+        }
+      } catch {
+        errors += 1;
+      }
+    }),
+  );
+  clearInterval(sampler);
+  await pool.close();
+  return { open, errors, idleRss, peakRss };
 }

@@ -14,6 +14,12 @@ let generated = 0;
 let failed = 0;
 let announced = false;
 
+/** Counts a failed generation; the first one's reason goes to stderr, so a run that fails throughout says why. */
+function fail(reason: string): void {
+  if (failed === 0) process.stderr.write(`image load: the first failed generation: ${reason}\n`);
+  failed += 1;
+}
+
 async function generate(): Promise<void> {
   try {
     const response = await pool.request({
@@ -22,11 +28,14 @@ async function generate(): Promise<void> {
       headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
       body,
     });
-    await response.body.dump({ limit: Number.POSITIVE_INFINITY });
-    if (response.statusCode === 200) generated += 1;
-    else failed += 1;
-  } catch {
-    failed += 1;
+    if (response.statusCode === 200) {
+      await response.body.dump({ limit: Number.POSITIVE_INFINITY });
+      generated += 1;
+    } else {
+      fail(`HTTP ${response.statusCode} ${(await response.body.text()).slice(0, 300)}`);
+    }
+  } catch (error) {
+    fail(error instanceof Error ? error.message : String(error));
   }
   if (!announced) {
     announced = true;

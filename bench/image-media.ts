@@ -4,9 +4,10 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Pool } from 'undici';
-import { buildServer, SERVER_ENTRY } from '../build.ts';
-import { runLoad, type LoadResult } from './load.ts';
-import { openLoop, quantiles, type OpenLoopResult } from './open-loop.ts';
+import { SERVER_ENTRY } from '../build.ts';
+import { buildAt, buildEnv, buildRoots, type BuildRoot } from './compare.ts';
+import { runLoad, runLoadSides, type LoadResult } from './load.ts';
+import { openLoopSides, quantiles, type OpenLoopResult, type OpenLoopTarget } from './open-loop.ts';
 import { profileImagePath } from './image-profile.ts';
 import { creditAdmin } from './credit.ts';
 
@@ -27,6 +28,9 @@ import { creditAdmin } from './credit.ts';
  *   (bench/image-load.ts).
  * Lagoon runs as `npm start` runs it (built, `node dist/main.js`), on PGlite or on DATABASE_URL.
  * BENCH_LAGOON_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) profiles the Lagoon process.
+ * BENCH_COMPARE_ROOT=<another checkout> (bench/compare.ts) runs that build beside this one, one row per build: in
+ * the image part each worker sends to both builds in turn; in the chat part every scheduled request goes to both,
+ * and each build gets its own image-load process of BENCH_IMAGE_WORKERS. The profile part is this checkout's only.
  */
 const PARTS = (process.env.BENCH_PARTS ?? 'profile,image,chat').split(',');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -41,12 +45,20 @@ const PROMPT = 'a lighthouse on a rocky shore at dusk, oil painting';
 const root = new URL('..', import.meta.url).pathname;
 const children: ChildProcess[] = [];
 
+/** One Lagoon under test: this checkout's, or with BENCH_COMPARE_ROOT the other build's. */
+interface Build extends BuildRoot {
+  readonly child: ChildProcess;
+  readonly origin: string;
+  readonly pool: Pool;
+}
+
 function start(
   args: string[],
   env: NodeJS.ProcessEnv,
   ready: RegExp,
+  cwd = root,
 ): Promise<{ child: ChildProcess; match: RegExpMatchArray }> {
-  const child = spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, args, { cwd, env, stdio: ['ignore', 'pipe', 'inherit'] });
   children.push(child);
   return new Promise((resolve, reject) => {
     const lines = createInterface({ input: child.stdout! });
@@ -143,29 +155,41 @@ try {
         ],
       }),
     );
-    const lagoonEnv = {
+    const baseEnv = {
       ...process.env,
       PORT: '0',
       LOG_LEVEL: 'warn',
       LAGOON_CONFIG: configPath,
       LAGOON_BOOTSTRAP_ADMIN_KEY: ADMIN,
-      LAGOON_DATA_DIR: join(dir, 'data'),
     };
-    await buildServer();
     const nodeArgs = process.env.BENCH_LAGOON_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-    const lagoon = await start([...nodeArgs, SERVER_ENTRY], lagoonEnv, /on (http:\/\/127\.0\.0\.1:\d+)/);
-    const lagoonOrigin = lagoon.match[1]!;
-    await creditAdmin({ root, adminKey: ADMIN, usd: '1000000', env: lagoonEnv });
-    const lagoonPool = new Pool(lagoonOrigin, { connections: 64, keepAliveTimeout: 60_000 });
+    const builds: Build[] = [];
+    for (const [n, build] of buildRoots(root).entries()) {
+      const env = buildEnv(baseEnv, n, join(dir, `data-${n}`));
+      await buildAt(build, root);
+      const lagoon = await start([...nodeArgs, SERVER_ENTRY], env, /on (http:\/\/127\.0\.0\.1:\d+)/, build.root);
+      await creditAdmin({ root: build.root, adminKey: ADMIN, usd: '1000000', env });
+      const origin = lagoon.match[1]!;
+      builds.push({
+        ...build,
+        child: lagoon.child,
+        origin,
+        pool: new Pool(origin, { connections: 64, keepAliveTimeout: 60_000 }),
+      });
+    }
+    const named = (build: Build, text: string) => (builds.length > 1 ? `${text} (${build.label})` : text);
     const imagePool = new Pool(imageOrigin, { connections: 64, keepAliveTimeout: 60_000 });
 
     if (PARTS.includes('image')) {
       const body = (model: string) =>
         JSON.stringify({ model, prompt: PROMPT, n: 1, size: '1024x1024', response_format: 'b64_json' });
       const direct = () => post(imagePool, '/v1/images/generations', body('bench-image'), false);
-      const through = () => post(lagoonPool, '/api/v1/images/generations', body('bench-image'), true);
-      if (!(await through().catch(() => false)))
-        throw new Error('POST /api/v1/images/generations through Lagoon failed (BENCH_VERBOSE=1 shows why)');
+      const throughs = builds.map(
+        (build) => () => post(build.pool, '/api/v1/images/generations', body('bench-image'), true),
+      );
+      for (const through of throughs)
+        if (!(await through().catch(() => false)))
+          throw new Error('POST /api/v1/images/generations through Lagoon failed (BENCH_VERBOSE=1 shows why)');
       say(
         `\n### Image: ${IMAGE_LATENCY_MS} ms upstream, 1024×1024 PNG (${images.match[2]} bytes), concurrency ${CONCURRENCY}, ${SECONDS} s per run; ms\n`,
       );
@@ -175,12 +199,14 @@ try {
       say('|---|---:|---:|---:|---:|---:|---:|');
       for (let round = 1; round <= ROUNDS; round += 1) {
         const d = await runLoad(direct, { connections: CONCURRENCY, seconds: SECONDS, warmupSeconds: 2 });
-        const before = cpuMs(lagoon.child.pid!);
-        const l = await runLoad(through, { connections: CONCURRENCY, seconds: SECONDS, warmupSeconds: 2 });
-        const cpu = (cpuMs(lagoon.child.pid!) - before) / Math.max(1, l.requests);
-        say(
-          `| ${round} | ${triple(d)} | ${triple(l)} | **${diff(d.p50, l.p50)} / ${diff(d.p99, l.p99)}** | ${l.rps} | ${cpu.toFixed(1)} | ${d.errors} / ${l.errors} |`,
-        );
+        const before = builds.map((build) => cpuMs(build.child.pid!));
+        const results = await runLoadSides(throughs, { connections: CONCURRENCY, seconds: SECONDS, warmupSeconds: 2 });
+        for (const [n, l] of results.entries()) {
+          const cpu = (cpuMs(builds[n]!.child.pid!) - before[n]!) / Math.max(1, l.requests);
+          say(
+            `| ${named(builds[n]!, String(round))} | ${triple(d)} | ${triple(l)} | **${diff(d.p50, l.p50)} / ${diff(d.p99, l.p99)}** | ${l.rps} | ${cpu.toFixed(1)} | ${d.errors} / ${l.errors} |`,
+          );
+        }
       }
     }
 
@@ -190,52 +216,61 @@ try {
         max_tokens: 64,
         messages: [{ role: 'user', content: 'Say something about foxes.' }],
       });
-      const target = {
-        origin: lagoonOrigin,
+      const targets: OpenLoopTarget[] = builds.map((build) => ({
+        origin: build.origin,
         path: '/api/v1/chat/completions',
         body: chatBody,
         headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN}` },
-      };
+      }));
       const simBody = JSON.stringify({
         model: 'lagoon-sim-image',
         prompt: PROMPT,
-        aspect_ratio: '1:1', // 1024×1024 at the default tier
+        width: 1024, // the simulator is sized by width and height (aspect_ratio is refused)
+        height: 1024,
         format: 'png',
       });
       let generated = 0;
       let failed = 0;
       // The generations run in a process of their own (bench/image-load.ts): reading their pictures in this one
       // would delay the chat load generator's event loop and count against Lagoon.
-      const withImages = async (): Promise<OpenLoopResult> => {
-        const load = await start(
-          ['--import', 'tsx', 'bench/image-load.ts', lagoonOrigin, ADMIN, String(IMAGE_WORKERS), simBody],
-          process.env,
-          /^ready/,
+      // With BENCH_COMPARE_ROOT each build gets an image-load process of its own.
+      const withImages = async (): Promise<OpenLoopResult[]> => {
+        const loads = await Promise.all(
+          builds.map((build) =>
+            start(
+              ['--import', 'tsx', 'bench/image-load.ts', build.origin, ADMIN, String(IMAGE_WORKERS), simBody],
+              process.env,
+              /^ready/,
+            ),
+          ),
         );
         await new Promise((resolve) => setTimeout(resolve, 1000)); // the generations are under way first
-        const result = await openLoop(target, { rate: CHAT_RATE, seconds: SECONDS });
-        const counts = new Promise<RegExpMatchArray | null>((resolve) => {
-          createInterface({ input: load.child.stdout! }).on('line', (line) => {
-            const done = /^done (\d+) (\d+)/.exec(line);
-            if (done) resolve(done);
+        const results = await openLoopSides(targets, { rate: CHAT_RATE, seconds: SECONDS });
+        for (const load of loads) {
+          const counts = new Promise<RegExpMatchArray | null>((resolve) => {
+            createInterface({ input: load.child.stdout! }).on('line', (line) => {
+              const done = /^done (\d+) (\d+)/.exec(line);
+              if (done) resolve(done);
+            });
           });
-        });
-        load.child.kill('SIGTERM');
-        const done = await counts;
-        generated += Number(done?.[1] ?? 0);
-        failed += Number(done?.[2] ?? 0);
-        return result;
+          load.child.kill('SIGTERM');
+          const done = await counts;
+          generated += Number(done?.[1] ?? 0);
+          failed += Number(done?.[2] ?? 0);
+        }
+        return results;
       };
       /** Lagoon's event-loop delay p99 / max since the previous read (prom-client resets it on each scrape), ms. */
-      const loopDelay = async () => {
-        const text = await (await fetch(`${lagoonOrigin}/metrics`)).text();
+      const loopDelay = async (build: Build) => {
+        const text = await (await fetch(`${build.origin}/metrics`)).text();
         const read = (name: string) =>
           (
             Number(new RegExp(`^lagoon_nodejs_eventloop_lag_${name}_seconds (\\S+)$`, 'm').exec(text)?.[1]) * 1000
           ).toFixed(1);
         return `${read('p99')} / ${read('max')}`;
       };
-      await openLoop(target, { rate: CHAT_RATE, seconds: 3 }); // warm-up
+      await openLoopSides(targets, { rate: CHAT_RATE, seconds: 3 }); // warm-up
+      const loopDelays = () => Promise.all(builds.map(loopDelay));
       say(
         `\n### Chat at ${CHAT_RATE} req/s through Lagoon (20 ms upstream), alone and beside ${IMAGE_WORKERS} simulator image generations (1024×1024 PNG) running back to back; ${SECONDS} s per run, ms from each request's scheduled send\n`,
       );
@@ -243,31 +278,36 @@ try {
         '| round | chat alone p50 / p99 | with image generations p50 / p99 | difference p50 / p99 | event-loop delay p99 / max alone, with | chat errors alone / with |',
       );
       say('|---|---:|---:|---:|---:|---:|');
-      const pooled = { alone: [] as number[], loaded: [] as number[] };
+      const pooled = builds.map(() => ({ alone: [] as number[], loaded: [] as number[] }));
       for (let round = 1; round <= ROUNDS; round += 1) {
-        await loopDelay();
-        const alone = await openLoop(target, { rate: CHAT_RATE, seconds: SECONDS });
-        const delayAlone = await loopDelay();
-        const loaded = await withImages();
-        pooled.alone.push(...alone.latencies);
-        pooled.loaded.push(...loaded.latencies);
-        const delayLoaded = await loopDelay();
-        say(
-          `| ${round} | ${alone.p50} / ${alone.p99} | ${loaded.p50} / ${loaded.p99} | **${diff(alone.p50, loaded.p50)} / ${diff(alone.p99, loaded.p99)}** | ${delayAlone}, ${delayLoaded} | ${alone.errors} / ${loaded.errors} |`,
-        );
+        await loopDelays();
+        const alones = await openLoopSides(targets, { rate: CHAT_RATE, seconds: SECONDS });
+        const delaysAlone = await loopDelays();
+        const loadeds = await withImages();
+        const delaysLoaded = await loopDelays();
+        for (const [n, build] of builds.entries()) {
+          const [alone, loaded] = [alones[n]!, loadeds[n]!];
+          pooled[n]!.alone.push(...alone.latencies);
+          pooled[n]!.loaded.push(...loaded.latencies);
+          say(
+            `| ${named(build, String(round))} | ${alone.p50} / ${alone.p99} | ${loaded.p50} / ${loaded.p99} | **${diff(alone.p50, loaded.p50)} / ${diff(alone.p99, loaded.p99)}** | ${delaysAlone[n]}, ${delaysLoaded[n]} | ${alone.errors} / ${loaded.errors} |`,
+          );
+        }
       }
       // One round's p99 is its 30th-slowest request or so, and moves by several ms from round to round with nothing
       // changed; all rounds pooled is the figure to compare.
-      const [alone, loaded] = [quantiles(pooled.alone), quantiles(pooled.loaded)];
-      say(
-        `| all ${ROUNDS} pooled | ${alone.p50} / ${alone.p99} | ${loaded.p50} / ${loaded.p99} | **${diff(alone.p50, loaded.p50)} / ${diff(alone.p99, loaded.p99)}** | | |`,
-      );
+      for (const [n, build] of builds.entries()) {
+        const [alone, loaded] = [quantiles(pooled[n]!.alone), quantiles(pooled[n]!.loaded)];
+        say(
+          `| ${named(build, `all ${ROUNDS} pooled`)} | ${alone.p50} / ${alone.p99} | ${loaded.p50} / ${loaded.p99} | **${diff(alone.p50, loaded.p50)} / ${diff(alone.p99, loaded.p99)}** | | |`,
+        );
+      }
       say(`\nImage generations completed during the loaded runs: ${generated} (${failed} failed).`);
     }
-    await Promise.all([lagoonPool.close(), imagePool.close()]);
+    await Promise.all([...builds.map((build) => build.pool.close()), imagePool.close()]);
   }
   say(
-    `\nCommand: BENCH_IMAGE_WATERMARK=${process.env.BENCH_IMAGE_WATERMARK ?? ''} BENCH_PARTS=${PARTS.join(',')} BENCH_SECONDS=${SECONDS} BENCH_ROUNDS=${ROUNDS} BENCH_CONCURRENCY=${CONCURRENCY} npm run bench:media`,
+    `\nCommand: BENCH_IMAGE_WATERMARK=${process.env.BENCH_IMAGE_WATERMARK ?? ''} BENCH_PARTS=${PARTS.join(',')} BENCH_SECONDS=${SECONDS} BENCH_ROUNDS=${ROUNDS} BENCH_CONCURRENCY=${CONCURRENCY}${process.env.BENCH_COMPARE_ROOT ? ` BENCH_COMPARE_ROOT=${process.env.BENCH_COMPARE_ROOT}` : ''} npm run bench:media`,
   );
 } finally {
   for (const child of children) child.kill('SIGTERM');

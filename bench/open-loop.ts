@@ -33,13 +33,45 @@ export async function openLoop(
   target: OpenLoopTarget,
   options: { rate: number; seconds: number; connections?: number },
 ): Promise<OpenLoopResult> {
-  const pool = new Pool(target.origin, {
-    connections: options.connections ?? 512,
-    pipelining: 1,
-    keepAliveTimeout: 60_000,
-  });
+  return (await openLoopSides([target], options))[0]!;
+}
+
+/**
+ * The same schedule sent to several targets side by side (two builds of Lagoon, say): at each scheduled time one
+ * request goes to every target, the order rotated each time, so load and drift on the host hit them alike. Each
+ * target gets the full rate on its own pool and its own result.
+ */
+export async function openLoopSides(
+  targets: readonly OpenLoopTarget[],
+  options: { rate: number; seconds: number; connections?: number },
+): Promise<OpenLoopResult[]> {
+  const sides = targets.map((target) => side(target, options.connections ?? 512));
   const total = Math.round(options.rate * options.seconds);
   const interval = 1000 / options.rate;
+  const inFlight: Promise<void>[] = [];
+  const start = performance.now() + 20;
+
+  let next = 0;
+  while (next < total) {
+    const now = performance.now();
+    // Fire everything that is due (timers are ~1 ms coarse; at 2,000 RPS several are due per tick).
+    while (next < total && start + next * interval <= now) {
+      for (let k = 0; k < sides.length; k += 1)
+        inFlight.push(sides[(next + k) % sides.length]!.send(start + next * interval));
+      next += 1;
+    }
+    await new Promise((resolve) =>
+      setTimeout(resolve, Math.max(0, Math.min(1, start + next * interval - performance.now()))),
+    );
+  }
+  await Promise.all(inFlight);
+  const elapsed = (performance.now() - start) / 1000;
+  return Promise.all(sides.map((one) => one.finish(options.rate, total, elapsed)));
+}
+
+/** One target's pool, its latencies and its failures. */
+function side(target: OpenLoopTarget, connections: number) {
+  const pool = new Pool(target.origin, { connections, pipelining: 1, keepAliveTimeout: 60_000 });
   const latencies: number[] = [];
   const firstBytes: number[] = [];
   let errors = 0;
@@ -48,9 +80,6 @@ export async function openLoop(
     errors += 1;
     reasons.set(reason, (reasons.get(reason) ?? 0) + 1);
   };
-  const inFlight: Promise<void>[] = [];
-  const start = performance.now() + 20;
-
   const send = async (scheduledAt: number) => {
     try {
       const response = await pool.request({
@@ -72,35 +101,23 @@ export async function openLoop(
       failed(error instanceof Error ? error.message : String(error));
     }
   };
-
-  let next = 0;
-  while (next < total) {
-    const now = performance.now();
-    // Fire everything that is due (timers are ~1 ms coarse; at 2,000 RPS several are due per tick).
-    while (next < total && start + next * interval <= now) {
-      inFlight.push(send(start + next * interval));
-      next += 1;
-    }
-    await new Promise((resolve) =>
-      setTimeout(resolve, Math.max(0, Math.min(1, start + next * interval - performance.now()))),
-    );
-  }
-  await Promise.all(inFlight);
-  const elapsed = (performance.now() - start) / 1000;
-  await pool.close();
-  if (errors > 0)
-    console.error(
-      `${target.origin}${target.path} at ${options.rate}/s: ${[...reasons].map(([reason, count]) => `${count} × ${reason}`).join(', ')}`,
-    );
-  return {
-    rate: options.rate,
-    sent: total,
-    errors,
-    achievedRps: Math.round(latencies.length / elapsed),
-    ...quantiles(latencies),
-    latencies,
-    ...(target.stream && { ttfbP50: quantile(firstBytes, 0.5), ttfbP99: quantile(firstBytes, 0.99) }),
+  const finish = async (rate: number, sent: number, elapsed: number): Promise<OpenLoopResult> => {
+    await pool.close();
+    if (errors > 0)
+      console.error(
+        `${target.origin}${target.path} at ${rate}/s: ${[...reasons].map(([reason, count]) => `${count} × ${reason}`).join(', ')}`,
+      );
+    return {
+      rate,
+      sent,
+      errors,
+      achievedRps: Math.round(latencies.length / elapsed),
+      ...quantiles(latencies),
+      latencies,
+      ...(target.stream && { ttfbP50: quantile(firstBytes, 0.5), ttfbP99: quantile(firstBytes, 0.99) }),
+    };
   };
+  return { send, finish };
 }
 
 export function quantiles(values: readonly number[]): { p50: number; p90: number; p99: number } {
