@@ -1,12 +1,12 @@
 import type { CompiledQuery, DatabaseConnection, Dialect, Driver, QueryResult } from 'kysely';
 import { SpanKind } from '@opentelemetry/api';
-import { inSpan, tracingOn } from './tracing.ts';
+import { hasActiveSpan, inSpan, tracingOn } from './tracing.ts';
 
 /*
- * A span per database statement, made at the driver's connection (so raw statements, pg-boss's statements through
- * Kysely, transactions' BEGIN/COMMIT and failures are all seen). The span carries the statement's verb only: the SQL
- * text and its parameters stay out (a parameter may be a prompt stored with a job). When tracing is off the dialect is
- * returned as it is: not one wrapper on the path of a query.
+ * A span per database statement run for a traced request or job, made at the driver's connection (so raw statements,
+ * pg-boss's statements through Kysely and failed ones are all seen; a transaction's BEGIN and COMMIT are not). The
+ * span carries the statement's verb only: the SQL text and its parameters stay out (a parameter may be a prompt stored
+ * with a job). When tracing is off the dialect is returned as it is: not one wrapper on the path of a query.
  */
 
 const VERBS = new Set([
@@ -76,6 +76,8 @@ function tracedDriver(driver: Driver): Driver {
 function tracedConnection(connection: DatabaseConnection): DatabaseConnection {
   return {
     executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+      // Background statements (the job queue's polling, batched writes on their own timer) start no trace.
+      if (!hasActiveSpan()) return connection.executeQuery<R>(query);
       const verb = verbOf(query.sql);
       return inSpan(
         `db ${verb}`,

@@ -108,6 +108,11 @@ export function activeTraceId(): string | undefined {
   return trace.getActiveSpan()?.spanContext().traceId;
 }
 
+/** Whether a span is running now (work done for a traced request or job, not a background timer's own). */
+export function hasActiveSpan(): boolean {
+  return tracer !== undefined && trace.getSpan(context.active()) !== undefined;
+}
+
 /**
  * Runs `work` in a child span of the span running now, ended when `work` ends (marked failed, with the error's class or
  * code, when it throws). Off: just `work(undefined)`.
