@@ -1,6 +1,7 @@
 import { schemaReady } from '../src/db/migrate.ts';
 import type { DatabaseHandle } from '../src/db/database.ts';
 import type { Metrics } from '../src/metrics.ts';
+import type { CallRecord } from '../src/observability/call-log.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { HttpRequest, HttpResponse } from './exchange.ts';
 import { json, type Reply } from './http.ts';
@@ -12,32 +13,36 @@ import { REST_PREFIX } from './pipeline.ts';
  * stay) and the operational endpoints.
  */
 
+/** What the front door hands each GraphQL request: its id, and its call's record (caller, operation name). */
+interface GraphQLCallContext {
+  readonly requestId: string;
+  readonly call: CallRecord;
+}
+
 /** Yoga's two entries (schema/yoga.ts): a Fetch Request, or Node's objects made into one. */
 export interface GraphQLEntry {
-  fetch(request: Request, context: { requestId: string }): Promise<Response> | Response;
+  fetch(request: Request, context: GraphQLCallContext): Promise<Response> | Response;
   handleNodeRequestAndResponse(
     req: IncomingMessage,
     res: ServerResponse,
-    context: { requestId: string },
+    context: GraphQLCallContext,
   ): Promise<Response> | Response;
 }
 
 /** /graphql and /graphql/stream: Yoga's answer, streamed (subscriptions) through the pipeline. */
 export function graphqlMount(graphql: GraphQLEntry): Mount {
-  return (req, res, path, requestId) => {
+  return (req, res, path, requestId, call) => {
     if (path !== '/graphql' && !path.startsWith('/graphql/')) return undefined;
     const label = path === '/graphql' ? '/graphql' : '/graphql/stream';
-    return answer(graphql, req, res, requestId).then((reply) => ({ reply, label }));
+    return answer(graphql, req, res, { requestId, call }).then((reply) => ({ reply, label }));
   };
 }
 
-async function answer(graphql: GraphQLEntry, req: HttpRequest, res: HttpResponse, requestId: string) {
+async function answer(graphql: GraphQLEntry, req: HttpRequest, res: HttpResponse, context: GraphQLCallContext) {
   const response = req.fetchRequest
-    ? await graphql.fetch(req.fetchRequest, { requestId })
+    ? await graphql.fetch(req.fetchRequest, context)
     : // Without a Fetch Request, these are the HTTP server's own objects.
-      await graphql.handleNodeRequestAndResponse(req as IncomingMessage, res as unknown as ServerResponse, {
-        requestId,
-      });
+      await graphql.handleNodeRequestAndResponse(req as IncomingMessage, res as unknown as ServerResponse, context);
   return fromResponse(response);
 }
 

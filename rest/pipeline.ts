@@ -7,6 +7,8 @@ import { AppError, clip, NotFoundError, WalletTopUpRequiredError } from '../src/
 import { paymentRequiredHeader } from '../src/wallets/payment-requirements.ts';
 import type { Logger } from '../src/logger.ts';
 import type { Metrics } from '../src/metrics.ts';
+import { callFields, recordCaller, type CallLog, type CallRecord } from '../src/observability/call-log.ts';
+import { logTraceId } from '../src/observability/log-trace-id.ts';
 import { newRequestId } from '../src/request-id.ts';
 import { nameServerSpan, runIn, startServerSpan, type Span } from '../src/observability/tracing.ts';
 import type { Operations } from '../src/services.ts';
@@ -27,7 +29,13 @@ import { writeChunks, writeEvents } from './sse.ts';
 export const REST_PREFIX = '/api/v1';
 
 /** A mount outside the REST table (GraphQL, the operational endpoints): a Reply, or undefined when not its path. */
-export type Mount = (req: HttpRequest, res: HttpResponse, path: string, requestId: string) => MountResult | undefined;
+export type Mount = (
+  req: HttpRequest,
+  res: HttpResponse,
+  path: string,
+  requestId: string,
+  call: CallRecord,
+) => MountResult | undefined;
 export type MountResult = Promise<{ reply: Reply; label: string }>;
 
 export interface PipelineDeps {
@@ -35,6 +43,8 @@ export interface PipelineDeps {
   readonly config: Config;
   readonly logger: Logger;
   readonly metrics: Metrics;
+  /** The records of the running calls, which their settlements fill for the log line. */
+  readonly callLog: CallLog;
   /** The REST table, paths below REST_PREFIX. */
   readonly routes: readonly Route[];
   readonly mounts: readonly Mount[];
@@ -63,28 +73,33 @@ interface Exchange {
   readonly signal: AbortSignal;
   /** The request's server span, when tracing (src/observability/tracing.ts); ended when the answer is done. */
   readonly span: Span | undefined;
+  /** Who called and what the call was charged, for its log line (src/observability/call-log.ts). */
+  readonly call: CallRecord;
+  /** The answer's route label and status, once known. */
+  label: string;
+  status: number;
 }
 
 export function createPipeline(deps: PipelineDeps): Pipeline {
   const { logger, metrics, config } = deps;
   const router = new Router(deps.routes);
-  const labels = new Map(deps.routes.map((route) => [route, `${route.method} ${REST_PREFIX}${route.path}`]));
+  // The route template alone: the method has a label of its own.
+  const labels = new Map(deps.routes.map((route) => [route, `${REST_PREFIX}${route.path}`]));
   const origins = new Set(config.http.corsOrigins);
   const limits = bodyLimits(config.http);
   const { send, sendWhole, observe, paymentRequired } = createResponder(logger, metrics, config);
 
   function serve(req: HttpRequest, res: HttpResponse): void {
-    const started = performance.now();
     const requestId = requestIdOf(req.headers['x-request-id']);
-    const headers = { 'x-request-id': requestId, ...corsHeaders(origins, req.headers.origin) };
     const traced = serverSpanOf(req, res, requestId);
-    const signal = abortWhenClientGone(res).signal;
-    const ex: Exchange = { req, res, requestId, headers, started, signal, span: traced?.span };
-    runIn(traced, () => dispatch(ex)).catch((error: unknown) => {
-      logger.error({ reqId: requestId, err: error }, 'unhandled error');
-      if (res.headersSent) res.destroy();
-      else sendWhole(ex, 'unmatched', errorReply(error, requestId));
-    });
+    const ex = newExchange(req, res, origins, deps.callLog, requestId, traced?.span);
+    runIn(traced, () => dispatch(ex))
+      .catch((error: unknown) => {
+        logger.error({ reqId: ex.requestId, err: error }, 'unhandled error');
+        if (res.headersSent) res.destroy();
+        else sendWhole(ex, 'unmatched', errorReply(error, ex.requestId));
+      })
+      .finally(() => logCall(logger, ex, deps.callLog));
   }
 
   async function dispatch(ex: Exchange): Promise<void> {
@@ -102,7 +117,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       return serveRoute(ex, match.route, match.params);
     }
     for (const mount of deps.mounts) {
-      const mounted = mount(req, res, path, ex.requestId);
+      const mounted = mount(req, res, path, ex.requestId, ex.call);
       if (mounted) {
         const { reply, label } = await mounted;
         return send(ex, label, reply);
@@ -115,6 +130,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     const label = labels.get(route) ?? route.path;
     try {
       const auth = await authenticate(deps.services, ex, route);
+      recordCaller(ex.call, auth);
       // No credentials on a route a wallet may use: the x402 discovery body, with a fresh sign-in nonce.
       if (auth.kind === 'anonymous' && route.access === 'account') {
         const body = deps.services.wallets.discovery((ex.req.url ?? '/').split('?')[0] ?? '/');
@@ -178,6 +194,22 @@ const notFound = (method: string, path: string) => new NotFoundError(`Route not 
 function errorReply(error: unknown, requestId: string): Reply & { body: string } {
   const { status, body, headers } = errorPayload(error, requestId);
   return { status, headers: { 'content-type': JSON_TYPE_HEADER, ...headers }, body };
+}
+
+/** A request's exchange: its id (the caller's or a new one), CORS headers, client-gone signal and call record. */
+function newExchange(
+  req: HttpRequest,
+  res: HttpResponse,
+  origins: ReadonlySet<string>,
+  callLog: CallLog,
+  requestId: string,
+  span: Span | undefined,
+): Exchange {
+  const started = performance.now();
+  const headers = { 'x-request-id': requestId, ...corsHeaders(origins, req.headers.origin) };
+  const signal = abortWhenClientGone(res).signal;
+  const call = callLog.begin(requestId);
+  return { req, res, requestId, headers, started, signal, span, call, label: 'unmatched', status: 0 };
 }
 
 /** The caller's request id when it is one of ours (32 hex digits), else a new one. */
@@ -252,13 +284,34 @@ function createResponder(logger: Logger, metrics: Metrics, config: Config) {
     ex.res.end(body);
   }
 
+  /** The answer's head: its metrics (the log line is written when the call ends, with what it was charged). */
   function observe(ex: Exchange, label: string, status: number): void {
-    const seconds = (performance.now() - ex.started) / 1000;
-    const method = ex.req.method ?? 'GET';
-    nameServerSpan(ex.span, method, label, status);
-    metrics.observeRequest(method, label, status, seconds);
-    logger.info({ reqId: ex.requestId, method, route: label, status, ms: Math.round(seconds * 1000) }, 'request');
+    ex.label = label;
+    ex.status = status;
+    nameServerSpan(ex.span, ex.req.method ?? 'GET', label, status);
+    metrics.observeRequest(ex.req.method ?? 'GET', label, status, (performance.now() - ex.started) / 1000);
   }
 
   return { send, sendWhole, observe, paymentRequired };
+}
+
+/**
+ * One line per call, when it ends (a stream: when it was written out or the client left): request and trace ids,
+ * caller, route or GraphQL operation, status, what it was charged and where it ran, and how long it took. The
+ * fields are picked one by one: never a header, a secret or a body (docs/operations.md, Logs).
+ */
+function logCall(logger: Logger, ex: Exchange, callLog: CallLog): void {
+  callLog.end(ex.requestId, ex.call);
+  logger.info(
+    {
+      reqId: ex.requestId,
+      traceId: ex.span?.spanContext().traceId ?? logTraceId(ex.req.headers.traceparent),
+      method: ex.req.method ?? 'GET',
+      route: ex.label,
+      status: ex.status,
+      ...callFields(ex.call),
+      ms: Math.round(performance.now() - ex.started),
+    },
+    'request',
+  );
 }

@@ -6,6 +6,7 @@ import type { GraphQLBodyLimits } from '../src/body-limits.ts';
 import type { GraphQLLimits } from '../src/config.ts';
 import { AppError } from '../src/errors.ts';
 import type { Logger } from '../src/logger.ts';
+import { recordCaller, type CallRecord } from '../src/observability/call-log.ts';
 import { requestOrigin } from '../src/media/media-links.ts';
 import type { Operations } from '../src/services.ts';
 import type { GraphQLContext } from './context.ts';
@@ -26,6 +27,8 @@ import { useOperationSpanNames } from './tracing.ts';
 /** What the HTTP front door hands to each GraphQL request. */
 export interface GraphQLServerContext {
   readonly requestId: string;
+  /** The call's log record (src/observability/call-log.ts); none over a WebSocket. */
+  readonly call?: CallRecord;
 }
 
 export interface GraphQLOptions extends GraphQLLimits {
@@ -89,7 +92,8 @@ export function createGraphQLServer(deps: {
       useWalletTopUpErrors(),
       useOperationSpanNames(),
     ],
-    context: async ({ request, requestId }): Promise<GraphQLContext> => {
+    context: async ({ request, requestId, call, params }): Promise<GraphQLContext> => {
+      if (call && params.operationName) call.operation = params.operationName.slice(0, 100);
       let auth: AuthContext;
       try {
         auth = await deps.services.auth.authenticate(request.headers, requestId, true);
@@ -101,6 +105,7 @@ export function createGraphQLServer(deps: {
         }
         throw error;
       }
+      if (call) recordCaller(call, auth);
       const origin = requestOrigin({
         host: request.headers.get('host') ?? undefined,
         forwardedProto: request.headers.get('x-forwarded-proto') ?? undefined,

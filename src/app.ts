@@ -15,6 +15,8 @@ import { openDatabase, type DatabaseHandle } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { Metrics } from './metrics.ts';
+import { queuedByModel } from './media/jobs/jobs.repository.ts';
+import { CallLog } from './observability/call-log.ts';
 import { loadOperatorConfig } from './operator-config/load.ts';
 import { withEnvProviders } from './operator-config/env-providers.ts';
 import { PACKAGE_JSON } from './runtime-files.ts';
@@ -67,11 +69,14 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     }));
   await migrateToLatest(database.db);
   const metrics = new Metrics();
-  const services = createServices(database.db, logger, { ...config, operatorConfig, metrics });
+  const callLog = new CallLog();
+  const services = createServices(database.db, logger, { ...config, operatorConfig, metrics, callLog });
   await services.catalog.syncFromConfig(operatorConfig);
   await services.characters.syncFromConfig(operatorConfig);
   // Zero-config upstream models join the synced catalog (an upstream that is down only logs a warning).
   await services.start();
+  metrics.setQueueDepthSource(() => queuedByModel(database.db));
+  await metrics.setModelSource(async () => (await services.catalog.listModels('all')).map((model) => model.id));
   const bootstrap = await services.accounts.bootstrap(operator('bootstrap'), config.bootstrapAdminKey);
 
   const graphqlLimits = graphqlBodyLimits(bodyLimits(config.http));
@@ -96,6 +101,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     config,
     logger,
     metrics,
+    callLog,
     routes: restRoutes(VERSION),
     mounts: [
       graphqlMount(graphql),

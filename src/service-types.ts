@@ -31,7 +31,8 @@ import type { OperatorService } from './operator/operator.service.ts';
 import type { OperatorTokenService } from './operator/operator-tokens.ts';
 import type { OperatorConfig } from './operator-config/schema.ts';
 import type { ChatGateway } from './providers/chat/chat-gateway.ts';
-import type { UpstreamMetrics } from './providers/upstream-pool.ts';
+import type { AppMetrics } from './observability/app-metrics.ts';
+import type { CallLog } from './observability/call-log.ts';
 import type { ModelDiscovery } from './providers/chat/model-discovery.ts';
 import type { RateLimitService } from './rate-limits/rate-limit-status.ts';
 import type { RateLimiter } from './rate-limits/rate-limiter.ts';
@@ -132,8 +133,10 @@ export type ServiceOptions = Pick<Config, 'auth' | 'billing'> & {
   readonly rpc?: Config['rpc'];
   /** The zero-config chat upstream's model-list refresh (its provider is in `operatorConfig.providers`). */
   readonly chatUpstream?: Config['chatUpstream'];
-  /** Where upstream calls are counted (the app's Prometheus metrics). */
-  readonly metrics?: UpstreamMetrics;
+  /** Where upstream calls, settlements, holds, refusals, jobs and top-ups are counted (the app's Prometheus metrics). */
+  readonly metrics?: AppMetrics;
+  /** The running calls' log records, which settlements fill (src/observability/call-log.ts). */
+  readonly callLog?: CallLog;
   /** Redis for pub/sub and the analytics cache (none: in-process). */
   readonly redisUrl?: Config['redisUrl'];
   /** Each Redis command's timeout, and the pace of the key cache's probe of its channel (default 500 ms). */

@@ -119,6 +119,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
       webScraping: options.operatorConfig?.chat?.webScraping,
       rateLimiter,
       metrics: core.upstreamActivity,
+      jobMetrics: options.metrics,
     },
     lifecycle,
   );
@@ -167,6 +168,7 @@ function createCore(db: Database, logger: Logger, options: ServiceOptions): Core
       }),
     },
     publisher: new UsageEventPublisher({ events, logger }),
+    observers: { metrics: options.metrics, callLog: options.callLog },
   });
   // Every paid route admits its calls here first (src/rate-limits; the REST pipeline sends the windows).
   const rateLimiter = createRateLimiter({
@@ -175,6 +177,7 @@ function createCore(db: Database, logger: Logger, options: ServiceOptions): Core
     config: options.operatorConfig?.rateLimits,
     redisUrl: options.redisUrl,
     redisTimeoutMs: options.redisTimeoutMs,
+    metrics: options.metrics,
   });
   lifecycle.add('rate limits', { stop: () => rateLimiter.close() });
   const providers = options.operatorConfig?.providers ?? BUILT_IN_PROVIDERS;
@@ -366,7 +369,13 @@ function createWallets(core: Core, access: ReturnType<typeof createAccess>) {
   );
   lifecycle.add('last-used flushes', access.lastUsed);
   // Top-ups tell walletBalance subscribers, like every other change of a wallet's credit.
-  const topUps = new TopUpService({ db, logger, x402, onCredited: (accountId) => wallets.balanceChanged(accountId) });
+  const topUps = new TopUpService({
+    db,
+    logger,
+    x402,
+    onCredited: (accountId) => wallets.balanceChanged(accountId),
+    metrics: options.metrics,
+  });
   // Top-ups not credited yet (a crash, a lost answer, someone else's transfer) are checked against the chain until it
   // has decided them: credited once, or closed (src/wallets/top-up-sweep.ts).
   lifecycle.add('x402 top-up recovery', {

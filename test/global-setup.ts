@@ -1,6 +1,10 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { buildServer } from '../build.ts';
 import { prepareTemplate } from './helpers/db-template.ts';
+import { logScanError } from './log-scan.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -10,11 +14,24 @@ declare module 'vitest' {
 }
 
 /**
- * Once per run: the build the end-to-end tests start (as `npm start` does), and one migrated database that every
- * test file clones instead of migrating its own. Returns the teardown that drops the template.
+ * Once per run: the build the end-to-end tests start (as `npm start` does), one migrated database that every test
+ * file clones instead of migrating its own, and the directory every app the tests start logs to (the workers inherit
+ * LAGOON_TEST_LOG_DIR; test/helpers/test-logs.ts). The teardown drops the template and scans the logs: a secret or a
+ * prompt in any line fails the run, naming the file and line (test/log-scan.ts).
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const logDir = mkdtempSync(join(tmpdir(), 'lagoon-test-logs-'));
+  process.env.LAGOON_TEST_LOG_DIR = logDir;
   const [template] = await Promise.all([prepareTemplate(), buildServer()]);
   project.provide('lagoonTemplate', template.ref);
-  return template.remove;
+  return async () => {
+    await template.remove();
+    const error = logScanError(logDir);
+    if (error) {
+      // A teardown's error alone is printed and the run still exits 0: the exit code is set too.
+      process.exitCode = 1;
+      throw error;
+    }
+    rmSync(logDir, { recursive: true, force: true });
+  };
 }

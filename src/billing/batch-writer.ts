@@ -4,6 +4,7 @@ import type { Database } from '../db/database.ts';
 import { isConnectionLost } from '../db/errors.ts';
 import type { DB } from '../db/types.generated.ts';
 import type { Logger } from '../logger.ts';
+import type { BillingMetrics } from '../observability/app-metrics.ts';
 import {
   accountsOf,
   entriesOf,
@@ -57,7 +58,9 @@ export class BatchWriter {
    * second, also spread over many accounts). An account always goes to the same lane, so its calls never run in two
    * transactions at once; batches of different lanes never touch the same rows.
    */
-  constructor(private readonly deps: { db: Database; logger: Logger; lanes?: number }) {}
+  constructor(
+    private readonly deps: { db: Database; logger: Logger; lanes?: number; metrics?: BillingMetrics | undefined },
+  ) {}
 
   /** Runs a call or a lease update in its account's next batch. */
   submit(accountId: string, op: BillingOp | LeaseUpdateRequest): Promise<OpOutcome> {
@@ -67,11 +70,22 @@ export class BatchWriter {
   /** A batch's items: lease updates are taken when it starts and told when it ends, before the next one starts. */
   private async runItems(items: readonly (BillingOp | LeaseUpdateRequest)[]): Promise<ItemOutcome<OpOutcome>[]> {
     const ops = items.map((item) => (item.kind === 'lease-update' ? item.take() : item));
+    const started = performance.now();
     let outcomes: ItemOutcome<OpOutcome>[];
     try {
       outcomes = await this.runBatch(ops);
     } catch (error) {
       outcomes = ops.map(() => ({ ok: false, error }));
+    }
+    if (this.deps.metrics) {
+      const leaseUpdates = items.reduce((count, item) => count + (item.kind === 'lease-update' ? 1 : 0), 0);
+      const ok = outcomes.some((outcome) => outcome.ok);
+      this.deps.metrics.observeBillingBatch(
+        items.length - leaseUpdates,
+        leaseUpdates,
+        (performance.now() - started) / 1000,
+        ok,
+      );
     }
     items.forEach((item, index) => {
       if (item.kind === 'lease-update')

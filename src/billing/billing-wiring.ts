@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Database } from '../db/database.ts';
 import type { Logger } from '../logger.ts';
 import { BatchWriter } from './batch-writer.ts';
-import { BillingService, type BillingOptions } from './billing.service.ts';
+import { BillingService, type BillingObservers, type BillingOptions } from './billing.service.ts';
 import { TransactionHolds } from './holds.ts';
 import { LeasedHolds, NO_LEASE_PEERS, type LeasePeers } from './leased-holds.ts';
 import type { LeaseOptions } from './lease-options.ts';
@@ -29,9 +29,11 @@ export function createBilling(deps: {
   logger: Logger;
   options: BillingChoice;
   publisher?: UsagePublisher;
+  /** The app's metrics and call log (none in tests that build the money core alone). */
+  observers?: BillingObservers;
 }): BillingService {
-  const { db, logger, options, publisher } = deps;
-  const writer = new BatchWriter({ db, logger, lanes: options.batchLanes });
+  const { db, logger, options, publisher, observers } = deps;
+  const writer = new BatchWriter({ db, logger, lanes: options.batchLanes, metrics: observers?.metrics });
   const perCall = new TransactionHolds({ db, writer, logger, publisher });
   const leases = options.leases;
   const holds = leases
@@ -50,5 +52,6 @@ export function createBilling(deps: {
     logger,
     holds,
     options: { reservationTimeoutMs: options.reservationTimeoutMs, walletMinimumBalance: options.walletMinimumBalance },
+    ...observers,
   });
 }

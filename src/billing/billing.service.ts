@@ -1,8 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { AuthContext } from '../auth/auth-context.ts';
 import type { Database } from '../db/database.ts';
-import { ForbiddenError, InsufficientBalanceError, ValidationError, WalletTopUpRequiredError } from '../errors.ts';
+import {
+  AppError,
+  ForbiddenError,
+  InsufficientBalanceError,
+  ValidationError,
+  WalletTopUpRequiredError,
+} from '../errors.ts';
 import type { Logger } from '../logger.ts';
+import type { BillingMetrics } from '../observability/app-metrics.ts';
+import type { CallLog } from '../observability/call-log.ts';
 import type { LeaseCall } from './billing-ops.ts';
 import * as repo from './billing.repository.ts';
 import {
@@ -29,6 +37,20 @@ export interface BillingOptions {
   readonly walletMinimumBalance?: Nano;
 }
 
+/** The refusals the metrics count (a rate limit's is counted by the rate limiter). */
+const REFUSALS: ReadonlySet<string> = new Set([
+  'INSUFFICIENT_BALANCE',
+  'PAYMENT_REQUIRED',
+  'API_KEY_USD_SPEND_LIMIT_EXCEEDED',
+  'API_KEY_DIEM_SPEND_LIMIT_EXCEEDED',
+]);
+
+/** Where the billing service reports: the app's metrics, and the log line of the request a call belongs to. */
+export interface BillingObservers {
+  readonly metrics?: BillingMetrics | undefined;
+  readonly callLog?: CallLog | undefined;
+}
+
 /**
  * The money core, front door: validates and prices calls, then hands them to its Holds (holds.ts), which hold,
  * settle and release them. A charge goes one way only: BillingService → Holds (TransactionHolds, or LeasedHolds →
@@ -39,7 +61,9 @@ export class BillingService {
   /** How calls are held and settled: per-call transactions, or balance leases. */
   readonly holds: Holds;
 
-  constructor(private readonly deps: { db: Database; logger: Logger; options: BillingOptions; holds: Holds }) {
+  constructor(
+    private readonly deps: { db: Database; logger: Logger; options: BillingOptions; holds: Holds } & BillingObservers,
+  ) {
     this.holds = deps.holds;
   }
 
@@ -52,6 +76,21 @@ export class BillingService {
     auth: AuthContext,
     maxCost: Price,
     options: { ttlMs?: number; durable?: boolean } = {},
+  ): Promise<Reservation> {
+    try {
+      const reservation = await this.hold(auth, maxCost, options);
+      this.deps.metrics?.observeHolds(1);
+      return reservation;
+    } catch (error) {
+      if (error instanceof AppError && REFUSALS.has(error.code)) this.deps.metrics?.observeRefusal(error.code);
+      throw error;
+    }
+  }
+
+  private async hold(
+    auth: AuthContext,
+    maxCost: Price,
+    options: { ttlMs?: number; durable?: boolean },
   ): Promise<Reservation> {
     if (auth.kind !== 'apiKey' && auth.kind !== 'wallet') throw new ForbiddenError('Only an account can be charged');
     if (maxCost.usd < 0n || maxCost.diem < 0n) throw new ValidationError('A cost cannot be negative');
@@ -118,7 +157,13 @@ export class BillingService {
       modelId: usage.modelId ?? null,
       createdAt,
     };
-    return this.holds.settle(reservation, call);
+    const charge = await this.holds.settle(reservation, call);
+    if (!charge.alreadySettled) {
+      this.deps.metrics?.observeHolds(-1);
+      this.deps.metrics?.observeSettlement(usage, charge.currency, charge.charged);
+      this.deps.callLog?.settled(reservation, usage, charge);
+    }
+    return charge;
   }
 
   /**
@@ -175,7 +220,9 @@ export class BillingService {
 
   /** Gives the whole hold back (the call failed before producing anything). Releasing twice is harmless. */
   async release(reservation: Pick<Reservation, 'id' | 'leaseId'>): Promise<boolean> {
-    return this.holds.release(reservation);
+    const released = await this.holds.release(reservation);
+    if (released) this.deps.metrics?.observeHolds(-1);
+    return released;
   }
 
   /** Releases reservations whose call never settled (a crash, a lost worker). Returns how many. */

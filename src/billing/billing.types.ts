@@ -55,6 +55,8 @@ export interface Usage {
   readonly lines: readonly UsageLine[];
   readonly notes?: string;
   readonly inferenceDetails?: InferenceDetails | null;
+  /** The provider that served the call, for the metrics and the call's log line (not stored). */
+  readonly providerId?: string;
 }
 
 export interface SettledCharge {

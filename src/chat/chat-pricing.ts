@@ -197,6 +197,8 @@ export interface ChatCharge {
   /** The rate-limit windows the call was admitted in; its completion tokens are counted there. */
   readonly admission?: Pick<Admission, 'recordTokens'> | undefined;
   readonly startedAt: number;
+  /** The provider that answered. */
+  readonly providerId?: string | undefined;
 }
 
 /**
@@ -210,13 +212,14 @@ export function settleChat(
   tokens: BilledTokens,
   details: { notes: string; logger: Pick<Logger, 'warn'> },
 ): Promise<SettledCharge> {
-  const usage = chatUsage(chat.model, tokens, {
+  let usage = chatUsage(chat.model, tokens, {
     requestId: chat.auth.requestId,
     executionTimeMs: Math.round(performance.now() - chat.startedAt),
     webSearch: chat.searched,
     files: chat.files,
     notes: details.notes,
   });
+  if (chat.providerId !== undefined) usage = { ...usage, providerId: chat.providerId };
   if (exceedsHold(usage, call.reservation))
     details.logger.warn(
       { reqId: chat.auth.requestId, model: chat.model.id },

@@ -36,6 +36,8 @@ export interface ChatStreamContext {
   /** max_completion_tokens, held even when the upstream ignores it. */
   readonly outputLimit: StreamOutputLimit;
   readonly upstream: UpstreamChatStream;
+  /** The provider whose stream this is (the metrics' and the log line's upstream). */
+  readonly providerId: string;
   readonly controller: AbortController;
   readonly id: string;
   readonly created: number;

@@ -154,7 +154,7 @@ export class ChatService {
       // An upstream that ignored max_completion_tokens: the answer is cut there and billed for the limit at most.
       const limited = limitCompletion(answered.completion, prepared.plan.maxOutputTokens, reported.completionTokens);
       const tokens: BilledTokens = { ...reported, completionTokens: limited.completionTokens };
-      const charge = await settleChat(call, { ...prepared, startedAt }, tokens, {
+      const charge = await settleChat(call, { ...prepared, startedAt, providerId: answered.providerId }, tokens, {
         notes: 'Chat completion',
         logger: this.deps.logger,
       });
@@ -185,6 +185,7 @@ export class ChatService {
           ...prepared,
           call: call.handOff(),
           upstream: started.stream,
+          providerId: started.providerId,
           outputLimit: new StreamOutputLimit(prepared.plan.maxOutputTokens, prepared.plan.choices),
           controller,
           id: completionId(),

@@ -48,7 +48,7 @@ export class UpstreamActivity implements UpstreamMetrics {
   }
 
   observeUpstream(provider: string, operation: string, outcome: UpstreamOutcome, seconds: number, failure?: string) {
-    this.inner?.observeUpstream(provider, operation, outcome, seconds);
+    this.inner?.observeUpstream(provider, operation, outcome, seconds, failure);
     const entry = this.entry(provider);
     entry.calls += 1;
     if (outcome === 'ok') keepLast(entry.latencies, seconds * 1000);
@@ -56,6 +56,10 @@ export class UpstreamActivity implements UpstreamMetrics {
       entry.failures += 1;
       keepLast(entry.errors, { at: new Date(this.now()), operation, outcome, message: failure ?? outcome });
     }
+  }
+
+  observeFallback(provider: string, operation: string): void {
+    this.inner?.observeFallback?.(provider, operation);
   }
 
   observeCooldown(provider: string, until: number | null): void {

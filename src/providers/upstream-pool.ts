@@ -40,6 +40,8 @@ export interface UpstreamMetrics {
   ): void;
   /** A provider started a cooldown until `until` (epoch ms), or ended it with a success (null). */
   observeCooldown?(provider: string, until: number | null): void;
+  /** A provider failed a call and the next provider of the model gets it. */
+  observeFallback?(provider: string, operation: string): void;
 }
 
 export interface PoolEngine {
@@ -147,7 +149,8 @@ export class UpstreamPool<E extends PoolEngine> {
     const ready = able.filter(({ binding }) => !this.health.cooling(binding.providerId, now));
 
     let lastError: unknown;
-    for (const { binding, member } of ready.length > 0 ? ready : able) {
+    const order = ready.length > 0 ? ready : able;
+    for (const [index, { binding, member }] of order.entries()) {
       for (let retry = 0; ; retry += 1) {
         const started = performance.now();
         const traced = startAttempt(request.operation, binding.providerId, binding.upstreamModel, retry);
@@ -181,6 +184,7 @@ export class UpstreamPool<E extends PoolEngine> {
         { provider: binding.providerId, failure: describeFailure(lastError) },
         `${this.options.label} failed`,
       );
+      if (index < order.length - 1) this.options.metrics?.observeFallback?.(binding.providerId, request.operation);
     }
     throw lastError;
   }

@@ -9,6 +9,7 @@ import { keyOf, type AccountAuthContext } from '../auth/auth-context.ts';
 import { RateLimitedError, type ErrorData, type RateWindow } from '../errors.ts';
 import { closeRedisClient } from '../events/redis.ts';
 import type { Logger } from '../logger.ts';
+import type { BillingMetrics } from '../observability/app-metrics.ts';
 import type { BreachLog } from './breach-log.ts';
 import {
   effectiveLimits,
@@ -80,6 +81,8 @@ export class RateLimiter {
       logger: Logger;
       redis?: Redis | undefined;
       now?: () => number;
+      /** Counts each refusal by its code (the app's metrics). */
+      metrics?: Pick<BillingMetrics, 'observeRefusal'> | undefined;
     },
   ) {
     const counter = (type: RateLimitType): RateLimiterAbstract => {
@@ -150,6 +153,7 @@ export class RateLimiter {
       tpm ? this.give(this.counters.TPM, key, Math.max(1, tokens)) : undefined,
     ]);
     const [type, window] = refused;
+    this.deps.metrics?.observeRefusal('RATE_LIMIT_EXCEEDED');
     try {
       await this.deps.log.record(auth.accountId, {
         apiKeyId: keyOf(auth)?.id ?? null,

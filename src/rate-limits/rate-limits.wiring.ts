@@ -1,6 +1,7 @@
 import type { Database } from '../db/database.ts';
 import { createRedisClient } from '../events/redis.ts';
 import type { Logger } from '../logger.ts';
+import type { BillingMetrics } from '../observability/app-metrics.ts';
 import { BreachLog } from './breach-log.ts';
 import { DEFAULT_RATE_LIMITS, type RateLimitsConfig } from './limits.ts';
 import { RateLimiter } from './rate-limiter.ts';
@@ -12,6 +13,7 @@ export function createRateLimiter(deps: {
   config: RateLimitsConfig | undefined;
   redisUrl: string | undefined;
   redisTimeoutMs?: number | undefined;
+  metrics?: Pick<BillingMetrics, 'observeRefusal'> | undefined;
 }): RateLimiter {
   const config = deps.config ?? DEFAULT_RATE_LIMITS;
   const redis = deps.redisUrl
@@ -22,5 +24,6 @@ export function createRateLimiter(deps: {
     log: new BreachLog({ db: deps.db, retention: config.logRetention }),
     logger: deps.logger,
     redis,
+    metrics: deps.metrics,
   });
 }

@@ -5,6 +5,7 @@ import { nanoToNumber } from '../billing/money.ts';
 import type { X402Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import type { Logger } from '../logger.ts';
+import type { TopUpMetrics } from '../observability/app-metrics.ts';
 import { BASE_NETWORK, paymentRequirements, X402_VERSION, type PaymentRequirement } from './payment-requirements.ts';
 import { ChainReader, type AuthorizationEvidence, type ExpectedTransfer } from './top-up-chain.ts';
 import { invalidPayment, paymentInProgress, settlementFailed, TopUpFailure } from './top-up-errors.ts';
@@ -38,6 +39,8 @@ export interface TopUpServiceDeps {
   readonly onCredited?: (accountId: string) => void;
   /** Current Unix time in seconds (tests move it). */
   readonly nowSeconds?: () => bigint;
+  /** Counts top-ups by outcome (the app's metrics). */
+  readonly metrics?: TopUpMetrics | undefined;
 }
 
 /** The row a credit moves to `settled`, and what the answer reports. */
@@ -84,8 +87,23 @@ export class TopUpService {
     return { body, header: Buffer.from(JSON.stringify(body), 'utf8').toString('base64') };
   }
 
-  /** Anyone may top up any wallet: the payer is whoever signed the authorization, and the credit goes to it. */
+  /**
+   * Anyone may top up any wallet: the payer is whoever signed the authorization, and the credit goes to it. Counted
+   * by outcome: credited, refused (a bad or used payment, 4xx), failed (not configured, or the settlement failed).
+   */
   async topUp(auth: AuthContext, paymentHeaderValue: string): Promise<TopUpResult> {
+    try {
+      const result = await this.settleTopUp(auth, paymentHeaderValue);
+      this.deps.metrics?.observeTopUp('credited');
+      return result;
+    } catch (error) {
+      const refused = error instanceof TopUpFailure && error.status < 500 && error.status !== 402;
+      this.deps.metrics?.observeTopUp(refused ? 'refused' : 'failed');
+      throw error;
+    }
+  }
+
+  private async settleTopUp(auth: AuthContext, paymentHeaderValue: string): Promise<TopUpResult> {
     const [requirement] = this.requirements();
     if (!requirement || !this.settler)
       throw new TopUpFailure(503, { error: 'Top-ups are not configured on this server', code: 'SERVICE_UNAVAILABLE' });
@@ -156,7 +174,7 @@ export class TopUpService {
    */
   async recover(): Promise<{ credited: number; failed: number }> {
     const { db, logger, x402 } = this.deps;
-    return sweepTopUps({
+    const swept = await sweepTopUps({
       db,
       logger,
       receiver: x402.receiver ?? '',
@@ -165,6 +183,8 @@ export class TopUpService {
       nowSeconds: this.now,
       onCredited: (accountId) => this.deps.onCredited?.(accountId),
     });
+    for (let i = 0; i < swept.credited; i += 1) this.deps.metrics?.observeTopUp('recovered');
+    return swept;
   }
 
   /**

@@ -3,10 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApp, type App } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
-import { createLogger } from '../../src/logger.ts';
+import type { Logger } from '../../src/logger.ts';
+import { testLogger } from './test-logs.ts';
 import { createTestDatabase } from './db.ts';
 
-export const ADMIN_KEY = 'test-bootstrap-admin-key';
+import { ADMIN_KEY } from './admin-key.ts';
+
+export { ADMIN_KEY };
 export const BASE = 'http://lagoon.test';
 
 export interface TestApp {
@@ -26,7 +29,10 @@ export interface TestApp {
 }
 
 /** The whole app in-process on a fresh database, with a known bootstrap ADMIN key. */
-export async function createTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+export async function createTestApp(
+  env: Record<string, string> = {},
+  options: { logger?: Logger } = {},
+): Promise<TestApp> {
   const database = await createTestDatabase();
   // Media files (the default local store) go to a directory of this app's own, removed on close.
   const mediaDir = env.LAGOON_MEDIA_DIR ? undefined : await mkdtemp(join(tmpdir(), 'lagoon-test-media-'));
@@ -39,7 +45,7 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
     ...(mediaDir && { LAGOON_MEDIA_DIR: mediaDir }),
     ...env,
   });
-  const app = await createApp(config, { database, logger: createLogger('silent') });
+  const app = await createApp(config, { database, logger: options.logger ?? testLogger() });
   const call: TestApp['call'] = (path, init = {}) => {
     const headers: Record<string, string> = { ...init.headers };
     const key = init.key === undefined ? ADMIN_KEY : init.key;

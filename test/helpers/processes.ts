@@ -1,6 +1,6 @@
 import { afterAll, beforeAll } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
-import { createLogger } from '../../src/logger.ts';
+import { testLogger } from './test-logs.ts';
 import { createServices, type Services } from '../../src/services.ts';
 import { createTestDatabase } from './db.ts';
 import { testServiceOptions } from './services.ts';
@@ -17,8 +17,8 @@ export function twoProcesses(redisUrl: string | undefined): { first: Services; s
     drop = handle.drop;
     const options = { ...testServiceOptions, redisUrl };
     pair.db = handle.db;
-    pair.first = createServices(handle.db, createLogger('silent'), options);
-    pair.second = createServices(handle.db, createLogger('silent'), options);
+    pair.first = createServices(handle.db, testLogger(), options);
+    pair.second = createServices(handle.db, testLogger(), options);
   });
   afterAll(async () => {
     await Promise.all([pair.first.stop(), pair.second.stop()]);

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { SERVER_ENTRY } from '../../build.ts';
 import { createTestDatabase, TEST_DATABASE_URL } from './db.ts';
 import { freePort } from './free-port.ts';
+import { keepChildOutput } from './test-logs.ts';
 import { scaled } from './time-scale.ts';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -33,7 +34,10 @@ export async function startServer(env: Record<string, string>): Promise<ServerPr
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+    keepChildOutput('server', chunk);
+  });
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = `http://127.0.0.1:${port}`;

@@ -1,5 +1,5 @@
 import { loadConfig } from '../../src/config.ts';
-import { createLogger } from '../../src/logger.ts';
+import { testLogger } from './test-logs.ts';
 import { operator, type AuthContext } from '../../src/auth/auth-context.ts';
 import { afterAll, beforeAll } from 'vitest';
 import { createServices, type Services } from '../../src/services.ts';
@@ -19,7 +19,7 @@ export const testServiceOptions = {
 
 /** Services as the server wires them; `balanceLeases: false` holds and settles every call in the database. */
 export function createTestServices(db: Database, options: { balanceLeases?: boolean } = {}): Services {
-  return createServices(db, createLogger('silent'), {
+  return createServices(db, testLogger(), {
     ...testServiceOptions,
     billing: { ...testServiceOptions.billing, balanceLeases: options.balanceLeases ?? true },
   });

@@ -7,6 +7,7 @@ import type { Database } from '../../db/database.ts';
 import { AppError, ValidationError } from '../../errors.ts';
 import type { EventBus } from '../../events/event-bus.ts';
 import type { Logger } from '../../logger.ts';
+import type { JobMetrics } from '../../observability/app-metrics.ts';
 import { JobRefusedError, type JobRequest } from '../../providers/jobs/job-engine.ts';
 import type { JobGateway } from '../../providers/jobs/job-gateway.ts';
 import type { MediaStore } from '../media-store.ts';
@@ -51,6 +52,8 @@ export class JobRunner {
       readonly events?: Pick<EventBus, 'publish'> | undefined;
       /** The queue's own record of each job (job-queue.ts), read to learn which jobs it gave up on. */
       readonly queueEntries: repo.QueueEntries;
+      /** Queue wait and run time per model (the app's metrics). */
+      readonly jobMetrics?: JobMetrics | undefined;
     },
   ) {
     this.engines = deps.engines;
@@ -64,6 +67,10 @@ export class JobRunner {
       return;
     }
     this.announce(job.id, 'PROCESSING', 0);
+    const claimed = performance.now();
+    const metrics = this.deps.jobMetrics;
+    if (job.attempts === 1) metrics?.observeJobStart(job.model_id, (Date.now() - job.created_at.getTime()) / 1000);
+    let outcome = 'failed';
     // The job's durable hold, stored with it at queue time: kept alive while this attempt runs, once at once (a job
     // that waited long in the queue gets a full hold's time) then every quarter, so no sweeper frees a running job.
     const paid = this.held(job);
@@ -102,11 +109,13 @@ export class JobRunner {
         return;
       }
       this.announce(job.id, 'COMPLETED', 100);
+      outcome = 'completed';
       await this.settle(paid, job, request, Date.now() - started, engine.simulated);
     } catch (error) {
       const permanent =
         error instanceof PermanentJobError || error instanceof ValidationError || error instanceof JobRefusedError;
       if (!permanent && !attempt.lastAttempt) {
+        outcome = 'retry';
         logger.warn({ err: error, jobId, attempt: job.attempts }, 'job attempt failed; it will be retried');
         throw error;
       }
@@ -117,6 +126,7 @@ export class JobRunner {
       logger.warn({ err: error, jobId }, 'job failed; its hold was released');
     } finally {
       alive.stop();
+      metrics?.observeJobEnd(job.model_id, outcome, (performance.now() - claimed) / 1000);
     }
   }
 
@@ -183,7 +193,7 @@ export class JobRunner {
       : request.kind === 'audio'
         ? audioUsage(model, request, details)
         : videoUsage(model, request, details);
-    await paid.settle(usage);
+    await paid.settle({ ...usage, providerId: job.provider_id });
   }
 
   /** A job's durable hold, as a paid call this process can keep alive, settle or release. */

@@ -8,6 +8,7 @@ import type { EventBus } from '../../events/event-bus.ts';
 import type { Logger } from '../../logger.ts';
 import type { ProviderConfig } from '../../operator-config/schema.ts';
 import { JobGateway } from '../../providers/jobs/job-gateway.ts';
+import type { JobMetrics } from '../../observability/app-metrics.ts';
 import type { UpstreamMetrics } from '../../providers/upstream-pool.ts';
 import type { RateLimiter } from '../../rate-limits/rate-limiter.ts';
 import type { MediaLinks } from '../media-links.ts';
@@ -62,6 +63,8 @@ export function createJobServices(
     retentionSweepMs?: number | undefined;
     rateLimiter?: RateLimiter | undefined;
     metrics?: UpstreamMetrics | undefined;
+    /** Queue wait and run time per model (the app's metrics). */
+    jobMetrics?: JobMetrics | undefined;
   },
   lifecycle?: Lifecycle,
 ): JobServices {

@@ -128,6 +128,18 @@ export async function claimJob(db: Database, id: string, retryCount: number): Pr
     .executeTakeFirst();
 }
 
+/** Jobs queued and not started, per model (the metrics' queue depth, read when scraped). */
+export async function queuedByModel(db: Database): Promise<{ model: string; depth: number }[]> {
+  const rows = await db
+    .selectFrom('jobs')
+    .select(['model_id', (eb) => eb.fn.countAll<string>().as('depth')])
+    .where('status', '=', 'QUEUED')
+    .where('deleted_at', 'is', null)
+    .groupBy('model_id')
+    .execute();
+  return rows.map((row) => ({ model: row.model_id, depth: Number(row.depth) }));
+}
+
 export async function setProgress(db: Database, id: string, attempt: number, progress: number): Promise<void> {
   await db
     .updateTable('jobs')
