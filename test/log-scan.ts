@@ -23,11 +23,23 @@ export function scanLogs(dir: string): LogFinding[] {
     const file = join(dir, name);
     const lines = readFileSync(file, 'utf8').split('\n');
     lines.forEach((text, index) => {
+      if (isBootstrapSecretLine(lines, index)) return;
       const what = offence(text);
       if (what) findings.push({ file, line: index + 1, what });
     });
   }
   return findings;
+}
+
+/**
+ * The first start prints its new ADMIN key once, on its own line after "It is shown only now" (src/main.ts): that
+ * is the one place a secret is meant to be seen, by the operator at the terminal, not a log line.
+ */
+function isBootstrapSecretLine(lines: readonly string[], index: number): boolean {
+  const text = lines[index]?.trim() ?? '';
+  if (!new RegExp(`^${KEY_PREFIX}[A-Za-z0-9_-]{43}$`).test(text)) return false;
+  const before = lines.slice(Math.max(0, index - 2), index);
+  return before.some((line) => line.includes('It is shown only now'));
 }
 
 function offence(text: string): string | undefined {
