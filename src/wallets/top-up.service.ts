@@ -35,7 +35,7 @@ export interface TopUpServiceDeps {
   readonly logger: Logger;
   readonly x402: X402Config;
   /** Told after a credit committed (the wallet balance subscription); optional. */
-  readonly onCredited?: (accountId: string) => void;
+  readonly onCredited?: (accountId: string, credit: repo.CreditedTopUp) => void;
   /** Current Unix time in seconds (tests move it). */
   readonly nowSeconds?: () => bigint;
 }
@@ -163,7 +163,7 @@ export class TopUpService {
       confirmations: x402.confirmations,
       reader: this.reader,
       nowSeconds: this.now,
-      onCredited: (accountId) => this.deps.onCredited?.(accountId),
+      onCredited: (accountId, credit) => this.deps.onCredited?.(accountId, credit),
     });
   }
 
@@ -223,7 +223,14 @@ export class TopUpService {
   private async credit(auth: AuthContext, row: Creditable, txHash: string, onlyIfCredited = false) {
     const { db } = this.deps;
     const credit = await repo.creditSettled(db, row.id, txHash, auth.requestId ?? null);
-    if (credit.credited) this.deps.onCredited?.(row.accountId);
+    if (credit.credited)
+      this.deps.onCredited?.(row.accountId, {
+        paymentId: row.id,
+        amount: row.amountNano,
+        balanceAfter: credit.balanceAfter ?? null,
+        payer: row.payer,
+        transaction: txHash,
+      });
     else if (onlyIfCredited) return undefined;
     const balance = credit.balanceAfter ?? (await repo.usdBalance(db, row.accountId));
     return {

@@ -11,6 +11,7 @@ import { JobRefusedError, type JobRequest } from '../../providers/jobs/job-engin
 import type { JobGateway } from '../../providers/jobs/job-gateway.ts';
 import type { MediaStore } from '../media-store.ts';
 import type { Attempt } from './job-queue.ts';
+import type { JobWebhooks } from './job.wiring.ts';
 import { resultMedia } from './job-result.ts';
 import { audioUsage, videoUsage } from './job-rules.ts';
 import * as repo from './jobs.repository.ts';
@@ -51,6 +52,8 @@ export class JobRunner {
       readonly events?: Pick<EventBus, 'publish'> | undefined;
       /** The queue's own record of each job (job-queue.ts), read to learn which jobs it gave up on. */
       readonly queueEntries: repo.QueueEntries;
+      /** Told once when a job ends, COMPLETED or FAILED (the account's webhooks, src/webhooks/). */
+      readonly webhooks?: Pick<JobWebhooks, 'jobFinished'> | undefined;
     },
   ) {
     this.engines = deps.engines;
@@ -102,6 +105,7 @@ export class JobRunner {
         return;
       }
       this.announce(job.id, 'COMPLETED', 100);
+      this.deps.webhooks?.jobFinished(job.id);
       await this.settle(paid, job, request, Date.now() - started, engine.simulated);
     } catch (error) {
       const permanent =
@@ -112,6 +116,7 @@ export class JobRunner {
       }
       if (await repo.markFailed(db, job.id, publicMessage(error))) {
         this.announce(job.id, 'FAILED', job.progress);
+        this.deps.webhooks?.jobFinished(job.id);
         await paid.release();
       }
       logger.warn({ err: error, jobId }, 'job failed; its hold was released');
@@ -131,6 +136,7 @@ export class JobRunner {
       queuedBefore: new Date(now.getTime() - this.deps.options.holdTtlMs),
     });
     for (const job of stale) this.announce(job.id, 'FAILED', 0);
+    for (const job of stale) this.deps.webhooks?.jobFinished(job.id);
     for (const job of stale) if (job.reservation) await this.held(job).release();
     if (stale.length > 0) this.deps.logger.warn({ failed: stale.length }, 'stale jobs failed and their holds released');
     return stale.length;
@@ -146,6 +152,7 @@ export class JobRunner {
     const { db, logger } = this.deps;
     const failed = await repo.failGivenUp(db, this.deps.queueEntries);
     for (const job of failed) this.announce(job.id, 'FAILED', job.progress);
+    for (const job of failed) this.deps.webhooks?.jobFinished(job.id);
     // A FAILED job's hold outlives it by at most one hold's time (the reservation sweeper releases it then).
     const held = await repo.failedStillHeld(db, new Date(now.getTime() - this.deps.options.holdTtlMs));
     for (const job of held) await this.held(job).release();
