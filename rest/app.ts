@@ -23,6 +23,7 @@ import { speechRoutes } from './routes/speech.ts';
 import { textParserRoutes } from './routes/text-parser.ts';
 import { walletRoutes } from './routes/wallets.ts';
 import { x402TopUpRoutes } from './routes/x402-top-up.ts';
+import { webhookRoutes } from './routes/webhooks.ts';
 
 /* The REST route table: each handler written once, served by the pipeline (pipeline.ts) on both entries. */
 
@@ -50,6 +51,7 @@ const domainRoutes: readonly Route[] = [
   ...jobRoutesList,
   ...walletRoutes,
   ...x402TopUpRoutes,
+  ...webhookRoutes,
 ];
 
 /** Every REST route, with this OpenAPI document at /openapi.json. */

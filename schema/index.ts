@@ -23,5 +23,6 @@ import './types/transcription.ts';
 import './types/text-parser.ts';
 import './types/wallet.ts';
 import './types/operator.ts';
+import './types/webhooks.ts';
 
 export const schema = builder.toSchema({ sortSchema: true });

@@ -114,6 +114,16 @@ export interface Config {
     readonly holdTtlMs: number;
     readonly mediaTtlMs: number;
   };
+  /**
+   * Account webhooks (src/webhooks/): one delivery's time limit, how long a failing delivery is retried (exponential
+   * backoff from the first retry's delay), and endpoints per account.
+   */
+  readonly webhooks: {
+    readonly timeoutMs: number;
+    readonly retryWindowSeconds: number;
+    readonly firstRetrySeconds: number;
+    readonly maxEndpoints: number;
+  };
   /** POST /image/background-remove: an HTTP engine (rembg-style) when `url` is set, else the local model. */
   readonly backgroundRemoval: {
     readonly url: string | undefined;
@@ -247,6 +257,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       refreshMs: e.OPENAI_COMPATIBLE_REFRESH_SECONDS * 1000,
     },
     jobs: jobQueue(e),
+    webhooks: {
+      timeoutMs: e.LAGOON_WEBHOOK_TIMEOUT_MS,
+      retryWindowSeconds: e.LAGOON_WEBHOOK_RETRY_SECONDS,
+      firstRetrySeconds: e.LAGOON_WEBHOOK_FIRST_RETRY_SECONDS,
+      maxEndpoints: e.LAGOON_WEBHOOK_MAX_ENDPOINTS,
+    },
     backgroundRemoval: {
       url: e.LAGOON_BACKGROUND_REMOVAL_URL,
       model: e.LAGOON_BACKGROUND_REMOVAL_MODEL,

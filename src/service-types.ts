@@ -23,6 +23,7 @@ import type { ImageServices } from './media/images/image.wiring.ts';
 import type { BackgroundRemovalService } from './media/images/background-removal.service.ts';
 import type { createImageEditService } from './media/images/image-edit.wiring.ts';
 import type { JobServices } from './media/jobs/job.wiring.ts';
+import type { WebhookService } from './webhooks/webhook.service.ts';
 import type { EmbeddingService } from './embeddings/embedding.service.ts';
 import type { ResponsesService } from './responses/responses.service.ts';
 import type { TranscriptionService } from './media/transcription/transcription.service.ts';
@@ -89,6 +90,8 @@ export interface Operations {
   readonly responses: ResponsesService;
   /** Queued music/audio and video jobs (src/media/jobs/job.wiring.ts): the API service, its runner and the queue. */
   readonly jobs: JobServices;
+  /** The account's webhook endpoints, their deliveries and the balance-low threshold (src/webhooks/). */
+  readonly webhooks: WebhookService;
   /** Per-key rate limits as the caller sees them (GET /api_keys/rate_limits and its log). */
   readonly rateLimits: RateLimitService;
   /** Wallet callers: credit, ledger, 402 bodies, the operator's wallet commands (src/wallets/). */
@@ -149,6 +152,8 @@ export type ServiceOptions = Pick<Config, 'auth' | 'billing'> & {
   /** Signed media URLs: secret, lifetime, public origin, sweep interval (none: the defaults). */
   readonly media?: Config['media'];
   readonly jobs?: Config['jobs'];
+  /** Webhook delivery timeout, retry window, endpoints per account (none: the defaults). */
+  readonly webhooks?: Config['webhooks'];
   readonly backgroundRemoval?: Config['backgroundRemoval'];
   /** Pictures worked on at once and libvips threads per picture (none: cores − 1, min 1). */
   readonly imageWork?: Config['imageWork'];

@@ -55,6 +55,8 @@ import { sweepNonces } from './wallets/siwx-nonces.ts';
 import { WalletAuthenticator } from './wallets/wallet-auth.ts';
 import { WalletService } from './wallets/wallet.service.ts';
 import { TopUpService } from './wallets/top-up.service.ts';
+import type { CreditedTopUp } from './wallets/top-up.repository.ts';
+import { createWebhookEvents, createWebhooks, type WebhookEvents } from './webhooks/webhook.wiring.ts';
 
 import type { ServiceOptions, Services } from './service-types.ts';
 
@@ -77,6 +79,8 @@ interface Core {
   readonly webScraping: typeof DEFAULT_WEB_SCRAPING;
   /** Every upstream pool reports here (and on to the app's metrics): the operator's health view reads it. */
   readonly upstreamActivity: UpstreamActivity;
+  /** Spend-limit, balance and top-up webhook events, raised here and sent once webhooks are wired. */
+  readonly webhookEvents: WebhookEvents;
 }
 
 /** Wires the domain services (no DI container: explicit constructor dependencies). */
@@ -104,6 +108,11 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
       'voice sweep',
     ),
   );
+  // Before the jobs, which tell it when one ends; it sends on their queue's pg-boss once that is built.
+  const { allowNetworks } = core.webScraping;
+  const webhookDeps = { db, logger, options: options.webhooks, allowNetworks, events: core.webhookEvents };
+  const boss = () => jobs.queue.ready();
+  const webhooks = createWebhooks({ ...webhookDeps, boss, workers: options.jobs?.workers ?? true }, lifecycle);
   const jobs = createJobServices(
     {
       db,
@@ -120,6 +129,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
       rateLimiter,
       metrics: core.upstreamActivity,
       jobMetrics: options.metrics,
+      webhooks,
     },
     lifecycle,
   );
@@ -143,6 +153,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     events,
     media,
     jobs,
+    webhooks: webhooks.service,
     rateLimiter,
     start: () => lifecycle.start(),
     stop: () => lifecycle.stop(),
@@ -156,6 +167,8 @@ function createCore(db: Database, logger: Logger, options: ServiceOptions): Core
   const events = createEventBus({ redisUrl: options.redisUrl, logger, timeoutMs: options.redisTimeoutMs });
   lifecycle.add('events', { stop: () => events.close() });
   const holder = randomUUID();
+  const inner = new UsageEventPublisher({ events, logger });
+  const webhookEvents = createWebhookEvents({ db, logger, inner, balances: (id) => billing.balancesOf(id) });
   const reclaim = new LeaseReclaim({ db, events, logger, holder });
   const billing = createBilling({
     db,
@@ -167,7 +180,7 @@ function createCore(db: Database, logger: Logger, options: ServiceOptions): Core
         leases: { ...DEFAULT_LEASE_OPTIONS, holder, peers: reclaim },
       }),
     },
-    publisher: new UsageEventPublisher({ events, logger }),
+    publisher: webhookEvents.spendWatch,
     observers: { metrics: options.metrics, callLog: options.callLog },
   });
   // Every paid route admits its calls here first (src/rate-limits; the REST pipeline sends the windows).
@@ -186,7 +199,7 @@ function createCore(db: Database, logger: Logger, options: ServiceOptions): Core
   const upstreamActivity = new UpstreamActivity(options.metrics);
   upstreamActivity.known(providers.map((provider) => provider.id));
   const base = { db, logger, options, lifecycle, events, billing, rateLimiter, catalog };
-  return { ...base, providers, webScraping, upstreamActivity };
+  return { ...base, providers, webScraping, upstreamActivity, webhookEvents };
 }
 
 /** Who is calling: keys (cached, their last use tracked), wallets signing in, and the accounts they act for. */
@@ -369,13 +382,11 @@ function createWallets(core: Core, access: ReturnType<typeof createAccess>) {
   );
   lifecycle.add('last-used flushes', access.lastUsed);
   // Top-ups tell walletBalance subscribers, like every other change of a wallet's credit.
-  const topUps = new TopUpService({
-    db,
-    logger,
-    x402,
-    onCredited: (accountId) => wallets.balanceChanged(accountId),
-    metrics: options.metrics,
-  });
+  const onCredited = (accountId: string, credit: CreditedTopUp) => {
+    wallets.balanceChanged(accountId);
+    core.webhookEvents.topUpCredited(accountId, credit);
+  };
+  const topUps = new TopUpService({ db, logger, x402, onCredited, metrics: options.metrics });
   // Top-ups not credited yet (a crash, a lost answer, someone else's transfer) are checked against the chain until it
   // has decided them: credited once, or closed (src/wallets/top-up-sweep.ts).
   lifecycle.add('x402 top-up recovery', {

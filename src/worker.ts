@@ -11,6 +11,14 @@ import { createMediaKit } from './media/media.wiring.ts';
 import { startTracing } from './observability/tracing.ts';
 import { loadOperatorConfig } from './operator-config/load.ts';
 import { createBilling } from './services.ts';
+import { createWebhookEvents, createWebhooks, type Webhooks } from './webhooks/webhook.wiring.ts';
+import type { BillingService } from './billing/billing.service.ts';
+import type { Config } from './config.ts';
+import type { Database } from './db/database.ts';
+import type { EventBus } from './events/event-bus.ts';
+import type { Logger } from './logger.ts';
+import type { JobQueue } from './media/jobs/job-queue.ts';
+import type { OperatorConfig } from './operator-config/schema.ts';
 
 /*
  * `npm run worker`: a process that only runs queued jobs (src/media/jobs), against the PostgreSQL of DATABASE_URL,
@@ -38,11 +46,16 @@ async function main(): Promise<void> {
   const events = createEventBus({ redisUrl: config.redisUrl, logger, timeoutMs: config.redisTimeoutMs });
   lifecycle.add('events', { stop: () => events.close() });
   // Holds taken here are per call in the database (no balance leases): a worker only settles and releases.
+  // A job settled or ended here raises its webhook events here; deliveries run here too, on the job queue's pg-boss.
+  const webhooks = workerWebhooks({ db: database.db, logger, config, operatorConfig, events, lifecycle }, () => ({
+    billing,
+    queue: jobs.queue,
+  }));
   const billing = createBilling({
     db: database.db,
     logger,
     options: { reservationTimeoutMs: config.billing.reservationTimeoutMs },
-    publisher: new UsageEventPublisher({ events, logger }),
+    publisher: webhooks.events.spendWatch,
   });
   lifecycle.add('billing', { stop: () => billing.close() });
   // The same store as the API servers (a directory of this machine, or the bucket they all share).
@@ -62,6 +75,7 @@ async function main(): Promise<void> {
       events,
       providers: operatorConfig.providers,
       options: { ...config.jobs, workers: true },
+      webhooks,
     },
     lifecycle,
   );
@@ -91,3 +105,24 @@ async function main(): Promise<void> {
 }
 
 void main();
+
+/** The webhooks of a worker process; `parts` are built after them (billing publishes through them, jobs end there). */
+function workerWebhooks(
+  deps: {
+    db: Database;
+    logger: Logger;
+    config: Config;
+    operatorConfig: OperatorConfig;
+    events: EventBus;
+    lifecycle: Lifecycle;
+  },
+  parts: () => { billing: BillingService; queue: JobQueue },
+): Webhooks {
+  const { db, logger, config } = deps;
+  const inner = new UsageEventPublisher({ events: deps.events, logger });
+  const events = createWebhookEvents({ db, logger, inner, balances: (id) => parts().billing.balancesOf(id) });
+  const allowNetworks = deps.operatorConfig.chat?.webScraping?.allowNetworks ?? [];
+  const boss = () => parts().queue.ready();
+  const settings = { options: config.webhooks, allowNetworks, boss, workers: true };
+  return createWebhooks({ db, logger, ...settings, events }, deps.lifecycle);
+}

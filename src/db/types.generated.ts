@@ -135,6 +135,7 @@ export interface JobsTable {
   deleted_at: Date | null;
   download_expires_at: Date | null;
   heartbeat_at: Date | null;
+  webhook_url: string | null;
 }
 
 export interface MediaObjectsTable {
@@ -322,6 +323,59 @@ export interface Web3KeyTokensTable {
   expires_at: Date;
 }
 
+export interface WebhookAttemptsTable {
+  id: Generated<bigint>;
+  delivery_id: string;
+  attempt: number;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+  created_at: Generated<Date>;
+}
+
+export interface WebhookDeliveriesTable {
+  id: Generated<string>;
+  event_id: string;
+  account_id: string;
+  endpoint_id: string | null;
+  url: string;
+  event_type: string;
+  payload: string;
+  status: Generated<string>;
+  attempts: Generated<number>;
+  last_status_code: number | null;
+  last_error: string | null;
+  created_at: Generated<Date>;
+  last_attempt_at: Date | null;
+  delivered_at: Date | null;
+}
+
+export interface WebhookEndpointsTable {
+  id: Generated<string>;
+  account_id: string;
+  url: string;
+  description: Generated<string>;
+  events: string;
+  secret: string;
+  enabled: Generated<boolean>;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface WebhookKeyAlertsTable {
+  api_key_id: string;
+  period_start: Date;
+  level: number;
+  created_at: Generated<Date>;
+}
+
+export interface WebhookSettingsTable {
+  account_id: string;
+  balance_low_threshold: bigint | null;
+  balance_low_armed: Generated<boolean>;
+  updated_at: Generated<Date>;
+}
+
 export interface X402PaymentsTable {
   id: Generated<string>;
   asset: string;
@@ -368,5 +422,10 @@ export interface DB {
   usage_entries: UsageEntriesTable;
   voices: VoicesTable;
   web3_key_tokens: Web3KeyTokensTable;
+  webhook_attempts: WebhookAttemptsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_key_alerts: WebhookKeyAlertsTable;
+  webhook_settings: WebhookSettingsTable;
   x402_payments: X402PaymentsTable;
 }

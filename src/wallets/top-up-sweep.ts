@@ -22,7 +22,7 @@ export interface SweepDeps {
   /** Unset: no node to ask (facilitator only), so only what the facilitator said can be acted on. */
   readonly reader: ChainReader | undefined;
   readonly nowSeconds: () => bigint;
-  readonly onCredited: (accountId: string) => void;
+  readonly onCredited: (accountId: string, credit: repo.CreditedTopUp) => void;
 }
 
 export interface SweepResult {
@@ -37,9 +37,16 @@ export async function sweepTopUps(deps: SweepDeps): Promise<SweepResult> {
   let credited = 0;
   let failed = 0;
   const credit = async (row: repo.PaymentRow, txHash: string | null) => {
-    if ((await repo.creditSettled(db, row.id, txHash, null)).credited) {
+    const done = await repo.creditSettled(db, row.id, txHash, null);
+    if (done.credited) {
       credited += 1;
-      deps.onCredited(row.account_id);
+      deps.onCredited(row.account_id, {
+        paymentId: row.id,
+        amount: row.amount_nano,
+        balanceAfter: done.balanceAfter ?? null,
+        payer: row.payer,
+        transaction: txHash ?? row.tx_hash,
+      });
     }
   };
   const close = async (row: repo.PaymentRow, reason: string) => {

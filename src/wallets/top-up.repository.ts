@@ -93,6 +93,15 @@ export async function close(db: Database, id: string, reason: string): Promise<v
     .execute();
 }
 
+/** A credited top-up, as its listeners are told (the wallet balance subscription, webhooks). */
+export interface CreditedTopUp {
+  readonly paymentId: string;
+  readonly amount: Nano;
+  readonly balanceAfter: Nano | null;
+  readonly payer: string;
+  readonly transaction: string | null;
+}
+
 /**
  * pending or failed → settled, the USD credit and its TOP_UP ledger entry, in one transaction: only the caller whose
  * UPDATE moved the row credits (a second one waits on the row lock and then matches nothing), so a payment is

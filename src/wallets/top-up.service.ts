@@ -36,7 +36,7 @@ export interface TopUpServiceDeps {
   readonly logger: Logger;
   readonly x402: X402Config;
   /** Told after a credit committed (the wallet balance subscription); optional. */
-  readonly onCredited?: (accountId: string) => void;
+  readonly onCredited?: (accountId: string, credit: repo.CreditedTopUp) => void;
   /** Current Unix time in seconds (tests move it). */
   readonly nowSeconds?: () => bigint;
   /** Counts top-ups by outcome (the app's metrics). */
@@ -181,7 +181,7 @@ export class TopUpService {
       confirmations: x402.confirmations,
       reader: this.reader,
       nowSeconds: this.now,
-      onCredited: (accountId) => this.deps.onCredited?.(accountId),
+      onCredited: (accountId, credit) => this.deps.onCredited?.(accountId, credit),
     });
     for (let i = 0; i < swept.credited; i += 1) this.deps.metrics?.observeTopUp('recovered');
     return swept;
@@ -243,7 +243,14 @@ export class TopUpService {
   private async credit(auth: AuthContext, row: Creditable, txHash: string, onlyIfCredited = false) {
     const { db } = this.deps;
     const credit = await repo.creditSettled(db, row.id, txHash, auth.requestId ?? null);
-    if (credit.credited) this.deps.onCredited?.(row.accountId);
+    if (credit.credited)
+      this.deps.onCredited?.(row.accountId, {
+        paymentId: row.id,
+        amount: row.amountNano,
+        balanceAfter: credit.balanceAfter ?? null,
+        payer: row.payer,
+        transaction: txHash,
+      });
     else if (onlyIfCredited) return undefined;
     const balance = credit.balanceAfter ?? (await repo.usdBalance(db, row.accountId));
     return {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { storedString } from '../../validation.ts';
+import { WebhookUrl } from '../../webhooks/webhook.inputs.ts';
 
 /*
  * The bodies of POST /audio/queue, /video/queue and their quotes (docs/api.md, Queued jobs), shared by REST and
@@ -68,8 +69,18 @@ export const MediaUrl = z
 
 const urls = (max: number) => z.array(MediaUrl, { error: 'Must be a list of URLs' }).max(max, `At most ${max}`);
 
+/** A URL that also receives this job's job.completed / job.failed webhook (docs/operations.md, Webhooks). */
+const webhookUrl = WebhookUrl.optional().describe(
+  'Also send this job’s job.completed / job.failed webhook here (signed with the oldest endpoint’s secret).',
+);
+
+/** The job's own webhook_url of a body the schemas below have accepted. */
+export const webhookUrlOf = (raw: unknown): string | undefined =>
+  z.object({ webhook_url: webhookUrl }).safeParse(raw).data?.webhook_url;
+
 export const AudioJobInput = z.object({
   model: modelId,
+  webhook_url: webhookUrl,
   prompt: requiredText(AUDIO_PROMPT_MAX_CHARS).describe('What the track is about or how it sounds.'),
   lyrics_prompt: text(LYRICS_MAX_CHARS).optional().describe('Lyrics; models with supports_lyrics only.'),
   duration_seconds: DurationSeconds.optional().describe('Seconds; models exposing duration metadata only.'),
@@ -95,6 +106,7 @@ const Element = z.object({
 
 export const VideoJobInput = z.object({
   model: modelId,
+  webhook_url: webhookUrl,
   // Both required except by the upscale model (src/media/jobs/video-rules.ts), which takes neither: it reads the
   // length of its video_url.
   prompt: requiredText(VIDEO_PROMPT_MAX_CHARS).optional().describe('Required except by the upscale model.'),

@@ -12,6 +12,7 @@ import { JobRefusedError, type JobRequest } from '../../providers/jobs/job-engin
 import type { JobGateway } from '../../providers/jobs/job-gateway.ts';
 import type { MediaStore } from '../media-store.ts';
 import type { Attempt } from './job-queue.ts';
+import type { JobWebhooks } from './job.wiring.ts';
 import { resultMedia } from './job-result.ts';
 import { audioUsage, videoUsage } from './job-rules.ts';
 import * as repo from './jobs.repository.ts';
@@ -54,6 +55,8 @@ export class JobRunner {
       readonly queueEntries: repo.QueueEntries;
       /** Queue wait and run time per model (the app's metrics). */
       readonly jobMetrics?: JobMetrics | undefined;
+      /** Told once when a job ends, COMPLETED or FAILED (the account's webhooks, src/webhooks/). */
+      readonly webhooks?: Pick<JobWebhooks, 'jobFinished'> | undefined;
     },
   ) {
     this.engines = deps.engines;
@@ -110,6 +113,7 @@ export class JobRunner {
       }
       this.announce(job.id, 'COMPLETED', 100);
       outcome = 'completed';
+      this.deps.webhooks?.jobFinished(job.id);
       await this.settle(paid, job, request, Date.now() - started, engine.simulated);
     } catch (error) {
       const permanent =
@@ -121,6 +125,7 @@ export class JobRunner {
       }
       if (await repo.markFailed(db, job.id, publicMessage(error))) {
         this.announce(job.id, 'FAILED', job.progress);
+        this.deps.webhooks?.jobFinished(job.id);
         await paid.release();
       }
       logger.warn({ err: error, jobId }, 'job failed; its hold was released');
@@ -141,6 +146,7 @@ export class JobRunner {
       queuedBefore: new Date(now.getTime() - this.deps.options.holdTtlMs),
     });
     for (const job of stale) this.announce(job.id, 'FAILED', 0);
+    for (const job of stale) this.deps.webhooks?.jobFinished(job.id);
     for (const job of stale) if (job.reservation) await this.held(job).release();
     if (stale.length > 0) this.deps.logger.warn({ failed: stale.length }, 'stale jobs failed and their holds released');
     return stale.length;
@@ -156,6 +162,7 @@ export class JobRunner {
     const { db, logger } = this.deps;
     const failed = await repo.failGivenUp(db, this.deps.queueEntries);
     for (const job of failed) this.announce(job.id, 'FAILED', job.progress);
+    for (const job of failed) this.deps.webhooks?.jobFinished(job.id);
     // A FAILED job's hold outlives it by at most one hold's time (the reservation sweeper releases it then).
     const held = await repo.failedStillHeld(db, new Date(now.getTime() - this.deps.options.holdTtlMs));
     for (const job of held) await this.held(job).release();

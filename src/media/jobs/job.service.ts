@@ -26,7 +26,9 @@ import { DOWNLOAD_URL_TTL_MS, downloadUrlExpiry, usesDownloadUrl } from './job-d
 import type { JobInputFetcher } from './job-input-fetcher.ts';
 import { CompleteJobInput, RetrieveJobInput } from './job.inputs.ts';
 import type { JobQueue } from './job-queue.ts';
+import type { JobWebhooks } from './job.wiring.ts';
 import { decodeJobCursor, UUID } from './job-cursor.ts';
+import { webhookUrlOf } from './job-queue.inputs.ts';
 import * as repo from './jobs.repository.ts';
 import {
   parseAudioJob,
@@ -115,6 +117,8 @@ export class JobService {
       readonly events?: Pick<EventBus, 'publish' | 'subscribe'> | undefined;
       /** Per-key limits: a job counts when it is queued (not when a worker picks it up, nor when polled). */
       readonly rateLimiter?: RateLimiter | undefined;
+      /** Judges a job's webhook_url (src/webhooks/): the address policy, an endpoint whose secret signs it. */
+      readonly webhooks?: Pick<JobWebhooks, 'checkJobWebhookUrl'> | undefined;
     },
   ) {}
 
@@ -219,6 +223,8 @@ export class JobService {
     const account = requireAccount(auth);
     const model = await this.resolveModel(account, kind, raw);
     const { request, price } = await this.parseJob(kind, model, raw);
+    const webhookUrl = webhookUrlOf(raw);
+    if (webhookUrl) await this.deps.webhooks?.checkJobWebhookUrl(account.accountId, webhookUrl);
     const binding = model.providers[0];
     if (!binding) throw new UpstreamError(`Model ${model.id} has no provider`, 'MODEL_OFFLINE');
     await this.deps.rateLimiter?.admit(account, model); // before the hold: a 429 is never charged
@@ -249,6 +255,7 @@ export class JobService {
             quoteUsd: price.usd,
             reservation: paid.reservation,
             download,
+            webhookUrl,
           });
           await this.deps.queue.send(kind, id, trx);
         });

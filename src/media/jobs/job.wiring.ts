@@ -35,6 +35,14 @@ const DEFAULTS: Config['jobs'] = {
 const INPUT_FETCH_MIN_TIMEOUT_MS = 60_000;
 const RETENTION_SWEEP_MS = 300_000;
 
+/** What jobs need of the account's webhooks (src/webhooks/webhook.wiring.ts). */
+export interface JobWebhooks {
+  /** Told once when a job ends, COMPLETED or FAILED. */
+  jobFinished(jobId: string): void;
+  /** Refuses a job's webhook_url that the address policy or the account's endpoints do not allow. */
+  checkJobWebhookUrl(accountId: string, url: string): Promise<void>;
+}
+
 export interface JobServices {
   readonly service: JobService;
   readonly runner: JobRunner;
@@ -65,6 +73,8 @@ export function createJobServices(
     metrics?: UpstreamMetrics | undefined;
     /** Queue wait and run time per model (the app's metrics). */
     jobMetrics?: JobMetrics | undefined;
+    /** The account's webhooks: told when a job ends, and judging a job's own webhook_url. */
+    webhooks?: JobWebhooks | undefined;
   },
   lifecycle?: Lifecycle,
 ): JobServices {

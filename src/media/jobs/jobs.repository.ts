@@ -22,6 +22,8 @@ export interface NewJob {
   readonly reservation: Reservation;
   /** Download-URL models: the media id given out at queue time and the URL's expiry. */
   readonly download?: { readonly mediaId: string; readonly expiresAt: Date } | undefined;
+  /** Also told of the job's end (src/webhooks/). */
+  readonly webhookUrl?: string | undefined;
 }
 
 // Buffers (fetched reference media) go into the jsonb request as base64 and come back as Buffers.
@@ -91,6 +93,7 @@ export async function insertJob(db: Database, job: NewJob): Promise<void> {
       reservation: encodeReservation(job.reservation),
       media_object_id: job.download?.mediaId ?? null,
       download_expires_at: job.download?.expiresAt ?? null,
+      webhook_url: job.webhookUrl ?? null,
     })
     .execute();
 }
