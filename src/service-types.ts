@@ -86,8 +86,8 @@ export interface Operations {
   readonly transcription: TranscriptionService;
   /** The OpenAI Responses API over chat, with stored responses per account (previous_response_id). */
   readonly responses: ResponsesService;
-  /** Queued music/audio and video jobs (src/media/jobs/job.wiring.ts): the API service, its runner and the queue. */
-  readonly jobs: JobServices;
+  /** Queued music/audio and video jobs (src/media/jobs/job.wiring.ts): the API service (the workers are wired apart). */
+  readonly jobs: Pick<JobServices, 'service'>;
   /** Per-key rate limits as the caller sees them (GET /api_keys/rate_limits and its log). */
   readonly rateLimits: RateLimitService;
   /** Wallet callers: credit, ledger, 402 bodies, the operator's wallet commands (src/wallets/). */

@@ -141,7 +141,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     catalog,
     events,
     media,
-    jobs,
+    jobs: { service: jobs.service },
     rateLimiter,
     start: () => lifecycle.start(),
     stop: () => lifecycle.stop(),

@@ -62,7 +62,7 @@ async function main(): Promise<void> {
     },
     lifecycle,
   );
-  await jobs.queue.start();
+  await jobs.workers.start();
   await lifecycle.start();
   logger.info({ concurrency: config.jobs.concurrency }, 'lagoon worker running queued jobs');
 
