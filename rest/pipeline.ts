@@ -13,12 +13,13 @@ import { RouteCall } from './call.ts';
 import { corsHeaders, preflight } from './cors.ts';
 import { FetchResponder, requestFromFetch, type HttpRequest, type HttpResponse } from './exchange.ts';
 import { errorStatus, rateWindowHeaders } from './error-map.ts';
+import { inFlightLimit, type InFlightLimit } from './in-flight.ts';
 import { errorPayload, JSON_TYPE_HEADER, type Reply } from './http.ts';
 import { Router, type Route } from './router.ts';
 import { writeChunks, writeEvents } from './sse.ts';
 
 /*
- * The one HTTP pipeline: request id, CORS, routing, authentication, the handler, error mapping, writing the answer
+ * The one HTTP pipeline: request id, CORS, the in-flight limit (in-flight.ts), routing, authentication, the handler, error mapping, writing the answer
  * (whole, streamed or SSE), metrics and the request log. It serves Node's objects (the HTTP server); `fetch` runs
  * the same pipeline for a Fetch Request (exchange.ts). GraphQL is mounted beside the REST table.
  */
@@ -42,6 +43,8 @@ export interface PipelineDeps {
 export interface Pipeline {
   readonly listener: (req: IncomingMessage, res: ServerResponse) => void;
   fetch(request: Request): Promise<Response>;
+  /** The HTTP server's `upgrade` listener behind the same in-flight limit (in-flight.ts). */
+  readonly guardUpgrade: InFlightLimit['guardUpgrade'];
 }
 
 const REQUEST_ID = /^[0-9a-f]{32}$/i;
@@ -68,13 +71,14 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   const labels = new Map(deps.routes.map((route) => [route, `${route.method} ${REST_PREFIX}${route.path}`]));
   const origins = new Set(config.http.corsOrigins);
   const limits = bodyLimits(config.http);
-  const { send, sendWhole, observe, paymentRequired } = createResponder(logger, metrics, config);
+  const { send, sendWhole, observe, paymentRequired, admit, inFlight } = createResponder(logger, metrics, config);
 
   function serve(req: HttpRequest, res: HttpResponse): void {
     const started = performance.now();
     const requestId = requestIdOf(req.headers['x-request-id']);
     const headers = { 'x-request-id': requestId, ...corsHeaders(origins, req.headers.origin) };
     const ex: Exchange = { req, res, requestId, headers, started, signal: abortWhenClientGone(res).signal };
+    if (!admit(ex)) return;
     dispatch(ex).catch((error: unknown) => {
       logger.error({ reqId: requestId, err: error }, 'unhandled error');
       if (res.headersSent) res.destroy();
@@ -137,6 +141,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
 
   return {
     listener: serve,
+    guardUpgrade: inFlight.guardUpgrade,
     fetch(request) {
       const res = new FetchResponder(request.method === 'HEAD');
       request.signal.addEventListener('abort', () => res.close(), { once: true });
@@ -205,8 +210,9 @@ function methodNotAllowed(method: string, path: string, allowed: readonly string
   return { status: 405, headers, body: JSON.stringify(error) };
 }
 
-/** Writing an answer (whole, streamed or SSE), with its metrics and request-log line. */
+/** Writing an answer (whole, streamed or SSE), with its metrics and request-log line; the in-flight limit. */
 function createResponder(logger: Logger, metrics: Metrics, config: Config) {
+  const inFlight = inFlightLimit(config.http.maxInFlight);
   /** A 402 of the wallet flow: its body, and the x402 requirements base64-encoded in PAYMENT-REQUIRED. */
   function paymentRequired(body: object): Reply & { body: string } {
     const headers = { 'content-type': JSON_TYPE_HEADER, 'payment-required': paymentRequiredHeader(config.x402) };
@@ -236,6 +242,13 @@ function createResponder(logger: Logger, metrics: Metrics, config: Config) {
     ex.res.end(body);
   }
 
+  /** Counts the request in flight until its answer ends; past the limit, answers the 503 at once and says no. */
+  function admit(ex: Exchange): boolean {
+    const overloaded = inFlight.admit(ex.req, ex.res);
+    if (overloaded) sendWhole(ex, 'overloaded', errorReply(overloaded, ex.requestId));
+    return !overloaded;
+  }
+
   function observe(ex: Exchange, label: string, status: number): void {
     const seconds = (performance.now() - ex.started) / 1000;
     const method = ex.req.method ?? 'GET';
@@ -243,5 +256,5 @@ function createResponder(logger: Logger, metrics: Metrics, config: Config) {
     logger.info({ reqId: ex.requestId, method, route: label, status, ms: Math.round(seconds * 1000) }, 'request');
   }
 
-  return { send, sendWhole, observe, paymentRequired };
+  return { send, sendWhole, observe, paymentRequired, admit, inFlight };
 }
