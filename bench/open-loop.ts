@@ -16,6 +16,8 @@ export interface OpenLoopResult {
   readonly p99: number;
   /** Every completed request's latency (ms from its scheduled send), for pooling rounds. */
   readonly latencies: readonly number[];
+  /** The latencies of the requests answered 200 only (bench/overload.ts: the admitted calls). */
+  readonly okLatencies: readonly number[];
   /** Streaming only: time to the first body byte. */
   readonly ttfbP50?: number;
   readonly ttfbP99?: number;
@@ -73,6 +75,7 @@ export async function openLoopSides(
 function side(target: OpenLoopTarget, connections: number) {
   const pool = new Pool(target.origin, { connections, pipelining: 1, keepAliveTimeout: 60_000 });
   const latencies: number[] = [];
+  const okLatencies: number[] = [];
   const firstBytes: number[] = [];
   let errors = 0;
   const reasons = new Map<string, number>();
@@ -97,6 +100,7 @@ function side(target: OpenLoopTarget, connections: number) {
       }
       latencies.push(performance.now() - scheduledAt);
       if (response.statusCode !== 200) failed(`HTTP ${response.statusCode}`);
+      else okLatencies.push(performance.now() - scheduledAt);
     } catch (error) {
       failed(error instanceof Error ? error.message : String(error));
     }
@@ -114,6 +118,7 @@ function side(target: OpenLoopTarget, connections: number) {
       achievedRps: Math.round(latencies.length / elapsed),
       ...quantiles(latencies),
       latencies,
+      okLatencies,
       ...(target.stream && { ttfbP50: quantile(firstBytes, 0.5), ttfbP99: quantile(firstBytes, 0.99) }),
     };
   };

@@ -16,12 +16,13 @@ import { RouteCall } from './call.ts';
 import { corsHeaders, preflight } from './cors.ts';
 import { FetchResponder, requestFromFetch, type HttpRequest, type HttpResponse } from './exchange.ts';
 import { errorStatus, rateWindowHeaders } from './error-map.ts';
+import { inFlightLimit, type InFlightLimit } from './in-flight.ts';
 import { errorPayload, JSON_TYPE_HEADER, type Reply } from './http.ts';
 import { Router, type Route } from './router.ts';
 import { writeChunks, writeEvents } from './sse.ts';
 
 /*
- * The one HTTP pipeline: request id, CORS, routing, authentication, the handler, error mapping, writing the answer
+ * The one HTTP pipeline: request id, CORS, the in-flight limit (in-flight.ts), routing, authentication, the handler, error mapping, writing the answer
  * (whole, streamed or SSE), metrics and the request log. It serves Node's objects (the HTTP server); `fetch` runs
  * the same pipeline for a Fetch Request (exchange.ts). GraphQL is mounted beside the REST table.
  */
@@ -53,6 +54,8 @@ export interface PipelineDeps {
 export interface Pipeline {
   readonly listener: (req: IncomingMessage, res: ServerResponse) => void;
   fetch(request: Request): Promise<Response>;
+  /** The HTTP server's `upgrade` listener behind the same in-flight limit (in-flight.ts). */
+  readonly guardUpgrade: InFlightLimit['guardUpgrade'];
 }
 
 const REQUEST_ID = /^[0-9a-f]{32}$/i;
@@ -87,12 +90,13 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   const labels = new Map(deps.routes.map((route) => [route, `${REST_PREFIX}${route.path}`]));
   const origins = new Set(config.http.corsOrigins);
   const limits = bodyLimits(config.http);
-  const { send, sendWhole, observe, paymentRequired } = createResponder(logger, metrics, config);
+  const { send, sendWhole, observe, paymentRequired, admit, inFlight } = createResponder(logger, metrics, config);
 
   function serve(req: HttpRequest, res: HttpResponse): void {
     const requestId = requestIdOf(req.headers['x-request-id']);
     const traced = serverSpanOf(req, res, requestId);
     const ex = newExchange(req, res, origins, deps.callLog, requestId, traced?.span);
+    if (!admit(ex)) return logCall(logger, ex, deps.callLog);
     runIn(traced, () => dispatch(ex))
       .catch((error: unknown) => {
         logger.error({ reqId: ex.requestId, err: error }, 'unhandled error');
@@ -158,6 +162,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
 
   return {
     listener: serve,
+    guardUpgrade: inFlight.guardUpgrade,
     fetch(request) {
       const res = new FetchResponder(request.method === 'HEAD');
       request.signal.addEventListener('abort', () => res.close(), { once: true });
@@ -253,8 +258,9 @@ function methodNotAllowed(method: string, path: string, allowed: readonly string
   return { status: 405, headers, body: JSON.stringify(error) };
 }
 
-/** Writing an answer (whole, streamed or SSE), with its metrics and request-log line. */
+/** Writing an answer (whole, streamed or SSE), with its metrics and request-log line; the in-flight limit. */
 function createResponder(logger: Logger, metrics: Metrics, config: Config) {
+  const inFlight = inFlightLimit(config.http.maxInFlight);
   /** A 402 of the wallet flow: its body, and the x402 requirements base64-encoded in PAYMENT-REQUIRED. */
   function paymentRequired(body: object): Reply & { body: string } {
     const headers = { 'content-type': JSON_TYPE_HEADER, 'payment-required': paymentRequiredHeader(config.x402) };
@@ -284,6 +290,13 @@ function createResponder(logger: Logger, metrics: Metrics, config: Config) {
     ex.res.end(body);
   }
 
+  /** Counts the request in flight until its answer ends; past the limit, answers the 503 at once and says no. */
+  function admit(ex: Exchange): boolean {
+    const overloaded = inFlight.admit(ex.req, ex.res);
+    if (overloaded) sendWhole(ex, 'overloaded', errorReply(overloaded, ex.requestId));
+    return !overloaded;
+  }
+
   /** The answer's head: its metrics (the log line is written when the call ends, with what it was charged). */
   function observe(ex: Exchange, label: string, status: number): void {
     ex.label = label;
@@ -292,7 +305,7 @@ function createResponder(logger: Logger, metrics: Metrics, config: Config) {
     metrics.observeRequest(ex.req.method ?? 'GET', label, status, (performance.now() - ex.started) / 1000);
   }
 
-  return { send, sendWhole, observe, paymentRequired };
+  return { send, sendWhole, observe, paymentRequired, admit, inFlight };
 }
 
 /**

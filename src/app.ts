@@ -122,7 +122,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   return {
     fetch: pipeline.fetch,
     nodeListener: pipeline.listener,
-    upgradeListener: webSocket.handleUpgrade,
+    upgradeListener: pipeline.guardUpgrade(webSocket.handleUpgrade),
     services,
     database,
     logger,

@@ -63,6 +63,7 @@ export const EnvironmentModel = z.object({
   LAGOON_MAX_STREAM_SECONDS: intWithDefault(1800, 1),
   LAGOON_BALANCE_LEASES: boolWithDefault(true),
   LAGOON_SHUTDOWN_TIMEOUT_SECONDS: intWithDefault(15, 1),
+  LAGOON_MAX_IN_FLIGHT: intWithDefault(1_024, 0),
   LAGOON_MAX_KEYS_PER_ACCOUNT: intWithDefault(500, 1),
   // Introspection counts too: GraphiQL's introspection query is 15 deep and costs about 15,600 (docs/api.md).
   GRAPHQL_MAX_DEPTH: intWithDefault(15, 1),

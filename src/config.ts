@@ -30,6 +30,8 @@ export interface Config {
     /** Unset: as large as the largest documented video job input sent inline (src/body-limits.ts). */
     readonly maxMediaBodyBytes: number | undefined;
     readonly shutdownTimeoutMs: number;
+    /** Requests (streams and WebSockets while open) in flight per process before new ones get 503; 0 = no limit. */
+    readonly maxInFlight: number;
   };
   readonly database: {
     readonly url: string | undefined;
@@ -208,6 +210,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxChatBodyBytes: e.LAGOON_MAX_CHAT_BODY_BYTES,
       maxMediaBodyBytes: e.LAGOON_MAX_MEDIA_BODY_BYTES,
       shutdownTimeoutMs: e.LAGOON_SHUTDOWN_TIMEOUT_SECONDS * 1000,
+      maxInFlight: e.LAGOON_MAX_IN_FLIGHT,
     },
     database: { url: e.DATABASE_URL, dataDir: e.LAGOON_DATA_DIR, preparedStatements: e.LAGOON_PG_PREPARED_STATEMENTS },
     operatorConfigPath: e.LAGOON_CONFIG,

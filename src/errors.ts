@@ -302,3 +302,18 @@ export class ServerShuttingDownError extends AppError {
     return { retryAfterSeconds: 1 };
   }
 }
+
+/**
+ * This process has as many requests in flight as it takes (LAGOON_MAX_IN_FLIGHT): answered at once rather than
+ * queued, so that the caller can try again shortly or elsewhere.
+ */
+export class ServerOverloadedError extends AppError {
+  readonly code = 'SERVICE_UNAVAILABLE' as const;
+  constructor(limit: number) {
+    super(`The server is at capacity (${limit} requests in flight); try again shortly.`);
+  }
+
+  override data(): ErrorData {
+    return { retryAfterSeconds: 1 };
+  }
+}

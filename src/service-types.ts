@@ -88,8 +88,8 @@ export interface Operations {
   readonly transcription: TranscriptionService;
   /** The OpenAI Responses API over chat, with stored responses per account (previous_response_id). */
   readonly responses: ResponsesService;
-  /** Queued music/audio and video jobs (src/media/jobs/job.wiring.ts): the API service, its runner and the queue. */
-  readonly jobs: JobServices;
+  /** Queued music/audio and video jobs (src/media/jobs/job.wiring.ts): the API service (the workers are wired apart). */
+  readonly jobs: Pick<JobServices, 'service'>;
   /** The account's webhook endpoints, their deliveries and the balance-low threshold (src/webhooks/). */
   readonly webhooks: WebhookService;
   /** Per-key rate limits as the caller sees them (GET /api_keys/rate_limits and its log). */

@@ -111,7 +111,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
   // Before the jobs, which tell it when one ends; it sends on their queue's pg-boss once that is built.
   const { allowNetworks } = core.webScraping;
   const webhookDeps = { db, logger, options: options.webhooks, allowNetworks, events: core.webhookEvents };
-  const boss = () => jobs.queue.ready();
+  const boss = () => jobs.boss();
   const webhooks = createWebhooks({ ...webhookDeps, boss, workers: options.jobs?.workers ?? true }, lifecycle);
   const jobs = createJobServices(
     {
@@ -152,7 +152,7 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     catalog,
     events,
     media,
-    jobs,
+    jobs: { service: jobs.service },
     webhooks: webhooks.service,
     rateLimiter,
     start: () => lifecycle.start(),

@@ -6,7 +6,7 @@ import { migrateToLatest } from './db/migrate.ts';
 import { createEventBus } from './events/event-bus.ts';
 import { Lifecycle } from './lifecycle.ts';
 import { createLogger } from './logger.ts';
-import { createJobServices } from './media/jobs/job.wiring.ts';
+import { createJobServices, type JobServices } from './media/jobs/job.wiring.ts';
 import { createMediaKit } from './media/media.wiring.ts';
 import { startTracing } from './observability/tracing.ts';
 import { loadOperatorConfig } from './operator-config/load.ts';
@@ -17,7 +17,6 @@ import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
 import type { EventBus } from './events/event-bus.ts';
 import type { Logger } from './logger.ts';
-import type { JobQueue } from './media/jobs/job-queue.ts';
 import type { OperatorConfig } from './operator-config/schema.ts';
 
 /*
@@ -49,7 +48,7 @@ async function main(): Promise<void> {
   // A job settled or ended here raises its webhook events here; deliveries run here too, on the job queue's pg-boss.
   const webhooks = workerWebhooks({ db: database.db, logger, config, operatorConfig, events, lifecycle }, () => ({
     billing,
-    queue: jobs.queue,
+    boss: jobs.boss,
   }));
   const billing = createBilling({
     db: database.db,
@@ -79,7 +78,7 @@ async function main(): Promise<void> {
     },
     lifecycle,
   );
-  await jobs.queue.start();
+  await jobs.workers.start();
   await lifecycle.start();
   logger.info({ concurrency: config.jobs.concurrency }, 'lagoon worker running queued jobs');
 
@@ -116,13 +115,13 @@ function workerWebhooks(
     events: EventBus;
     lifecycle: Lifecycle;
   },
-  parts: () => { billing: BillingService; queue: JobQueue },
+  parts: () => { billing: BillingService; boss: JobServices['boss'] },
 ): Webhooks {
   const { db, logger, config } = deps;
   const inner = new UsageEventPublisher({ events: deps.events, logger });
   const events = createWebhookEvents({ db, logger, inner, balances: (id) => parts().billing.balancesOf(id) });
   const allowNetworks = deps.operatorConfig.chat?.webScraping?.allowNetworks ?? [];
-  const boss = () => parts().queue.ready();
+  const boss = () => parts().boss();
   const settings = { options: config.webhooks, allowNetworks, boss, workers: true };
   return createWebhooks({ db, logger, ...settings, events }, deps.lifecycle);
 }

@@ -14,6 +14,7 @@ import { ffprobePath } from '../helpers/audio.ts';
 import { testDatabaseKind } from '../helpers/db.ts';
 import { createAccountWithKey } from '../helpers/services.ts';
 import { scaled } from '../helpers/time-scale.ts';
+import { jobInternals } from '../../src/media/jobs/job.wiring.ts';
 
 /*
  * Queued jobs through GraphQL: the quote equals REST's, queueVideo returns the Job, jobUpdated (graphql-sse on a
@@ -127,7 +128,7 @@ describe(`GraphQL queued jobs (${testDatabaseKind}, ${REDIS_URL ? 'Redis' : 'in-
   it(
     'should stream QUEUED, PROCESSING and COMPLETED with a media URL serving the MP4',
     async () => {
-      const { runner } = t.app.services.jobs;
+      const { runner } = jobInternals(t.app.services.jobs.service);
       // Gates keep each state long enough to be seen, on any machine: the worker waits to claim, the engine to run.
       const claim = gate();
       const render = gate();
@@ -235,7 +236,7 @@ describe(`GraphQL queued jobs (${testDatabaseKind}, ${REDIS_URL ? 'Redis' : 'in-
   it(
     'should end the stream with FAILED and its error when the engine keeps failing',
     async () => {
-      const { engines } = t.app.services.jobs.runner;
+      const { engines } = jobInternals(t.app.services.jobs.service).runner;
       const simulator = engines.get('simulator')!;
       engines.set('simulator', {
         id: 'simulator',

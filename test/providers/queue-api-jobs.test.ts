@@ -8,6 +8,7 @@ import { eventually } from '../helpers/eventually.ts';
 import { listenLocally } from '../helpers/local-server.ts';
 import { createAccountWithKey } from '../helpers/services.ts';
 import { scaled } from '../helpers/time-scale.ts';
+import { jobInternals } from '../../src/media/jobs/job.wiring.ts';
 
 /*
  * The generic queue-API engine (src/providers/jobs/queue-api.engine.ts) against a fal.ai-style fake the test
@@ -98,7 +99,7 @@ describe(`queue-API job engine (${testDatabaseKind})`, () => {
     t = await createTestApp({ LAGOON_JOB_WORKERS: 'true', LAGOON_JOB_RETRIES: '1' });
     ({ secret, accountId } = await createAccountWithKey(t.app.services, { credit: { USD: '10' }, type: 'INFERENCE' }));
     // The simulator's models, made by the queue API instead.
-    t.app.services.jobs.runner.engines.set(
+    jobInternals(t.app.services.jobs.service).runner.engines.set(
       'simulator',
       new QueueApiJobEngine({
         id: 'simulator',

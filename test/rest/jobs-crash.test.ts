@@ -7,6 +7,7 @@ import { eventually } from '../helpers/eventually.ts';
 import { createAccountWithKey } from '../helpers/services.ts';
 import { exited, workerProcesses } from '../helpers/worker-processes.ts';
 import { scaled } from '../helpers/time-scale.ts';
+import { jobInternals } from '../../src/media/jobs/job.wiring.ts';
 
 /*
  * Crash safety of queued jobs with real processes: an API server without workers queues, a `npm run worker`
@@ -131,7 +132,7 @@ describe(`queueing a job is all or nothing (${testDatabaseKind})`, () => {
   it(
     'should leave no job row and no queue entry when the transaction fails after the send',
     async () => {
-      const queue = t.app.services.jobs.queue;
+      const queue = jobInternals(t.app.services.jobs.service).queue;
       const send = queue.send.bind(queue);
       const job = { model: 'lagoon-sim-video', prompt: 'atomic', duration: '5s' };
       // One job queued normally: the queue's schema exists, and both tables hold its entry.

@@ -11,6 +11,7 @@ import { GATED_MODEL, gatedQueueApi } from '../helpers/gated-queue-api.ts';
 import { createAccountWithKey } from '../helpers/services.ts';
 import { exited, workerProcesses } from '../helpers/worker-processes.ts';
 import { scaled } from '../helpers/time-scale.ts';
+import { jobInternals } from '../../src/media/jobs/job.wiring.ts';
 
 /*
  * A job whose worker dies on every attempt: each `npm run worker` process that takes it is killed with SIGKILL, so
@@ -121,7 +122,7 @@ describe.skipIf(testDatabaseKind !== 'postgres')('a job whose worker is killed o
       expect(await retrieved.json()).toMatchObject({ status: 'FAILED' });
 
       // Later sweeps (every process runs one) leave it as it is: released once, never again.
-      expect(await t.app.services.jobs.runner.sweepGivenUp()).toBe(0);
+      expect(await jobInternals(t.app.services.jobs.service).runner.sweepGivenUp()).toBe(0);
       expect(await usd()).toMatchObject({ amount: 5_000_000_000n, reserved: 0n });
     },
     scaled(300_000),
@@ -155,7 +156,7 @@ describe(`the given-up job sweep (${testDatabaseKind})`, () => {
   it(
     'should fail a job whose queue entry was cancelled, release its hold once, and leave a completed job',
     async () => {
-      const { runner, queue: jobQueue } = t.app.services.jobs;
+      const { runner, queue: jobQueue } = jobInternals(t.app.services.jobs.service);
       expect(await runner.sweepGivenUp()).toBe(0); // nothing to do, and no error before any entry exists
       const cancelled = await queue();
       const completed = await queue();

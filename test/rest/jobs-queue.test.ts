@@ -7,6 +7,7 @@ import { testDatabaseKind } from '../helpers/db.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { createAccountWithKey } from '../helpers/services.ts';
 import { scaled } from '../helpers/time-scale.ts';
+import { jobInternals } from '../../src/media/jobs/job.wiring.ts';
 
 /*
  * Jobs queued before an upgrade whose queue entries are not where this build's queue looks (pg-boss 12 kept them in
@@ -51,7 +52,7 @@ describe(`jobs left without a queue entry (${testDatabaseKind})`, () => {
       expect(await usd()).toMatchObject({ amount: 5_000_000_000n, reserved: 600_000_000n });
 
       // A process with workers starts (this app's own queue has no workers): it hands both jobs over and runs them.
-      const { runner } = t.app.services.jobs;
+      const { runner } = jobInternals(t.app.services.jobs.service);
       workers = new JobQueue({
         db,
         logger: createLogger('silent'),

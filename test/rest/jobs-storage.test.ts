@@ -11,6 +11,7 @@ import { listenLocally } from '../helpers/local-server.ts';
 import { startLocalS3, type LocalS3 } from '../helpers/s3-server.ts';
 import { createAccountWithKey } from '../helpers/services.ts';
 import { scaled } from '../helpers/time-scale.ts';
+import { jobInternals } from '../../src/media/jobs/job.wiring.ts';
 
 /*
  * Where a job's media goes and how it comes back, on each store (a local directory; S3 through the AWS SDK against
@@ -109,7 +110,7 @@ describe.each(['local', 's3', 's3-presigned'] as const)(
         ...s3?.env,
         ...(store === 's3-presigned' && { LAGOON_MEDIA_S3_PRESIGNED_URLS: 'true' }),
       });
-      t.app.services.jobs.runner.engines.set('simulator', fakeEngine);
+      jobInternals(t.app.services.jobs.service).runner.engines.set('simulator', fakeEngine);
       ({ secret } = await createAccountWithKey(t.app.services, { credit: { USD: '10' }, type: 'INFERENCE' }));
     }, scaled(120_000));
 
@@ -310,7 +311,7 @@ describe.each(['local', 's3', 's3-presigned'] as const)(
           simulated: true,
           run: () => Promise.resolve({ kind: 'download', url: `${upstream.url}/result.mp4`, contentType: 'video/mp4' }),
         };
-        t.app.services.jobs.runner.engines.set('simulator', byUrl);
+        jobInternals(t.app.services.jobs.service).runner.engines.set('simulator', byUrl);
         try {
           const queue_id = await completedJob();
           expect(served).toBe(2);
@@ -319,7 +320,7 @@ describe.each(['local', 's3', 's3-presigned'] as const)(
           expect(done.headers.get('content-type')).toBe('video/mp4');
           expect(Buffer.from(await done.arrayBuffer()).equals(MEDIA)).toBe(true);
         } finally {
-          t.app.services.jobs.runner.engines.set('simulator', fakeEngine);
+          jobInternals(t.app.services.jobs.service).runner.engines.set('simulator', fakeEngine);
           await upstream.close();
         }
       },

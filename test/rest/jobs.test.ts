@@ -12,6 +12,7 @@ import { testDatabaseKind } from '../helpers/db.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { createAccountWithKey } from '../helpers/services.ts';
 import { scaled } from '../helpers/time-scale.ts';
+import { jobInternals } from '../../src/media/jobs/job.wiring.ts';
 
 /*
  * Queued jobs over HTTP, as a client polls them: quote → queue → retrieve until the media arrives (ffprobe reads
@@ -145,7 +146,7 @@ describe(`REST queued jobs (${testDatabaseKind})`, () => {
       await eventually(async () => expect(await count()).toBe(1), 15_000);
       const before = await balance();
       // pg-boss delivering it again (a retry after a crash past the COMPLETED transition), or a stale duplicate.
-      const runner = t.app.services.jobs.runner;
+      const runner = jobInternals(t.app.services.jobs.service).runner;
       for (const retryCount of [0, 1, 5])
         await runner.run(queue_id, { retryCount, lastAttempt: false, signal: new AbortController().signal });
       await t.app.services.billing.flush(accountId);
@@ -158,7 +159,7 @@ describe(`REST queued jobs (${testDatabaseKind})`, () => {
   it(
     'should fail a job nothing finishes in time, release its hold, and not charge a late answer',
     async () => {
-      const engines = t.app.services.jobs.runner.engines;
+      const engines = jobInternals(t.app.services.jobs.service).runner.engines;
       const simulator = engines.get('simulator')!;
       let finish: () => void = () => undefined;
       let started = false;
@@ -179,7 +180,9 @@ describe(`REST queued jobs (${testDatabaseKind})`, () => {
         const { queue_id } = (await (await post('/video/queue', job)).json()) as { queue_id: string };
         await eventually(async () => expect(started).toBe(true), 60_000);
         const later = new Date(Date.now() + 7 * 24 * 3_600_000);
-        expect(await t.app.services.jobs.runner.sweepStale({ timeoutMs: 1_000, retries: 0 }, later)).toBe(1);
+        expect(
+          await jobInternals(t.app.services.jobs.service).runner.sweepStale({ timeoutMs: 1_000, retries: 0 }, later),
+        ).toBe(1);
         const failed = await post('/video/retrieve', { model: 'lagoon-sim-video', queue_id });
         expect(await failed.json()).toMatchObject({ status: 'FAILED' });
         expect((await balance()).reserved).toBe(0n);
@@ -278,7 +281,7 @@ describe(`REST queued jobs (${testDatabaseKind})`, () => {
   it(
     'should fail a job whose engine keeps failing: FAILED, not charged, hold released',
     async () => {
-      const engines = t.app.services.jobs.runner.engines;
+      const engines = jobInternals(t.app.services.jobs.service).runner.engines;
       const simulator = engines.get('simulator')!;
       let runs = 0;
       const failing: JobEngine = {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operator } from '../../src/auth/auth-context.ts';
+import { jobInternals } from '../../src/media/jobs/job.wiring.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { startOpenAIUpstream, type OpenAIUpstream } from '../helpers/openai-upstream.ts';
 import { writeOperatorConfig } from '../helpers/chat.ts';
@@ -117,7 +118,7 @@ describe(`GET /metrics after paid calls, simulator engines (${testDatabaseKind})
     expect(waiting.value('lagoon_holds_open')).toBe(1);
 
     // This app runs no workers: its runner takes the job as a worker would.
-    await t.app.services.jobs.runner.run(jobId, {
+    await jobInternals(t.app.services.jobs.service).runner.run(jobId, {
       retryCount: 0,
       lastAttempt: true,
       signal: new AbortController().signal,

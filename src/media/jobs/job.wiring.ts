@@ -1,3 +1,4 @@
+import type PgBoss from 'pg-boss';
 import type { BillingService } from '../../billing/billing.service.ts';
 import { BUILT_IN_PROVIDERS } from '../../operator-config/default-config.ts';
 import type { CatalogService } from '../../catalog/catalog.service.ts';
@@ -44,9 +45,33 @@ export interface JobWebhooks {
 }
 
 export interface JobServices {
+  /** The API side: quote, queue, retrieve, list, watch. */
   readonly service: JobService;
+  /**
+   * A worker-only process's handle (src/worker.ts): starts the queue's workers and rejects if the queue cannot
+   * start, where the server's lifecycle only logs it.
+   */
+  readonly workers: { start(): Promise<void> };
+  /** The queue's pg-boss, started on first use: other queues ride on it (webhook deliveries, src/webhooks/). */
+  readonly boss: () => Promise<PgBoss>;
+}
+
+/** The runner and queue behind a JobService, for tests only (see jobInternals). */
+interface JobInternals {
   readonly runner: JobRunner;
   readonly queue: JobQueue;
+}
+
+const internals = new WeakMap<JobService, JobInternals>();
+
+/**
+ * For tests: the runner and queue behind a service createJobServices built (to swap an engine, run a sweep at a
+ * chosen time, or fail a send). The operations expose neither.
+ */
+export function jobInternals(service: JobService): JobInternals {
+  const found = internals.get(service);
+  if (!found) throw new Error('this JobService was not built by createJobServices');
+  return found;
 }
 
 /**
@@ -119,29 +144,54 @@ export function createJobServices(
       await runner.engines.close();
     },
   });
-  lifecycle?.add(
+  if (lifecycle)
+    addSweeps(lifecycle, { runner, service, options, logger: deps.logger, retentionSweepMs: deps.retentionSweepMs });
+  internals.set(service, { runner, queue });
+  return {
+    service,
+    workers: {
+      start: async () => {
+        await queue.start();
+      },
+    },
+    boss: () => queue.ready(),
+  };
+}
+
+/** The jobs' periodic sweeps: stuck attempts, entries the queue gave up on, completed jobs past their retention. */
+function addSweeps(
+  lifecycle: Lifecycle,
+  parts: {
+    runner: JobRunner;
+    service: JobService;
+    options: Config['jobs'];
+    logger: Logger;
+    retentionSweepMs: number | undefined;
+  },
+): void {
+  const { runner, service, options, logger, retentionSweepMs } = parts;
+  lifecycle.add(
     'stale job sweep',
     periodic(
       () => runner.sweepStale({ timeoutMs: options.timeoutMs, retries: options.retries }),
       60_000,
-      deps.logger,
+      logger,
       'stale job sweep',
     ),
   );
-  lifecycle?.add(
+  lifecycle.add(
     'given-up job sweep',
     // The queue's supervisor fails a dead worker's last attempt within about two heartbeats (job-queue.ts), and
     // pg-boss gives up on the job; the job follows within one more.
-    periodic(() => runner.sweepGivenUp(), options.heartbeatSeconds * 1000, deps.logger, 'given-up job sweep'),
+    periodic(() => runner.sweepGivenUp(), options.heartbeatSeconds * 1000, logger, 'given-up job sweep'),
   );
-  lifecycle?.add(
+  lifecycle.add(
     'job media retention',
     periodic(
       () => service.sweepRetention(options.mediaTtlMs),
-      deps.retentionSweepMs ?? RETENTION_SWEEP_MS,
-      deps.logger,
+      retentionSweepMs ?? RETENTION_SWEEP_MS,
+      logger,
       'job media retention sweep',
     ),
   );
-  return { service, runner, queue };
 }
