@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, w
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { ensureEmbeddedTemplate } from './src/db/embedded-template.ts';
 
 /** The server entry `npm start` runs, built by buildServer(). */
 export const SERVER_ENTRY = 'dist/main.js';
@@ -55,6 +56,9 @@ export async function buildServer(): Promise<void> {
   for (const file of readdirSync(join(out, 'migrations'))) {
     if (!built.has(join(out, 'migrations', file))) rmSync(join(out, 'migrations', file), { force: true });
   }
+  // A first start on the embedded database loads this instead of running initdb and every migration; made again
+  // only when the migrations or PGlite changed (some 15 s then), else this is a hash of a few files.
+  await ensureEmbeddedTemplate(join(root, 'migrations'));
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) await buildServer();

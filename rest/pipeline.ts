@@ -85,12 +85,11 @@ interface Exchange {
 
 export function createPipeline(deps: PipelineDeps): Pipeline {
   const { logger, metrics, config } = deps;
-  const router = new Router(deps.routes);
-  // The route template alone: the method has a label of its own.
-  const labels = new Map(deps.routes.map((route) => [route, `${REST_PREFIX}${route.path}`]));
+  const { router, labels } = routeTable(deps.routes);
   const origins = new Set(config.http.corsOrigins);
   const limits = bodyLimits(config.http);
-  const { send, sendWhole, observe, paymentRequired, admit, inFlight } = createResponder(logger, metrics, config);
+  const responder = createResponder(logger, metrics, config);
+  const { send, sendWhole, observe, paymentRequired, admit, inFlight, unhandled } = responder;
 
   function serve(req: HttpRequest, res: HttpResponse): void {
     const requestId = requestIdOf(req.headers['x-request-id']);
@@ -98,11 +97,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     const ex = newExchange(req, res, origins, deps.callLog, requestId, traced?.span);
     if (!admit(ex)) return logCall(logger, ex, deps.callLog);
     runIn(traced, () => dispatch(ex))
-      .catch((error: unknown) => {
-        logger.error({ reqId: ex.requestId, err: error }, 'unhandled error');
-        if (res.headersSent) res.destroy();
-        else sendWhole(ex, 'unmatched', errorReply(error, ex.requestId));
-      })
+      .catch((error: unknown) => unhandled(ex, error))
       .finally(() => logCall(logger, ex, deps.callLog));
   }
 
@@ -217,6 +212,11 @@ function newExchange(
   return { req, res, requestId, headers, started, signal, span, call, label: 'unmatched', status: 0 };
 }
 
+/** The REST routes' matcher, and each route's label for metrics and logs: its template alone (the method has a label of its own). */
+function routeTable(routes: readonly Route[]): { router: Router; labels: Map<Route, string> } {
+  return { router: new Router(routes), labels: new Map(routes.map((route) => [route, `${REST_PREFIX}${route.path}`])) };
+}
+
 /** The caller's request id when it is one of ours (32 hex digits), else a new one. */
 function requestIdOf(incoming: string | string[] | undefined): string {
   return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming.toLowerCase() : newRequestId();
@@ -305,7 +305,14 @@ function createResponder(logger: Logger, metrics: Metrics, config: Config) {
     metrics.observeRequest(ex.req.method ?? 'GET', label, status, (performance.now() - ex.started) / 1000);
   }
 
-  return { send, sendWhole, observe, paymentRequired, admit, inFlight };
+  /** A failure no handler caught: logged, and a 500 when the answer has not started (else the socket is cut). */
+  function unhandled(ex: Exchange, error: unknown): void {
+    logger.error({ reqId: ex.requestId, err: error }, 'unhandled error');
+    if (ex.res.headersSent) ex.res.destroy();
+    else sendWhole(ex, 'unmatched', errorReply(error, ex.requestId));
+  }
+
+  return { send, sendWhole, observe, paymentRequired, admit, inFlight, unhandled };
 }
 
 /**

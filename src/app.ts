@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { CompiledQuery } from 'kysely';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { restRoutes } from '../rest/app.ts';
@@ -12,6 +13,7 @@ import { operator } from './auth/auth-context.ts';
 import { bodyLimits, graphqlBodyLimits } from './body-limits.ts';
 import type { Config } from './config.ts';
 import { openDatabase, type DatabaseHandle } from './db/database.ts';
+import { checkConnection, connectionTarget } from './db/connect-failure.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { Metrics } from './metrics.ts';
@@ -21,6 +23,7 @@ import { loadOperatorConfig } from './operator-config/load.ts';
 import { withEnvProviders } from './operator-config/env-providers.ts';
 import { PACKAGE_JSON } from './runtime-files.ts';
 import { createServices, type Services } from './services.ts';
+import type { StartupReport } from './startup-report.ts';
 
 export interface App {
   /** The pipeline for a Fetch Request, in process (tests): the same routes and answers as `nodeListener`. */
@@ -49,12 +52,54 @@ export interface AppOptions {
   logger?: Logger;
   /** An already open database (tests); otherwise one is opened from the config. */
   database?: DatabaseHandle;
+  /** Where the start's phases are told (src/main.ts); by default nowhere. */
+  report?: StartupReport;
+}
+
+const quietReport: StartupReport = {
+  announce: () => undefined,
+  phase: (_name, run) => run(),
+  ready: () => undefined,
+  durations: {},
+};
+
+/** The configured database, opened; PostgreSQL answers once (or the start stops saying where and why). */
+async function openConfiguredDatabase(config: Config, report: StartupReport): Promise<DatabaseHandle> {
+  const { url, dataDir, preparedStatements } = config.database;
+  const database = await openDatabase({
+    url,
+    dataDir,
+    preparedStatements,
+    onCreate: (from) =>
+      report.announce(
+        from === 'template'
+          ? `creating the embedded database in ${dataDir} from the build's template (first start only)…`
+          : `creating the embedded database in ${dataDir} (first start only; a minute or more on a busy host)…`,
+      ),
+  });
+  if (url) {
+    await checkConnection(url, () => database.db.executeQuery(CompiledQuery.raw('select 1'))).catch(
+      async (error: unknown) => {
+        await database.close();
+        throw error;
+      },
+    );
+  }
+  return database;
+}
+
+function databaseLine(config: Config): () => string {
+  const { url, dataDir } = config.database;
+  if (!url) return () => `opened the embedded database in ${dataDir}`;
+  const target = connectionTarget(url);
+  return () => `connected to PostgreSQL at ${target.host}:${target.port}`;
 }
 
 export const VERSION: string = (JSON.parse(readFileSync(PACKAGE_JSON, 'utf8')) as { version: string }).version;
 
 export async function createApp(config: Config, options: AppOptions = {}): Promise<App> {
   const logger = options.logger ?? createLogger(config.logLevel);
+  const report = options.report ?? quietReport;
   // A bad operator config stops the start before anything else happens (the error names each bad path).
   // The env shortcuts' providers join the file's here, once: every gateway reads the one list.
   const operatorConfig = withEnvProviders(await loadOperatorConfig(config.operatorConfigPath), config, (message) =>
@@ -62,22 +107,25 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   );
   const database =
     options.database ??
-    (await openDatabase({
-      url: config.database.url,
-      dataDir: config.database.dataDir,
-      preparedStatements: config.database.preparedStatements,
-    }));
-  await migrateToLatest(database.db);
-  const metrics = new Metrics();
-  const callLog = new CallLog();
-  const services = createServices(database.db, logger, { ...config, operatorConfig, metrics, callLog });
-  await services.catalog.syncFromConfig(operatorConfig);
-  await services.characters.syncFromConfig(operatorConfig);
-  // Zero-config upstream models join the synced catalog (an upstream that is down only logs a warning).
-  await services.start();
-  metrics.setQueueDepthSource(() => queuedByModel(database.db));
-  await metrics.setModelSource(async () => (await services.catalog.listModels('all')).map((model) => model.id));
-  const bootstrap = await services.accounts.bootstrap(operator('bootstrap'), config.bootstrapAdminKey);
+    (await report.phase('database', () => openConfiguredDatabase(config, report), databaseLine(config)));
+  await report.phase(
+    'migrations',
+    () => migrateToLatest(database.db, (names) => report.announce(`applying ${names.length} migrations…`)),
+    (result) => (result.results?.length ? `applied ${result.results.length} migrations` : 'schema up to date'),
+  );
+  const { services, metrics, callLog, bootstrap } = await report.phase('services', async () => {
+    const metrics = new Metrics();
+    const callLog = new CallLog();
+    const services = createServices(database.db, logger, { ...config, operatorConfig, metrics, callLog });
+    await services.catalog.syncFromConfig(operatorConfig);
+    await services.characters.syncFromConfig(operatorConfig);
+    // Zero-config upstream models join the synced catalog (an upstream that is down only logs a warning).
+    await services.start();
+    metrics.setQueueDepthSource(() => queuedByModel(database.db));
+    await metrics.setModelSource(async () => (await services.catalog.listModels('all')).map((model) => model.id));
+    const bootstrap = await services.accounts.bootstrap(operator('bootstrap'), config.bootstrapAdminKey);
+    return { services, metrics, callLog, bootstrap };
+  });
 
   const graphqlLimits = graphqlBodyLimits(bodyLimits(config.http));
   const graphql = createGraphQLServer({

@@ -21,6 +21,8 @@ export interface GraphQLLimits {
 
 export interface Config {
   readonly env: 'development' | 'production' | 'test';
+  /** Whether NODE_ENV=production was set, not just defaulted: a server looks public then (src/public-settings.ts). */
+  readonly productionSet: boolean;
   readonly http: {
     readonly host: string;
     readonly port: number;
@@ -200,6 +202,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const e = parsed.data;
   return Object.freeze({
     env: e.NODE_ENV,
+    productionSet: env.NODE_ENV === 'production',
     http: {
       host: e.HOST,
       port: e.PORT,

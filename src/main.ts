@@ -1,18 +1,21 @@
 import { createServer, type Server } from 'node:http';
 import { setFlagsFromString } from 'node:v8';
 import { answerClientError } from '../rest/client-error.ts';
-import { createApp, VERSION, type App } from './app.ts';
+import { createApp, VERSION } from './app.ts';
 import { controlSocketPath, startControlSocket } from './cli/control-socket.ts';
 import { ConfigError, loadConfig } from './config.ts';
-import { createLogger, type Logger } from './logger.ts';
+import { createLogger } from './logger.ts';
 import { startTracing } from './observability/tracing.ts';
 import { countTextTokens } from './tokenizer.ts';
-import { isLoopback } from './wallets/sign-in-site.ts';
+import { startupReport } from './startup-report.ts';
+import { warnOfPublicSettings } from './public-settings.ts';
 
 /** After the drain timeout, how long closing (streams ended, settlements written back, the database closed) may take. */
 const SHUTDOWN_GRACE_MS = 3_000;
 /** After the streams still open were ended, how long their last events may take to reach the clients. */
 const STREAM_END_MS = 1_000;
+/** How long after the listener is up the tokenizer loads (see below). */
+const TOKENIZER_WARM_UP_DELAY_MS = 2_000;
 
 /** The composition root: config → app (database, services, GraphQL, REST) → HTTP server; drains on SIGTERM. */
 async function main(): Promise<void> {
@@ -24,13 +27,14 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const logger = createLogger(config.logLevel);
+  const report = startupReport(logger);
   // Before the app: the database's statements get spans only when tracing is on by the time it opens.
   const tracing = await startTracing(config.tracing);
   if (tracing) logger.info('tracing: spans exported over OTLP');
   // Fewer, not longer, full garbage collections: each pauses every request in flight for 5–15 ms, and V8's default
   // growth (about 1.5× the live heap) brings one every few seconds under load. Costs heap headroom (bench/RESULTS.md).
   if (config.heapGrowingPercent > 0) setFlagsFromString(`--heap-growing-percent=${config.heapGrowingPercent}`);
-  const app = await createApp(config, { logger }).catch((error: unknown) => {
+  const app = await createApp(config, { logger, report }).catch((error: unknown) => {
     logger.fatal({ err: error }, 'could not start');
     console.error(`lagoon: ${error instanceof Error ? error.message : String(error)}`);
     process.exit(1);
@@ -50,15 +54,17 @@ async function main(): Promise<void> {
   app.listening(port);
   const address = `http://${config.http.host.includes(':') ? `[${config.http.host}]` : config.http.host}:${port}`;
   logger.info({ address, database: app.database.kind, version: VERSION }, 'lagoon listening');
-  warnOfListenAddressSignIns(app, logger);
+  warnOfPublicSettings(config, app.services.signInSite, logger);
   // With the embedded database only this process may open it, so the operator CLI talks to us instead.
   const stopControl =
     app.database.kind === 'pglite' && config.controlSocket
       ? await startControlSocket(controlSocketPath(config.database.dataDir), app.services, logger)
       : async () => undefined;
   printBanner(address, app.database.kind, app.bootstrapSecret);
-  // The tokenizer loads on first use (the CLI never needs it); a server loads it now, not in its first chat call.
-  setTimeout(() => countTextTokens('warm up'), 0).unref();
+  report.ready({ address });
+  // The tokenizer loads on first use (the CLI never needs it); a server loads it soon, not in its first chat call,
+  // but not at once either: it holds the event loop for about a second, which the start's first requests would wait.
+  setTimeout(() => countTextTokens('warm up'), TOKENIZER_WARM_UP_DELAY_MS).unref();
 
   let stopping = false;
   const stop = (signal: string) => {
@@ -121,16 +127,6 @@ async function shutdown(
   await allClosed;
   clearInterval(idleSweep);
   await app.close();
-}
-
-/** Sign-ins named after a non-loopback listen address: a public deployment should name its public site. */
-function warnOfListenAddressSignIns(app: App, logger: Logger): void {
-  const site = app.services.signInSite;
-  if (site.source !== 'listen address' || site.domains.every(isLoopback)) return;
-  logger.warn(
-    { signInDomains: site.domains },
-    'wallet sign-ins are accepted for the listen address; set LAGOON_PUBLIC_URL or LAGOON_SIWE_DOMAINS (docs/operations.md, Public deployment)',
-  );
 }
 
 function printBanner(address: string, database: string, bootstrapSecret: string | undefined): void {

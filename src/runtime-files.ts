@@ -35,3 +35,12 @@ export const PICTURE_WORKER = compiled
 export const PGLITE_WORKER = compiled
   ? { url: new URL('./pglite-worker.js', import.meta.url), typescript: false }
   : { url: new URL('./db/pglite-worker.ts', import.meta.url), typescript: true };
+
+/**
+ * The migrated embedded database the build makes (src/db/embedded-template.ts), which a first start on an empty data
+ * directory loads instead of running initdb; the manifest beside it names its migrations. Always the build's.
+ */
+export const EMBEDDED_TEMPLATE = {
+  tarball: new URL(compiled ? './pgdata-template.tar.gz' : '../dist/pgdata-template.tar.gz', import.meta.url),
+  manifest: new URL(compiled ? './pgdata-template.json' : '../dist/pgdata-template.json', import.meta.url),
+};

@@ -14,6 +14,7 @@ import {
 import type pg from 'pg';
 import { tracedDialect } from '../observability/db-spans.ts';
 import { lockDataDir } from './data-dir-lock.ts';
+import { loadEmbeddedTemplate } from './embedded-template.ts';
 import { preparedNameOf } from './prepared-tag.ts';
 import { asDatabaseUnavailable, isConnectionLost } from './errors.ts';
 import type { PgliteThread } from './pglite-thread.ts';
@@ -39,6 +40,11 @@ export interface DatabaseOptions {
   preparedStatements?: boolean;
   /** PGlite in memory: start from this data directory (a tarball from `dumpDataDir`) instead of an empty one. */
   loadDataDir?: Blob;
+  /**
+   * PGlite on a directory with no database yet: told before the database is created there (a first start), and
+   * whether it comes from the build's migrated template (src/db/embedded-template.ts) or from initdb.
+   */
+  onCreate?: ((from: 'template' | 'initdb') => void) | undefined;
 }
 
 /** How another client of the same database (the job queue, src/media/jobs/job-queue.ts) reaches it. */
@@ -54,7 +60,7 @@ const DATE_OID = 1082;
 // Each driver is imported only when it is used: PGlite alone costs tens of MB that a server on PostgreSQL never needs.
 export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
   if (options.url) return openPostgres(options.url, options.poolSize ?? 10, options.preparedStatements ?? true);
-  return openPglite(options.dataDir ?? 'memory://', options.loadDataDir);
+  return openPglite(options.dataDir ?? 'memory://', options.loadDataDir, options.onCreate);
 }
 
 async function openPostgres(url: string, poolSize: number, preparedStatements: boolean): Promise<DatabaseHandle> {
@@ -182,15 +188,23 @@ function resultOf<R>({ command, rowCount, rows }: pg.QueryResult<R & pg.QueryRes
   return { command: command as PostgresQueryResult<R>['command'], rowCount: rowCount ?? 0, rows };
 }
 
-async function openPglite(dataDir: string, loadDataDir: Blob | undefined): Promise<DatabaseHandle> {
+async function openPglite(
+  dataDir: string,
+  loadDataDir: Blob | undefined,
+  onCreate: DatabaseOptions['onCreate'],
+): Promise<DatabaseHandle> {
   const { PgliteThread, PgliteThreadDialect } = await import('./pglite-thread.ts');
   const inMemory = dataDir.startsWith('memory://');
   if (!inMemory) mkdirSync(dataDir, { recursive: true });
   const unlock = inMemory ? () => undefined : lockDataDir(dataDir);
   let pglite: PgliteThread;
   try {
-    if (!inMemory) await createPgliteDataDir(dataDir);
-    const tarball = inMemory && loadDataDir ? new Uint8Array(await loadDataDir.arrayBuffer()) : undefined;
+    let tarball = inMemory && loadDataDir ? new Uint8Array(await loadDataDir.arrayBuffer()) : undefined;
+    if (!inMemory && !existsSync(join(dataDir, 'PG_VERSION'))) {
+      tarball = loadEmbeddedTemplate();
+      onCreate?.(tarball ? 'template' : 'initdb');
+      if (!tarball) await createPgliteDataDir(dataDir);
+    }
     pglite = await PgliteThread.open({ dataDir, loadDataDir: tarball });
   } catch (error) {
     unlock();
@@ -218,7 +232,6 @@ async function openPglite(dataDir: string, loadDataDir: Blob | undefined): Promi
  * WebAssembly memory, which an instance never gives back, so a server that ran it itself would carry it forever.
  */
 async function createPgliteDataDir(dataDir: string): Promise<void> {
-  if (existsSync(join(dataDir, 'PG_VERSION'))) return;
   const pgliteModule = createRequire(import.meta.url).resolve('@electric-sql/pglite');
   const script = `require(${JSON.stringify(pgliteModule)}).PGlite.create(${JSON.stringify(dataDir)}).then((db) => db.close())`;
   await new Promise<void>((resolve, reject) => {

@@ -26,9 +26,20 @@ class ImportingMigrationProvider implements MigrationProvider {
 
 export class MigrationFailedError extends Error {}
 
-export async function migrateToLatest<T>(db: Kysely<T>): Promise<MigrationResultSet> {
+/**
+ * Applies the migrations not applied yet. `onPending` hears their names first, when there are any (the start says
+ * "applying 21 migrations…" before a first start's wait).
+ */
+export async function migrateToLatest<T>(
+  db: Kysely<T>,
+  onPending?: (names: readonly string[]) => void,
+): Promise<MigrationResultSet> {
   await renameTimestampMigrations(db);
   const migrator = new Migrator({ db, provider: new ImportingMigrationProvider() });
+  if (onPending) {
+    const pending = (await migrator.getMigrations()).filter((migration) => !migration.executedAt);
+    if (pending.length > 0) onPending(pending.map((migration) => migration.name));
+  }
   const result = await migrator.migrateToLatest();
   if (result.error) {
     const failed = result.results?.find((r) => r.status === 'Error');

@@ -34,6 +34,7 @@ export type PgliteCall =
   | { readonly op: 'exec'; readonly text: string }
   | { readonly op: 'listen'; readonly channel: string }
   | { readonly op: 'unlisten'; readonly channel: string }
+  | { readonly op: 'dump' }
   | { readonly op: 'close' };
 
 export interface StatementResult<Row = unknown> {
@@ -41,7 +42,7 @@ export interface StatementResult<Row = unknown> {
   readonly affectedRows?: number | undefined;
 }
 
-export type PgliteReply = StatementResult | StatementResult[] | undefined;
+export type PgliteReply = StatementResult | StatementResult[] | Uint8Array | undefined;
 
 /** An error PostgreSQL answered a statement with: its SQLSTATE `code` and the other fields it reported. */
 export class EmbeddedDatabaseError extends Error {
@@ -101,6 +102,11 @@ export class PgliteThread {
       this.listeners.delete(channel);
       await this.call({ op: 'unlisten', channel });
     };
+  }
+
+  /** The data directory as a gzipped tarball (PGlite's dumpDataDir), for src/db/embedded-template.ts. */
+  async dumpDataDir(): Promise<Uint8Array> {
+    return (await this.call({ op: 'dump' })) as Uint8Array;
   }
 
   /** Closes the database (PGlite checkpoints a data directory on close), then ends the thread. */

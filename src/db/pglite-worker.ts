@@ -70,6 +70,8 @@ serveCalls<PgliteCall, PgliteReply>(async (call) => {
       await listening.get(call.channel)?.();
       listening.delete(call.channel);
       return undefined;
+    case 'dump':
+      return new Uint8Array(await (await pglite.dumpDataDir('gzip')).arrayBuffer());
     case 'close':
       await pglite.close();
       return undefined;
