@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, w
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { buildConsole } from './web/build.ts';
 
 /** The server entry `npm start` runs, built by buildServer(). */
 export const SERVER_ENTRY = 'dist/main.js';
@@ -57,4 +58,9 @@ export async function buildServer(): Promise<void> {
   }
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) await buildServer();
+/** The web console (web/), served at /dashboard from dist/web (src/runtime-files.ts). */
+export const CONSOLE_DIR = fileURLToPath(new URL('./dist/web/', import.meta.url));
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  await Promise.all([buildServer(), buildConsole(CONSOLE_DIR)]);
+}

@@ -35,3 +35,6 @@ export const PICTURE_WORKER = compiled
 export const PGLITE_WORKER = compiled
   ? { url: new URL('./pglite-worker.js', import.meta.url), typescript: false }
   : { url: new URL('./db/pglite-worker.ts', import.meta.url), typescript: true };
+
+/** The built web console served at /dashboard (web/build.ts writes it; `npm run build` runs it). */
+export const CONSOLE_DIR = new URL(compiled ? './web/' : '../dist/web/', import.meta.url);
