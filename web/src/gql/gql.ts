@@ -14,16 +14,18 @@ import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-
  * Learn more about it here: https://the-guild.dev/graphql/codegen/plugins/presets/preset-client#reducing-bundle-size
  */
 type Documents = {
-    "\n  query Models {\n    models {\n      id\n      name\n      type\n    }\n  }\n": typeof types.ModelsDocument,
-    "\n  query Overview {\n    balance {\n      balances {\n        usd\n        diem\n      }\n      consumptionCurrency\n      canConsume\n    }\n    usageAnalytics(lookback: \"30d\") {\n      startDate\n      endDate\n      byDate {\n        date\n        usd\n        diem\n      }\n    }\n  }\n": typeof types.OverviewDocument,
+    "\n  query Models($type: ModelType) {\n    models(type: $type) {\n      id\n      name\n      type\n      description\n      traits\n      capabilities\n      pricing\n      contextLength\n      offline\n      privacy\n    }\n  }\n": typeof types.ModelsDocument,
+    "\n  query Overview {\n    balance {\n      balances {\n        usd\n        diem\n      }\n      consumptionCurrency\n      canConsume\n    }\n    usageAnalytics(lookback: \"30d\") {\n      startDate\n      endDate\n      byDate {\n        date\n        usd\n        diem\n      }\n      byModel {\n        modelName\n        modelType\n        totalUsd\n        totalDiem\n        totalUnits\n        unitType\n      }\n      topModels\n      byModelDaily {\n        date\n        values {\n          name\n          usd\n          diem\n        }\n      }\n      topKeyNames\n      byKeyDaily {\n        date\n        values {\n          name\n          usd\n          diem\n        }\n      }\n    }\n  }\n": typeof types.OverviewDocument,
     "\n  query SignInAccount {\n    account {\n      id\n      name\n    }\n  }\n": typeof types.SignInAccountDocument,
     "\n  query SignInOperator {\n    operatorJobQueue {\n      queued\n    }\n  }\n": typeof types.SignInOperatorDocument,
+    "\n  subscription OverviewLive {\n    usageUpdated {\n      id\n      amount\n      currency\n      modelId\n      sku\n      lineType\n      timestamp\n      apiKeyId\n    }\n  }\n": typeof types.OverviewLiveDocument,
 };
 const documents: Documents = {
-    "\n  query Models {\n    models {\n      id\n      name\n      type\n    }\n  }\n": types.ModelsDocument,
-    "\n  query Overview {\n    balance {\n      balances {\n        usd\n        diem\n      }\n      consumptionCurrency\n      canConsume\n    }\n    usageAnalytics(lookback: \"30d\") {\n      startDate\n      endDate\n      byDate {\n        date\n        usd\n        diem\n      }\n    }\n  }\n": types.OverviewDocument,
+    "\n  query Models($type: ModelType) {\n    models(type: $type) {\n      id\n      name\n      type\n      description\n      traits\n      capabilities\n      pricing\n      contextLength\n      offline\n      privacy\n    }\n  }\n": types.ModelsDocument,
+    "\n  query Overview {\n    balance {\n      balances {\n        usd\n        diem\n      }\n      consumptionCurrency\n      canConsume\n    }\n    usageAnalytics(lookback: \"30d\") {\n      startDate\n      endDate\n      byDate {\n        date\n        usd\n        diem\n      }\n      byModel {\n        modelName\n        modelType\n        totalUsd\n        totalDiem\n        totalUnits\n        unitType\n      }\n      topModels\n      byModelDaily {\n        date\n        values {\n          name\n          usd\n          diem\n        }\n      }\n      topKeyNames\n      byKeyDaily {\n        date\n        values {\n          name\n          usd\n          diem\n        }\n      }\n    }\n  }\n": types.OverviewDocument,
     "\n  query SignInAccount {\n    account {\n      id\n      name\n    }\n  }\n": types.SignInAccountDocument,
     "\n  query SignInOperator {\n    operatorJobQueue {\n      queued\n    }\n  }\n": types.SignInOperatorDocument,
+    "\n  subscription OverviewLive {\n    usageUpdated {\n      id\n      amount\n      currency\n      modelId\n      sku\n      lineType\n      timestamp\n      apiKeyId\n    }\n  }\n": types.OverviewLiveDocument,
 };
 
 /**
@@ -43,11 +45,11 @@ export function graphql(source: string): unknown;
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  query Models {\n    models {\n      id\n      name\n      type\n    }\n  }\n"): (typeof documents)["\n  query Models {\n    models {\n      id\n      name\n      type\n    }\n  }\n"];
+export function graphql(source: "\n  query Models($type: ModelType) {\n    models(type: $type) {\n      id\n      name\n      type\n      description\n      traits\n      capabilities\n      pricing\n      contextLength\n      offline\n      privacy\n    }\n  }\n"): (typeof documents)["\n  query Models($type: ModelType) {\n    models(type: $type) {\n      id\n      name\n      type\n      description\n      traits\n      capabilities\n      pricing\n      contextLength\n      offline\n      privacy\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  query Overview {\n    balance {\n      balances {\n        usd\n        diem\n      }\n      consumptionCurrency\n      canConsume\n    }\n    usageAnalytics(lookback: \"30d\") {\n      startDate\n      endDate\n      byDate {\n        date\n        usd\n        diem\n      }\n    }\n  }\n"): (typeof documents)["\n  query Overview {\n    balance {\n      balances {\n        usd\n        diem\n      }\n      consumptionCurrency\n      canConsume\n    }\n    usageAnalytics(lookback: \"30d\") {\n      startDate\n      endDate\n      byDate {\n        date\n        usd\n        diem\n      }\n    }\n  }\n"];
+export function graphql(source: "\n  query Overview {\n    balance {\n      balances {\n        usd\n        diem\n      }\n      consumptionCurrency\n      canConsume\n    }\n    usageAnalytics(lookback: \"30d\") {\n      startDate\n      endDate\n      byDate {\n        date\n        usd\n        diem\n      }\n      byModel {\n        modelName\n        modelType\n        totalUsd\n        totalDiem\n        totalUnits\n        unitType\n      }\n      topModels\n      byModelDaily {\n        date\n        values {\n          name\n          usd\n          diem\n        }\n      }\n      topKeyNames\n      byKeyDaily {\n        date\n        values {\n          name\n          usd\n          diem\n        }\n      }\n    }\n  }\n"): (typeof documents)["\n  query Overview {\n    balance {\n      balances {\n        usd\n        diem\n      }\n      consumptionCurrency\n      canConsume\n    }\n    usageAnalytics(lookback: \"30d\") {\n      startDate\n      endDate\n      byDate {\n        date\n        usd\n        diem\n      }\n      byModel {\n        modelName\n        modelType\n        totalUsd\n        totalDiem\n        totalUnits\n        unitType\n      }\n      topModels\n      byModelDaily {\n        date\n        values {\n          name\n          usd\n          diem\n        }\n      }\n      topKeyNames\n      byKeyDaily {\n        date\n        values {\n          name\n          usd\n          diem\n        }\n      }\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
@@ -56,6 +58,10 @@ export function graphql(source: "\n  query SignInAccount {\n    account {\n     
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  query SignInOperator {\n    operatorJobQueue {\n      queued\n    }\n  }\n"): (typeof documents)["\n  query SignInOperator {\n    operatorJobQueue {\n      queued\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  subscription OverviewLive {\n    usageUpdated {\n      id\n      amount\n      currency\n      modelId\n      sku\n      lineType\n      timestamp\n      apiKeyId\n    }\n  }\n"): (typeof documents)["\n  subscription OverviewLive {\n    usageUpdated {\n      id\n      amount\n      currency\n      modelId\n      sku\n      lineType\n      timestamp\n      apiKeyId\n    }\n  }\n"];
 
 export function graphql(source: string) {
   return (documents as any)[source] ?? {};

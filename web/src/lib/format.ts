@@ -1,11 +1,10 @@
 /** Amounts arrive as exact decimal strings (the Decimal scalar); shown rounded for reading, never summed as floats. */
 
-/** "12.3456789" → "12.35"; small non-zero amounts keep enough digits to not read as zero. */
+/** "12.3456789" → "12.345679": at least 2 and up to 6 decimals, so a call's fraction of a cent still shows. */
 export function formatAmount(amount: string | number, currency: string): string {
   const value = typeof amount === 'number' ? amount : Number(amount);
   if (!Number.isFinite(value)) return `${amount} ${currency}`;
-  const digits = value !== 0 && Math.abs(value) < 0.01 ? 6 : 2;
-  const text = value.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: digits });
+  const text = value.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 6 });
   return currency === 'USD' ? `$${text}` : `${text} ${currency}`;
 }
 

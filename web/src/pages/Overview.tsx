@@ -1,9 +1,11 @@
 import { useQuery } from '@urql/preact';
+import { useCallback, useEffect, useRef } from 'preact/hooks';
 import { ErrorNotice } from '../components/ErrorNotice.tsx';
-import { TimeChart } from '../components/TimeChart.tsx';
-import { useMemo } from 'preact/hooks';
 import { graphql } from '../gql/index.ts';
 import { formatAmount, sumDecimals } from '../lib/format.ts';
+import { LiveCharges } from './overview/LiveCharges.tsx';
+import { SpendCharts } from './overview/SpendCharts.tsx';
+import { TopModels } from './overview/TopModels.tsx';
 
 const OVERVIEW = graphql(`
   query Overview {
@@ -22,6 +24,32 @@ const OVERVIEW = graphql(`
         date
         usd
         diem
+      }
+      byModel {
+        modelName
+        modelType
+        totalUsd
+        totalDiem
+        totalUnits
+        unitType
+      }
+      topModels
+      byModelDaily {
+        date
+        values {
+          name
+          usd
+          diem
+        }
+      }
+      topKeyNames
+      byKeyDaily {
+        date
+        values {
+          name
+          usd
+          diem
+        }
       }
     }
   }
@@ -45,31 +73,30 @@ function Stat({ label, usd, diem, id }: { label: string; usd: string; diem: stri
   );
 }
 
-const usd = (value: number) => formatAmount(value, 'USD');
-
-function DailySpend({ byDate }: { byDate: readonly (Day & { date: string })[] }) {
-  const dates = useMemo(() => byDate.map((day) => day.date), [byDate]);
-  const series = useMemo(() => [{ name: 'USD', values: byDate.map((day) => Number(day.usd)) }], [byDate]);
-  return (
-    <TimeChart
-      title="Daily spend, last 30 days (USD)"
-      dates={dates}
-      series={series}
-      format={usd}
-      testId="daily-spend"
-    />
-  );
+/** After a live charge, the figures are read again, at most once a second however many charges arrive. */
+function useRefreshAfterCharges(refetch: () => void): () => void {
+  const timer = useRef<number | undefined>(undefined);
+  useEffect(() => () => clearTimeout(timer.current), []);
+  return useCallback(() => {
+    if (timer.current !== undefined) return;
+    timer.current = window.setTimeout(() => {
+      timer.current = undefined;
+      refetch();
+    }, 1000);
+  }, [refetch]);
 }
 
 export function Overview() {
-  const [result] = useQuery({ query: OVERVIEW });
-  const { data, error, fetching } = result;
+  const [{ data, error, fetching }, reexecute] = useQuery({ query: OVERVIEW });
+  const refetch = useCallback(() => reexecute({ requestPolicy: 'network-only' }), [reexecute]);
+  const onCharge = useRefreshAfterCharges(refetch);
+  const analytics = data?.usageAnalytics;
   return (
-    <section aria-labelledby="page-title">
+    <section aria-labelledby="page-title" aria-busy={fetching}>
       <h1 id="page-title">Overview</h1>
       <ErrorNotice error={error} />
       {!data && fetching && <p class="muted">Loading…</p>}
-      {data && (
+      {data && analytics && (
         <>
           <h2>Balances</h2>
           <div class="stats">
@@ -81,14 +108,21 @@ export function Overview() {
             </div>
           </div>
           <h2>Spend</h2>
+          <p class="muted">
+            Spend figures, charts and top models may be up to 10 minutes old (the API caches usage analytics); new
+            charges appear below as they are billed, and the balance is read again after each.
+          </p>
           <div class="stats">
-            <Stat label="Today" id="spend-today" {...spendOver(data.usageAnalytics.byDate, 1)} />
-            <Stat label="Last 7 days" id="spend-7d" {...spendOver(data.usageAnalytics.byDate, 7)} />
-            <Stat label="Last 30 days" id="spend-30d" {...spendOver(data.usageAnalytics.byDate, 30)} />
+            <Stat label="Today" id="spend-today" {...spendOver(analytics.byDate, 1)} />
+            <Stat label="Last 7 days" id="spend-7d" {...spendOver(analytics.byDate, 7)} />
+            <Stat label="Last 30 days" id="spend-30d" {...spendOver(analytics.byDate, 30)} />
           </div>
-          <DailySpend byDate={data.usageAnalytics.byDate} />
+          <SpendCharts {...analytics} />
+          <h2>Top models</h2>
+          <TopModels models={analytics.byModel} />
         </>
       )}
+      {data && <LiveCharges onCharge={onCharge} />}
     </section>
   );
 }
