@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { ensureEmbeddedTemplate } from './src/db/embedded-template.ts';
+import { buildConsole } from './web/build.ts';
 
 /** The server entry `npm start` runs, built by buildServer(). */
 export const SERVER_ENTRY = 'dist/main.js';
@@ -61,4 +62,9 @@ export async function buildServer(): Promise<void> {
   await ensureEmbeddedTemplate(join(root, 'migrations'));
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) await buildServer();
+/** The web console (web/), served at /dashboard from dist/web (src/runtime-files.ts). */
+export const CONSOLE_DIR = fileURLToPath(new URL('./dist/web/', import.meta.url));
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  await Promise.all([buildServer(), buildConsole(CONSOLE_DIR)]);
+}

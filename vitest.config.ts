@@ -19,6 +19,9 @@ const DATABASE_INDEPENDENT = [
   'test/rest/text-parser-pool.test.ts',
   'test/rest/text-parser-refusals.test.ts',
   'test/rest/background-removal.test.ts',
+  'test/rest/dashboard.test.ts',
+  // A real browser over the console: what it shows comes through the API, whose money paths have their own tests.
+  'test/browser/**',
 ];
 
 export default defineConfig({

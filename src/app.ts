@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { restRoutes } from '../rest/app.ts';
 import { errorStatus } from '../rest/error-map.ts';
+import { dashboardMount } from '../rest/dashboard.ts';
 import { graphqlMount, opsMount } from '../rest/mounts.ts';
 import { mediaMount } from '../rest/routes/media.ts';
 import { createPipeline } from '../rest/pipeline.ts';
@@ -21,7 +22,7 @@ import { queuedByModel } from './media/jobs/jobs.repository.ts';
 import { CallLog } from './observability/call-log.ts';
 import { loadOperatorConfig } from './operator-config/load.ts';
 import { withEnvProviders } from './operator-config/env-providers.ts';
-import { PACKAGE_JSON } from './runtime-files.ts';
+import { CONSOLE_DIR, PACKAGE_JSON } from './runtime-files.ts';
 import { createServices, type Services } from './services.ts';
 import type { StartupReport } from './startup-report.ts';
 
@@ -154,6 +155,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     mounts: [
       graphqlMount(graphql),
       mediaMount(services),
+      dashboardMount(CONSOLE_DIR),
       opsMount({ database, metrics, version: VERSION, closing: () => !!closing }),
     ],
   });

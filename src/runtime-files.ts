@@ -44,3 +44,6 @@ export const EMBEDDED_TEMPLATE = {
   tarball: new URL(compiled ? './pgdata-template.tar.gz' : '../dist/pgdata-template.tar.gz', import.meta.url),
   manifest: new URL(compiled ? './pgdata-template.json' : '../dist/pgdata-template.json', import.meta.url),
 };
+
+/** The built web console served at /dashboard (web/build.ts writes it; `npm run build` runs it). */
+export const CONSOLE_DIR = new URL(compiled ? './web/' : '../dist/web/', import.meta.url);

@@ -73,6 +73,11 @@ const SeriesValueRef = builder.objectRef<DailySeries['values'][number]>('UsageSe
   fields: (t) => ({
     name: t.exposeString('name'),
     diem: t.field({ type: 'Decimal', description: 'DIEM spent that day.', resolve: (v) => formatNano(v.diem) }),
+    usd: t.field({
+      type: 'Decimal',
+      description: 'USD (and bundled credits) spent that day.',
+      resolve: (v) => formatNano(v.usd),
+    }),
   }),
 });
 
@@ -105,14 +110,14 @@ export const UsageAnalyticsRef = builder.objectRef<UsageAnalytics>('UsageAnalyti
     byModel: t.field({ type: [ModelUsageRef], description: 'Highest spend first.', resolve: (a) => [...a.byModel] }),
     byModelDaily: t.field({
       type: [DailySeriesRef],
-      description: 'DIEM per day for the top 8 models.',
+      description: 'Spend per day (DIEM and USD apart) for the top 8 models.',
       resolve: (a) => [...a.byModelDaily],
     }),
     topModels: t.stringList({ resolve: (a) => [...a.topModels] }),
     byKey: t.field({ type: [KeyUsageRef], description: 'Highest spend first.', resolve: (a) => [...a.byKey] }),
     byKeyDaily: t.field({
       type: [DailySeriesRef],
-      description: 'DIEM per day for the top 8 keys.',
+      description: 'Spend per day (DIEM and USD apart) for the top 8 keys.',
       resolve: (a) => [...a.byKeyDaily],
     }),
     topKeyNames: t.stringList({ resolve: (a) => [...a.topKeyNames] }),

@@ -161,10 +161,13 @@ function series(
   rows: readonly DailyRow[],
   names: readonly { id: string; label: string }[],
 ): DailySeries[] {
-  const diem = new Map(rows.map((row) => [`${row.day}\u0000${row.name}`, row.diem]));
+  const spend = new Map(rows.map((row) => [`${row.day}\u0000${row.name}`, row]));
   return days.map((date) => ({
     date,
-    values: names.map(({ id, label }) => ({ name: label, diem: diem.get(`${date}\u0000${id}`) ?? 0n })),
+    values: names.map(({ id, label }) => {
+      const row = spend.get(`${date}\u0000${id}`);
+      return { name: label, diem: row?.diem ?? 0n, usd: row?.usd ?? 0n };
+    }),
   }));
 }
 

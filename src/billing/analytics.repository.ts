@@ -5,8 +5,8 @@ import type { Database } from '../db/database.ts';
  * Usage analytics read the daily rollups only, never the usage entries: their cost grows with days × models and
  * days × keys, not with requests. Each query reads the coarsest rollup that has its columns: usage_daily_model (no
  * key) for the model rows, usage_daily_key (no model) for the key rows and the daily totals. Three scans run side by
- * side (two cores share them): totals per model and line type and per key, spend per day, and the DIEM-only daily
- * series per day and model and per day and key. Grouping on plain columns keeps the hashing cheap; names are
+ * side (two cores share them): totals per model and line type and per key, spend per day, and the daily series
+ * (DIEM and USD apart) per day and model and per day and key. Grouping on plain columns keeps the hashing cheap; names are
  * derived afterwards.
  */
 
@@ -111,30 +111,44 @@ export interface DailyRow {
   readonly day: string;
   /** The model (its id, or its type when it has no id), or the key id ('' = the web app). */
   readonly name: string;
+  /** DIEM and legacy VCU. */
   readonly diem: bigint;
+  /** USD and bundled credits. */
+  readonly usd: bigint;
 }
 
-/** DIEM (and legacy VCU) spend per day and model, and per day and key. */
-export async function dailyDiem(
+const DIEM_SUM = sql`coalesce(sum(amount) filter (where currency in ('DIEM', 'VCU')), 0)::int8`;
+const USD_SUM = sql`coalesce(sum(amount) filter (where currency not in ('DIEM', 'VCU')), 0)::int8`;
+
+/** Spend per day and model, and per day and key: DIEM (and legacy VCU) apart from USD (and bundled credits). */
+export async function dailySpend(
   db: Database,
   accountId: AccountScope,
   startDay: string,
   endDay: string,
 ): Promise<{ models: DailyRow[]; keys: DailyRow[] }> {
-  const result = await sql<{ model_row: number; day: string; model: string; api_key_id: string; diem: bigint }>`
+  const result = await sql<{
+    model_row: number;
+    day: string;
+    model: string;
+    api_key_id: string;
+    diem: bigint;
+    usd: bigint;
+  }>`
     select 1 as model_row, day::text as day, case when model_id <> '' then model_id else model_type end as model,
-      '' as api_key_id, sum(amount)::int8 as diem
-    from usage_daily_model where ${inRange(accountId, startDay, endDay)} and currency in ('DIEM', 'VCU')
+      '' as api_key_id, ${DIEM_SUM} as diem, ${USD_SUM} as usd
+    from usage_daily_model where ${inRange(accountId, startDay, endDay)}
     group by day, 3
     union all
-    select 0, day::text, '', api_key_id, sum(amount)::int8
-    from usage_daily_key where ${inRange(accountId, startDay, endDay)} and currency in ('DIEM', 'VCU')
+    select 0, day::text, '', api_key_id, ${DIEM_SUM}, ${USD_SUM}
+    from usage_daily_key where ${inRange(accountId, startDay, endDay)}
     group by day, api_key_id`.execute(db);
   const models: DailyRow[] = [];
   const keys: DailyRow[] = [];
   for (const row of result.rows) {
-    if (row.model_row === 1) models.push({ day: row.day, name: row.model, diem: row.diem });
-    else keys.push({ day: row.day, name: row.api_key_id, diem: row.diem });
+    const amounts = { day: row.day, diem: row.diem, usd: row.usd };
+    if (row.model_row === 1) models.push({ ...amounts, name: row.model });
+    else keys.push({ ...amounts, name: row.api_key_id });
   }
   return { models, keys };
 }

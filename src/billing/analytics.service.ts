@@ -82,7 +82,7 @@ export class AnalyticsService {
     const [totals, days, daily] = await Promise.all([
       repo.totals(db, accountId, startDay, endDay),
       repo.dayTotals(db, accountId, startDay, endDay),
-      repo.dailyDiem(db, accountId, startDay, endDay),
+      repo.dailySpend(db, accountId, startDay, endDay),
     ]);
     const keyIds = totals.keys.map((row) => row.apiKeyId).filter((id) => id !== '');
     const keyLabels = await repo.keyLabels(db, accountId, [...new Set(keyIds)]);

@@ -37,7 +37,7 @@ export interface KeyUsage extends SpendTotals {
 export interface DailySeries {
   /** UTC day, YYYY-MM-DD. */
   readonly date: string;
-  readonly values: readonly { readonly name: string; readonly diem: Nano }[];
+  readonly values: readonly { readonly name: string; readonly diem: Nano; readonly usd: Nano }[];
 }
 
 export interface UsageAnalytics {

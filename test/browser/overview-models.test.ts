@@ -1,0 +1,89 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  collectPageErrors,
+  launchBrowser,
+  screenshots,
+  signIn,
+  startConsoleServer,
+  type ConsoleServer,
+  type TestBrowser,
+} from '../helpers/browser.ts';
+import { scaled } from '../helpers/time-scale.ts';
+
+/**
+ * The Overview and Models pages in chromium against a server process: a charge made through the API (as any
+ * client would, with the same key) appears live in the overview (usageUpdated over graphql-sse) and moves the
+ * spend figures; the catalog lists prices, traits and capabilities and filters by type.
+ */
+describe('web console: overview live charges and models (browser)', () => {
+  let lagoon: ConsoleServer;
+  let browser: TestBrowser;
+
+  beforeAll(async () => {
+    [lagoon, browser] = await Promise.all([startConsoleServer('browser-overview'), launchBrowser()]);
+    await lagoon.cli(['accounts', 'credit', '--key', lagoon.adminKey, '--currency', 'USD', '--amount', '5']);
+  }, scaled(180_000));
+
+  afterAll(async () => {
+    await browser?.close();
+    await lagoon?.stop();
+  });
+
+  const chat = async () => {
+    const response = await fetch(`${lagoon.url}/api/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${lagoon.adminKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'lagoon-sim-chat', messages: [{ role: 'user', content: 'Hello' }], max_tokens: 8 }),
+    });
+    expect(response.status, await response.clone().text()).toBe(200);
+  };
+
+  it('shows a charge made through the API live, and the balance after it', async () => {
+    const page = await browser.newPage();
+    const errors = collectPageErrors(page);
+    // The subscription's stream answers once the server has subscribed it: a charge after that is not missed.
+    const subscribed = page.waitForResponse((r) => r.url().endsWith('/graphql/stream') && r.status() === 200);
+    await signIn(page, lagoon.url, lagoon.adminKey);
+    await page.getByTestId('live-empty').waitFor();
+    await subscribed;
+    expect(await page.getByTestId('spend-today').textContent()).toContain('$0.00');
+    expect(await page.getByTestId('balance').textContent()).toContain('$5.00');
+
+    await chat();
+    const live = page.getByTestId('live-charges');
+    await expect.poll(() => live.textContent(), { timeout: scaled(15_000) }).toContain('lagoon-sim-chat');
+    // The balance is read again after the charge (usage analytics are cached by the API for up to 10 minutes).
+    await expect
+      .poll(() => page.getByTestId('balance').textContent(), { timeout: scaled(15_000) })
+      .toMatch(/\$4\.9\d+/);
+    expect(await page.getByTestId('chart-model').locator('canvas').count()).toBe(1);
+    expect(await page.getByTestId('chart-key').locator('canvas').count()).toBe(1);
+
+    await chat();
+    await expect.poll(() => live.locator('tbody tr').count(), { timeout: scaled(15_000) }).toBe(2);
+    await screenshots(page, 'overview', () => page.getByTestId('chart-model').waitFor());
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('lists the catalog with prices, traits and capabilities, and filters by type', async () => {
+    const page = await browser.newPage();
+    await signIn(page, lagoon.url, lagoon.adminKey);
+    await page.getByRole('link', { name: 'Models' }).click();
+    const table = page.getByTestId('models');
+    await table.waitFor();
+    const chatRow = table.locator('tr[data-model="lagoon-sim-chat"]');
+    expect(await chatRow.getByText('TEXT', { exact: true }).count()).toBe(1);
+    expect(await chatRow.getByRole('list', { name: 'Prices' }).textContent()).toMatch(/input: \$/);
+    const all = await table.locator('tbody tr').count();
+
+    await page.getByLabel('Type').selectOption('IMAGE');
+    await expect.poll(() => table.locator('tbody tr[data-model="lagoon-sim-chat"]').count()).toBe(0);
+    const types = await table.locator('tbody tr td:nth-child(2)').allTextContents();
+    expect(types.length).toBeGreaterThan(0);
+    expect(types.length).toBeLessThan(all);
+    expect(new Set(types)).toEqual(new Set(['IMAGE']));
+    await screenshots(page, 'models');
+    await page.close();
+  });
+});

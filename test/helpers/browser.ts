@@ -1,0 +1,149 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { expect } from 'vitest';
+import { CONSOLE_DIR } from '../../build.ts';
+import { buildConsole } from '../../web/build.ts';
+import { ROOT, runCliProcess, serverStorage, startServer, type ServerProcess } from './server-process.ts';
+import { scaled } from './time-scale.ts';
+
+/*
+ * The browser tests (test/browser/*.test.ts): Debian's chromium driven by playwright-core (no browser download),
+ * against a server process started as `npm start` runs it, with the console built first (web/build.ts, about a
+ * second; unchanged files are left as they are). Screenshots go to test-results/screenshots/<name>-<width>.png.
+ */
+
+export const WIDTHS = [1280, 390] as const;
+const SCREENSHOTS = join(ROOT, 'test-results', 'screenshots');
+
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+/** Debian's chromium, or an error saying how to install it (.ci/run installs it when missing). */
+export function chromiumPath(): string {
+  for (const name of ['chromium', 'chromium-browser']) {
+    try {
+      const path = execFileSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).trim();
+      if (path) return path;
+    } catch {
+      // not on PATH under this name
+    }
+  }
+  if (existsSync('/usr/bin/chromium')) return '/usr/bin/chromium';
+  throw new Error(
+    "The browser tests need Debian's chromium, which is not installed: run `apt-get install -y chromium` " +
+      '(.ci/run installs it when `command -v chromium` fails).',
+  );
+}
+
+export interface TestBrowser {
+  readonly context: BrowserContext;
+  newPage(width?: number): Promise<Page>;
+  close(): Promise<void>;
+}
+
+/** Chromium with a fresh profile directory of its own, removed on close. */
+export async function launchBrowser(): Promise<TestBrowser> {
+  const userDataDir = mkdtempSync(join(tmpdir(), 'lagoon-chromium-'));
+  const context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: chromiumPath(),
+    args: CHROMIUM_ARGS,
+    headless: true,
+    viewport: { width: WIDTHS[0], height: 900 },
+    timeout: scaled(60_000),
+  });
+  context.setDefaultTimeout(scaled(15_000));
+  return {
+    context,
+    async newPage(width = WIDTHS[0]) {
+      const page = await context.newPage();
+      await page.setViewportSize({ width, height: 900 });
+      return page;
+    },
+    async close() {
+      await context.close();
+      rmSync(userDataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface ConsoleServer {
+  readonly server: ServerProcess;
+  readonly url: string;
+  readonly adminKey: string;
+  readonly env: Record<string, string>;
+  /** Runs the operator CLI against this server's storage. */
+  cli(args: string[]): Promise<string>;
+  stop(): Promise<void>;
+}
+
+/** The console built, a server process on fresh storage with a known ADMIN key. */
+export async function startConsoleServer(prefix: string, env: Record<string, string> = {}): Promise<ConsoleServer> {
+  await buildConsole(CONSOLE_DIR);
+  const storage = await serverStorage(`lagoon-${prefix}-`);
+  const adminKey = `${prefix}-admin-key`;
+  const serverEnv = { ...storage.env, LAGOON_BOOTSTRAP_ADMIN_KEY: adminKey, ...env };
+  const server = await startServer(serverEnv);
+  return {
+    server,
+    url: server.url,
+    adminKey,
+    env: serverEnv,
+    async cli(args) {
+      const result = await runCliProcess(args, serverEnv);
+      expect(result.code, result.stderr).toBe(0);
+      return result.stdout;
+    },
+    async stop() {
+      if (server.child.exitCode === null) await server.stop();
+      await storage.remove();
+    },
+  };
+}
+
+/** Opens the console and signs in by pasting `secret`, as a person would; waits for the first page's heading. */
+export async function signIn(page: Page, url: string, secret: string): Promise<void> {
+  await page.goto(`${url}/dashboard/`);
+  await page.getByLabel('API key or operator token').fill(secret);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('navigation', { name: 'Pages' }).waitFor({ state: 'attached' });
+}
+
+/**
+ * Screenshots of the page at each width of WIDTHS: test-results/screenshots/<name>-<width>.png. Resizes the page
+ * (and restores its width afterwards); `ready` runs after each resize, before the picture.
+ */
+export async function screenshots(page: Page, name: string, ready?: () => Promise<void>): Promise<string[]> {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  const before = page.viewportSize() ?? { width: WIDTHS[0], height: 900 };
+  const paths: string[] = [];
+  for (const width of WIDTHS) {
+    await page.setViewportSize({ width, height: 900 });
+    await ready?.();
+    const path = join(SCREENSHOTS, `${name}-${width}.png`);
+    await page.screenshot({ path, fullPage: true });
+    paths.push(path);
+  }
+  await page.setViewportSize(before);
+  return paths;
+}
+
+/** Problems the page reported while the test ran: uncaught errors and console errors (CSP refusals among them). */
+export function collectPageErrors(page: Page): string[] {
+  const errors: string[] = [];
+  page.on('pageerror', (error) => errors.push(error.message));
+  page.on('console', (message) => {
+    if (message.type() === 'error') errors.push(message.text());
+  });
+  return errors;
+}
