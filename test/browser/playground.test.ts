@@ -71,7 +71,9 @@ describe('web console: playground and usage (browser)', () => {
     const output = page.getByTestId('chat-output');
     await expect.poll(() => output.getAttribute('data-status'), { timeout: scaled(30_000) }).toBe('done');
     expect((await output.textContent())!.length).toBeGreaterThan(0);
-    await expect.poll(() => page.getByTestId('chat-cost').textContent()).toMatch(/Cost: \$\d/);
+    await expect
+      .poll(() => page.getByTestId('chat-cost').textContent(), { timeout: scaled(20_000) })
+      .toMatch(/Cost: \$\d/);
     const seen = await page.evaluate(() => (window as unknown as { chatSeen: [number, string][] }).chatSeen);
     // Tokens were shown as they arrived: some text was on screen while the stream was still open.
     expect(seen.some(([length, status]) => length > 0 && status === 'streaming')).toBe(true);
@@ -112,7 +114,8 @@ describe('web console: playground and usage (browser)', () => {
     await page.getByLabel('Prompt').fill('a calm lagoon at dawn');
     await page.getByRole('button', { name: 'Generate' }).click();
     const image = page.getByRole('img', { name: 'Generated' });
-    await image.waitFor({ timeout: scaled(60_000) });
+    const section = page.getByRole('region', { name: 'Image' });
+    await expect.poll(() => section.textContent(), { timeout: scaled(60_000) }).toContain('Cost:');
     await expect.poll(() => image.evaluate((img: HTMLImageElement) => img.naturalWidth)).toBeGreaterThan(0);
     expect(await page.getByTestId('image-cost').textContent()).toMatch(/Cost: \$\d/);
   });
@@ -122,7 +125,8 @@ describe('web console: playground and usage (browser)', () => {
     await page.getByLabel('Text').fill('Hello from the lagoon.');
     await page.getByRole('button', { name: 'Speak' }).click();
     const audio = page.locator('audio');
-    await audio.waitFor({ timeout: scaled(60_000) });
+    const section = page.getByRole('region', { name: 'Speech' });
+    await expect.poll(() => section.textContent(), { timeout: scaled(60_000) }).toContain('Cost:');
     expect(await audio.getAttribute('src')).toBeTruthy();
     await expect
       .poll(() => audio.evaluate((element: HTMLAudioElement) => element.duration), { timeout: scaled(30_000) })

@@ -60,7 +60,8 @@ export function Chat() {
       if (delta) setText((before) => before + delta);
       if (chunk.usage) {
         setTokens(chunk.usage);
-        finish(chunk.model, startedAt);
+        // Usage entries record the model id asked for (chunk.model is the upstream's name for it).
+        finish(input.model, startedAt);
       }
     });
     stop.current = () => subscription.unsubscribe();

@@ -65,7 +65,7 @@ export function Speech() {
       <ErrorNotice error={result.error ?? typedErrorOf(outcome)} />
       {speech && (
         <figure class="media">
-          <audio controls src={speech.file.url} aria-label="Speech" />
+          <audio controls preload="metadata" src={speech.file.url} aria-label="Speech" />
           <figcaption data-testid="speech-cost">
             {speech.characters} characters, voice {speech.voice} · Cost: {formatAmount(speech.charged, speech.currency)}
           </figcaption>
