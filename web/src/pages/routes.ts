@@ -3,9 +3,12 @@
  * To add or replace a page, change its entry here (docs/architecture.md, "The console (web/)").
  */
 import type { ComponentType } from 'preact';
+import { Keys } from './Keys.tsx';
 import { Models } from './Models.tsx';
 import { Overview } from './Overview.tsx';
 import { placeholder } from './Placeholder.tsx';
+import { Playground } from './Playground.tsx';
+import { Usage } from './Usage.tsx';
 
 /** `account`: signed in with an API key or a wallet; `operator`: an operator token; `any`: both. */
 export type Audience = 'account' | 'operator' | 'any';
@@ -19,11 +22,11 @@ export interface PageRoute {
 
 export const ROUTES: readonly PageRoute[] = [
   { segment: 'overview', title: 'Overview', audience: 'account', component: Overview },
-  { segment: 'keys', title: 'Keys', audience: 'account', component: placeholder('Keys') },
-  { segment: 'usage', title: 'Usage', audience: 'account', component: placeholder('Usage') },
+  { segment: 'keys', title: 'Keys', audience: 'account', component: Keys },
+  { segment: 'usage', title: 'Usage', audience: 'account', component: Usage },
   { segment: 'models', title: 'Models', audience: 'any', component: Models },
   { segment: 'jobs', title: 'Jobs', audience: 'account', component: placeholder('Jobs') },
-  { segment: 'playground', title: 'Playground', audience: 'account', component: placeholder('Playground') },
+  { segment: 'playground', title: 'Playground', audience: 'account', component: Playground },
   { segment: 'wallet', title: 'Wallet', audience: 'account', component: placeholder('Wallet') },
   { segment: 'operator', title: 'Operator', audience: 'operator', component: placeholder('Operator') },
 ];
