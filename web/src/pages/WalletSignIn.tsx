@@ -88,7 +88,7 @@ export function WalletSignIn() {
       <h2>Wallet</h2>
       <p class="muted">Sign a SIGN-IN-WITH-X message (Base, chain 8453); wallet credit pays for calls.</p>
       <button type="button" onClick={start} disabled={busy}>
-        {busy ? 'Waiting for the wallet…' : 'Sign in with a wallet'}
+        {busy ? 'Waiting for the wallet…' : 'Connect a wallet'}
       </button>
       {problem && (
         <p class="error" role="alert">
