@@ -37,8 +37,9 @@ describe('web console: operator view (browser)', () => {
     const page = await browser.newPage();
     const errors = collectPageErrors(page);
     await signIn(page, lagoon.url, token);
-    expect(new URL(page.url()).pathname).toBe('/dashboard/operator');
+    await page.getByRole('link', { name: 'Operator' }).click();
     await page.getByRole('heading', { name: 'Operator', level: 1 }).waitFor();
+    expect(new URL(page.url()).pathname).toBe('/dashboard/operator');
 
     await page.getByLabel('Search accounts').fill('Acme');
     await page.getByRole('button', { name: 'Search' }).click();
@@ -67,6 +68,7 @@ describe('web console: operator view (browser)', () => {
   it('refuses a debit past the balance in words', async () => {
     const page = await browser.newPage();
     await signIn(page, lagoon.url, token);
+    await page.goto(`${lagoon.url}/dashboard/operator`);
     await page.getByLabel('Search accounts').fill('Acme');
     await page.getByRole('button', { name: 'Search' }).click();
     await page.getByRole('button', { name: 'Adjust Acme Studio' }).click();
