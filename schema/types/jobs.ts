@@ -1,5 +1,5 @@
 import { formatNano } from '../../src/billing/money.ts';
-import { ForbiddenError, InvalidModelError, UpstreamError, ValidationError } from '../../src/errors.ts';
+import { ForbiddenError, InvalidModelError, NotFoundError, UpstreamError, ValidationError } from '../../src/errors.ts';
 import { encodeJobCursor } from '../../src/media/jobs/job-cursor.ts';
 import type { JobRow, JobStatus } from '../../src/media/jobs/jobs.repository.ts';
 import type { JobKind } from '../../src/providers/jobs/job-engine.ts';
@@ -99,6 +99,31 @@ const queueField = (kind: JobKind) =>
       },
     }),
   );
+
+const CompletedJob = builder.simpleObject('CompletedJob', {
+  description: 'A job whose media was deleted: it answers null (GraphQL) or 404 (REST) from now on.',
+  fields: (t) => ({ id: t.id(), success: t.boolean() }),
+});
+
+builder.mutationField('completeJob', (t) =>
+  t.field({
+    type: CompletedJob,
+    description:
+      'The caller has the media (REST POST /audio|video/complete): it is deleted, and the job is gone. ' +
+      'Unknown, another account’s or already deleted: NotFoundError.',
+    authScopes: { account: true },
+    args: { id: t.arg.id({ required: true }) },
+    errors: { types: [NotFoundError, ValidationError] },
+    resolve: async (_root, { id }, context) => {
+      const { service } = context.services.jobs;
+      const queueId = String(id);
+      const job = await service.get(context.auth, queueId);
+      if (!job) throw new NotFoundError('No such job, or its media was deleted', 'MEDIA_NOT_FOUND');
+      await service.complete(context.auth, job.kind as JobKind, { model: job.model_id, queue_id: queueId });
+      return { id: queueId, success: true };
+    },
+  }),
+);
 
 quoteField('audio');
 quoteField('video');

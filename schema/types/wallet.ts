@@ -1,5 +1,5 @@
 import { formatNano } from '../../src/billing/money.ts';
-import { usdcUnitsToNano, type PaymentRequirement } from '../../src/wallets/payment-requirements.ts';
+import { BASE_CHAIN_ID, usdcUnitsToNano, type PaymentRequirement } from '../../src/wallets/payment-requirements.ts';
 import type { WalletBalance, WalletLedgerEntry } from '../../src/wallets/wallet.service.ts';
 import { builder } from '../builder.ts';
 
@@ -83,7 +83,39 @@ const PaymentRequirementRef = builder.objectRef<PaymentRequirement>('PaymentRequ
   }),
 });
 
+/** The fields of a SIGN-IN-WITH-X message the wallet signs (EIP-4361), as GET /x402/nonce hands them out. */
+interface SignInChallenge {
+  readonly domain: string;
+  readonly uri: string;
+  readonly version: string;
+  readonly nonce: string;
+  readonly issuedAt: string;
+  readonly expirationTime: string;
+  readonly statement: string;
+}
+
+const SignInChallengeRef = builder.objectRef<SignInChallenge>('WalletSignInChallenge').implement({
+  description: 'What a wallet signs to sign in (REST GET /x402/nonce): an EIP-4361 message on chain 8453.',
+  fields: (t) => ({
+    domain: t.exposeString('domain', { description: 'The configured sign-in site (never the request’s Host).' }),
+    uri: t.exposeString('uri'),
+    version: t.exposeString('version'),
+    nonce: t.exposeString('nonce', { description: 'Fresh, 16 hex characters; usable once.' }),
+    issuedAt: t.exposeString('issuedAt'),
+    expirationTime: t.exposeString('expirationTime'),
+    statement: t.exposeString('statement'),
+    chainId: t.int({ description: 'Base (8453), the only chain accepted.', resolve: () => BASE_CHAIN_ID }),
+  }),
+});
+
 builder.queryFields((t) => ({
+  walletSignInChallenge: t.field({
+    type: SignInChallengeRef,
+    description:
+      'A fresh sign-in challenge (REST GET /x402/nonce): sign its EIP-4361 message and send it base64 in the ' +
+      'SIGN-IN-WITH-X header. Public.',
+    resolve: (_root, _args, context) => context.services.wallets.challenge().info,
+  }),
   wallet: t.field({
     type: WalletRef,
     description: 'The wallet signed in with SIGN-IN-WITH-X (401 for anything else).',

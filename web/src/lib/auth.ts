@@ -48,10 +48,16 @@ export function signOut(): void {
   for (const listener of listeners) listener(undefined);
 }
 
-/** The Authorization header for the current credential (none when signed out). */
+/**
+ * The header carrying the current credential (none when signed out): a wallet's sign-in travels in SIGN-IN-WITH-X
+ * (docs/api.md, "Wallet callers"), every other credential as `Authorization: Bearer`.
+ */
 export function authHeaders(): Record<string, string> {
   const credential = currentCredential();
-  return credential ? { authorization: `Bearer ${credential.bearer}` } : {};
+  if (!credential) return {};
+  return credential.kind === 'wallet'
+    ? { 'sign-in-with-x': credential.bearer }
+    : { authorization: `Bearer ${credential.bearer}` };
 }
 
 export function useCredential(): Credential | undefined {

@@ -4,5 +4,6 @@
  * console only sees "a bearer credential".
  */
 import type { ComponentType } from 'preact';
+import { WalletSignIn } from './WalletSignIn.tsx';
 
-export const SIGN_IN_METHODS: readonly ComponentType[] = [];
+export const SIGN_IN_METHODS: readonly ComponentType[] = [WalletSignIn];
