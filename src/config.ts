@@ -222,12 +222,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     redisUrl: e.REDIS_URL,
     redisTimeoutMs: e.LAGOON_REDIS_TIMEOUT_MS,
     logLevel: e.LOG_LEVEL,
-    tracing: {
-      enabled:
-        !e.OTEL_SDK_DISABLED &&
-        e.OTEL_TRACES_EXPORTER?.trim() !== 'none' &&
-        (e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? e.OTEL_EXPORTER_OTLP_ENDPOINT) !== undefined,
-    },
+    tracing: { enabled: tracingEnabled(e) },
     auth: {
       keyCacheTtlMs: e.LAGOON_KEY_CACHE_TTL_SECONDS * 1000,
       lastUsedFlushMs: e.LAGOON_LAST_USED_FLUSH_SECONDS * 1000,
@@ -263,12 +258,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       refreshMs: e.OPENAI_COMPATIBLE_REFRESH_SECONDS * 1000,
     },
     jobs: jobQueue(e),
-    webhooks: {
-      timeoutMs: e.LAGOON_WEBHOOK_TIMEOUT_MS,
-      retryWindowSeconds: e.LAGOON_WEBHOOK_RETRY_SECONDS,
-      firstRetrySeconds: e.LAGOON_WEBHOOK_FIRST_RETRY_SECONDS,
-      maxEndpoints: e.LAGOON_WEBHOOK_MAX_ENDPOINTS,
-    },
+    webhooks: webhookOptions(e),
     backgroundRemoval: {
       url: e.LAGOON_BACKGROUND_REMOVAL_URL,
       model: e.LAGOON_BACKGROUND_REMOVAL_MODEL,
@@ -277,6 +267,25 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     media: mediaConfig(e),
     x402: x402FromEnv(e),
   });
+}
+
+/** Spans are exported when an OTLP endpoint is named and the standard variables do not turn the SDK off. */
+function tracingEnabled(e: Environment): boolean {
+  return (
+    !e.OTEL_SDK_DISABLED &&
+    e.OTEL_TRACES_EXPORTER?.trim() !== 'none' &&
+    (e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? e.OTEL_EXPORTER_OTLP_ENDPOINT) !== undefined
+  );
+}
+
+/** The account webhooks' delivery timeout, retry window and endpoint limit. */
+function webhookOptions(e: Environment): Config['webhooks'] {
+  return {
+    timeoutMs: e.LAGOON_WEBHOOK_TIMEOUT_MS,
+    retryWindowSeconds: e.LAGOON_WEBHOOK_RETRY_SECONDS,
+    firstRetrySeconds: e.LAGOON_WEBHOOK_FIRST_RETRY_SECONDS,
+    maxEndpoints: e.LAGOON_WEBHOOK_MAX_ENDPOINTS,
+  };
 }
 
 /** The GraphQL endpoint's limits and tools. */
