@@ -26,11 +26,17 @@ export const PAID_ROOT_FIELDS: ReadonlySet<string> = new Set([
 
 /** The mutations and subscriptions that charge nothing. */
 export const FREE_ROOT_FIELDS: ReadonlySet<string> = new Set([
+  'Mutation.completeJob',
   'Mutation.createApiKey',
+  'Mutation.createWebhook',
   'Mutation.deleteApiKey',
+  'Mutation.deleteWebhook',
   'Mutation.operatorCredit',
   'Mutation.operatorDebit',
+  'Mutation.sendWebhookTest',
+  'Mutation.setWebhookSettings',
   'Mutation.updateApiKey',
+  'Mutation.updateWebhook',
   'Subscription.jobUpdated',
   'Subscription.usageUpdated',
   'Subscription.walletBalance',

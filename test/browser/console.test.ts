@@ -1,16 +1,7 @@
 import { request } from 'node:http';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  collectPageErrors,
-  launchBrowser,
-  screenshots,
-  signIn,
-  startConsoleServer,
-  type ConsoleServer,
-  type TestBrowser,
-} from '../helpers/browser.ts';
-import { scaled } from '../helpers/time-scale.ts';
+import { describe, expect, it } from 'vitest';
+import { collectPageErrors, consoleSuite, screenshots, signIn } from '../helpers/browser.ts';
 
 /** A GET with the path sent exactly as written (fetch would resolve `..` first). */
 function rawGet(url: string, path: string): Promise<number> {
@@ -30,23 +21,12 @@ function rawGet(url: string, path: string): Promise<number> {
  * words), the nav at 1280 px and 390 px, the first Overview, signing out, and the files served under /dashboard.
  */
 describe('web console: sign-in, shell and overview (browser)', () => {
-  let lagoon: ConsoleServer;
-  let browser: TestBrowser;
-
-  beforeAll(async () => {
-    [lagoon, browser] = await Promise.all([startConsoleServer('browser-console'), launchBrowser()]);
-    await lagoon.cli(['accounts', 'credit', '--key', lagoon.adminKey, '--currency', 'USD', '--amount', '5']);
-  }, scaled(180_000));
-
-  afterAll(async () => {
-    await browser?.close();
-    await lagoon?.stop();
-  });
+  const suite = consoleSuite('browser-console', { creditUsd: '5' });
 
   const openSignedIn = async (): Promise<{ page: Page; errors: string[] }> => {
-    const page = await browser.newPage();
+    const page = await suite.browser.newPage();
     const errors = collectPageErrors(page);
-    await signIn(page, lagoon.url, lagoon.adminKey);
+    await signIn(page, suite.lagoon.url, suite.lagoon.adminKey);
     return { page, errors };
   };
 
@@ -73,8 +53,8 @@ describe('web console: sign-in, shell and overview (browser)', () => {
   });
 
   it('refuses a wrong key in words and keeps the sign-in page', async () => {
-    const page = await browser.newPage();
-    await page.goto(`${lagoon.url}/dashboard/`);
+    const page = await suite.browser.newPage();
+    await page.goto(`${suite.lagoon.url}/dashboard/`);
     await page.getByLabel('API key or operator token').fill('not-a-real-key');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await expect.poll(() => page.getByRole('alert').textContent()).toContain('refused');
@@ -93,8 +73,8 @@ describe('web console: sign-in, shell and overview (browser)', () => {
     await page.getByLabel('API key or operator token').waitFor();
     expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
     // Another tab (a new context shares nothing) starts signed out.
-    const other = await browser.newPage();
-    await other.goto(`${lagoon.url}/dashboard/overview`);
+    const other = await suite.browser.newPage();
+    await other.goto(`${suite.lagoon.url}/dashboard/overview`);
     await other.getByLabel('API key or operator token').waitFor();
     await Promise.all([page.close(), other.close()]);
   });
@@ -121,9 +101,9 @@ describe('web console: sign-in, shell and overview (browser)', () => {
       '/dashboard/assets/main.ts',
       '/dashboard/assets/nope-ABC123.js',
     ]) {
-      expect(await rawGet(lagoon.url, path), path).toBe(404);
+      expect(await rawGet(suite.lagoon.url, path), path).toBe(404);
     }
     // Any other path below /dashboard is a client-side route: the console's html.
-    expect(await rawGet(lagoon.url, '/dashboard/../package.json')).toBe(200);
+    expect(await rawGet(suite.lagoon.url, '/dashboard/../package.json')).toBe(200);
   });
 });

@@ -1,13 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  collectPageErrors,
-  launchBrowser,
-  screenshots,
-  signIn,
-  startConsoleServer,
-  type ConsoleServer,
-  type TestBrowser,
-} from '../helpers/browser.ts';
+import { describe, expect, it } from 'vitest';
+import { collectPageErrors, consoleSuite, screenshots, signIn } from '../helpers/browser.ts';
 import { scaled } from '../helpers/time-scale.ts';
 
 /**
@@ -15,23 +7,12 @@ import { scaled } from '../helpers/time-scale.ts';
  * jobUpdated, play it (the video element loads its metadata from the signed URL), then complete and delete it.
  */
 describe('web console: jobs (browser)', () => {
-  let lagoon: ConsoleServer;
-  let browser: TestBrowser;
-
-  beforeAll(async () => {
-    [lagoon, browser] = await Promise.all([startConsoleServer('browser-jobs'), launchBrowser()]);
-    await lagoon.cli(['accounts', 'credit', '--key', lagoon.adminKey, '--currency', 'USD', '--amount', '5']);
-  }, scaled(180_000));
-
-  afterAll(async () => {
-    await browser?.close();
-    await lagoon?.stop();
-  });
+  const suite = consoleSuite('browser-jobs', { creditUsd: '5' });
 
   it('queues a video, sees it reach COMPLETED live, plays it, and completes it', async () => {
-    const page = await browser.newPage();
+    const page = await suite.browser.newPage();
     const errors = collectPageErrors(page);
-    await signIn(page, lagoon.url, lagoon.adminKey);
+    await signIn(page, suite.lagoon.url, suite.lagoon.adminKey);
     await page.getByRole('link', { name: 'Jobs' }).click();
     await page.getByRole('heading', { name: 'Jobs', level: 1 }).waitFor();
     await page.getByLabel('Model').selectOption('lagoon-sim-video');
@@ -64,9 +45,9 @@ describe('web console: jobs (browser)', () => {
   });
 
   it('shows a refused job in words', async () => {
-    const page = await browser.newPage();
-    await signIn(page, lagoon.url, lagoon.adminKey);
-    await page.goto(`${lagoon.url}/dashboard/jobs`);
+    const page = await suite.browser.newPage();
+    await signIn(page, suite.lagoon.url, suite.lagoon.adminKey);
+    await page.goto(`${suite.lagoon.url}/dashboard/jobs`);
     await page.getByLabel('Model').selectOption('lagoon-sim-video');
     // No prompt: the API's ValidationError, said on the page.
     await page.getByRole('button', { name: 'Queue job' }).click();

@@ -1,15 +1,6 @@
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  collectPageErrors,
-  launchBrowser,
-  screenshots,
-  signIn,
-  startConsoleServer,
-  type ConsoleServer,
-  type TestBrowser,
-} from '../helpers/browser.ts';
-import { scaled } from '../helpers/time-scale.ts';
+import { describe, expect, it } from 'vitest';
+import { collectPageErrors, consoleSuite, screenshots, signIn } from '../helpers/browser.ts';
 
 /** The page fits a 390 px screen: nothing wider than the viewport (the page never scrolls sideways). */
 async function expectNoHorizontalOverflow(page: Page): Promise<void> {
@@ -34,23 +25,15 @@ async function graphqlStatus(url: string, bearer: string): Promise<number> {
  * change in words, and the key revoked (the API then refuses its secret).
  */
 describe('web console: keys (browser)', () => {
-  let lagoon: ConsoleServer;
-  let browser: TestBrowser;
-
-  beforeAll(async () => {
-    [lagoon, browser] = await Promise.all([startConsoleServer('browser-keys'), launchBrowser()]);
-    await browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: lagoon.url });
-  }, scaled(180_000));
-
-  afterAll(async () => {
-    await browser?.close();
-    await lagoon?.stop();
+  const suite = consoleSuite('browser-keys', {
+    prepare: () =>
+      suite.browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: suite.lagoon.url }),
   });
 
   it('creates a key, shows its secret once, changes its limit and revokes it', async () => {
-    const page = await browser.newPage();
+    const page = await suite.browser.newPage();
     const errors = collectPageErrors(page);
-    await signIn(page, lagoon.url, lagoon.adminKey);
+    await signIn(page, suite.lagoon.url, suite.lagoon.adminKey);
     await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'Keys' }).click();
     await page.getByRole('heading', { name: 'Keys', level: 1 }).waitFor();
 
@@ -61,7 +44,7 @@ describe('web console: keys (browser)', () => {
     await secretBox.waitFor();
     const secret = (await secretBox.textContent())!.trim();
     expect(secret.length).toBeGreaterThan(20);
-    expect(await graphqlStatus(lagoon.url, secret)).toBe(200);
+    expect(await graphqlStatus(suite.lagoon.url, secret)).toBe(200);
     await page.getByRole('button', { name: 'Copy' }).click();
     await page.getByRole('button', { name: 'Copied' }).waitFor();
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secret);
@@ -93,7 +76,7 @@ describe('web console: keys (browser)', () => {
     page.once('dialog', (dialog) => void dialog.accept());
     await card.getByRole('button', { name: 'Revoke' }).click();
     await expect.poll(() => card.count()).toBe(0);
-    await expect.poll(() => graphqlStatus(lagoon.url, secret)).toBe(401);
+    await expect.poll(() => graphqlStatus(suite.lagoon.url, secret)).toBe(401);
     expect(errors).toEqual([]);
     await page.close();
   });

@@ -1,14 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  collectPageErrors,
-  launchBrowser,
-  screenshots,
-  signIn,
-  startConsoleServer,
-  type ConsoleServer,
-  type TestBrowser,
-} from '../helpers/browser.ts';
-import { scaled } from '../helpers/time-scale.ts';
+import { describe, expect, it } from 'vitest';
+import { collectPageErrors, consoleSuite, screenshots, signIn } from '../helpers/browser.ts';
 
 /**
  * The operator view in chromium: signed in with a `lagoonop_` token made by the CLI, it finds an account,
@@ -16,27 +7,20 @@ import { scaled } from '../helpers/time-scale.ts';
  * upstream health and the job queue.
  */
 describe('web console: operator view (browser)', () => {
-  let lagoon: ConsoleServer;
-  let browser: TestBrowser;
   let token: string;
-
-  beforeAll(async () => {
-    [lagoon, browser] = await Promise.all([startConsoleServer('browser-operator'), launchBrowser()]);
-    await lagoon.cli(['accounts', 'create', '--name', 'Acme Studio', '--json']);
-    ({ token } = JSON.parse(await lagoon.cli(['operator-tokens', 'create', '--name', 'console', '--json'])) as {
-      token: string;
-    });
-  }, scaled(180_000));
-
-  afterAll(async () => {
-    await browser?.close();
-    await lagoon?.stop();
+  const suite = consoleSuite('browser-operator', {
+    prepare: async () => {
+      await suite.lagoon.cli(['accounts', 'create', '--name', 'Acme Studio', '--json']);
+      ({ token } = JSON.parse(await suite.lagoon.cli(['operator-tokens', 'create', '--name', 'console', '--json'])) as {
+        token: string;
+      });
+    },
   });
 
   it('credits an account with a reason: its balance shows it and the ledger entry is listed', async () => {
-    const page = await browser.newPage();
+    const page = await suite.browser.newPage();
     const errors = collectPageErrors(page);
-    await signIn(page, lagoon.url, token);
+    await signIn(page, suite.lagoon.url, token);
     await page.getByRole('link', { name: 'Operator' }).click();
     await page.getByRole('heading', { name: 'Operator', level: 1 }).waitFor();
     expect(new URL(page.url()).pathname).toBe('/dashboard/operator');
@@ -66,9 +50,9 @@ describe('web console: operator view (browser)', () => {
   });
 
   it('refuses a debit past the balance in words', async () => {
-    const page = await browser.newPage();
-    await signIn(page, lagoon.url, token);
-    await page.goto(`${lagoon.url}/dashboard/operator`);
+    const page = await suite.browser.newPage();
+    await signIn(page, suite.lagoon.url, token);
+    await page.goto(`${suite.lagoon.url}/dashboard/operator`);
     await page.getByLabel('Search accounts').fill('Acme');
     await page.getByRole('button', { name: 'Search' }).click();
     await page.getByRole('button', { name: 'Adjust Acme Studio' }).click();

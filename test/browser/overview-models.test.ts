@@ -1,13 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  collectPageErrors,
-  launchBrowser,
-  screenshots,
-  signIn,
-  startConsoleServer,
-  type ConsoleServer,
-  type TestBrowser,
-} from '../helpers/browser.ts';
+import { describe, expect, it } from 'vitest';
+import { collectPageErrors, consoleSuite, screenshots, signIn } from '../helpers/browser.ts';
 import { scaled } from '../helpers/time-scale.ts';
 
 /**
@@ -16,34 +8,23 @@ import { scaled } from '../helpers/time-scale.ts';
  * spend figures; the catalog lists prices, traits and capabilities and filters by type.
  */
 describe('web console: overview live charges and models (browser)', () => {
-  let lagoon: ConsoleServer;
-  let browser: TestBrowser;
-
-  beforeAll(async () => {
-    [lagoon, browser] = await Promise.all([startConsoleServer('browser-overview'), launchBrowser()]);
-    await lagoon.cli(['accounts', 'credit', '--key', lagoon.adminKey, '--currency', 'USD', '--amount', '5']);
-  }, scaled(180_000));
-
-  afterAll(async () => {
-    await browser?.close();
-    await lagoon?.stop();
-  });
+  const suite = consoleSuite('browser-overview', { creditUsd: '5' });
 
   const chat = async () => {
-    const response = await fetch(`${lagoon.url}/api/v1/chat/completions`, {
+    const response = await fetch(`${suite.lagoon.url}/api/v1/chat/completions`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${lagoon.adminKey}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${suite.lagoon.adminKey}`, 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'lagoon-sim-chat', messages: [{ role: 'user', content: 'Hello' }], max_tokens: 8 }),
     });
     expect(response.status, await response.clone().text()).toBe(200);
   };
 
   it('shows a charge made through the API live, and the balance after it', async () => {
-    const page = await browser.newPage();
+    const page = await suite.browser.newPage();
     const errors = collectPageErrors(page);
     // The subscription's stream answers once the server has subscribed it: a charge after that is not missed.
     const subscribed = page.waitForResponse((r) => r.url().endsWith('/graphql/stream') && r.status() === 200);
-    await signIn(page, lagoon.url, lagoon.adminKey);
+    await signIn(page, suite.lagoon.url, suite.lagoon.adminKey);
     await page.getByTestId('live-empty').waitFor();
     await subscribed;
     expect(await page.getByTestId('spend-today').textContent()).toContain('$0.00');
@@ -67,8 +48,8 @@ describe('web console: overview live charges and models (browser)', () => {
   });
 
   it('lists the catalog with prices, traits and capabilities, and filters by type', async () => {
-    const page = await browser.newPage();
-    await signIn(page, lagoon.url, lagoon.adminKey);
+    const page = await suite.browser.newPage();
+    await signIn(page, suite.lagoon.url, suite.lagoon.adminKey);
     await page.getByRole('link', { name: 'Models' }).click();
     const table = page.getByTestId('models');
     await table.waitFor();

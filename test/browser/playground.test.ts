@@ -1,15 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  collectPageErrors,
-  launchBrowser,
-  screenshots,
-  signIn,
-  startConsoleServer,
-  type ConsoleServer,
-  type TestBrowser,
-} from '../helpers/browser.ts';
+import { describe, expect, it } from 'vitest';
+import { collectPageErrors, consoleSuite, screenshots, signIn } from '../helpers/browser.ts';
 import { scaled } from '../helpers/time-scale.ts';
 
 async function open(page: Page, title: string): Promise<void> {
@@ -44,29 +36,22 @@ async function recordChatOutput(page: Page): Promise<void> {
  * usage table (filtered, paged) and in the CSV export, an image generated and speech that plays.
  */
 describe('web console: playground and usage (browser)', () => {
-  let lagoon: ConsoleServer;
-  let browser: TestBrowser;
   let page: Page;
   let errors: string[];
-
-  beforeAll(async () => {
-    [lagoon, browser] = await Promise.all([startConsoleServer('browser-playground'), launchBrowser()]);
-    await lagoon.cli(['accounts', 'credit', '--key', lagoon.adminKey, '--currency', 'USD', '--amount', '20']);
-    page = await browser.newPage();
-    errors = collectPageErrors(page);
-    await signIn(page, lagoon.url, lagoon.adminKey);
-  }, scaled(180_000));
-
-  afterAll(async () => {
-    await browser?.close();
-    await lagoon?.stop();
+  const suite = consoleSuite('browser-playground', {
+    creditUsd: '20',
+    prepare: async () => {
+      page = await suite.browser.newPage();
+      errors = collectPageErrors(page);
+      await signIn(page, suite.lagoon.url, suite.lagoon.adminKey);
+    },
   });
 
   it('streams a chat: text appears before the stream ends, then its cost', async () => {
     await open(page, 'Playground');
     await expect.poll(() => page.locator('#chat-model option').count()).toBeGreaterThan(0);
     await recordChatOutput(page);
-    await page.getByLabel('Message').fill('Tell me a short story about a lagoon.');
+    await page.getByLabel('Message').fill('Tell me a short story about a suite.lagoon.');
     await page.getByRole('button', { name: 'Send' }).click();
     const output = page.getByTestId('chat-output');
     await expect.poll(() => output.getAttribute('data-status'), { timeout: scaled(30_000) }).toBe('done');
@@ -122,7 +107,7 @@ describe('web console: playground and usage (browser)', () => {
 
   it('speaks a text: the audio player has the file and its duration', async () => {
     await expect.poll(() => page.locator('#speech-model option').count()).toBeGreaterThan(0);
-    await page.getByLabel('Text').fill('Hello from the lagoon.');
+    await page.getByLabel('Text').fill('Hello from the suite.lagoon.');
     await page.getByRole('button', { name: 'Speak' }).click();
     const audio = page.locator('audio');
     const section = page.getByRole('region', { name: 'Speech' });

@@ -1,14 +1,6 @@
 import type { Hex } from 'viem';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  collectPageErrors,
-  launchBrowser,
-  screenshots,
-  startConsoleServer,
-  type ConsoleServer,
-  type TestBrowser,
-} from '../helpers/browser.ts';
-import { scaled } from '../helpers/time-scale.ts';
+import { describe, expect, it } from 'vitest';
+import { collectPageErrors, consoleSuite, screenshots } from '../helpers/browser.ts';
 import { newWallet, offerTopUps } from '../helpers/wallets.ts';
 
 const RECEIVER = '0x3333333333333333333333333333333333333333';
@@ -19,24 +11,11 @@ const RECEIVER = '0x3333333333333333333333333333333333333333';
  * and x402 top-up requirements.
  */
 describe('web console: wallet sign-in and the wallet page (browser)', () => {
-  let lagoon: ConsoleServer;
-  let browser: TestBrowser;
   const wallet = newWallet();
-
-  beforeAll(async () => {
-    [lagoon, browser] = await Promise.all([
-      startConsoleServer('browser-wallet', offerTopUps(RECEIVER)),
-      launchBrowser(),
-    ]);
-  }, scaled(180_000));
-
-  afterAll(async () => {
-    await browser?.close();
-    await lagoon?.stop();
-  });
+  const suite = consoleSuite('browser-wallet', { env: offerTopUps(RECEIVER) });
 
   const withWallet = async () => {
-    const page = await browser.newPage();
+    const page = await suite.browser.newPage();
     const requests: string[] = [];
     await page.exposeFunction('testWalletRequest', async (method: string, params: unknown[]) => {
       requests.push(method);
@@ -57,15 +36,15 @@ describe('web console: wallet sign-in and the wallet page (browser)', () => {
   it('signs in with the injected wallet and shows credit, transactions and top-up requirements', async () => {
     const { page, requests } = await withWallet();
     const errors = collectPageErrors(page);
-    await page.goto(`${lagoon.url}/dashboard/`);
+    await page.goto(`${suite.lagoon.url}/dashboard/`);
     await page.getByRole('button', { name: 'Connect a wallet' }).click();
     await page.getByRole('navigation', { name: 'Pages' }).waitFor({ state: 'attached' });
     expect(requests).toEqual(['eth_requestAccounts', 'personal_sign']);
     expect(await page.locator('.who').textContent()).toContain(wallet.address.toLowerCase());
 
     // The first sign-in made the wallet's account; the operator gives it credit (a REFUND ledger entry).
-    await lagoon.cli(['wallets', 'refund', wallet.address, '2.5', '--note', 'browser test']);
-    await page.goto(`${lagoon.url}/dashboard/wallet`);
+    await suite.lagoon.cli(['wallets', 'refund', wallet.address, '2.5', '--note', 'browser test']);
+    await page.goto(`${suite.lagoon.url}/dashboard/wallet`);
     await expect.poll(() => page.getByTestId('wallet-balance').textContent()).toContain('$2.50');
     const transactions = page.getByTestId('wallet-transactions');
     expect(await transactions.textContent()).toContain('REFUND');
@@ -78,7 +57,7 @@ describe('web console: wallet sign-in and the wallet page (browser)', () => {
   });
 
   it('says so when the wallet refuses to sign, and stays signed out', async () => {
-    const page = await browser.newPage();
+    const page = await suite.browser.newPage();
     await page.addInitScript(() => {
       (window as unknown as { ethereum: unknown }).ethereum = {
         request: ({ method }: { method: string }) =>
@@ -87,7 +66,7 @@ describe('web console: wallet sign-in and the wallet page (browser)', () => {
             : Promise.reject(new Error('User rejected the request.')),
       };
     });
-    await page.goto(`${lagoon.url}/dashboard/`);
+    await page.goto(`${suite.lagoon.url}/dashboard/`);
     await page.getByRole('button', { name: 'Connect a wallet' }).click();
     await expect.poll(() => page.getByRole('alert').textContent()).toContain('User rejected');
     expect(await page.evaluate(() => sessionStorage.length)).toBe(0);

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { CONSOLE_DIR } from '../../build.ts';
 import { buildConsole } from '../../web/build.ts';
 import { ROOT, runCliProcess, serverStorage, startServer, type ServerProcess } from './server-process.ts';
@@ -146,4 +146,55 @@ export function collectPageErrors(page: Page): string[] {
     if (message.type() === 'error') errors.push(message.text());
   });
   return errors;
+}
+
+/** A browser suite's console server and chromium (read them inside the suite's hooks and tests). */
+export interface ConsoleSuite {
+  readonly lagoon: ConsoleServer;
+  readonly browser: TestBrowser;
+}
+
+/**
+ * Registers a browser suite's set-up and tear-down: a console server (`env` added to its environment) and chromium,
+ * started together before the suite's tests, the ADMIN key's account credited `creditUsd` when given, then
+ * `prepare`; both stopped after the tests.
+ */
+export function consoleSuite(
+  prefix: string,
+  options: { env?: Record<string, string>; creditUsd?: string; prepare?: (suite: ConsoleSuite) => Promise<void> } = {},
+): ConsoleSuite {
+  let lagoon: ConsoleServer | undefined;
+  let browser: TestBrowser | undefined;
+  const started = <T>(part: T | undefined): T => {
+    if (part === undefined) throw new Error(`${prefix}: the suite's server and browser start in its beforeAll`);
+    return part;
+  };
+  const suite: ConsoleSuite = {
+    get lagoon() {
+      return started(lagoon);
+    },
+    get browser() {
+      return started(browser);
+    },
+  };
+  beforeAll(async () => {
+    [lagoon, browser] = await Promise.all([startConsoleServer(prefix, options.env), launchBrowser()]);
+    if (options.creditUsd !== undefined)
+      await lagoon.cli([
+        'accounts',
+        'credit',
+        '--key',
+        lagoon.adminKey,
+        '--currency',
+        'USD',
+        '--amount',
+        options.creditUsd,
+      ]);
+    await options.prepare?.(suite);
+  }, scaled(180_000));
+  afterAll(async () => {
+    await browser?.close();
+    await lagoon?.stop();
+  });
+  return suite;
 }
