@@ -65,10 +65,10 @@ describe('web console: sign-in, shell and overview (browser)', () => {
   it('keeps the key for the tab only, follows client-side routes on reload, and signs out', async () => {
     const { page } = await openSignedIn();
     await page.getByRole('link', { name: 'Models' }).click();
-    await page.getByRole('heading', { name: 'Models' }).waitFor();
+    await page.getByRole('heading', { name: 'Models', level: 1 }).waitFor();
     expect(new URL(page.url()).pathname).toBe('/dashboard/models');
     await page.reload();
-    await page.getByRole('heading', { name: 'Models' }).waitFor();
+    await page.getByRole('heading', { name: 'Models', level: 1 }).waitFor();
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('API key or operator token').waitFor();
     expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
@@ -88,7 +88,7 @@ describe('web console: sign-in, shell and overview (browser)', () => {
     await menu.click();
     expect(await menu.getAttribute('aria-expanded')).toBe('true');
     await keys.click();
-    await page.getByRole('heading', { name: 'Keys' }).waitFor();
+    await page.getByRole('heading', { name: 'Keys', level: 1 }).waitFor();
     expect(await keys.isVisible()).toBe(false);
     await page.close();
   });
