@@ -45,6 +45,8 @@ export interface DatabaseOptions {
    * whether it comes from the build's migrated template (src/db/embedded-template.ts) or from initdb.
    */
   onCreate?: ((from: 'template' | 'initdb') => void) | undefined;
+  /** PGlite on a directory with no database yet: start from the build's migrated template (default) or initdb. */
+  template?: boolean | undefined;
 }
 
 /** How another client of the same database (the job queue, src/media/jobs/job-queue.ts) reaches it. */
@@ -60,7 +62,7 @@ const DATE_OID = 1082;
 // Each driver is imported only when it is used: PGlite alone costs tens of MB that a server on PostgreSQL never needs.
 export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
   if (options.url) return openPostgres(options.url, options.poolSize ?? 10, options.preparedStatements ?? true);
-  return openPglite(options.dataDir ?? 'memory://', options.loadDataDir, options.onCreate);
+  return openPglite(options.dataDir ?? 'memory://', options.loadDataDir, options.onCreate, options.template);
 }
 
 async function openPostgres(url: string, poolSize: number, preparedStatements: boolean): Promise<DatabaseHandle> {
@@ -192,6 +194,7 @@ async function openPglite(
   dataDir: string,
   loadDataDir: Blob | undefined,
   onCreate: DatabaseOptions['onCreate'],
+  template = true,
 ): Promise<DatabaseHandle> {
   const { PgliteThread, PgliteThreadDialect } = await import('./pglite-thread.ts');
   const inMemory = dataDir.startsWith('memory://');
@@ -201,7 +204,7 @@ async function openPglite(
   try {
     let tarball = inMemory && loadDataDir ? new Uint8Array(await loadDataDir.arrayBuffer()) : undefined;
     if (!inMemory && !existsSync(join(dataDir, 'PG_VERSION'))) {
-      tarball = loadEmbeddedTemplate();
+      tarball = template ? loadEmbeddedTemplate() : undefined;
       onCreate?.(tarball ? 'template' : 'initdb');
       if (!tarball) await createPgliteDataDir(dataDir);
     }
