@@ -14,7 +14,7 @@ import {
 import type pg from 'pg';
 import { tracedDialect } from '../observability/db-spans.ts';
 import { lockDataDir } from './data-dir-lock.ts';
-import { loadEmbeddedTemplate } from './embedded-template.ts';
+import { loadEmbeddedTemplate } from './embedded-template-read.ts';
 import { preparedNameOf } from './prepared-tag.ts';
 import { asDatabaseUnavailable, isConnectionLost } from './errors.ts';
 import type { PgliteThread } from './pglite-thread.ts';

@@ -5,6 +5,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EMBEDDED_TEMPLATE, MIGRATIONS_DIR } from '../runtime-files.ts';
+import { type Manifest, migrationNames, readManifest } from './embedded-template-read.ts';
 
 /*
  * A first start on the embedded database used to run initdb (PostgreSQL in WebAssembly: some 10 s of CPU) and then
@@ -13,19 +14,6 @@ import { EMBEDDED_TEMPLATE, MIGRATIONS_DIR } from '../runtime-files.ts';
  * directory (PGlite's loadDataDir) in about a second. Nothing instance-specific is in it: the bootstrap account and
  * the instance secrets are made by the start that loads it.
  */
-
-interface Manifest {
-  /** The migrations and PGlite release the tarball was made from (a hash of their files). */
-  readonly key: string;
-  /** The migrations it carries, in order. */
-  readonly migrations: readonly string[];
-}
-
-const migrationNames = (dir: string): string[] =>
-  readdirSync(dir)
-    .filter((file) => /\.(ts|js)$/.test(file) && !file.endsWith('.d.ts'))
-    .sort()
-    .map((file) => file.replace(/\.(ts|js)$/, ''));
 
 /** The key of the template the migrations in `dir` and the installed PGlite make. */
 export function templateKey(migrationsDir: string): string {
@@ -36,30 +24,6 @@ export function templateKey(migrationsDir: string): string {
     hash.update(file).update(readFileSync(join(migrationsDir, file)));
   }
   return hash.digest('hex');
-}
-
-function readManifest(): Manifest | undefined {
-  try {
-    return JSON.parse(readFileSync(EMBEDDED_TEMPLATE.manifest, 'utf8')) as Manifest;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * The build's template, if there is one whose migrations are the first of this code's (the start migrates the
- * rest as usual); undefined otherwise, and the start runs initdb as before.
- */
-export function loadEmbeddedTemplate(): Uint8Array<ArrayBuffer> | undefined {
-  const manifest = readManifest();
-  if (!manifest) return undefined;
-  const current = migrationNames(fileURLToPath(MIGRATIONS_DIR));
-  if (manifest.migrations.some((name, index) => current[index] !== name)) return undefined;
-  try {
-    return new Uint8Array(readFileSync(EMBEDDED_TEMPLATE.tarball));
-  } catch {
-    return undefined;
-  }
 }
 
 /**

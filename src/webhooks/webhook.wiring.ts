@@ -6,7 +6,7 @@ import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import type { Lifecycle } from '../lifecycle.ts';
 import type { Logger } from '../logger.ts';
-import type { JobWebhooks } from '../media/jobs/job.wiring.ts';
+import type { JobWebhooks } from '../media/jobs/job-webhooks.ts';
 import { jobById } from '../media/jobs/jobs.repository.ts';
 import type { CreditedTopUp } from '../wallets/top-up.repository.ts';
 import { SpendWatch } from './spend-watch.ts';

@@ -12,7 +12,7 @@ import { JobRefusedError, type JobRequest } from '../../providers/jobs/job-engin
 import type { JobGateway } from '../../providers/jobs/job-gateway.ts';
 import type { MediaStore } from '../media-store.ts';
 import type { Attempt } from './job-queue.ts';
-import type { JobWebhooks } from './job.wiring.ts';
+import type { JobWebhooks } from './job-webhooks.ts';
 import { resultMedia } from './job-result.ts';
 import { audioUsage, videoUsage } from './job-rules.ts';
 import * as repo from './jobs.repository.ts';

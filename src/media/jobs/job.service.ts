@@ -26,7 +26,7 @@ import { DOWNLOAD_URL_TTL_MS, downloadUrlExpiry, usesDownloadUrl } from './job-d
 import type { JobInputFetcher } from './job-input-fetcher.ts';
 import { CompleteJobInput, RetrieveJobInput } from './job.inputs.ts';
 import type { JobQueue } from './job-queue.ts';
-import type { JobWebhooks } from './job.wiring.ts';
+import type { JobWebhooks } from './job-webhooks.ts';
 import { decodeJobCursor, UUID } from './job-cursor.ts';
 import { webhookUrlOf } from './job-queue.inputs.ts';
 import * as repo from './jobs.repository.ts';

@@ -18,6 +18,7 @@ import { DEFAULT_WEB_SCRAPING, type WebScrapingConfig } from '../../operator-con
 import { JobInputFetcher } from './job-input-fetcher.ts';
 import { JobQueue, QUEUE_ENTRIES } from './job-queue.ts';
 import { JobRunner } from './job-runner.ts';
+import type { JobWebhooks } from './job-webhooks.ts';
 import { JobService } from './job.service.ts';
 
 export type { JobService } from './job.service.ts';
@@ -35,14 +36,6 @@ const DEFAULTS: Config['jobs'] = {
 
 const INPUT_FETCH_MIN_TIMEOUT_MS = 60_000;
 const RETENTION_SWEEP_MS = 300_000;
-
-/** What jobs need of the account's webhooks (src/webhooks/webhook.wiring.ts). */
-export interface JobWebhooks {
-  /** Told once when a job ends, COMPLETED or FAILED. */
-  jobFinished(jobId: string): void;
-  /** Refuses a job's webhook_url that the address policy or the account's endpoints do not allow. */
-  checkJobWebhookUrl(accountId: string, url: string): Promise<void>;
-}
 
 export interface JobServices {
   /** The API side: quote, queue, retrieve, list, watch. */
