@@ -69,7 +69,7 @@ describe('a start that explains itself', () => {
   it(
     'reports each phase with its duration, and the missing public settings once (NODE_ENV=production)',
     async () => {
-      const storage = await serverStorage('lagoon-startup-');
+      const storage = await serverStorage('lagoon-startup-', { emptyDatabase: true });
       remove = storage.remove;
       const dataDir = join(storage.dataDir, 'data');
       server = await startServer({

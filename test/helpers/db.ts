@@ -17,8 +17,9 @@ export const testDatabaseKind = TEST_DATABASE_URL ? 'postgres' : 'pglite';
  */
 export type TestDatabase = DatabaseHandle & { url: string | undefined; drop(): Promise<void> };
 
-export async function createTestDatabase(): Promise<TestDatabase> {
-  const template = templateRef();
+/** `empty`: a database with no tables at all (PostgreSQL only), for tests of what a first start does. */
+export async function createTestDatabase(options: { empty?: boolean } = {}): Promise<TestDatabase> {
+  const template = options.empty ? undefined : templateRef();
   if (!TEST_DATABASE_URL) {
     const handle = template
       ? await openDatabase({ dataDir: 'memory://', loadDataDir: await pgliteDump(template) })
@@ -33,7 +34,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   );
   const url = withDatabase(TEST_DATABASE_URL, name);
   const handle = await openDatabase({ url, poolSize: 20 });
-  if (!template) await migrateToLatest(handle.db);
+  if (!template && !options.empty) await migrateToLatest(handle.db);
   return {
     ...handle,
     url,

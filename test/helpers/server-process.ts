@@ -93,12 +93,13 @@ export async function runCliProcess(
  */
 export async function serverStorage(
   prefix: string,
+  options: { emptyDatabase?: boolean } = {},
 ): Promise<{ dataDir: string; env: Record<string, string>; remove(): Promise<void> }> {
   const dataDir = mkdtempSync(join(tmpdir(), prefix));
   const env: Record<string, string> = { LAGOON_DATA_DIR: dataDir };
   let dropDatabase: (() => Promise<void>) | undefined;
   if (TEST_DATABASE_URL) {
-    const database = await createTestDatabase();
+    const database = await createTestDatabase({ empty: options.emptyDatabase });
     await database.close();
     env.DATABASE_URL = database.url!;
     dropDatabase = database.drop;
