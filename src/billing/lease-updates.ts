@@ -56,6 +56,9 @@ export class LeaseUpdates {
   /** Charges of calls whose lease was gone, being written directly (close() and flush() wait for them). */
   readonly direct: DirectCharges;
   private retryMs = RETRY_MS;
+  /** Leases with a retry timer set: one at a time each, whatever else asked for an update meanwhile. */
+  private readonly retrying = new Set<Lease>();
+  private stopped = false;
 
   constructor(private readonly deps: LeaseUpdatesDeps) {
     this.direct = new DirectCharges(deps.logger);
@@ -134,8 +137,14 @@ export class LeaseUpdates {
         void this.schedule(due).catch(() => undefined);
   }
 
+  /** A failed update of the lease waits for its retry timer (the tick leaves it alone meanwhile). */
+  isRetrying(lease: Lease): boolean {
+    return this.retrying.has(lease);
+  }
+
   /** Stops the write timer (shutdown: close() writes every lease itself). */
   stop(): void {
+    this.stopped = true;
     clearTimeout(this.writeTimer);
     this.dueWrites.clear();
   }
@@ -226,15 +235,23 @@ export class LeaseUpdates {
     );
   }
 
+  /**
+   * One retry timer per lease: updates asked for meanwhile (the tick, a flush) fail on their own without arming
+   * another, so an outage costs one timer and one log line per lease and backoff step, not one more each time.
+   * After stop(), close() retries itself, a few rounds, and nothing is retried later.
+   */
   private retryLater(lease: Lease, error: unknown): void {
+    if (this.stopped || this.retrying.has(lease)) return;
     this.deps.logger.error(
       { err: error, leaseId: lease.reservation.id, retryInMs: this.retryMs },
       'writing a balance lease update failed; retrying',
     );
     const wait = this.retryMs;
     this.retryMs = Math.min(this.retryMs * 2, MAX_RETRY_MS);
+    this.retrying.add(lease);
     setTimeout(() => {
-      if (lease.state !== 'closed' && lease.hasWork) this.schedule(lease);
+      this.retrying.delete(lease);
+      if (!this.stopped && lease.state !== 'closed' && lease.hasWork) void this.schedule(lease).catch(() => undefined);
     }, wait).unref();
   }
 }

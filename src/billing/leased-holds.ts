@@ -310,6 +310,7 @@ export class LeasedHolds implements Holds {
         ((lease.holds === 0n && now - lease.lastDrawAt > options.idleMs) || now - lease.openedAt > options.maxAgeMs)
       )
         this.updates.closeLease(lease);
+      else if (this.updates.isRetrying(lease)) continue;
       else if (lease.state === 'closing' && lease.holds === 0n) void this.updates.schedule(lease);
       else if (now - lease.lastWriteAt > options.ttlMs / 3) void this.updates.schedule(lease);
     }

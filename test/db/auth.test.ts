@@ -35,7 +35,10 @@ describe(`${AuthService.name} (${testDatabaseKind})`, () => {
     handle = await createTestDatabase();
     services = createServices(handle.db.withPlugin(counter), createLogger('silent'), testServiceOptions);
   });
-  afterAll(async () => handle.drop());
+  afterAll(async () => {
+    await services.stop(); // leases and timers end before their database does
+    await handle.drop();
+  });
 
   it('should authenticate from the cache after the first lookup and batch lastUsedAt writes', async () => {
     const { adminKey } = await services.accounts.create(operator(), { name: 'cache' });

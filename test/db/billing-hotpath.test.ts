@@ -50,7 +50,10 @@ describe.each([
     await services.billing.flush(accountId);
     await services.billing.holds.reclaim(accountId);
   };
-  afterAll(async () => handle.drop());
+  afterAll(async () => {
+    await services.stop(); // leases and timers end before their database does
+    await handle.drop();
+  });
 
   const balanceOf = async (accountId: string, currency = 'USD') =>
     (await services.billing.balancesOf(accountId)).find((b) => b.currency === currency)!;
@@ -327,5 +330,6 @@ describe.each([
     ]);
     expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'fulfilled']);
     expect(lines.filter((line) => line.includes('billing batch failed'))).toHaveLength(1);
+    await billing.close();
   });
 });

@@ -160,6 +160,37 @@ describe(`Balance leases under faults (${testDatabaseKind})`, () => {
     },
   );
 
+  it('should retry a lease during an outage at its backoff steps only, however often its tick runs', async () => {
+    const { db, down } = flakyDatabase();
+    const lines: string[] = [];
+    const billing = createBilling({
+      db,
+      logger: createLogger('warn', { write: (line: string) => void lines.push(line) }),
+      options: { reservationTimeoutMs: 60_000, leases: { ...DEFAULT_LEASE_OPTIONS, tickMs: 10, ttlMs: 30 } },
+    });
+    try {
+      const { auth, accountId } = await createAccountWithKey(env.services, { credit: { USD: '1' } });
+      const call = () =>
+        billing.runMetered(auth, { maxCost: usd('0.01'), run: async () => 'ok', usage: () => usageOf(usd('0.005')) });
+      await call();
+      await billing.flush(accountId);
+      down.now = true;
+      await call(); // settled in memory: the lease has a charge to write
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      // Backoff 200, 400, 800 ms … : a handful of attempts in 2 s, not one per 10 ms tick, and one log line each.
+      const retries = lines.filter((line) => line.includes('writing a balance lease update failed')).length;
+      expect(retries).toBeGreaterThanOrEqual(2);
+      expect(retries).toBeLessThanOrEqual(8);
+      expect(down.failed).toBeLessThanOrEqual(retries + 2);
+      down.now = false;
+      await billing.flush(accountId);
+      expect(await rows(accountId)).toMatchObject({ entries: 2, amount: parseNano('0.99') });
+    } finally {
+      down.now = false;
+      await billing.close();
+    }
+  });
+
   it('should ask other processes for their unused leases even when it gave back one of its own first', async () => {
     const other = billingWith();
     // Stands for Redis: asking "elsewhere" makes the other process give back its unused leases on the account.

@@ -29,7 +29,10 @@ describe.each([
     handle = await createTestDatabase();
     services = createTestServices(handle.db, { balanceLeases });
   });
-  afterAll(async () => handle.drop());
+  afterAll(async () => {
+    await services.stop(); // leases and timers end before their database does
+    await handle.drop();
+  });
 
   const balanceOf = async (accountId: string, currency = 'USD') =>
     (await services.billing.balancesOf(accountId)).find((b) => b.currency === currency)!;
@@ -289,7 +292,10 @@ describe(`${BillingService.name}.runMetered (${testDatabaseKind})`, () => {
     handle = await createTestDatabase();
     services = createTestServices(handle.db);
   });
-  afterAll(async () => handle.drop());
+  afterAll(async () => {
+    await services.stop(); // leases and timers end before their database does
+    await handle.drop();
+  });
 
   it('should charge the reported usage on success and nothing when the work fails', async () => {
     const { auth, accountId } = await createAccountWithKey(services, { credit: { USD: '1' } });

@@ -178,7 +178,12 @@ export function consoleSuite(
     },
   };
   beforeAll(async () => {
-    [lagoon, browser] = await Promise.all([startConsoleServer(prefix, options.env), launchBrowser()]);
+    // Both kept even when the other fails to start, so that afterAll stops what did start.
+    const [server, launched] = await Promise.allSettled([startConsoleServer(prefix, options.env), launchBrowser()]);
+    if (server.status === 'fulfilled') lagoon = server.value;
+    if (launched.status === 'fulfilled') browser = launched.value;
+    for (const part of [server, launched]) if (part.status === 'rejected') throw part.reason;
+    if (lagoon === undefined) throw new Error(`${prefix}: the server did not start`);
     if (options.creditUsd !== undefined)
       await lagoon.cli([
         'accounts',

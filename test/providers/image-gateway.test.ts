@@ -4,6 +4,8 @@ import { UpstreamError, ValidationError } from '../../src/errors.ts';
 import type { ProviderConfig } from '../../src/operator-config/schema.ts';
 import type { GenerateImageRequest, ImageEngine } from '../../src/providers/image/image-engine.ts';
 import { ImageGateway } from '../../src/providers/image/image-gateway.ts';
+import { eventually } from '../helpers/eventually.ts';
+import { scaled } from '../helpers/time-scale.ts';
 import { startImageUpstream, type FakeImageUpstream } from '../helpers/image-upstreams.ts';
 
 const request: GenerateImageRequest = {
@@ -95,11 +97,13 @@ describe('ImageGateway', () => {
   });
 
   it('should time out a slow upstream with REQUEST_TIMEOUT and retry', async () => {
-    a1111.queue({ kind: 'delay', ms: 2_000 }, { kind: 'delay', ms: 2_000 });
-    const error = await failure(gateway({ timeoutMs: 300 }).generate([sd], request, {}));
+    // Stretched with the host's load: on a busy host the retry's request may reach the fake upstream only after the
+    // gateway gave up on it, and would then be counted by the next test.
+    a1111.queue({ kind: 'delay', ms: scaled(4_000) }, { kind: 'delay', ms: scaled(4_000) });
+    const error = await failure(gateway({ timeoutMs: scaled(300) }).generate([sd], request, {}));
     expect(error).toBeInstanceOf(UpstreamError);
     expect((error as UpstreamError).code).toBe('REQUEST_TIMEOUT');
-    expect(a1111.requests).toHaveLength(2);
+    await eventually(async () => expect(a1111.requests).toHaveLength(2));
   });
 
   it('should not retry nor fall back on a 400 (the caller’s mistake)', async () => {
