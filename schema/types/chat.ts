@@ -1,5 +1,5 @@
 import { formatNano } from '../../src/billing/money.ts';
-import type { ChatStreamEvent } from '../../src/chat/chat-stream.ts';
+import { chargeOfChunk, type ChatStreamEvent } from '../../src/chat/chat-stream.ts';
 import type {
   ChatChoice,
   ChatChunkChoice,
@@ -173,6 +173,21 @@ const ChatCompletionChunkRef = builder.objectRef<ChatCompletionChunk>('ChatCompl
       nullable: true,
       description: 'The last chunk only: tokens as billed.',
       resolve: (c) => c.usage ?? null,
+    }),
+    charged: t.field({
+      type: 'Decimal',
+      nullable: true,
+      description: 'The last chunk only: the amount charged, in `currency`.',
+      resolve: (c) => {
+        const charge = chargeOfChunk(c);
+        return charge ? formatNano(charge.charged) : null;
+      },
+    }),
+    currency: t.field({
+      type: CurrencyEnum,
+      nullable: true,
+      description: 'The last chunk only: the balance that paid.',
+      resolve: (c) => chargeOfChunk(c)?.currency ?? null,
     }),
     webSearchCitations: t.field({
       type: [WebCitationRef],

@@ -1,4 +1,5 @@
 import type { AccountAuthContext } from '../auth/auth-context.ts';
+import type { SettledCharge } from '../billing/billing.types.ts';
 import type { PaidCall } from '../billing/paid-call.ts';
 import type { CatalogModel } from '../catalog/model.ts';
 import { AppError, ServerShuttingDownError, UpstreamError } from '../errors.ts';
@@ -74,6 +75,13 @@ export const toUsage = (tokens: BilledTokens): ChatUsage => ({
 
 export const DOCUMENTS_TOOL = 'web_search_documents';
 
+/**
+ * What the call was charged, beside its usage chunk: the GraphQL chunk shows it (`charged`, `currency`); the REST
+ * stream sends the chunk as the original service does, without it.
+ */
+const chunkCharges = new WeakMap<ChatCompletionChunk, SettledCharge>();
+export const chargeOfChunk = (chunk: ChatCompletionChunk): SettledCharge | undefined => chunkCharges.get(chunk);
+
 /** Whether a call has sources to show (citations chunk, documents tool call): it searched, or it read linked pages. */
 export const hasSources = (call: { readonly searched: boolean; readonly citations: readonly WebCitation[] }): boolean =>
   call.searched || call.citations.length > 0;
@@ -98,6 +106,7 @@ export class ChatStreamSession implements AsyncIterable<ChatStreamEvent> {
   private cancelled = false;
   private settled: Promise<ChatUsage | undefined> | undefined;
   private upstreamUsage: UpstreamUsage | undefined;
+  private charge: SettledCharge | undefined;
   /** Text received per choice (content, reasoning, tool calls), for counting when no usage arrives. */
   private readonly received = new Map<number, string[]>();
   /** Highest tool call index per choice (the documents tool call goes after the model's). */
@@ -245,7 +254,11 @@ export class ChatStreamSession implements AsyncIterable<ChatStreamEvent> {
         });
       tail.push(...this.documentChunks());
       const usage = await this.finish(ending);
-      if (usage) tail.push({ type: 'chunk', chunk: this.chunk([], { usage }) });
+      if (usage) {
+        const chunk = this.chunk([], { usage });
+        if (this.charge) chunkCharges.set(chunk, this.charge);
+        tail.push({ type: 'chunk', chunk });
+      }
       return undefined;
     }
     await this.finish(ending);
@@ -368,7 +381,7 @@ export class ChatStreamSession implements AsyncIterable<ChatStreamEvent> {
           completionTokens: ctx.outputLimit.billable(await countOutputTokens(received)),
         };
     try {
-      await settleChat(ctx.call, ctx, tokens, { notes: NOTES[ending], logger: ctx.logger });
+      this.charge = await settleChat(ctx.call, ctx, tokens, { notes: NOTES[ending], logger: ctx.logger });
     } catch (error) {
       ctx.logger.error(
         { err: error, reservationId: ctx.call.reservation.id },

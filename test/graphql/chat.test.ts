@@ -37,6 +37,7 @@ const SUBSCRIPTION = `subscription Stream($input: ChatCompletionInput!) {
     id model
     choices { index finishReason delta { role content reasoningContent toolCalls { index id function { name arguments } } } }
     usage { promptTokens completionTokens totalTokens }
+    charged currency
   }
 }`;
 
@@ -49,6 +50,8 @@ interface Chunk {
     delta: { role: string | null; content: string | null; reasoningContent: string | null };
   }[];
   usage: { promptTokens: number; completionTokens: number; totalTokens: number } | null;
+  charged: string | null;
+  currency: string | null;
 }
 
 describe(`GraphQL chat completions (${testDatabaseKind})`, () => {
@@ -183,9 +186,11 @@ describe(`GraphQL chat completions (${testDatabaseKind})`, () => {
     expect(chunks.flatMap((c) => c.choices.map((choice) => choice.delta.reasoningContent ?? '')).join('')).not.toBe('');
     const entries = await account.entries(requestIdOf(last.id));
     expect(entries.map((e) => e.units)).toEqual([last.usage!.promptTokens, last.usage!.completionTokens]);
-    expect(before.amount - (await account.balance()).amount).toBe(
-      tokenCostNano(last.usage!.promptTokens, '1') + tokenCostNano(last.usage!.completionTokens, '4'),
-    );
+    const cost = tokenCostNano(last.usage!.promptTokens, '1') + tokenCostNano(last.usage!.completionTokens, '4');
+    expect(before.amount - (await account.balance()).amount).toBe(cost);
+    // The last chunk says what the call cost; the others carry no charge.
+    expect({ charged: last.charged, currency: last.currency }).toEqual({ charged: formatNano(cost), currency: 'USD' });
+    expect(chunks.slice(0, -1).every((c) => c.charged === null && c.currency === null)).toBe(true);
   });
 
   it('should refuse a subscription the account cannot pay for, and settle what was delivered when the client unsubscribes', async () => {

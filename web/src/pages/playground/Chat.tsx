@@ -4,7 +4,6 @@ import { useClient } from '@urql/preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ErrorNotice } from '../../components/ErrorNotice.tsx';
 import { formatAmount } from '../../lib/format.ts';
-import { chargeSince, type Charge } from './charges.ts';
 import { ModelSelect } from './ModelSelect.tsx';
 import { PLAYGROUND_CHAT } from './operations.ts';
 
@@ -15,23 +14,20 @@ interface Tokens {
   readonly completionTokens: number;
 }
 
+interface Charge {
+  readonly amount: string;
+  readonly currency: string;
+}
+
 export function Chat() {
   const client = useClient();
   const [text, setText] = useState('');
   const [status, setStatus] = useState<Status>('idle');
   const [error, setError] = useState<CombinedError>();
   const [tokens, setTokens] = useState<Tokens>();
-  const [charge, setCharge] = useState<Charge | 'unknown'>();
+  const [charge, setCharge] = useState<Charge>();
   const stop = useRef<(() => void) | undefined>(undefined);
   useEffect(() => () => stop.current?.(), []);
-
-  const finish = (model: string, startedAt: string) => {
-    setStatus('done');
-    chargeSince(client, model, startedAt).then(
-      (found) => setCharge(found ?? 'unknown'),
-      () => setCharge('unknown'),
-    );
-  };
 
   const submit = (event: Event) => {
     event.preventDefault();
@@ -42,7 +38,6 @@ export function Chat() {
     setTokens(undefined);
     setCharge(undefined);
     setStatus('streaming');
-    const startedAt = new Date().toISOString();
     const input = {
       model: String(form.get('model') ?? ''),
       messages: [{ role: 'USER' as const, content: String(form.get('prompt') ?? '') }],
@@ -58,10 +53,11 @@ export function Chat() {
       if (!chunk) return;
       const delta = chunk.choices.map((choice) => choice.delta.content ?? '').join('');
       if (delta) setText((before) => before + delta);
+      // The last chunk: the tokens billed and what they cost.
       if (chunk.usage) {
         setTokens(chunk.usage);
-        // Usage entries record the model id asked for (chunk.model is the upstream's name for it).
-        finish(input.model, startedAt);
+        if (chunk.charged && chunk.currency) setCharge({ amount: chunk.charged, currency: chunk.currency });
+        setStatus('done');
       }
     });
     stop.current = () => subscription.unsubscribe();
@@ -85,8 +81,7 @@ export function Chat() {
       <p class="muted" data-testid="chat-cost">
         {status === 'streaming' && 'Streaming…'}
         {tokens && `${tokens.promptTokens} prompt + ${tokens.completionTokens} completion tokens. `}
-        {charge === 'unknown' && 'Cost: see the Usage page.'}
-        {charge && charge !== 'unknown' && `Cost: ${formatAmount(charge.amount, charge.currency)}`}
+        {charge && `Cost: ${formatAmount(charge.amount, charge.currency)}`}
       </p>
     </section>
   );

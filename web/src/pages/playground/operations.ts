@@ -25,21 +25,8 @@ export const PLAYGROUND_CHAT = graphql(`
         promptTokens
         completionTokens
       }
-    }
-  }
-`);
-
-/** The charges of a call, found in the account's usage after it settled (entries of `modelId` since `startDate`). */
-export const PLAYGROUND_CHARGES = graphql(`
-  query PlaygroundCharges($filter: UsageFilter) {
-    usage(filter: $filter, first: 50) {
-      edges {
-        node {
-          id
-          amount
-          currency
-        }
-      }
+      charged
+      currency
     }
   }
 `);
