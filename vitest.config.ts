@@ -36,6 +36,8 @@ export default defineConfig({
     // Stretched by the machine's load when the run starts (test/helpers/time-scale.ts): no test assumes a quiet host.
     testTimeout: scaled(30_000),
     hookTimeout: scaled(60_000),
+    // expect.poll (a page showing a mutation's result, a write landing): 1 s by default, too short on a busy host.
+    expect: { poll: { timeout: scaled(10_000) } },
     pool: 'forks',
     // Files share each worker's module cache: the app's import costs 2–3 s, paid once per worker, not per file.
     isolate: false,
