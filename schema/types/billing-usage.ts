@@ -85,6 +85,11 @@ const UsageFilterRef = builder.inputType('UsageFilter', {
     currency: t.field({ type: CurrencyEnum, required: false }),
     apiKeyId: t.id({ required: false, description: 'Only entries of this API key.' }),
     modelId: t.string({ required: false, description: 'Only entries of this model id.' }),
+    modelType: t.string({
+      required: false,
+      description:
+        'Only entries of this model type, as entries record it in `UsageEntry.modelType` (LLM, IMAGE, TTS, ASR, VIDEO…); an unknown type matches nothing.',
+    }),
     startDate: t.field({ type: 'DateTime', required: false, description: 'Entries created at or after this instant.' }),
     endDate: t.field({ type: 'DateTime', required: false, description: 'Entries created at or before this instant.' }),
     sortOrder: t.field({
@@ -111,6 +116,7 @@ builder.queryFields((t) => ({
             currency: filter.currency,
             apiKeyId: filter.apiKeyId ?? undefined,
             modelId: filter.modelId ?? undefined,
+            modelType: filter.modelType ?? undefined,
             startDate: filter.startDate?.toISOString(),
             endDate: filter.endDate?.toISOString(),
             sortOrder: filter.sortOrder,

@@ -12,6 +12,7 @@ const optional = <S extends z.ZodType>(schema: S) => z.preprocess(absentIfEmpty,
 
 export const USAGE_PAGE_SIZE = { min: 1, max: 500, default: 200 } as const;
 const MODEL_ID_MAX = 200;
+const MODEL_TYPE_MAX = 64;
 export const ANALYTICS_MAX_DAYS = 90;
 
 /** An ISO 8601 date-time with Z or an offset, or a UTC calendar day `YYYY-MM-DD`. */
@@ -30,6 +31,12 @@ const UsageFilterShape = z.object({
       .max(MODEL_ID_MAX, `must be at most ${MODEL_ID_MAX} characters`)
       .regex(/^[^\p{Cc}]+$/u, 'must be a model id without control characters'),
   ).describe('Only entries of this model id (as usage entries record it)'),
+  modelType: optional(
+    z
+      .string()
+      .max(MODEL_TYPE_MAX, `must be at most ${MODEL_TYPE_MAX} characters`)
+      .regex(/^[^\p{Cc}]+$/u, 'must be a model type without control characters'),
+  ).describe('Only entries of this model type (as usage entries record it: LLM, IMAGE, TTS, ASR, VIDEO…)'),
   startDate: optional(Instant).describe(
     'Entries created at or after this ISO 8601 date-time (a YYYY-MM-DD day starts at 00:00 UTC)',
   ),

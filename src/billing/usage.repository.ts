@@ -21,6 +21,7 @@ function windowConditions(accountId: string, window: UsageWindow, alias = 'usage
   if (window.currency) conditions.push(sql<SqlBool>`${column('currency')} = ${window.currency}`);
   if (window.apiKeyId !== undefined) conditions.push(sql<SqlBool>`${column('api_key_id')} = ${window.apiKeyId}::uuid`);
   if (window.modelId !== undefined) conditions.push(sql<SqlBool>`${column('model_id')} = ${window.modelId}`);
+  if (window.modelType !== undefined) conditions.push(sql<SqlBool>`${column('model_type')} = ${window.modelType}`);
   if (window.from !== undefined) conditions.push(sql<SqlBool>`${column('created_at')} >= ${ts(window.from)}`);
   if (window.until !== undefined) conditions.push(sql<SqlBool>`${column('created_at')} < ${ts(window.until)}`);
   return conditions;
@@ -43,12 +44,13 @@ export async function countWindow(
 
 /**
  * Entries per whole day from the daily rollups (written in the same transaction as the entries). A rollup row
- * is per key and model ('' for none), so the key and model filters count exactly there too.
+ * is per key, model and model type ('' for none; the filters are never ''), so those filters count exactly there
+ * too.
  */
 export async function rollupDayCounts(
   db: Db,
   accountId: string,
-  filter: Pick<UsageWindow, 'currency' | 'apiKeyId' | 'modelId'>,
+  filter: Pick<UsageWindow, 'currency' | 'apiKeyId' | 'modelId' | 'modelType'>,
   days: { afterDay?: string; beforeDay?: string },
 ): Promise<DayCount[]> {
   let query = db
@@ -62,6 +64,7 @@ export async function rollupDayCounts(
   if (filter.currency) query = query.where('currency', '=', filter.currency);
   if (filter.apiKeyId !== undefined) query = query.where('api_key_id', '=', filter.apiKeyId);
   if (filter.modelId !== undefined) query = query.where('model_id', '=', filter.modelId);
+  if (filter.modelType !== undefined) query = query.where('model_type', '=', filter.modelType);
   if (days.afterDay) query = query.where('day', '>', days.afterDay);
   if (days.beforeDay) query = query.where('day', '<', days.beforeDay);
   const rows = await query.groupBy('day').execute();

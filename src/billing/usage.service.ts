@@ -191,7 +191,7 @@ export class UsageService {
 }
 
 function windowOf(
-  filter: Pick<UsageWindow, 'currency' | 'apiKeyId' | 'modelId'> & {
+  filter: Pick<UsageWindow, 'currency' | 'apiKeyId' | 'modelId' | 'modelType'> & {
     startDate?: string | undefined;
     endDate?: string | undefined;
   },
@@ -200,6 +200,7 @@ function windowOf(
     ...(filter.currency && { currency: filter.currency }),
     ...(filter.apiKeyId !== undefined && { apiKeyId: filter.apiKeyId }),
     ...(filter.modelId !== undefined && { modelId: filter.modelId }),
+    ...(filter.modelType !== undefined && { modelType: filter.modelType }),
     ...windowBounds(filter.startDate, filter.endDate),
   };
 }

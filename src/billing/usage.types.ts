@@ -38,13 +38,14 @@ export const SORT_ORDERS = ['asc', 'desc'] as const;
 export type SortOrder = (typeof SORT_ORDERS)[number];
 
 /**
- * Which entries: an optional currency, key and model, and a half-open time window in microseconds, `from`
+ * Which entries: an optional currency, key, model and model type, and a half-open time window in microseconds, `from`
  * inclusive and `until` exclusive (an inclusive date-time `endDate` becomes `until` = endDate + 1 µs).
  */
 export interface UsageWindow {
   readonly currency?: Currency | undefined;
   readonly apiKeyId?: string | undefined;
   readonly modelId?: string | undefined;
+  readonly modelType?: string | undefined;
   readonly from?: bigint | undefined;
   readonly until?: bigint | undefined;
 }

@@ -33,7 +33,8 @@ async function recordChatOutput(page: Page): Promise<void> {
 
 /**
  * The Playground and Usage pages in chromium: a chat streamed token by token then its cost, its charge in the
- * usage table (filtered, paged) and in the CSV export, an image generated and speech that plays.
+ * usage table (filtered, paged) and in the CSV export, an image generated and speech that plays, and the usage
+ * filtered by kind.
  */
 describe('web console: playground and usage (browser)', () => {
   let page: Page;
@@ -119,6 +120,43 @@ describe('web console: playground and usage (browser)', () => {
     expect(await page.getByTestId('speech-cost').textContent()).toMatch(/Cost: \$\d/);
     await screenshots(page, 'playground-media');
     await expectNoHorizontalOverflow(page);
+    expect(errors).toEqual([]);
+  });
+
+  it('filters the usage by kind, in the table and the CSV export', async () => {
+    await open(page, 'Usage');
+    const table = page.getByTestId('usage-table');
+    const count = page.getByTestId('usage-count');
+    await expect.poll(() => count.textContent()).toMatch(/^\d+ entries/);
+    const all = Number((await count.textContent())!.split(' ')[0]);
+    const kinds = () => table.locator('tbody tr td:nth-child(3)').allTextContents();
+    const seen: Record<string, number> = {};
+    for (const kind of ['LLM', 'IMAGE', 'TTS']) {
+      await page.getByLabel('Kind').selectOption(kind);
+      await page.getByRole('button', { name: 'Apply' }).click();
+      await expect.poll(async () => [...new Set(await kinds())]).toEqual([kind]);
+      seen[kind] = Number((await count.textContent())!.split(' ')[0]);
+      expect(seen[kind], kind).toBeGreaterThan(0);
+      expect((await kinds()).length).toBe(Math.min(seen[kind], 50));
+    }
+    // The chat, the image and the speech are all there is: the kinds add up to the whole.
+    expect(seen.LLM! + seen.IMAGE! + seen.TTS!).toBe(all);
+
+    // The export takes the same filter: only TTS lines, as many as the count.
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Export CSV' }).click(),
+    ]);
+    const lines = readFileSync((await download.path())!, 'utf8')
+      .trim()
+      .split('\r\n')
+      .slice(1);
+    expect(lines.length).toBe(seen.TTS);
+    expect(lines.every((line) => line.split(',')[2] === 'TTS')).toBe(true);
+
+    await page.getByLabel('Kind').selectOption('');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await expect.poll(() => count.textContent()).toBe(`${all} entries`);
     expect(errors).toEqual([]);
   });
 });

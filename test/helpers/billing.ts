@@ -133,6 +133,8 @@ export interface SeedEntry {
   readonly amount: string;
   readonly apiKeyId?: string | null;
   readonly model?: string;
+  /** Default LLM. */
+  readonly modelType?: string;
   readonly lineType?: string;
   readonly sku?: string;
 }
@@ -149,7 +151,7 @@ export async function seedEntries(db: Database, accountId: string, entries: read
     createdAt: new Date(entry.at),
     sku: entry.sku ?? `seed-sku-${index}`,
     modelId: entry.model ?? 'seed-model',
-    modelType: 'LLM',
+    modelType: entry.modelType ?? 'LLM',
     unitType: 'tokens',
     lineType: entry.lineType ?? null,
     pricePerUnitUsd: '0.001',

@@ -258,6 +258,8 @@ export type UsageFilter = {
   endDate?: string | null | undefined;
   /** Only entries of this model id. */
   modelId?: string | null | undefined;
+  /** Only entries of this model type, as entries record it in `UsageEntry.modelType` (LLM, IMAGE, TTS, ASR, VIDEO…); an unknown type matches nothing. */
+  modelType?: string | null | undefined;
   /** By creation time, ties by id; default DESC. */
   sortOrder?: UsageSortOrder | null | undefined;
   /** Entries created at or after this instant. */

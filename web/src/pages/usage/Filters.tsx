@@ -3,6 +3,24 @@ import { useQuery } from '@urql/preact';
 import type { UsageFilter } from '../../gql/graphql.ts';
 import { USAGE_FILTER_CHOICES } from './operations.ts';
 
+/**
+ * The kinds usage entries record in `modelType` (set by each product's pricing, e.g. src/chat/chat-pricing.ts,
+ * src/media/images/edit-pricing.ts, src/crypto-rpc/rpc-proxy.service.ts), not the catalog's lowercase model types.
+ */
+const USAGE_KINDS = [
+  'LLM',
+  'IMAGE',
+  'UPSCALE',
+  'INPAINT',
+  'TTS',
+  'ASR',
+  'EMBEDDING',
+  'VIDEO',
+  'MUSIC',
+  'AUGMENT',
+  'RPC',
+] as const;
+
 /** A YYYY-MM-DD day as the instants the API takes (the whole day, UTC). */
 function dayStart(day: string): string | null {
   return day ? `${day}T00:00:00.000Z` : null;
@@ -22,6 +40,7 @@ export function UsageFilters({ onApply }: { onApply: (filter: UsageFilter) => vo
       endDate: dayEnd(text('to')),
       apiKeyId: text('key') || null,
       modelId: text('model') || null,
+      modelType: text('kind') || null,
     });
   };
   return (
@@ -53,6 +72,17 @@ export function UsageFilters({ onApply }: { onApply: (filter: UsageFilter) => vo
             {data?.models.map((model) => (
               <option key={model.id} value={model.id}>
                 {model.id}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div>
+          <label for="usage-kind">Kind</label>
+          <select id="usage-kind" name="kind">
+            <option value="">All</option>
+            {USAGE_KINDS.map((kind) => (
+              <option key={kind} value={kind}>
+                {kind}
               </option>
             ))}
           </select>
