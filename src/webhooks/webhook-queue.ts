@@ -13,7 +13,8 @@ import type { WebhookDeliverer } from './webhook-delivery.ts';
 
 export const WEBHOOK_QUEUE = 'lagoon-webhooks';
 const WORKERS = 2;
-const POLLING_SECONDS = 0.5;
+/** A delivery queued in this process wakes its workers at once (wake()); the poll finds the others and retries. */
+const POLLING_SECONDS = 5;
 /** pg-boss 10 refuses an attempt time of a day or more; a delivery takes seconds. */
 const EXPIRE_MARGIN_SECONDS = 30;
 

@@ -35,6 +35,7 @@ const DEFAULTS: Config['jobs'] = {
 };
 
 const INPUT_FETCH_MIN_TIMEOUT_MS = 60_000;
+const JOB_POLLING_SECONDS = 5;
 const RETENTION_SWEEP_MS = 300_000;
 
 export interface JobServices {
@@ -114,7 +115,9 @@ export function createJobServices(
       retryLimit: options.retries,
       expireSeconds: Math.ceil(options.timeoutMs / 1000),
       heartbeatSeconds: options.heartbeatSeconds,
-      pollingSeconds: 0.5,
+      // New entries wake the workers (NOTIFY, src/media/jobs/queue-wake.ts): the poll only finds retries that came
+      // due, so it can be slow (an idle process polled 4 % of a core away at 0.5 s).
+      pollingSeconds: JOB_POLLING_SECONDS,
     },
   });
   const scraping = deps.webScraping ?? DEFAULT_WEB_SCRAPING;
