@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
+import { build, type Plugin } from 'esbuild';
 import { ensureEmbeddedTemplate } from './src/db/embedded-template.ts';
 import { buildConsole } from './web/build.ts';
 
@@ -33,7 +33,11 @@ export async function buildServer(): Promise<void> {
     ],
     outdir: out,
     bundle: true,
-    packages: 'external',
+    plugins: [bundleOnly(BUNDLED_PACKAGES)],
+    // The entries share one copy of the bundled packages (kysely's, for the server and its migrations), in chunks
+    // beside them: a chunk's import.meta.url finds the same files (src/runtime-files.ts) as an entry's.
+    splitting: true,
+    chunkNames: 'chunk-[hash]',
     platform: 'node',
     format: 'esm',
     target: 'node20.10',
@@ -57,9 +61,33 @@ export async function buildServer(): Promise<void> {
   for (const file of readdirSync(join(out, 'migrations'))) {
     if (!built.has(join(out, 'migrations', file))) rmSync(join(out, 'migrations', file), { force: true });
   }
+  // Chunks of earlier builds: their names change with their contents.
+  for (const file of readdirSync(out).filter((name) => name.startsWith('chunk-'))) {
+    if (!built.has(join(out, file))) rmSync(join(out, file), { force: true });
+  }
   // A first start on the embedded database loads this instead of running initdb and every migration; made again
   // only when the migrations or PGlite changed (some 15 s then), else this is a hash of a few files.
   await ensureEmbeddedTemplate(join(root, 'migrations'));
+}
+
+/**
+ * Packages compiled into the build rather than loaded from node_modules: pure ESM, shipped as hundreds of small files
+ * each (viem some 360 at start, kysely 260), which Node would resolve, read and compile one by one at every start
+ * (docs/performance.md "Start-up"). viem's own ESM dependencies come along; its WebSocket ones (isows, ws: CommonJS)
+ * and every other package stay in node_modules. viem's chain list, imported on first use, becomes a chunk of its own.
+ */
+const BUNDLED_PACKAGES = /^(kysely|zod|jose|@pothos\/[^/]+|viem|ox|abitype|@noble\/[^/]+|@scure\/[^/]+)(\/|$)/;
+
+/** An esbuild plugin: bare imports stay external (loaded from node_modules at run time) unless `bundled` matches. */
+function bundleOnly(bundled: RegExp): Plugin {
+  return {
+    name: 'bundle-only',
+    setup(builder) {
+      builder.onResolve({ filter: /^[^./]/ }, (args) =>
+        bundled.test(args.path) ? undefined : { path: args.path, external: true },
+      );
+    },
+  };
 }
 
 /** The web console (web/), served at /dashboard from dist/web (src/runtime-files.ts). */

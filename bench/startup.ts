@@ -11,9 +11,11 @@ import { freePort } from '../test/helpers/free-port.ts';
  * Start-up: spawns `node dist/main.js` (what `npm start` runs after its build) N times and measures the time to the
  * first 200 from /healthz, and the CPU time the process had used by then (user + system, all threads, from
  * /proc/<pid>/stat: less sensitive to a loaded host than the wall time). PostgreSQL: a fresh database on the
- * server each run; embedded: a fresh data directory each run (the first start, which creates the database).
+ * server each run; embedded: a fresh data directory each run (the first start, which creates the database). With
+ * --restart, the usual restart instead: one database (or data directory) migrated by an unmeasured first start,
+ * then every run starts on it again.
  *
- *   npm run bench:startup -- [--runs 5] [--mode postgres|embedded|both] [--root <checkout>] \
+ *   npm run bench:startup -- [--runs 5] [--mode postgres|embedded|both] [--restart] [--root <checkout>] \
  *     [--admin-url postgres://postgres@127.0.0.1:5432/postgres]
  *
  * --root runs another checkout's build (built there first with `npm run build`), for a side-by-side comparison.
@@ -23,6 +25,7 @@ const { values } = parseArgs({
   options: {
     runs: { type: 'string', default: '5' },
     mode: { type: 'string', default: 'both' },
+    restart: { type: 'boolean', default: false },
     root: { type: 'string', default: process.cwd() },
     'admin-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/postgres' },
     'timeout-seconds': { type: 'string', default: '120' },
@@ -88,25 +91,47 @@ async function admin(text: string): Promise<void> {
   }
 }
 
-async function postgresRun(): Promise<Sample> {
-  const name = `lagoon_bench_startup_${randomBytes(5).toString('hex')}`;
-  await admin(`create database ${name}`);
-  try {
-    const url = new URL(ADMIN_URL);
-    url.pathname = `/${name}`;
-    return await startOnce({ DATABASE_URL: url.toString() });
-  } finally {
-    await admin(`drop database if exists ${name} with (force)`);
-  }
+/** Where a run's server keeps its data (its environment), made before the runs and removed after them. */
+interface Store {
+  readonly env: Record<string, string>;
+  remove(): Promise<void>;
 }
 
-async function embeddedRun(): Promise<Sample> {
+async function postgresStore(): Promise<Store> {
+  const name = `lagoon_bench_startup_${randomBytes(5).toString('hex')}`;
+  await admin(`create database ${name}`);
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
+  return { env: { DATABASE_URL: url.toString() }, remove: () => admin(`drop database if exists ${name} with (force)`) };
+}
+
+async function embeddedStore(): Promise<Store> {
   const dir = mkdtempSync(join(tmpdir(), 'lagoon-bench-startup-'));
+  return {
+    env: { LAGOON_DATA_DIR: join(dir, 'data') },
+    remove: async () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/** RUNS first starts, each on a new store; or with --restart, RUNS restarts on one store a first start migrated. */
+async function measure(makeStore: () => Promise<Store>, report: (sample: Sample, index: number) => void) {
+  const samples: Sample[] = [];
+  const shared = values.restart ? await makeStore() : undefined;
   try {
-    return await startOnce({ LAGOON_DATA_DIR: join(dir, 'data') });
+    if (shared) await startOnce(shared.env);
+    for (let i = 0; i < RUNS; i++) {
+      const store = shared ?? (await makeStore());
+      try {
+        samples.push(await startOnce(store.env));
+      } finally {
+        if (!shared) await store.remove();
+      }
+      report(samples[i]!, i);
+    }
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    await shared?.remove();
   }
+  return samples;
 }
 
 function summary(samples: readonly Sample[], key: keyof Sample): string {
@@ -117,17 +142,16 @@ function summary(samples: readonly Sample[], key: keyof Sample): string {
 }
 
 const modes = values.mode === 'both' ? ['postgres', 'embedded'] : [values.mode];
-console.log(`start-up of ${join(ROOT, 'dist/main.js')}, ${RUNS} runs each`);
+const what = values.restart ? 'restarts on a migrated database' : 'first starts on a new database';
+console.log(`start-up of ${join(ROOT, 'dist/main.js')}, ${RUNS} ${what} each`);
 for (const mode of modes) {
-  const run = mode === 'postgres' ? postgresRun : mode === 'embedded' ? embeddedRun : undefined;
-  if (!run) throw new Error(`unknown --mode ${mode} (postgres, embedded or both)`);
-  const samples: Sample[] = [];
-  for (let i = 0; i < RUNS; i++) {
-    const sample = await run();
-    samples.push(sample);
+  const makeStore = mode === 'postgres' ? postgresStore : mode === 'embedded' ? embeddedStore : undefined;
+  if (!makeStore) throw new Error(`unknown --mode ${mode} (postgres, embedded or both)`);
+  const label = values.restart ? `${mode} restart` : mode;
+  const samples = await measure(makeStore, (sample, i) =>
     console.log(
-      `  ${mode} #${i + 1}: /healthz after ${sample.wallMs.toFixed(0)} ms, CPU ${sample.cpuMs.toFixed(0)} ms`,
-    );
-  }
-  console.log(`${mode}: time to /healthz ${summary(samples, 'wallMs')}; CPU ${summary(samples, 'cpuMs')}`);
+      `  ${label} #${i + 1}: /healthz after ${sample.wallMs.toFixed(0)} ms, CPU ${sample.cpuMs.toFixed(0)} ms`,
+    ),
+  );
+  console.log(`${label}: time to /healthz ${summary(samples, 'wallMs')}; CPU ${summary(samples, 'cpuMs')}`);
 }

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import { createPublicClient, http, verifyMessage, type Address, type Hex } from 'viem';
-import { base } from 'viem/chains';
 import { findOrCreateWalletAccount } from '../accounts/account.repository.ts';
 import type { X402Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
@@ -42,8 +41,14 @@ export class WalletAuthenticator {
   ) {
     const url = deps.x402.baseRpcUrl;
     if (url) {
-      const client = createPublicClient({ chain: base, transport: http(url, { retryCount: 1 }) });
-      this.verifyOnChain = (args) => client.verifyMessage(args);
+      // viem's chain list is some 700 modules (about 1 s of CPU to load, docs/performance.md "Start-up"): loaded
+      // with the first contract-wallet sign-in, not with the server.
+      const connect = async () => {
+        const { base } = await import('viem/chains');
+        return createPublicClient({ chain: base, transport: http(url, { retryCount: 1 }) });
+      };
+      let client: ReturnType<typeof connect> | undefined;
+      this.verifyOnChain = async (args) => (await (client ??= connect())).verifyMessage(args);
     }
   }
 

@@ -1,8 +1,8 @@
-import sharp from 'sharp';
 import { UpstreamError } from '../../errors.ts';
 import type { ImageFormat } from '../../providers/image/image-engine.ts';
 import type { AspectRatio } from './edit.inputs.ts';
 import { invalid } from './image-input.ts';
+import { loadSharp } from './sharp-module.ts';
 
 /*
  * Output sizes of edits and upscales. Resolution tiers name the long side: 1K = 1024, 2K = 2048, 4K = 4096 pixels;
@@ -73,6 +73,7 @@ export function effectiveScale(requested: number, input: { width: number; height
 
 /** The engine's picture at exactly `size` (as it is when it already has that size; a lossless PNG otherwise). */
 export async function fitTo(bytes: Buffer, size: { width: number; height: number }): Promise<Buffer> {
+  const sharp = await loadSharp();
   let meta;
   try {
     meta = await sharp(bytes).metadata();

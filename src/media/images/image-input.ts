@@ -1,7 +1,8 @@
-import sharp from 'sharp';
+import type { Metadata } from 'sharp';
 import { AddressPolicy } from '../../augment/scrape/address-policy.ts';
 import { PageFetchError, PageFetcher } from '../../augment/scrape/page-fetch.ts';
 import { AppError, PayloadTooLargeError, UpstreamError, ValidationError } from '../../errors.ts';
+import { loadSharp } from './sharp-module.ts';
 
 /*
  * Input pictures of the edit and upscale routes: a file part, base64, a data URL or an http(s) URL. URLs are fetched
@@ -156,7 +157,8 @@ async function inspect(
   bytes: Buffer,
   bounds: { min: number; maxTotal: number },
 ): Promise<LoadedImage> {
-  let meta: Awaited<ReturnType<ReturnType<typeof sharp>['metadata']>>;
+  const sharp = await loadSharp();
+  let meta: Metadata;
   try {
     meta = await sharp(bytes, { limitInputPixels: false }).metadata();
   } catch {
@@ -208,6 +210,7 @@ export async function blameUndecodable(error: unknown, images: readonly LoadedIm
  * in sequence into a thumbnail: nothing of the picture's size is held.
  */
 async function decodeFailure(bytes: Buffer): Promise<string | undefined> {
+  const sharp = await loadSharp();
   try {
     await sharp(bytes, { limitInputPixels: MAX_INPUT_PIXELS, sequentialRead: true })
       .resize(64, 64, { fit: 'inside' })

@@ -1,9 +1,9 @@
 import { availableParallelism } from 'node:os';
-import sharp from 'sharp';
 import type { ProviderConfig } from '../../operator-config/schema.ts';
 import type { Logger } from '../../logger.ts';
 import { configurePictureThread } from '../../providers/image/picture-thread.ts';
 import { NamedThreadPriority, type BackgroundPriority } from '../../thread-priority.ts';
+import { configureSharp } from './sharp-module.ts';
 import { Slots } from './slots.ts';
 
 /*
@@ -25,8 +25,7 @@ export function imageThreads(configured = 0): number {
  * The operation cache is off: every request's pictures are new, so cached ones only hold memory.
  */
 export function createPixelWork(threads: number, background: BackgroundPriority = 'idle', logger?: Logger): Slots {
-  sharp.cache(false);
-  sharp.concurrency(threads);
+  configureSharp(threads);
   configurePictureThread({ priority: background, logger });
   const priority = new NamedThreadPriority('libvips worker', background);
   return new Slots(threads, () => priority.lower());

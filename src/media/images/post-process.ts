@@ -1,9 +1,10 @@
-import sharp, { type Metadata } from 'sharp';
+import type { Metadata } from 'sharp';
 import { UpstreamError } from '../../errors.ts';
 import type { EngineImage, ImageFormat } from '../../providers/image/image-engine.ts';
 import type { EncodePlan } from '../../providers/image/picture-encode.ts';
 import { encodeInThread } from '../../providers/image/picture-thread.ts';
 import type { Slots } from './slots.ts';
+import { loadSharp } from './sharp-module.ts';
 import { stripMetadata } from './strip-metadata.ts';
 
 /*
@@ -48,6 +49,7 @@ export const IMAGE_CONTENT_TYPES: Record<ImageFormat, string> = {
 };
 
 export async function postProcess(image: EngineImage, options: PostProcessOptions): Promise<ProcessedImage> {
+  const sharp = await loadSharp();
   let meta: Metadata;
   try {
     meta = await sharp(image.bytes).metadata();

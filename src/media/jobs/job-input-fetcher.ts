@@ -1,8 +1,8 @@
-import sharp from 'sharp';
 import { AddressPolicy } from '../../augment/scrape/address-policy.ts';
 import { PageFetchError, PageFetcher } from '../../augment/scrape/page-fetch.ts';
 import type { JobInput, JobInputRole } from '../../providers/jobs/job-engine.ts';
 import { probeMedia } from '../media-probe.ts';
+import { loadSharp } from '../images/sharp-module.ts';
 import { checkProbedInputs, fieldError, INPUT_LIMITS, maxFetchBytes, type ProbedInput } from './job-rules.ts';
 import type { RemoteInput } from './video-rules.ts';
 
@@ -131,6 +131,7 @@ async function probe(
   bytes: Buffer,
 ): Promise<{ contentType: string; durationSeconds?: number | undefined }> {
   if (isPicture(role)) {
+    const sharp = await loadSharp();
     try {
       const meta = await sharp(bytes, { limitInputPixels: false }).metadata();
       return { contentType: IMAGE_FORMATS[meta.format ?? ''] ?? `image/${meta.format ?? 'unknown'}` };

@@ -1,5 +1,5 @@
-import sharp from 'sharp';
 import { probeMedia } from '../../media/media-probe.ts';
+import { loadSharp } from '../../media/images/sharp-module.ts';
 
 /*
  * The chat simulator's reading of the media parts of a message (image_url, input_audio, video_url): each decoded
@@ -35,6 +35,7 @@ function containerOf(contentType: string, fallback: string): string {
 async function describeImage(imageUrl: unknown): Promise<string> {
   const bytes = dataUrlBytes(urlOf(imageUrl));
   if (!bytes) return 'by URL, not fetched';
+  const sharp = await loadSharp();
   try {
     const meta = await sharp(bytes).metadata();
     return `${meta.width}×${meta.height} ${meta.format}`;

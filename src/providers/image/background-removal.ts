@@ -1,7 +1,7 @@
-import sharp from 'sharp';
 import { FormData, request } from 'undici';
 import { UpstreamError } from '../../errors.ts';
 import { Slots } from '../../media/images/slots.ts';
+import { loadSharp } from '../../media/images/sharp-module.ts';
 import { upstreamStatusError } from '../upstream-errors.ts';
 
 /** Takes a picture's background away: the answer is a PNG with an alpha channel, the subject kept. */
@@ -26,6 +26,7 @@ export class LocalBackgroundRemover implements BackgroundRemover {
   constructor(private readonly model: 'small' | 'medium') {}
 
   async remove(image: Buffer, signal?: AbortSignal): Promise<Buffer> {
+    const sharp = await loadSharp();
     // The model decodes PNG, JPEG and WebP; anything else sharp reads is handed over as PNG.
     const { format } = await sharp(image).metadata();
     const input =
@@ -98,6 +99,7 @@ export class HttpBackgroundRemover implements BackgroundRemover {
     const body = Buffer.concat(chunks);
     if (response.statusCode !== 200)
       throw upstreamStatusError(response.statusCode, undefined, 'background removal server');
+    const sharp = await loadSharp();
     try {
       return await sharp(body).ensureAlpha().png().toBuffer();
     } catch {

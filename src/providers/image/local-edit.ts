@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import sharp from 'sharp';
+import { loadSharp } from '../../media/images/sharp-module.ts';
 import { PNG_COMPRESSION_LEVEL, type EditImageRequest, type UpscaleImageRequest } from './image-engine.ts';
 
 /*
@@ -16,6 +16,7 @@ export async function simulateEdit(request: EditImageRequest, signal?: AbortSign
   const { width, height, prompt } = request;
   const [base, ...layers] = request.images;
   if (!base) throw new Error('simulateEdit needs at least one image');
+  const sharp = await loadSharp();
   const fit = (bytes: Buffer) =>
     sharp(bytes, { limitInputPixels: false }).rotate().resize(width, height, { fit: 'cover' }).ensureAlpha();
   const overlays = await Promise.all(
@@ -38,6 +39,7 @@ export async function simulateEdit(request: EditImageRequest, signal?: AbortSign
 }
 
 export async function resampleUpscale(request: UpscaleImageRequest, signal?: AbortSignal): Promise<Buffer> {
+  const sharp = await loadSharp();
   const image = sharp(request.image, { limitInputPixels: false }).rotate();
   const meta = await image.metadata();
   const swap = (meta.orientation ?? 1) >= 5;

@@ -1,5 +1,5 @@
-import sharp from 'sharp';
 import { PNG_COMPRESSION_LEVEL, type ImageFormat } from './image-engine.ts';
+import { loadSharp } from '../../media/images/sharp-module.ts';
 
 /*
  * A picture re-encoded for a caller (media/images/post-process.ts decides when): turned upright, blurred when it is
@@ -30,6 +30,7 @@ const SOFTWARE = 'Lagoon';
 
 export async function encodePicture(bytes: Uint8Array, plan: EncodePlan): Promise<EncodedPicture> {
   // Without withMetadata/keep*, sharp writes no EXIF, XMP, IPTC or ICC from the input: a clean picture.
+  const sharp = await loadSharp();
   let pipeline = sharp(bytes).autoOrient();
   if (plan.blurSigma !== undefined) pipeline = pipeline.blur(plan.blurSigma);
   if (plan.watermark) {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import sharp from 'sharp';
+import { loadSharp } from '../../media/images/sharp-module.ts';
 import { PNG_COMPRESSION_LEVEL, type GenerateImageRequest } from './image-engine.ts';
 
 /*
@@ -95,6 +95,7 @@ function labelSvg(width: number, height: number): Buffer {
 /** One picture as PNG bytes. */
 export async function renderPicture(request: GenerateImageRequest, seed: number): Promise<Buffer> {
   const { width, height } = request;
+  const sharp = await loadSharp();
   let picture = sharp(Buffer.from(pictureSvg(request, seed)));
   if (request.stylePreset === 'Pixel Art') {
     // Rendered small, then enlarged without smoothing.
