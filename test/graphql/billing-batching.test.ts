@@ -42,6 +42,11 @@ class QueryCounter implements KyselyPlugin {
   }
 }
 
+interface KeyWithUsage {
+  id: string;
+  usage: { trailingSevenDays: { usd: string }; currentPeriod: { usd: string } };
+}
+
 describe(`GraphQL apiKeys usage batching (${testDatabaseKind})`, () => {
   const ADMIN = 'query-count-admin-key';
   const counter = new QueryCounter();
@@ -66,7 +71,7 @@ describe(`GraphQL apiKeys usage batching (${testDatabaseKind})`, () => {
     await handle.drop();
   });
 
-  const gql = async (query: string) => {
+  const gql = async <T = { apiKeys: KeyWithUsage[] }>(query: string) => {
     const response = await app.fetch(
       new Request('http://lagoon.test/graphql', {
         method: 'POST',
@@ -74,12 +79,7 @@ describe(`GraphQL apiKeys usage batching (${testDatabaseKind})`, () => {
         body: JSON.stringify({ query }),
       }),
     );
-    return (await response.json()) as {
-      data?: {
-        apiKeys: { id: string; usage: { trailingSevenDays: { usd: string }; currentPeriod: { usd: string } } }[];
-      };
-      errors?: unknown[];
-    };
+    return (await response.json()) as { data?: T; errors?: unknown[] };
   };
   const KEYS_WITH_USAGE =
     '{ apiKeys { id description usage { trailingSevenDays { usd diem vcu } currentPeriod { usd diem } } } }';
@@ -141,19 +141,9 @@ describe(`GraphQL apiKeys usage batching (${testDatabaseKind})`, () => {
       });
     }
     const counted = async (query: string) => {
-      const { result, queries } = await counter.measure(async () => {
-        const response = await app.fetch(
-          new Request('http://lagoon.test/graphql', {
-            method: 'POST',
-            headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
-            body: JSON.stringify({ query }),
-          }),
-        );
-        return (await response.json()) as {
-          data?: { usage: { edges: { node: { apiKeyId: string; apiKey?: { id: string } } }[] } };
-          errors?: unknown[];
-        };
-      });
+      const { result, queries } = await counter.measure(() =>
+        gql<{ usage: { edges: { node: { apiKeyId: string; apiKey?: { id: string } } }[] } }>(query),
+      );
       expect(result.errors).toBeUndefined();
       return { queries, nodes: result.data!.usage.edges.map((e) => e.node) };
     };
