@@ -22,6 +22,15 @@ const DATABASE_INDEPENDENT = [
   'test/rest/dashboard.test.ts',
   // A real browser over the console: what it shows comes through the API, whose money paths have their own tests.
   'test/browser/**',
+  // Upstream gateways and engines, with no database at all; the schema's text; a server always on the embedded one.
+  'test/providers/{chat-gateway,image-gateway,openai-compatible,openai-compatible-faults,simulator}.test.ts',
+  'test/providers/simulator-jobs*.test.ts',
+  'test/graphql/schema.test.ts',
+  'test/e2e/operator-config.test.ts',
+  // Transports, clients, parsers and limits in front of the services: the same code whichever database answers.
+  'test/e2e/{graphql-ws,real-clients,original-newer-clients,tracing}.test.ts',
+  'test/rest/{body-limits,picture-inputs}.test.ts',
+  'test/graphql/limits.test.ts',
 ];
 
 export default defineConfig({
