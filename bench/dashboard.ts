@@ -86,21 +86,33 @@ await context.addInitScript((bearer) => {
   sessionStorage.setItem('lagoon.credential', JSON.stringify({ bearer, kind: 'key', label: 'bench' }));
 }, ADMIN);
 const samples: number[] = [];
+/** From navigation to the overview's last GraphQL answer received: the API's share of the interactive time. */
+const apiSamples: number[] = [];
 for (let run = 0; run < RUNS + 1; run += 1) {
   await app.services.analytics.clearCache();
   const page = await context.newPage();
+  let lastAnswer = 0;
+  page.on('requestfinished', (request) => {
+    if (new URL(request.url()).pathname === '/graphql') lastAnswer = performance.now();
+  });
   const started = performance.now();
   await page.goto(`${base}/dashboard/overview`);
   await page.locator('[data-testid="spend-30d"]').waitFor();
   await page.locator('[data-testid="chart-model"] canvas').waitFor();
   await page.locator('[data-testid="chart-key"] canvas').waitFor();
   const ms = performance.now() - started;
-  if (run > 0) samples.push(ms); // the first run warms the server's code paths and chromium's cache
+  if (run > 0) {
+    // the first run warms the server's code paths and chromium's cache
+    samples.push(ms);
+    apiSamples.push(lastAnswer - started);
+  }
   await page.close();
 }
 await browser.close();
 samples.sort((a, b) => a - b);
+apiSamples.sort((a, b) => a - b);
 const median = samples[Math.floor(samples.length / 2)]!;
+const apiMedian = apiSamples[Math.floor(apiSamples.length / 2)]!;
 const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
 console.log(
   `machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, load ${loadavg()
@@ -113,6 +125,9 @@ console.log(
 );
 console.log(
   `overview interactive, cold analytics: median ${median.toFixed(0)} ms, best ${samples[0]!.toFixed(0)} ms over ${RUNS} runs (budget ${INTERACTIVE_BUDGET_MS} ms) ${median <= INTERACTIVE_BUDGET_MS ? 'OK' : 'OVER'}`,
+);
+console.log(
+  `  of which until the last GraphQL answer: median ${apiMedian.toFixed(0)} ms; after it (drawing): median ${(median - apiMedian).toFixed(0)} ms`,
 );
 server.close();
 await app.close();
