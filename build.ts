@@ -75,8 +75,11 @@ export async function buildServer(): Promise<void> {
  * each (viem some 360 at start, kysely 260), which Node would resolve, read and compile one by one at every start
  * (docs/performance.md "Start-up"). viem's own ESM dependencies come along; its WebSocket ones (isows, ws: CommonJS)
  * and every other package stay in node_modules. viem's chain list, imported on first use, becomes a chunk of its own.
+ * graphql-yoga comes with its plugins and helpers, but never `graphql` itself: Pothos, yoga, graphql-armor and
+ * graphql-sse must share one copy of it, the one in node_modules.
  */
-const BUNDLED_PACKAGES = /^(kysely|zod|jose|@pothos\/[^/]+|viem|ox|abitype|@noble\/[^/]+|@scure\/[^/]+)(\/|$)/;
+const BUNDLED_PACKAGES =
+  /^(kysely|zod|jose|@pothos\/[^/]+|viem|ox|abitype|@noble\/[^/]+|@scure\/[^/]+|graphql-yoga|@graphql-yoga\/[^/]+|@graphql-tools\/[^/]+|@envelop\/[^/]+|@repeaterjs\/repeater)(\/|$)/;
 
 /** An esbuild plugin: bare imports stay external (loaded from node_modules at run time) unless `bundled` matches. */
 function bundleOnly(bundled: RegExp): Plugin {
