@@ -120,13 +120,31 @@ export function createGraphQLWebSocket(deps: WebSocketDeps): GraphQLWebSocket {
       wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
     },
     async close() {
-      for (const client of wss.clients) client.close(GOING_AWAY, 'SERVER_SHUTTING_DOWN');
-      // A client that does not answer the closing handshake in time is cut off.
-      await new Promise((resolve) => setTimeout(resolve, CLOSE_HANDSHAKE_MS).unref());
+      const open = [...wss.clients];
+      for (const client of open) client.close(GOING_AWAY, 'SERVER_SHUTTING_DOWN');
+      // A client that does not answer the closing handshake in time is cut off; one that does, or none open, ends
+      // the wait at once.
+      if (open.length > 0) await closedOrTimeout(open, CLOSE_HANDSHAKE_MS);
       for (const client of wss.clients) client.terminate();
       await new Promise<void>((resolve) => wss.close(() => resolve()));
     },
   };
+}
+
+/** Resolves when every socket of `sockets` has closed, or after `ms`, whichever comes first. */
+async function closedOrTimeout(sockets: readonly WebSocket[], ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const closed = sockets.map((socket) =>
+    socket.readyState === socket.CLOSED ? undefined : new Promise((resolve) => socket.once('close', resolve)),
+  );
+  await Promise.race([
+    Promise.all(closed),
+    new Promise((resolve) => {
+      timer = setTimeout(resolve, ms);
+      timer.unref();
+    }),
+  ]);
+  clearTimeout(timer);
 }
 
 /** The upgrade request's headers, with the credentials `connection_init`'s payload carries. */
