@@ -14,7 +14,7 @@ import {
 import type pg from 'pg';
 import { tracedDialect } from '../observability/db-spans.ts';
 import { lockDataDir } from './data-dir-lock.ts';
-import { loadEmbeddedTemplate } from './embedded-template-read.ts';
+import { embeddedTemplateFile, extractEmbeddedTemplate } from './embedded-template-read.ts';
 import { preparedNameOf } from './prepared-tag.ts';
 import { asDatabaseUnavailable, isConnectionLost } from './errors.ts';
 import type { PgliteThread } from './pglite-thread.ts';
@@ -202,11 +202,12 @@ async function openPglite(
   const unlock = inMemory ? () => undefined : lockDataDir(dataDir);
   let pglite: PgliteThread;
   try {
-    let tarball = inMemory && loadDataDir ? new Uint8Array(await loadDataDir.arrayBuffer()) : undefined;
+    const tarball = inMemory && loadDataDir ? new Uint8Array(await loadDataDir.arrayBuffer()) : undefined;
     if (!inMemory && !existsSync(join(dataDir, 'PG_VERSION'))) {
-      tarball = template ? loadEmbeddedTemplate() : undefined;
-      onCreate?.(tarball ? 'template' : 'initdb');
-      if (!tarball) await createPgliteDataDir(dataDir);
+      const templateFile = template ? embeddedTemplateFile() : undefined;
+      onCreate?.(templateFile ? 'template' : 'initdb');
+      if (templateFile) extractEmbeddedTemplate(templateFile, dataDir);
+      else await createPgliteDataDir(dataDir);
     }
     pglite = await PgliteThread.open({ dataDir, loadDataDir: tarball });
   } catch (error) {

@@ -1,5 +1,6 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { extract } from 'tar';
 import { EMBEDDED_TEMPLATE, MIGRATIONS_DIR } from '../runtime-files.ts';
 
 /*
@@ -30,16 +31,24 @@ export function readManifest(): Manifest | undefined {
 
 /**
  * The build's template, if there is one whose migrations are the first of this code's (the start migrates the
- * rest as usual); undefined otherwise, and the start runs initdb as before.
+ * rest as usual): the tarball's path. Undefined otherwise, and the start runs initdb as before.
  */
-export function loadEmbeddedTemplate(): Uint8Array<ArrayBuffer> | undefined {
+export function embeddedTemplateFile(): string | undefined {
   const manifest = readManifest();
   if (!manifest) return undefined;
   const current = migrationNames(fileURLToPath(MIGRATIONS_DIR));
   if (manifest.migrations.some((name, index) => current[index] !== name)) return undefined;
-  try {
-    return new Uint8Array(readFileSync(EMBEDDED_TEMPLATE.tarball));
-  } catch {
-    return undefined;
-  }
+  const file = fileURLToPath(EMBEDDED_TEMPLATE.tarball);
+  return existsSync(file) ? file : undefined;
+}
+
+/**
+ * Unpacks the template into `dataDir` with node-tar, in about 0.3 s: PGlite's own loadDataDir writes the same
+ * 1,200 files through its WebAssembly file system in about 2 s. PG_VERSION, which marks a data directory as made,
+ * comes last, so a start cut short in the middle leaves a directory the next start unpacks again.
+ */
+export function extractEmbeddedTemplate(file: string, dataDir: string): void {
+  const isVersionFile = (path: string) => path.replace(/^[/.]+/, '') === 'PG_VERSION';
+  extract({ file, cwd: dataDir, sync: true, filter: (path) => !isVersionFile(path) });
+  extract({ file, cwd: dataDir, sync: true, filter: isVersionFile });
 }

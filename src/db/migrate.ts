@@ -34,6 +34,9 @@ export async function migrateToLatest<T>(
   db: Kysely<T>,
   onPending?: (names: readonly string[]) => void,
 ): Promise<MigrationResultSet> {
+  // The usual start: every migration already applied. Two reads instead of the migrator's table checks, lock and
+  // module imports (~0.3 s on the embedded database).
+  if (await upToDate(db)) return { results: [] };
   await renameTimestampMigrations(db);
   const migrator = new Migrator({ db, provider: new ImportingMigrationProvider() });
   if (onPending) {
@@ -47,6 +50,18 @@ export async function migrateToLatest<T>(
     throw new MigrationFailedError(`Migration ${failed?.migrationName ?? '(unknown)'} failed: ${cause}`);
   }
   return result;
+}
+
+/** Whether the applied migrations are exactly this build's (none missing, none unknown). */
+async function upToDate<T>(db: Kysely<T>): Promise<boolean> {
+  const names = (await migrationFiles()).map((file) => file.replace(/\.(ts|js)$/, '')).sort();
+  const table = await sql<{ present: boolean }>`select to_regclass('kysely_migration') is not null as present`.execute(
+    db,
+  );
+  if (table.rows[0]?.present !== true) return false;
+  const { rows } = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(db);
+  const applied = rows.map((row) => row.name).sort();
+  return applied.length === names.length && applied.every((name, index) => name === names[index]);
 }
 
 const migrationFiles = async (): Promise<string[]> =>
