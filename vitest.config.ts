@@ -26,7 +26,7 @@ const DATABASE_INDEPENDENT = [
   'test/providers/{chat-gateway,image-gateway,openai-compatible,openai-compatible-faults,simulator}.test.ts',
   'test/providers/simulator-jobs*.test.ts',
   'test/graphql/schema.test.ts',
-  'test/db/pglite-thread.test.ts', // the embedded database's own thread
+  'test/db/{pglite-thread,embedded-template}.test.ts', // the embedded database's own thread and first start
   'test/e2e/operator-config.test.ts',
   // Transports, clients, parsers and limits in front of the services: the same code whichever database answers.
   'test/e2e/{graphql-ws,real-clients,original-newer-clients,tracing}.test.ts',

@@ -1,9 +1,12 @@
+import { Webhook } from 'standardwebhooks';
 import { createWalletClient, http, parseSignature, type Hex } from 'viem';
-import { describe, expect, it } from 'vitest';
-import { parseNano } from '../../src/billing/money.ts';
+import { afterAll, describe, expect, it } from 'vitest';
+import { formatNano, parseNano } from '../../src/billing/money.ts';
 import * as repo from '../../src/wallets/top-up.repository.ts';
 import { BASE } from '../helpers/app.ts';
+import { writeOperatorConfig } from '../helpers/chat.ts';
 import { KEYS } from '../helpers/usdc-chain.ts';
+import { startWebhookReceiver } from '../helpers/webhook-receiver.ts';
 import { useX402App } from '../helpers/x402-app.ts';
 import { signPayment, usdc } from '../helpers/x402-payment.ts';
 import { newWallet, signInHeader } from '../helpers/wallets.ts';
@@ -16,15 +19,30 @@ import { newWallet, signInHeader } from '../helpers/wallets.ts';
 /** The host of the in-process requests (t.call): the sign-in domain this app is configured for. */
 const DOMAIN = new URL(BASE).host;
 
+/** Where a wallet's webhook endpoint is told of its top-ups (a local address: the operator file allows it). */
+let hooks: Awaited<ReturnType<typeof startWebhookReceiver>> | undefined;
+let operatorConfig: Awaited<ReturnType<typeof writeOperatorConfig>> | undefined;
+afterAll(async () => {
+  await hooks?.close();
+  await operatorConfig?.remove();
+});
+
 const x402 = useX402App({
   payers: ['payer', 'payer2'],
-  env: (chain) => ({
-    LAGOON_SIWE_DOMAINS: DOMAIN,
-    LAGOON_BASE_RPC_URL: chain.url,
-    LAGOON_X402_SETTLEMENT_KEY: KEYS.settler,
-    // ganache mines only when asked: the newest block is final here.
-    LAGOON_X402_CONFIRMATIONS: '0',
-  }),
+  env: async (chain) => {
+    hooks = await startWebhookReceiver();
+    operatorConfig = await writeOperatorConfig('chat:\n  webScraping: { allowNetworks: ["127.0.0.1"] }');
+    return {
+      LAGOON_SIWE_DOMAINS: DOMAIN,
+      LAGOON_BASE_RPC_URL: chain.url,
+      LAGOON_X402_SETTLEMENT_KEY: KEYS.settler,
+      // ganache mines only when asked: the newest block is final here.
+      LAGOON_X402_CONFIRMATIONS: '0',
+      LAGOON_CONFIG: operatorConfig.path,
+      // Webhook deliveries run where the job workers run.
+      LAGOON_JOB_WORKERS: 'true',
+    };
+  },
 });
 const topUp = (header: string, name?: string) => x402.topUp(header, name);
 
@@ -256,6 +274,43 @@ describe('POST /x402/top-up', () => {
     const before = (await walletState(payer.address)).usd;
     expect(await x402.t.app.services.topUps.recover()).toEqual({ credited: 0, failed: 1 });
     expect((await walletState(payer.address)).usd).toBe(before);
+  });
+
+  it('tells the wallet’s webhook endpoint of a credited top-up, signed, named by the payment', async () => {
+    const payer = x402.chain.account('payer');
+    const signIn = { 'SIGN-IN-WITH-X': await signInHeader(payer, { domain: DOMAIN }) };
+    const created = await x402.t.call('/api/v1/webhooks', {
+      key: null,
+      headers: signIn,
+      body: { url: `${hooks!.url}/wallet`, events: ['wallet.top_up.credited'] },
+    });
+    const createdBody = (await created.json()) as { data: { secret: string } };
+    expect(created.status, JSON.stringify(createdBody)).toBe(200);
+    const { secret } = createdBody.data;
+    const before = await x402.creditOf(payer.address);
+
+    const payment = await signPayment(payer, x402.chain.token, { to: receiver(), value: usdc(6) });
+    const response = await topUp(payment.header);
+    expect(response.status).toBe(200);
+    const { paymentId } = ((await response.json()) as { data: { paymentId: string } }).data;
+
+    await expect.poll(() => hooks!.at('/wallet').length).toBe(1);
+    const [hook] = hooks!.at('/wallet');
+    const event = new Webhook(secret).verify(hook!.body, {
+      'webhook-id': String(hook!.headers['webhook-id']),
+      'webhook-timestamp': String(hook!.headers['webhook-timestamp']),
+      'webhook-signature': String(hook!.headers['webhook-signature']),
+    }) as { type: string; data: Record<string, unknown> };
+    expect(hook!.headers['webhook-id']).toBe(`evt_topup_${paymentId.replaceAll('-', '')}`);
+    expect(event.type).toBe('wallet.top_up.credited');
+    expect(event.data).toMatchObject({
+      paymentId,
+      currency: 'USD',
+      amount: formatNano(parseNano('6')),
+      balance: formatNano(before + parseNano('6')),
+    });
+    expect(String(event.data.payer).toLowerCase()).toBe(payer.address.toLowerCase());
+    expect(String(event.data.transaction)).toMatch(/^0x[0-9a-f]{64}$/);
   });
 });
 
