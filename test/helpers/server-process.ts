@@ -11,10 +11,13 @@ import { scaled } from './time-scale.ts';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-/** The environment for a child process: this one's, minus database settings, plus `env`. */
+/**
+ * The environment for a child process: this one's, minus database settings, plus `env`. Logs at info, as a
+ * deployment does: every request line goes to the run's log scan (test/log-scan.ts) with the in-process apps' own.
+ */
 export function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const { DATABASE_URL: _db, LAGOON_DATA_DIR: _dir, LAGOON_CONFIG: _cfg, ...rest } = process.env;
-  return { ...rest, LOG_LEVEL: 'warn', ...env };
+  return { ...rest, LOG_LEVEL: 'info', ...env };
 }
 
 export interface ServerProcess {
