@@ -19,6 +19,7 @@ import { preparedNameOf } from './prepared-tag.ts';
 import { asDatabaseUnavailable, isConnectionLost } from './errors.ts';
 import type { PgliteThread } from './pglite-thread.ts';
 import type { DB } from './types.generated.ts';
+import type { ThreadModule } from '../worker-thread.ts';
 
 export type Database = Kysely<DB>;
 
@@ -47,6 +48,11 @@ export interface DatabaseOptions {
   onCreate?: ((from: 'template' | 'initdb') => void) | undefined;
   /** PGlite on a directory with no database yet: start from the build's migrated template (default) or initdb. */
   template?: boolean | undefined;
+  /**
+   * PGlite: the module its thread runs (default: the build's beside dist/main.js, or the sources with tsx
+   * registered in the thread). The tests pass the build's: a thread of sources spends ~0.3 s registering tsx.
+   */
+  threadModule?: ThreadModule | undefined;
 }
 
 /** How another client of the same database (the job queue, src/media/jobs/job-queue.ts) reaches it. */
@@ -62,7 +68,7 @@ const DATE_OID = 1082;
 // Each driver is imported only when it is used: PGlite alone costs tens of MB that a server on PostgreSQL never needs.
 export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
   if (options.url) return openPostgres(options.url, options.poolSize ?? 10, options.preparedStatements ?? true);
-  return openPglite(options.dataDir ?? 'memory://', options.loadDataDir, options.onCreate, options.template);
+  return openPglite(options.dataDir ?? 'memory://', options);
 }
 
 async function openPostgres(url: string, poolSize: number, preparedStatements: boolean): Promise<DatabaseHandle> {
@@ -192,9 +198,7 @@ function resultOf<R>({ command, rowCount, rows }: pg.QueryResult<R & pg.QueryRes
 
 async function openPglite(
   dataDir: string,
-  loadDataDir: Blob | undefined,
-  onCreate: DatabaseOptions['onCreate'],
-  template = true,
+  { loadDataDir, onCreate, template = true, threadModule }: DatabaseOptions,
 ): Promise<DatabaseHandle> {
   const { PgliteThread, PgliteThreadDialect } = await import('./pglite-thread.ts');
   const inMemory = dataDir.startsWith('memory://');
@@ -209,7 +213,7 @@ async function openPglite(
       if (templateFile) extractEmbeddedTemplate(templateFile, dataDir);
       else await createPgliteDataDir(dataDir);
     }
-    pglite = await PgliteThread.open({ dataDir, loadDataDir: tarball });
+    pglite = await PgliteThread.open({ dataDir, loadDataDir: tarball }, threadModule);
   } catch (error) {
     unlock();
     throw error;

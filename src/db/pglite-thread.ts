@@ -12,7 +12,7 @@ import {
 } from 'kysely';
 import { DatabaseUnavailableError } from '../errors.ts';
 import { PGLITE_WORKER } from '../runtime-files.ts';
-import { CallThread, ThreadCallError } from '../worker-thread.ts';
+import { CallThread, ThreadCallError, type ThreadModule } from '../worker-thread.ts';
 
 /*
  * The embedded database in a worker thread of its own. PGlite is PostgreSQL compiled to WebAssembly: run on the
@@ -58,8 +58,8 @@ export class PgliteThread {
   private readonly listeners = new Map<string, Set<(payload: string) => void>>();
   private readonly thread: CallThread<PgliteCall, PgliteReply>;
 
-  private constructor(data: PgliteThreadData) {
-    this.thread = new CallThread<PgliteCall, PgliteReply>('embedded database', PGLITE_WORKER, {
+  private constructor(data: PgliteThreadData, module: ThreadModule) {
+    this.thread = new CallThread<PgliteCall, PgliteReply>('embedded database', module, {
       workerData: data,
       onEvent: (event) => {
         const { channel, payload } = event as { channel: string; payload: string };
@@ -68,9 +68,12 @@ export class PgliteThread {
     });
   }
 
-  /** Starts the thread and waits for the database to open (a failure to open is thrown here). */
-  static async open(data: PgliteThreadData): Promise<PgliteThread> {
-    const opened = new PgliteThread(data);
+  /**
+   * Starts the thread and waits for the database to open (a failure to open is thrown here). `module` is what the
+   * thread runs: src/runtime-files.ts's, or another build of it (the tests pass the one test/global-setup.ts made).
+   */
+  static async open(data: PgliteThreadData, module: ThreadModule = PGLITE_WORKER): Promise<PgliteThread> {
+    const opened = new PgliteThread(data, module);
     try {
       await opened.thread.call({ op: 'open' });
     } catch (error) {
