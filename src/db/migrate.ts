@@ -4,7 +4,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Kysely, Migration, MigrationProvider, MigrationResultSet } from 'kysely';
 import { Migrator, sql } from 'kysely';
 import { MIGRATIONS_DIR as MIGRATIONS_URL } from '../runtime-files.ts';
-import { renameTimestampMigrations } from './migration-names.ts';
+import { migrationTablePresent, renameTimestampMigrations } from './migration-names.ts';
 
 export const MIGRATIONS_DIR = fileURLToPath(MIGRATIONS_URL);
 
@@ -18,7 +18,7 @@ class ImportingMigrationProvider implements MigrationProvider {
     const migrations: Record<string, Migration> = {};
     for (const file of files) {
       const module = (await import(pathToFileURL(join(MIGRATIONS_DIR, file)).href)) as Migration;
-      migrations[file.replace(/\.(ts|js)$/, '')] = { up: module.up, down: module.down };
+      migrations[migrationName(file)] = { up: module.up, down: module.down };
     }
     return migrations;
   }
@@ -54,15 +54,14 @@ export async function migrateToLatest<T>(
 
 /** Whether the applied migrations are exactly this build's (none missing, none unknown). */
 async function upToDate<T>(db: Kysely<T>): Promise<boolean> {
-  const names = (await migrationFiles()).map((file) => file.replace(/\.(ts|js)$/, '')).sort();
-  const table = await sql<{ present: boolean }>`select to_regclass('kysely_migration') is not null as present`.execute(
-    db,
-  );
-  if (table.rows[0]?.present !== true) return false;
-  const { rows } = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(db);
+  if (!(await migrationTablePresent(db))) return false;
+  const names = (await migrationFiles()).map(migrationName).sort();
+  const { rows } = await sql<{ name: string }>`select name from kysely_migration`.execute(db);
   const applied = rows.map((row) => row.name).sort();
   return applied.length === names.length && applied.every((name, index) => name === names[index]);
 }
+
+const migrationName = (file: string): string => file.replace(/\.(ts|js)$/, '');
 
 const migrationFiles = async (): Promise<string[]> =>
   (await readdir(MIGRATIONS_DIR)).filter((file) => /\.(ts|js)$/.test(file) && !file.endsWith('.d.ts')).sort();
@@ -87,7 +86,10 @@ const CORE_TABLES = [
  * the database cannot be reached.
  */
 export async function schemaReady<T>(db: Kysely<T>): Promise<boolean> {
-  latestMigration ??= migrationFiles().then((files) => files.at(-1)?.replace(/\.(ts|js)$/, ''));
+  latestMigration ??= migrationFiles().then((files) => {
+    const last = files.at(-1);
+    return last === undefined ? undefined : migrationName(last);
+  });
   const latest = await latestMigration;
   try {
     const tables = sql.join(

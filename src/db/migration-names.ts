@@ -41,13 +41,18 @@ export const TIMESTAMP_NAMES: ReadonlyArray<readonly [old: string, current: stri
  */
 export async function renameTimestampMigrations<T>(db: Kysely<T>): Promise<number> {
   return db.transaction().execute(async (trx) => {
-    const { rows } = await sql<{
-      present: boolean;
-    }>`select to_regclass('kysely_migration') is not null as present`.execute(trx);
-    if (rows[0]?.present !== true) return 0;
+    if (!(await migrationTablePresent(trx))) return 0;
     const pairs = sql.join(TIMESTAMP_NAMES.map(([old, current]) => sql`(${old}, ${current})`));
     const result = await sql`update kysely_migration set name = renamed.current
       from (values ${pairs}) as renamed(old, current) where kysely_migration.name = renamed.old`.execute(trx);
     return Number(result.numAffectedRows ?? 0n);
   });
+}
+
+/** Whether Kysely's table of applied migrations exists (not on a new database). */
+export async function migrationTablePresent<T>(db: Kysely<T>): Promise<boolean> {
+  const { rows } = await sql<{
+    present: boolean;
+  }>`select to_regclass('kysely_migration') is not null as present`.execute(db);
+  return rows[0]?.present === true;
 }

@@ -19,11 +19,12 @@ export type TestDatabase = DatabaseHandle & { url: string | undefined; drop(): P
 
 /** `empty`: a database with no tables at all (PostgreSQL only), for tests of what a first start does. */
 export async function createTestDatabase(options: { empty?: boolean } = {}): Promise<TestDatabase> {
-  const template = options.empty ? undefined : templateRef();
+  const runTemplate = templateRef();
+  const template = options.empty ? undefined : runTemplate;
   if (!TEST_DATABASE_URL) {
     // Inside a run, test/global-setup.ts has just built the server: its compiled thread module starts ~0.3 s
     // sooner than the sources, which each new thread would otherwise compile through tsx.
-    const threadModule = templateRef() === undefined ? undefined : BUILT_PGLITE_WORKER;
+    const threadModule = runTemplate === undefined ? undefined : BUILT_PGLITE_WORKER;
     const handle = template
       ? await openDatabase({ dataDir: 'memory://', loadDataDir: await pgliteDump(template), threadModule })
       : await openDatabase({ dataDir: 'memory://', threadModule });
