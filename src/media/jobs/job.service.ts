@@ -191,14 +191,14 @@ export class JobService {
       try {
         let last: repo.JobRow | undefined = job;
         yield job as repo.JobRow;
-        if (!events || isDone(job as repo.JobRow)) return;
+        if (!events || repo.isDone(job as repo.JobRow)) return;
         // Subscribed after the first read: a change in between is caught by reading the row again.
         for (let next = true; next;) {
           const row: repo.JobRow | undefined = await repo.jobById(db, id);
           if (!row || row.deleted_at) return;
           if (row.status !== last?.status || row.progress !== last.progress) yield row;
           last = row;
-          if (isDone(row)) return;
+          if (repo.isDone(row)) return;
           next = !(await events.next()).done;
         }
       } finally {
@@ -293,7 +293,7 @@ export class JobService {
     const job = await this.ownJob(account, kind, input.queue_id);
     const timing = async (): Promise<JobTiming> => ({
       average_execution_time: await this.averageExecutionMs(job.model_id),
-      execution_duration: executionMs(job, now),
+      execution_duration: repo.executionMs(job, now),
     });
     if (job.status === 'FAILED') {
       return { kind: 'status', body: { status: 'FAILED', error: job.error ?? 'failed', ...(await timing()) } };
@@ -390,14 +390,5 @@ export class JobService {
     return model;
   }
 }
-
-/** How long the job ran (ms): until it finished, or until now while it runs; 0 before a worker took it. */
-function executionMs(job: repo.JobRow, now: Date): number {
-  if (!job.started_at) return 0;
-  const end = job.finished_at ?? now;
-  return Math.max(0, end.getTime() - job.started_at.getTime());
-}
-
-const isDone = (job: repo.JobRow) => job.status === 'COMPLETED' || job.status === 'FAILED';
 
 const notFound = () => new NotFoundError('No such job, or its media was deleted', 'MEDIA_NOT_FOUND');

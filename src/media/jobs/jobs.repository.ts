@@ -10,6 +10,16 @@ import type { JobKind, JobRequest } from '../../providers/jobs/job-engine.ts';
 export type JobStatus = 'QUEUED' | 'PROCESSING' | 'COMPLETED' | 'FAILED';
 export type JobRow = Selectable<JobsTable>;
 
+/** Whether the job has ended, completed or failed. */
+export const isDone = (job: JobRow): boolean => job.status === 'COMPLETED' || job.status === 'FAILED';
+
+/** How long the job ran (ms): until it finished, or until now while it runs; 0 before a worker took it. */
+export function executionMs(job: JobRow, now: Date): number {
+  if (!job.started_at) return 0;
+  const end = job.finished_at ?? now;
+  return Math.max(0, end.getTime() - job.started_at.getTime());
+}
+
 export interface NewJob {
   readonly id: string;
   readonly accountId: string;
