@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
@@ -50,12 +51,7 @@ export async function buildServer(): Promise<void> {
   });
   // Another server may be starting from this dist/ right now: unchanged files stay untouched, changed ones are
   // replaced whole (rename), never seen half-written.
-  for (const file of result.outputFiles) {
-    if (existsSync(file.path) && readFileSync(file.path).equals(file.contents)) continue;
-    mkdirSync(dirname(file.path), { recursive: true });
-    writeFileSync(`${file.path}.${process.pid}.tmp`, file.contents);
-    renameSync(`${file.path}.${process.pid}.tmp`, file.path);
-  }
+  for (const file of result.outputFiles) writeIfChanged(file.path, file.contents);
   // A migration deleted or renamed in the sources must not linger in the build and be applied from there.
   const built = new Set(result.outputFiles.map((file) => file.path));
   for (const file of readdirSync(join(out, 'migrations'))) {
@@ -65,9 +61,23 @@ export async function buildServer(): Promise<void> {
   for (const file of readdirSync(out).filter((name) => name.startsWith('chunk-'))) {
     if (!built.has(join(out, file))) rmSync(join(out, file), { force: true });
   }
+  writeIfChanged(join(out, 'o200k_base.json'), Buffer.from(JSON.stringify(tokenizerRanks())));
   // A first start on the embedded database loads this instead of running initdb and every migration; made again
   // only when the migrations or PGlite changed (some 15 s then), else this is a hash of a few files.
   await ensureEmbeddedTemplate(join(root, 'migrations'));
+}
+
+function writeIfChanged(path: string, contents: Uint8Array): void {
+  if (existsSync(path) && readFileSync(path).equals(contents)) return;
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(`${path}.${process.pid}.tmp`, contents);
+  renameSync(`${path}.${process.pid}.tmp`, path);
+}
+
+/** gpt-tokenizer's o200k vocabulary (a JavaScript module), for its JSON copy (src/runtime-files.ts TOKENIZER_RANKS). */
+function tokenizerRanks(): unknown {
+  const require = createRequire(import.meta.url);
+  return (require('gpt-tokenizer/bpeRanks/o200k_base') as { default: unknown }).default;
 }
 
 /**

@@ -1,6 +1,8 @@
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { setImmediate as toEventLoop } from 'node:timers/promises';
-import type * as O200kModule from 'gpt-tokenizer/encoding/o200k_base';
+import type * as GptEncodingModule from 'gpt-tokenizer/GptEncoding';
+import { TOKENIZER_RANKS } from './runtime-files.ts';
 
 /*
  * The one tokenizer Lagoon counts with: OpenAI's o200k_base (GPT-4o and later), from gpt-tokenizer. Text from
@@ -18,11 +20,24 @@ import type * as O200kModule from 'gpt-tokenizer/encoding/o200k_base';
  * slight over-estimate (+0.1–0.2 % on random letters), and the work is linear in the text's length.
  */
 
-type O200k = typeof O200kModule;
+type Encoding = Pick<GptEncodingModule.GptEncoding, 'countTokens' | 'encode' | 'decode'>;
+type Ranks = Parameters<typeof GptEncodingModule.GptEncoding.getEncodingApi>[1] extends () => infer R ? R : never;
 
 const require = createRequire(import.meta.url);
-let o200k: O200k | undefined;
-const tokenizer = (): O200k => (o200k ??= require('gpt-tokenizer/encoding/o200k_base') as O200k);
+let o200k: Encoding | undefined;
+const tokenizer = (): Encoding => (o200k ??= loadO200k());
+
+/** The vocabulary from the build's JSON copy when there is one (four times faster to load), else the package's module. */
+function loadO200k(): Encoding {
+  let ranks: Ranks;
+  try {
+    ranks = JSON.parse(readFileSync(TOKENIZER_RANKS, 'utf8')) as Ranks;
+  } catch {
+    return require('gpt-tokenizer/encoding/o200k_base') as Encoding;
+  }
+  const { GptEncoding } = require('gpt-tokenizer/GptEncoding') as typeof GptEncodingModule;
+  return GptEncoding.getEncodingApi('o200k_base', () => ranks);
+}
 
 const ORDINARY = { disallowedSpecial: new Set<string>() };
 

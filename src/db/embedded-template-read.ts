@@ -1,7 +1,10 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { extract } from 'tar';
+import type { extract as tarExtract } from 'tar';
 import { EMBEDDED_TEMPLATE, MIGRATIONS_DIR } from '../runtime-files.ts';
+
+const require = createRequire(import.meta.url);
 
 /*
  * Reading the build's migrated embedded database (src/db/embedded-template.ts makes it): apart from the maker, which
@@ -49,6 +52,8 @@ export function embeddedTemplateFile(): string | undefined {
  */
 export function extractEmbeddedTemplate(file: string, dataDir: string): void {
   const isVersionFile = (path: string) => path.replace(/^[/.]+/, '') === 'PG_VERSION';
+  // Loaded for a first start only: every later one does without node-tar.
+  const { extract } = require('tar') as { extract: typeof tarExtract };
   extract({ file, cwd: dataDir, sync: true, filter: (path) => !isVersionFile(path) });
   extract({ file, cwd: dataDir, sync: true, filter: isVersionFile });
 }

@@ -1,5 +1,8 @@
-import { Redis } from 'ioredis';
+import { createRequire } from 'node:module';
+import type { Redis } from 'ioredis';
 import type { Logger } from '../logger.ts';
+
+const require = createRequire(import.meta.url);
 
 /** Commands whose promise nobody awaits (the Redis event target fires them and forgets). */
 const FIRE_AND_FORGET = new Set<PropertyKey>(['publish', 'subscribe', 'unsubscribe']);
@@ -20,7 +23,9 @@ export function createRedisClient(
   role: string,
   options: { commandTimeoutMs?: number | undefined; subscriber?: boolean } = {},
 ): Redis {
-  const client = new Redis(url, {
+  // Loaded here, not at start: most processes run without Redis (ioredis is some 40 CommonJS files).
+  const { Redis: RedisClient } = require('ioredis') as { Redis: typeof Redis };
+  const client = new RedisClient(url, {
     connectionName: `lagoon-${role}`,
     // Connect on first use: a process that never publishes, subscribes or caches holds no connection.
     lazyConnect: true,

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { extname } from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import type { parse as parseYamlType } from 'yaml';
 import type { z } from 'zod';
 import { DEFAULT_OWNED_BY, type ModelType } from '../catalog/model-types.ts';
 import { defaultOperatorConfig } from './default-config.ts';
@@ -18,6 +19,8 @@ import {
   type ProviderConfig,
   type ProviderType,
 } from './schema.ts';
+
+const require = createRequire(import.meta.url);
 
 export type { CharacterConfig, ModelConfig, OperatorConfig, ProviderConfig } from './schema.ts';
 
@@ -57,6 +60,8 @@ export async function loadOperatorConfig(path?: string): Promise<OperatorConfig>
   let raw: unknown;
   try {
     // YAML 1.2 is a superset of JSON, so one parser reads both (and reports line and column).
+    // Loaded here: a start without an operator config file does without the parser's loading cost.
+    const { parse: parseYaml } = require('yaml') as { parse: typeof parseYamlType };
     raw = parseYaml(text);
   } catch (error) {
     throw new OperatorConfigError(path, [{ path: '', message: (error as Error).message }]);

@@ -1,4 +1,5 @@
-import { Agent, request } from 'undici';
+import type { Agent } from 'undici';
+import { undici } from '../undici.ts';
 import { literalAddress, type AddressPolicy } from '../augment/scrape/address-policy.ts';
 import type { Database } from '../db/database.ts';
 import type { Logger } from '../logger.ts';
@@ -24,7 +25,8 @@ export class DeliveryFailedError extends Error {}
 const ERROR_MAX_CHARS = 300;
 
 export class WebhookDeliverer {
-  private readonly agent: Agent;
+  /** Made on the first request: undici loads then, not at start. */
+  private agentMade: Agent | undefined;
 
   constructor(
     private readonly deps: {
@@ -36,13 +38,7 @@ export class WebhookDeliverer {
       /** Current time (tests move it). */
       readonly now?: () => Date;
     },
-  ) {
-    this.agent = new Agent({
-      connect: { lookup: guardedLookup(deps.policy), timeout: deps.timeoutMs },
-      keepAliveTimeout: 4_000,
-      maxRedirections: 0,
-    });
-  }
+  ) {}
 
   /** Throws DeliveryFailedError when the attempt failed and should be tried again. */
   async deliver(deliveryId: string, attempt: DeliveryAttempt): Promise<void> {
@@ -64,8 +60,16 @@ export class WebhookDeliverer {
     if (!ok) this.deps.logger.warn({ deliveryId, error: outcome.error }, 'a webhook delivery was given up on');
   }
 
+  private agent(): Agent {
+    return (this.agentMade ??= new (undici().Agent)({
+      connect: { lookup: guardedLookup(this.deps.policy), timeout: this.deps.timeoutMs },
+      keepAliveTimeout: 4_000,
+      maxRedirections: 0,
+    }));
+  }
+
   close(): Promise<void> {
-    return this.agent.close();
+    return this.agentMade?.close() ?? Promise.resolve();
   }
 
   /** An endpoint's own secret; a job's webhook_url is signed with the account's oldest endpoint's (docs). */
@@ -88,9 +92,9 @@ export class WebhookDeliverer {
       const signal = AbortSignal.timeout(timeoutMs);
       const timestampSeconds = Math.floor((this.deps.now?.() ?? new Date()).getTime() / 1000);
       const headers = signatureHeaders(secret, { id: delivery.event_id, timestampSeconds, body: delivery.payload });
-      const response = await request(url, {
+      const response = await undici().request(url, {
         method: 'POST',
-        dispatcher: this.agent,
+        dispatcher: this.agent(),
         signal,
         headers: { ...headers, 'content-type': 'application/json', 'user-agent': 'Lagoon-Webhooks/1' },
         body: delivery.payload,

@@ -1,5 +1,8 @@
+import { existsSync, readFileSync } from 'node:fs';
+import o200kRanks from 'gpt-tokenizer/bpeRanks/o200k_base';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { describe, expect, it } from 'vitest';
+import { TOKENIZER_RANKS } from '../../src/runtime-files.ts';
 import { countTexts } from '../../src/token-count-pool.ts';
 import {
   countTextTokens,
@@ -61,6 +64,13 @@ describe('tokenizer', () => {
     }
     expect(countTextTokens('')).toBe(0);
     expect(countTextTokens('<|endoftext|>')).toBeGreaterThan(1);
+  });
+
+  it("should load the build's copy of the vocabulary, which is the package's own", () => {
+    // The run's global set-up made the build: src/tokenizer.ts reads its JSON copy rather than the package's module.
+    expect(existsSync(TOKENIZER_RANKS)).toBe(true);
+    const copy: unknown = JSON.parse(readFileSync(TOKENIZER_RANKS, 'utf8'));
+    expect(copy).toEqual(o200kRanks);
   });
 
   it('should over-count a long word only slightly', () => {

@@ -1,5 +1,6 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
-import { Agent, request } from 'undici';
+import type { Agent } from 'undici';
+import { undici } from '../../undici.ts';
 import { literalAddress, type AddressPolicy } from './address-policy.ts';
 
 export interface PageFetchLimits {
@@ -46,19 +47,13 @@ type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | Lo
  * are followed by hand, each hop judged the same way.
  */
 export class PageFetcher {
-  private readonly agent: Agent;
+  /** Made on the first request: undici loads then, not at start. */
+  private agentMade: Agent | undefined;
 
   constructor(
     private readonly policy: AddressPolicy,
     private readonly limits: PageFetchLimits,
-  ) {
-    this.agent = new Agent({
-      connect: { lookup: this.guardedLookup, timeout: Math.min(limits.timeoutMs, 10_000) },
-      keepAliveTimeout: 4_000,
-      // Redirects are ours to judge, hop by hop.
-      maxRedirections: 0,
-    });
-  }
+  ) {}
 
   async fetch(url: string, signal?: AbortSignal): Promise<FetchedPage> {
     const deadline = AbortSignal.timeout(this.limits.timeoutMs);
@@ -81,8 +76,17 @@ export class PageFetcher {
     }
   }
 
+  private agent(): Agent {
+    return (this.agentMade ??= new (undici().Agent)({
+      connect: { lookup: this.guardedLookup, timeout: Math.min(this.limits.timeoutMs, 10_000) },
+      keepAliveTimeout: 4_000,
+      // Redirects are ours to judge, hop by hop.
+      maxRedirections: 0,
+    }));
+  }
+
   close(): Promise<void> {
-    return this.agent.close();
+    return this.agentMade?.close() ?? Promise.resolve();
   }
 
   private async follow(start: string, signal: AbortSignal): Promise<FetchedPage> {
@@ -93,9 +97,9 @@ export class PageFetcher {
       const literal = literalAddress(url.hostname);
       if (literal !== undefined && !this.policy.allows(literal)) throw blockedAddress(literal);
       url.hash = '';
-      const response = await request(url, {
+      const response = await undici().request(url, {
         method: 'GET',
-        dispatcher: this.agent,
+        dispatcher: this.agent(),
         signal,
         headers: { 'user-agent': USER_AGENT, accept: ACCEPT, 'accept-encoding': 'identity' },
         headersTimeout: this.limits.timeoutMs,

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
-import PgBoss from 'pg-boss';
+import { createRequire } from 'node:module';
+import type PgBoss from 'pg-boss';
 import { sharedConnectionOf, type Database } from '../../db/database.ts';
 import type { PgliteThread } from '../../db/pglite-thread.ts';
 import type { Logger } from '../../logger.ts';
@@ -8,6 +9,8 @@ import type { JobKind } from '../../providers/jobs/job-engine.ts';
 import type { QueueEntries } from './jobs.repository.ts';
 import { listenForWakes, WAKE_CHANNEL } from './queue-wake.ts';
 import { ENTRY_TABLE, executorOf, QUEUE_SCHEMA, QueueWorkers, type JobHandler, type Message } from './queue-workers.ts';
+
+const require = createRequire(import.meta.url);
 
 export type { Attempt, JobHandler } from './queue-workers.ts';
 
@@ -120,10 +123,12 @@ export class JobQueue {
     const beat = options.heartbeatSeconds;
     // pg-boss's maintenance (attempts past their time failed, old entries archived) runs every heartbeat.
     const settings = { schema: QUEUE_SCHEMA, schedule: false, maintenanceIntervalSeconds: beat };
+    // Loaded when the queue opens, after the listener is up, rather than with the server's modules.
+    const Boss = require('pg-boss') as typeof PgBoss;
     const boss =
       connection.kind === 'postgres'
-        ? new PgBoss({ connectionString: connection.url, max: 4, ...settings })
-        : new PgBoss({ db: serialized(db, connection.pglite), ...settings });
+        ? new Boss({ connectionString: connection.url, max: 4, ...settings })
+        : new Boss({ db: serialized(db, connection.pglite), ...settings });
     boss.on('error', (error: unknown) => logger.error({ err: error }, 'job queue error'));
     const closers: (() => Promise<void>)[] = [];
     const close = async () => {

@@ -1,4 +1,5 @@
-import { Pool } from 'undici';
+import type { Pool } from 'undici';
+import { undici } from '../../undici.ts';
 import { z } from 'zod';
 import { followAbort } from '../../abort.ts';
 import { AppError } from '../../errors.ts';
@@ -73,7 +74,7 @@ export class OpenAICompatibleEngine implements ChatEngine {
     const url = new URL(settings.baseUrl);
     this.basePath = url.pathname.replace(/\/+$/, '');
     this.idleTimeoutMs = settings.options?.idleTimeoutMs ?? settings.timeoutMs;
-    this.pool = new Pool(url.origin, {
+    this.pool = new (undici().Pool)(url.origin, {
       connections: settings.options?.maxConnections ?? null,
       keepAliveTimeout: settings.options?.keepAliveMs ?? 30_000,
       headersTimeout: settings.timeoutMs,

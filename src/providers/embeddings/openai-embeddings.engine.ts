@@ -1,5 +1,6 @@
 import { isAscii } from 'node:buffer';
-import { Pool } from 'undici';
+import type { Pool } from 'undici';
+import { undici } from '../../undici.ts';
 import { AppError } from '../../errors.ts';
 import { upstreamErrorMessage } from '../chat/openai-wire.ts';
 import type { ResponseBody } from '../chat/sse-chunk-stream.ts';
@@ -64,7 +65,7 @@ export class OpenAIEmbeddingsEngine implements EmbeddingEngine {
   ) {
     const url = new URL(settings.baseUrl);
     this.path = `${url.pathname.replace(/\/+$/, '') || '/v1'}/embeddings`;
-    this.pool = new Pool(url.origin, {
+    this.pool = new (undici().Pool)(url.origin, {
       keepAliveTimeout: 30_000,
       headersTimeout: settings.timeoutMs,
       bodyTimeout: settings.timeoutMs,

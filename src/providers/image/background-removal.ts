@@ -1,4 +1,4 @@
-import { FormData, request } from 'undici';
+import { undici } from '../../undici.ts';
 import { UpstreamError } from '../../errors.ts';
 import { Slots } from '../../media/images/slots.ts';
 import { loadSharp } from '../../media/images/sharp-module.ts';
@@ -70,6 +70,7 @@ export class HttpBackgroundRemover implements BackgroundRemover {
   ) {}
 
   async remove(image: Buffer, signal?: AbortSignal): Promise<Buffer> {
+    const { FormData, request } = undici();
     const form = new FormData();
     form.append('file', new Blob([new Uint8Array(image)]), 'image');
     const deadline = AbortSignal.timeout(this.timeoutMs);

@@ -1,4 +1,5 @@
-import { Pool } from 'undici';
+import type { Pool } from 'undici';
+import { undici } from '../../undici.ts';
 import { AppError } from '../../errors.ts';
 import { parseJson, upstreamErrorMessage } from '../chat/openai-wire.ts';
 import type { ResponseBody } from '../chat/sse-chunk-stream.ts';
@@ -41,7 +42,7 @@ export class ImageHttpClient {
   ) {
     const url = new URL(settings.baseUrl);
     this.basePath = url.pathname.replace(/\/+$/, '');
-    this.pool = new Pool(url.origin, {
+    this.pool = new (undici().Pool)(url.origin, {
       keepAliveTimeout: 30_000,
       headersTimeout: settings.timeoutMs,
       bodyTimeout: settings.timeoutMs,

@@ -1,4 +1,5 @@
-import { Pool, errors as undiciErrors } from 'undici';
+import type { Pool } from 'undici';
+import { undici } from '../../undici.ts';
 import { followAbort } from '../../abort.ts';
 import type { ProviderConfig } from '../../operator-config/schema.ts';
 import {
@@ -55,7 +56,7 @@ export class HttpJsonRpcEngine implements JsonRpcEngine {
     if (url.username)
       this.headers.authorization = `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}`;
     Object.assign(this.headers, lowerCaseKeys(settings.headers));
-    this.pool = new Pool(url.origin, {
+    this.pool = new (undici().Pool)(url.origin, {
       connections: settings.connections,
       pipelining: 1,
       keepAliveTimeout: 4_000,
@@ -112,7 +113,7 @@ function classify(error: unknown): UpstreamFailure {
   const code = (error as { code?: unknown }).code;
   // A kept-alive socket the node closed between two requests: the request may never have reached it.
   if (
-    error instanceof undiciErrors.SocketError ||
+    error instanceof undici().errors.SocketError ||
     code === 'ECONNRESET' ||
     code === 'UND_ERR_SOCKET' ||
     code === 'EPIPE'
