@@ -1,21 +1,22 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase, sharedConnectionOf, type DatabaseHandle } from '../../src/db/database.ts';
+import { sharedConnectionOf } from '../../src/db/database.ts';
 import { isRefusedByDatabase } from '../../src/db/errors.ts';
 import { PgliteThread } from '../../src/db/pglite-thread.ts';
 import { DatabaseUnavailableError } from '../../src/errors.ts';
+import { createTestDatabase, pgliteDataDir, type TestDatabase } from '../helpers/db.ts';
 
 // The embedded database runs in a thread of its own (src/db/pglite-thread.ts); what crosses to it must come back
 // as the in-process driver gave it: values, errors, transactions, notifications.
 describe('the embedded database thread', () => {
-  let handle: DatabaseHandle;
+  let handle: TestDatabase;
   beforeAll(async () => {
-    handle = await openDatabase({ dataDir: 'memory://' });
+    handle = await createTestDatabase();
     await sql`create table item (id int8 primary key, day date, body jsonb, bytes bytea, at timestamptz)`.execute(
       handle.db,
     );
   });
-  afterAll(() => handle.close());
+  afterAll(() => handle.drop());
 
   it('gives back int8 as bigint, dates as calendar strings, JSON, bytes and timestamps', async () => {
     const at = new Date('2026-11-26T10:00:00.123Z');
@@ -89,7 +90,8 @@ describe('the embedded database thread', () => {
   });
 
   it('refuses statements once closed, as an unavailable database', async () => {
-    const closed = await PgliteThread.open({ dataDir: 'memory://' });
+    // A copy of the run's database (initdb in WebAssembly would take seconds), or outside a run a new one in memory.
+    const closed = await PgliteThread.open({ dataDir: (await pgliteDataDir()) ?? 'memory://' });
     await closed.close();
     await expect(closed.query('select 1')).rejects.toBeInstanceOf(DatabaseUnavailableError);
   });

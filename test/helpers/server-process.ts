@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SERVER_ENTRY } from '../../build.ts';
-import { createTestDatabase, TEST_DATABASE_URL } from './db.ts';
+import { createTestDatabase, pgliteDataDir, TEST_DATABASE_URL } from './db.ts';
 import { freePort } from './free-port.ts';
 import { keepChildOutput } from './test-logs.ts';
 import { scaled } from './time-scale.ts';
@@ -98,7 +98,10 @@ export async function serverStorage(
   prefix: string,
   options: { emptyDatabase?: boolean } = {},
 ): Promise<{ dataDir: string; env: Record<string, string>; remove(): Promise<void> }> {
-  const dataDir = mkdtempSync(join(tmpdir(), prefix));
+  // A copy of the run's migrated database: the server starts as on any later day (~0.1 s to copy) instead of making
+  // its data directory (unpacking the build's template, 0.5-2 s); the tests of a first start ask for an empty one.
+  const copy = TEST_DATABASE_URL || options.emptyDatabase ? undefined : await pgliteDataDir();
+  const dataDir = copy ?? mkdtempSync(join(tmpdir(), prefix));
   const env: Record<string, string> = { LAGOON_DATA_DIR: dataDir };
   let dropDatabase: (() => Promise<void>) | undefined;
   if (TEST_DATABASE_URL) {
