@@ -3,6 +3,11 @@ import type { Logger } from './logger.ts';
 /** Something a process runs in the background or holds open: a timer, a pool, connections. */
 export interface LifecyclePart {
   start?(): void | Promise<void>;
+  /**
+   * Started without being waited for (the process answers meanwhile). A failure is logged, unless the process's
+   * stop cut the start short (a server stopped in its first second): that is not a failure.
+   */
+  startInBackground?(): Promise<void>;
   stop?(): void | Promise<void>;
 }
 
@@ -23,7 +28,12 @@ export class Lifecycle {
   }
 
   async start(): Promise<void> {
-    for (const { part } of this.parts) await part.start?.();
+    for (const { name, part } of this.parts) {
+      part.startInBackground?.().catch((error: unknown) => {
+        if (!this.stopping) this.logger.error({ err: error, part: name }, `${name} failed to start`);
+      });
+      await part.start?.();
+    }
   }
 
   /** Idempotent: every caller waits for the same stop. */

@@ -121,9 +121,7 @@ export function createWebhooks(
   const service = new WebhookService({ db, policy, emitter, maxEndpoints: options.maxEndpoints });
   lifecycle?.add('webhook deliveries', {
     // In the background, like the job queue: pg-boss may still be installing its schema.
-    start: () => {
-      queue.start().catch((error: unknown) => logger.error({ err: error }, 'the webhook queue failed to start'));
-    },
+    startInBackground: () => queue.start(),
     stop: async () => {
       await queue.stop();
       await deliverer.close();

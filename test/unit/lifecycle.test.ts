@@ -38,6 +38,33 @@ describe('Lifecycle', () => {
     expect(stopped).toEqual(['database user']);
   });
 
+  it('should log a background start that fails, but not one that the stop cut short', async () => {
+    const lines: string[] = [];
+    const logger = createLogger('error', { write: (line: string) => void lines.push(line) });
+    const failing = (lifecycle: Lifecycle, name: string) => {
+      let fail: (error: Error) => void = () => undefined;
+      lifecycle.add(name, {
+        startInBackground: () => new Promise<void>((_resolve, reject) => (fail = reject)),
+        stop: () => fail(new Error('closed while starting')),
+      });
+      return (error: Error) => fail(error);
+    };
+
+    const broken = new Lifecycle(logger);
+    const failNow = failing(broken, 'the broken queue');
+    await broken.start(); // not waiting for the background start
+    failNow(new Error('schema not installed'));
+    await eventually(async () => expect(lines.join('')).toContain('the broken queue failed to start'));
+
+    lines.length = 0;
+    const stoppedEarly = new Lifecycle(logger);
+    failing(stoppedEarly, 'the early queue');
+    await stoppedEarly.start();
+    await stoppedEarly.stop(); // rejects the start in progress
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(lines).toEqual([]);
+  });
+
   it('should run a periodic task only while started, and survive a failed run', async () => {
     let runs = 0;
     const part = periodic(

@@ -130,9 +130,8 @@ export function createJobServices(
   lifecycle?.add('job queue', {
     // In the background: the app answers while pg-boss installs its schema; a send waits for it (and retries it).
     // A process without workers opens the queue only when it first sends a job.
-    start: () => {
-      if (!options.workers) return;
-      queue.start().catch((error: unknown) => deps.logger.error({ err: error }, 'the job queue failed to start'));
+    startInBackground: async () => {
+      if (options.workers) await queue.start();
     },
     stop: async () => {
       await queue.stop();
