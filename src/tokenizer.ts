@@ -21,7 +21,7 @@ import { TOKENIZER_RANKS } from './runtime-files.ts';
  */
 
 type Encoding = Pick<GptEncodingModule.GptEncoding, 'countTokens' | 'encode' | 'decode'>;
-type Ranks = Parameters<typeof GptEncodingModule.GptEncoding.getEncodingApi>[1] extends () => infer R ? R : never;
+type Ranks = ReturnType<Parameters<typeof GptEncodingModule.GptEncoding.getEncodingApi>[1]>;
 
 const require = createRequire(import.meta.url);
 let o200k: Encoding | undefined;

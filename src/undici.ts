@@ -10,3 +10,15 @@ let loaded: typeof Undici | undefined;
  * cost about 0.1 s to load, which a start (and a server whose engines are all local) does without.
  */
 export const undici = (): typeof Undici => (loaded ??= require('undici') as typeof Undici);
+
+/** An undici Agent made on its first request (undici loads then, not at start); closing one never made is a no-op. */
+export function agentOnFirstUse(options: () => Undici.Agent.Options): {
+  get(): Undici.Agent;
+  close(): Promise<void>;
+} {
+  let agent: Undici.Agent | undefined;
+  return {
+    get: () => (agent ??= new (undici().Agent)(options())),
+    close: () => agent?.close() ?? Promise.resolve(),
+  };
+}

@@ -1,5 +1,4 @@
-import type { Agent } from 'undici';
-import { undici } from '../undici.ts';
+import { agentOnFirstUse, undici } from '../undici.ts';
 import { literalAddress, type AddressPolicy } from '../augment/scrape/address-policy.ts';
 import type { Database } from '../db/database.ts';
 import type { Logger } from '../logger.ts';
@@ -25,8 +24,11 @@ export class DeliveryFailedError extends Error {}
 const ERROR_MAX_CHARS = 300;
 
 export class WebhookDeliverer {
-  /** Made on the first request: undici loads then, not at start. */
-  private agentMade: Agent | undefined;
+  private readonly agent = agentOnFirstUse(() => ({
+    connect: { lookup: guardedLookup(this.deps.policy), timeout: this.deps.timeoutMs },
+    keepAliveTimeout: 4_000,
+    maxRedirections: 0,
+  }));
 
   constructor(
     private readonly deps: {
@@ -60,16 +62,8 @@ export class WebhookDeliverer {
     if (!ok) this.deps.logger.warn({ deliveryId, error: outcome.error }, 'a webhook delivery was given up on');
   }
 
-  private agent(): Agent {
-    return (this.agentMade ??= new (undici().Agent)({
-      connect: { lookup: guardedLookup(this.deps.policy), timeout: this.deps.timeoutMs },
-      keepAliveTimeout: 4_000,
-      maxRedirections: 0,
-    }));
-  }
-
   close(): Promise<void> {
-    return this.agentMade?.close() ?? Promise.resolve();
+    return this.agent.close();
   }
 
   /** An endpoint's own secret; a job's webhook_url is signed with the account's oldest endpoint's (docs). */
@@ -94,7 +88,7 @@ export class WebhookDeliverer {
       const headers = signatureHeaders(secret, { id: delivery.event_id, timestampSeconds, body: delivery.payload });
       const response = await undici().request(url, {
         method: 'POST',
-        dispatcher: this.agent(),
+        dispatcher: this.agent.get(),
         signal,
         headers: { ...headers, 'content-type': 'application/json', 'user-agent': 'Lagoon-Webhooks/1' },
         body: delivery.payload,

@@ -1,6 +1,5 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
-import type { Agent } from 'undici';
-import { undici } from '../../undici.ts';
+import { agentOnFirstUse, undici } from '../../undici.ts';
 import { literalAddress, type AddressPolicy } from './address-policy.ts';
 
 export interface PageFetchLimits {
@@ -47,8 +46,12 @@ type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | Lo
  * are followed by hand, each hop judged the same way.
  */
 export class PageFetcher {
-  /** Made on the first request: undici loads then, not at start. */
-  private agentMade: Agent | undefined;
+  private readonly agent = agentOnFirstUse(() => ({
+    connect: { lookup: this.guardedLookup, timeout: Math.min(this.limits.timeoutMs, 10_000) },
+    keepAliveTimeout: 4_000,
+    // Redirects are ours to judge, hop by hop.
+    maxRedirections: 0,
+  }));
 
   constructor(
     private readonly policy: AddressPolicy,
@@ -76,17 +79,8 @@ export class PageFetcher {
     }
   }
 
-  private agent(): Agent {
-    return (this.agentMade ??= new (undici().Agent)({
-      connect: { lookup: this.guardedLookup, timeout: Math.min(this.limits.timeoutMs, 10_000) },
-      keepAliveTimeout: 4_000,
-      // Redirects are ours to judge, hop by hop.
-      maxRedirections: 0,
-    }));
-  }
-
   close(): Promise<void> {
-    return this.agentMade?.close() ?? Promise.resolve();
+    return this.agent.close();
   }
 
   private async follow(start: string, signal: AbortSignal): Promise<FetchedPage> {
@@ -99,7 +93,7 @@ export class PageFetcher {
       url.hash = '';
       const response = await undici().request(url, {
         method: 'GET',
-        dispatcher: this.agent(),
+        dispatcher: this.agent.get(),
         signal,
         headers: { 'user-agent': USER_AGENT, accept: ACCEPT, 'accept-encoding': 'identity' },
         headersTimeout: this.limits.timeoutMs,
