@@ -64,10 +64,12 @@ describe(`REST image edit and multi-edit (${testDatabaseKind})`, () => {
       config,
       [
         'providers:',
-        `  - { id: oai, type: openai-compatible, baseUrl: "${upstream.url}/v1", timeoutMs: 1500, maxRetries: 0 }`,
+        // Room for a busy machine to render an answer; only `oai-brief` is there to time out.
+        `  - { id: oai, type: openai-compatible, baseUrl: "${upstream.url}/v1", timeoutMs: 30000, maxRetries: 0 }`,
+        `  - { id: oai-brief, type: openai-compatible, baseUrl: "${upstream.url}/v1", timeoutMs: 1500, maxRetries: 0 }`,
         // Waits a minute for an answer: only the caller's hang-up ends a call to it within a test.
         `  - { id: oai-patient, type: openai-compatible, baseUrl: "${upstream.url}/v1", timeoutMs: 60000, maxRetries: 0 }`,
-        `  - { id: sd, type: automatic1111, baseUrl: "${upstream.url}", timeoutMs: 1500, maxRetries: 0 }`,
+        `  - { id: sd, type: automatic1111, baseUrl: "${upstream.url}", timeoutMs: 30000, maxRetries: 0 }`,
         'models:',
         '  - id: oai-edit',
         '    type: inpaint',
@@ -75,6 +77,11 @@ describe(`REST image edit and multi-edit (${testDatabaseKind})`, () => {
         '    provider: oai',
         '    upstreamModel: gpt-image-1',
         '    constraints: { promptCharacterLimit: 1000, aspectRatios: [auto, "1:1", "16:9"], combineImages: true }',
+        '    pricing: { inpaint: { usd: 0.05 } }',
+        '  - id: oai-brief-edit',
+        '    type: inpaint',
+        '    name: Brief OpenAI-compatible edit',
+        '    provider: oai-brief',
         '    pricing: { inpaint: { usd: 0.05 } }',
         '  - id: oai-patient-edit',
         '    type: inpaint',
@@ -288,7 +295,7 @@ describe(`REST image edit and multi-edit (${testDatabaseKind})`, () => {
       expect(failed.body.code).toBe('UPSTREAM_ERROR');
       upstream.queue(hang());
       const slow = await errorOf(
-        await post('/image/edit', { image: square.toString('base64'), prompt: 'x', model: 'oai-edit' }),
+        await post('/image/edit', { image: square.toString('base64'), prompt: 'x', model: 'oai-brief-edit' }),
       );
       expect(slow.status).toBe(504);
       expect(slow.body.code).toBe('REQUEST_TIMEOUT');

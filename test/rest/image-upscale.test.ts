@@ -62,7 +62,7 @@ describe(`REST image upscale (${testDatabaseKind})`, () => {
       config,
       [
         'providers:',
-        `  - { id: sd, type: automatic1111, baseUrl: "${upstream.url}", timeoutMs: 1500, maxRetries: 0, options: { upscaler: "R-ESRGAN 4x+" } }`,
+        `  - { id: sd, type: automatic1111, baseUrl: "${upstream.url}", timeoutMs: 30000, maxRetries: 0, options: { upscaler: "R-ESRGAN 4x+" } }`,
         'models:',
         '  - id: sd-upscaler',
         '    type: upscale',
