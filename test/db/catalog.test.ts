@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CatalogService, ModelListQuery } from '../../src/catalog/catalog.service.ts';
 import { buildModelSpec } from '../../src/catalog/model.ts';
@@ -155,6 +156,44 @@ describe(`${CatalogService.name} (${testDatabaseKind})`, () => {
     expect(renamed.created_at).toEqual(first.created_at);
     expect(renamed.updated_at.getTime()).toBeGreaterThan(first.updated_at.getTime());
     expect((await sut.getModel('undated')).spec.name).toBe('Renamed');
+  });
+
+  it('should write nothing when the config is unchanged, and write each kind of change', async () => {
+    // xmin names the transaction that last wrote a row: an upsert that changes nothing still moves it.
+    const versions = async () =>
+      (
+        await sql<{ id: string; version: string }>`select id, xmin::text as version from models order by id`.execute(
+          handle.db,
+        )
+      ).rows;
+    const aliasVersions = async () =>
+      (await sql<{ version: string }>`select xmin::text as version from model_aliases`.execute(handle.db)).rows;
+    const config = parseOperatorConfig({ models: [textModel('steady-a'), textModel('steady-b')] }, 'op.yaml');
+    await sut.syncFromConfig(config);
+    const [models, aliases] = [await versions(), await aliasVersions()];
+    await sut.syncFromConfig(
+      parseOperatorConfig({ models: [textModel('steady-a'), textModel('steady-b')] }, 'op.yaml'),
+    );
+    expect(await versions()).toEqual(models);
+    expect(await aliasVersions()).toEqual(aliases);
+
+    // Order alone, a provider binding alone and a mapping alone are changes.
+    const changed = async (file: Record<string, unknown>) => {
+      const before = await versions();
+      await sut.syncFromConfig(parseOperatorConfig(file, 'op.yaml'));
+      return (await versions()).some((row, index) => row.version !== before[index]?.version);
+    };
+    expect(await changed({ models: [textModel('steady-b'), textModel('steady-a')] })).toBe(true);
+    expect((await sut.listModels('all')).map((model) => model.id).slice(-2)).toEqual(['steady-b', 'steady-a']);
+    expect(
+      await changed({ models: [textModel('steady-b'), textModel('steady-a', { upstreamModel: 'other-name' })] }),
+    ).toBe(true);
+    const mapped = {
+      models: [textModel('steady-b'), textModel('steady-a', { upstreamModel: 'other-name' })],
+      compatibilityMappings: { text: { 'gpt-steady': 'steady-a' } },
+    };
+    await sut.syncFromConfig(parseOperatorConfig(mapped, 'op.yaml'));
+    expect(await sut.compatibilityMapping('text')).toMatchObject({ 'gpt-steady': 'steady-a' });
   });
 
   it('should let another instance read the synced catalog lazily and pick up changes on reload', async () => {
