@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { CompiledQuery } from 'kysely';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { restRoutes } from '../rest/app.ts';
@@ -12,16 +11,13 @@ import { createGraphQLWebSocket } from '../schema/graphql-ws.ts';
 import { createGraphQLServer } from '../schema/yoga.ts';
 import { operator } from './auth/auth-context.ts';
 import { bodyLimits, graphqlBodyLimits } from './body-limits.ts';
+import { openAppStorage, quietReport, type AppStorage } from './app-storage.ts';
 import type { Config } from './config.ts';
-import { openDatabase, type DatabaseHandle } from './db/database.ts';
-import { checkConnection, connectionTarget } from './db/connect-failure.ts';
-import { migrateToLatest } from './db/migrate.ts';
+import type { DatabaseHandle } from './db/database.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { Metrics } from './metrics.ts';
 import { queuedByModel } from './media/jobs/jobs.repository.ts';
 import { CallLog } from './observability/call-log.ts';
-import { loadOperatorConfig } from './operator-config/load.ts';
-import { withEnvProviders } from './operator-config/env-providers.ts';
 import { CONSOLE_DIR, PACKAGE_JSON } from './runtime-files.ts';
 import { createServices, type Services } from './services.ts';
 import type { StartupReport } from './startup-report.ts';
@@ -55,45 +51,8 @@ export interface AppOptions {
   database?: DatabaseHandle;
   /** Where the start's phases are told (src/main.ts); by default nowhere. */
   report?: StartupReport;
-}
-
-const quietReport: StartupReport = {
-  announce: () => undefined,
-  phase: (_name, run) => run(),
-  ready: () => undefined,
-  durations: {},
-};
-
-/** The configured database, opened; PostgreSQL answers once (or the start stops saying where and why). */
-async function openConfiguredDatabase(config: Config, report: StartupReport): Promise<DatabaseHandle> {
-  const { url, dataDir, preparedStatements } = config.database;
-  const database = await openDatabase({
-    url,
-    dataDir,
-    preparedStatements,
-    onCreate: (from) =>
-      report.announce(
-        from === 'template'
-          ? `creating the embedded database in ${dataDir} from the build's template (first start only)…`
-          : `creating the embedded database in ${dataDir} (first start only; a minute or more on a busy host)…`,
-      ),
-  });
-  if (url) {
-    await checkConnection(url, () => database.db.executeQuery(CompiledQuery.raw('select 1'))).catch(
-      async (error: unknown) => {
-        await database.close();
-        throw error;
-      },
-    );
-  }
-  return database;
-}
-
-function databaseLine(config: Config): () => string {
-  const { url, dataDir } = config.database;
-  if (!url) return () => `opened the embedded database in ${dataDir}`;
-  const target = connectionTarget(url);
-  return () => `connected to PostgreSQL at ${target.host}:${target.port}`;
+  /** The config read and the database opened and migrated, begun before this module loaded (src/main.ts). */
+  storage?: Promise<AppStorage>;
 }
 
 export const VERSION: string = (JSON.parse(readFileSync(PACKAGE_JSON, 'utf8')) as { version: string }).version;
@@ -101,19 +60,8 @@ export const VERSION: string = (JSON.parse(readFileSync(PACKAGE_JSON, 'utf8')) a
 export async function createApp(config: Config, options: AppOptions = {}): Promise<App> {
   const logger = options.logger ?? createLogger(config.logLevel);
   const report = options.report ?? quietReport;
-  // A bad operator config stops the start before anything else happens (the error names each bad path).
-  // The env shortcuts' providers join the file's here, once: every gateway reads the one list.
-  const operatorConfig = withEnvProviders(await loadOperatorConfig(config.operatorConfigPath), config, (message) =>
-    logger.warn(message),
-  );
-  const database =
-    options.database ??
-    (await report.phase('database', () => openConfiguredDatabase(config, report), databaseLine(config)));
-  await report.phase(
-    'migrations',
-    () => migrateToLatest(database.db, (names) => report.announce(`applying ${names.length} migrations…`)),
-    (result) => (result.results?.length ? `applied ${result.results.length} migrations` : 'schema up to date'),
-  );
+  const { operatorConfig, database } = await (options.storage ??
+    openAppStorage(config, { logger, report, database: options.database }));
   const { services, metrics, callLog, bootstrap } = await report.phase('services', async () => {
     const metrics = new Metrics();
     const callLog = new CallLog();

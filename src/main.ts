@@ -1,13 +1,12 @@
 import { createServer, type Server } from 'node:http';
 import { setFlagsFromString } from 'node:v8';
 import { answerClientError } from '../rest/client-error.ts';
-import { createApp, VERSION } from './app.ts';
-import { controlSocketPath, startControlSocket } from './cli/control-socket.ts';
-import { ConfigError, loadConfig } from './config.ts';
-import { createLogger } from './logger.ts';
+import { openAppStorage } from './app-storage.ts';
+import { ConfigError, loadConfig, type Config } from './config.ts';
+import { createLogger, type Logger } from './logger.ts';
 import { startTracing } from './observability/tracing.ts';
 import { countTextTokens } from './tokenizer.ts';
-import { startupReport } from './startup-report.ts';
+import { startupReport, type StartupReport } from './startup-report.ts';
 import { warnOfPublicSettings } from './public-settings.ts';
 
 /** After the drain timeout, how long closing (streams ended, settlements written back, the database closed) may take. */
@@ -32,11 +31,7 @@ async function main(): Promise<void> {
   // Fewer, not longer, full garbage collections: each pauses every request in flight for 5–15 ms, and V8's default
   // growth (about 1.5× the live heap) brings one every few seconds under load. Costs heap headroom (bench/RESULTS.md).
   if (config.heapGrowingPercent > 0) setFlagsFromString(`--heap-growing-percent=${config.heapGrowingPercent}`);
-  const app = await createApp(config, { logger, report }).catch((error: unknown) => {
-    logger.fatal({ err: error }, 'could not start');
-    console.error(`lagoon: ${error instanceof Error ? error.message : String(error)}`);
-    process.exit(1);
-  });
+  const { app, VERSION } = await startApp(config, logger, report);
 
   const server = createServer(app.nodeListener);
   server.on('clientError', answerClientError);
@@ -56,13 +51,15 @@ async function main(): Promise<void> {
   // With the embedded database only this process may open it, so the operator CLI talks to us instead.
   const stopControl =
     app.database.kind === 'pglite' && config.controlSocket
-      ? await startControlSocket(controlSocketPath(config.database.dataDir), app.services, logger)
+      ? await import('./cli/control-socket.ts').then(({ controlSocketPath, startControlSocket }) =>
+          startControlSocket(controlSocketPath(config.database.dataDir), app.services, logger),
+        )
       : async () => undefined;
-  printBanner(address, app.database.kind, app.bootstrapSecret);
+  printBanner(VERSION, address, app.database.kind, app.bootstrapSecret);
   report.ready({ address });
-  // The tokenizer loads on first use (the CLI never needs it); a server loads it right after the listener is up, not
-  // in its first chat call. It holds the event loop for about a second: at once, that second overlaps the start's
-  // own health checks rather than landing, later, in the middle of served traffic (test/e2e/long-input.test.ts).
+  // Built already when the database took longer to open than the modules to load; then this costs nothing. Otherwise
+  // the build holds the event loop for about half a second: now, over the start's own health checks, rather than
+  // later in the middle of served traffic (test/e2e/long-input.test.ts).
   setTimeout(() => countTextTokens('warm up'), 0).unref();
 
   let stopping = false;
@@ -101,6 +98,25 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => stop('SIGINT'));
 }
 
+/** The app made from the config, or the process ends saying why it could not start. */
+async function startApp(config: Config, logger: Logger, report: StartupReport) {
+  // The database opens (the embedded one in its own thread) while this thread loads the app's modules: on the
+  // embedded database each took about a second, one after the other.
+  let opened = false;
+  const storage = openAppStorage(config, { logger, report }).then((open) => ((opened = true), open));
+  storage.catch(() => undefined); // answered below, once createApp awaits it
+  const { createApp, VERSION } = await import('./app.ts');
+  // The tokenizer's tables (a first chat call would otherwise wait for them) are built while the database is still
+  // opening, when it is; otherwise just after the listener is up (main). Either way before /healthz first answers.
+  if (!opened) countTextTokens('warm up');
+  const app = await createApp(config, { logger, report, storage }).catch((error: unknown) => {
+    logger.fatal({ err: error }, 'could not start');
+    console.error(`lagoon: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  });
+  return { app, VERSION };
+}
+
 /**
  * Stops accepting and lets in-flight requests finish, up to the timeout. Streams still open then end with an error
  * event and are charged for what they delivered (not cut off as if their clients had gone); what is still open a
@@ -128,9 +144,9 @@ async function shutdown(
   await app.close();
 }
 
-function printBanner(address: string, database: string, bootstrapSecret: string | undefined): void {
+function printBanner(version: string, address: string, database: string, bootstrapSecret: string | undefined): void {
   const lines = [
-    `Lagoon ${VERSION} on ${address} (database: ${database})`,
+    `Lagoon ${version} on ${address} (database: ${database})`,
     `  GraphQL  ${address}/graphql`,
     `  REST     ${address}/api/v1   (OpenAPI: /api/v1/openapi.json)`,
   ];

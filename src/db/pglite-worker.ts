@@ -15,7 +15,7 @@ const { dataDir, loadDataDir } = workerData as PgliteThreadData;
 // Below the event loop (nice 10, not idle): when both want a core the requests go first, and the statements, most
 // of them the money core's batched writes that no caller waits for, take the rest. On two cores this held chat's
 // p99 at 2,000 req/s where the thread at the event loop's priority let it grow to seconds (bench/RESULTS.md).
-lowerThisThreadPriority();
+// Lowered once the database is open: a start loads the app's modules meanwhile, and waits for both.
 
 const opening = PGlite.create(dataDir, {
   // Postgres touches all of its shared buffers at start, and WebAssembly memory is never given back: 16 MB
@@ -29,7 +29,7 @@ const opening = PGlite.create(dataDir, {
   },
 });
 // A failed start is the answer to every call, not an unhandled rejection of its own.
-opening.catch(() => undefined);
+opening.then(() => lowerThisThreadPriority()).catch(() => undefined);
 
 const prepared = opening.then((pglite) => new PglitePreparedStatements(pglite));
 prepared.catch(() => undefined);
