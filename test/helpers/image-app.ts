@@ -31,7 +31,7 @@ const price = (usd: number) => ({ usd, diem: usd });
 /** Extra image models of each sizing style, one on the fake A1111 upstream. */
 function operatorConfig(upstreamUrl: string) {
   return {
-    providers: [{ id: 'fake-a1111', type: 'automatic1111', baseUrl: upstreamUrl, timeoutMs: 1_500, maxRetries: 0 }],
+    providers: [{ id: 'fake-a1111', type: 'automatic1111', baseUrl: upstreamUrl, timeoutMs: 3_000, maxRetries: 0 }],
     models: [
       {
         id: 'test-pixel-image',

@@ -33,7 +33,8 @@ const gateways: ImageGateway[] = [];
 const observed: { provider: string; operation: string; outcome: string }[] = [];
 
 function gateway(overrides: Partial<ProviderConfig> = {}, extra: readonly ImageEngine[] = []): ImageGateway {
-  const common = { timeoutMs: 500, maxRetries: 1, cooldownMs: 60_000, ...overrides };
+  // Room for a busy host to render an answer (the timeout test sets its own): a 500 ms deadline failed over to `oa`.
+  const common = { timeoutMs: scaled(10_000), maxRetries: 1, cooldownMs: 60_000, ...overrides };
   const created = new ImageGateway({
     providers: [
       { id: 'sd', type: 'automatic1111', baseUrl: a1111.url, options: { sampler: 'DPM++ 2M' }, ...common },

@@ -92,7 +92,7 @@ describe(`REST POST /api/v1/image/generate on an AUTOMATIC1111 upstream (${testD
     [{ kind: 'status', status: 429 } as const, 503],
     [{ kind: 'reset' } as const, 502],
     [{ kind: 'malformed' } as const, 502],
-    [{ kind: 'delay', ms: 4_000 } as const, 504],
+    [{ kind: 'delay', ms: 8_000 } as const, 504],
   ])(
     'should answer an upstream failure (%j) with %i and an error body, charging nothing',
     async (behavior, code) => {
