@@ -31,6 +31,11 @@ async function main(): Promise<void> {
   // Fewer, not longer, full garbage collections: each pauses every request in flight for 5–15 ms, and V8's default
   // growth (about 1.5× the live heap) brings one every few seconds under load. Costs heap headroom (bench/RESULTS.md).
   if (config.heapGrowingPercent > 0) setFlagsFromString(`--heap-growing-percent=${config.heapGrowingPercent}`);
+  // The embedded database is WebAssembly: V8 recompiles a function with its optimising compiler once it has run a
+  // while, and PGlite's own start ran enough of them to spend ~1 s of CPU on that before the first request. Ten times
+  // the default budget leaves the start to the baseline code and still optimises what a running server uses most
+  // (bench/RESULTS.md, "WebAssembly tiering").
+  setFlagsFromString('--wasm-tiering-budget=18000000');
   const { app, VERSION } = await startApp(config, logger, report);
 
   const server = createServer(app.nodeListener);
