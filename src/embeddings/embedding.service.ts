@@ -1,7 +1,7 @@
 import { modelPrivacyOf, type AccountAuthContext, type AuthContext } from '../auth/auth-context.ts';
 import { requireAccount } from '../auth/permissions.ts';
 import type { BillingService } from '../billing/billing.service.ts';
-import type { SettledCharge } from '../billing/billing.types.ts';
+import type { SettledCharge, Usage } from '../billing/billing.types.ts';
 import type { PaidCall } from '../billing/paid-call.ts';
 import type { CatalogModel } from '../catalog/model.ts';
 import type { CatalogService } from '../catalog/catalog.service.ts';
@@ -11,10 +11,13 @@ import {
   Base64Bytes,
   FloatsJson,
   type EmbeddingRequest,
-  type EmbeddingStream,
   type EngineVector,
 } from '../providers/embeddings/embedding-engine.ts';
-import type { EmbeddingGateway, EmbeddingGatewayResult } from '../providers/embeddings/embedding-gateway.ts';
+import type {
+  EmbeddingGateway,
+  EmbeddingGatewayResult,
+  EmbeddingGatewayStream,
+} from '../providers/embeddings/embedding-gateway.ts';
 import type { Admission, RateLimiter } from '../rate-limits/rate-limiter.ts';
 import { countTexts } from '../token-count-pool.ts';
 import { countTextTokens } from '../tokenizer.ts';
@@ -124,7 +127,7 @@ export class EmbeddingService {
     return this.deps.billing.paidCall(call.account, embeddingCost(call.model, call.bound), async (paid) => {
       const result = await this.deps.gateway.embedStreaming(call.model.providers, call.request, options);
       if (!('stream' in result)) return this.settleWhole(call, paid, result);
-      return { model: call.model.id, parts: this.streamed(call, paid.handOff(), result.stream) };
+      return { model: call.model.id, parts: this.streamed(call, paid.handOff(), result) };
     });
   }
 
@@ -172,7 +175,7 @@ export class EmbeddingService {
     result: EmbeddingGatewayResult,
   ): Promise<EmbeddingOutcome> {
     const tokens = await this.tokensOf(call, result.promptTokens);
-    const charge = await paid.settle(this.usage(call, tokens));
+    const charge = await paid.settle(this.usage(call, tokens, result.providerId));
     call.admission?.recordTokens(tokens - call.estimate);
     const encode = encoderFor(call.request.preferred);
     return {
@@ -190,7 +193,7 @@ export class EmbeddingService {
   private async *streamed(
     call: PreparedCall,
     paid: PaidCall,
-    stream: EmbeddingStream,
+    { stream, providerId }: EmbeddingGatewayStream,
   ): AsyncGenerator<{ items: readonly EmbeddingItem[] } | { usage: EmbeddingTokens }> {
     paid.keepAlive();
     try {
@@ -200,7 +203,7 @@ export class EmbeddingService {
           items: batch.map(({ index, vector }) => ({ object: 'embedding' as const, embedding: encode(vector), index })),
         };
       const tokens = await this.tokensOf(call, stream.promptTokens());
-      await paid.settle(this.usage(call, tokens));
+      await paid.settle(this.usage(call, tokens, providerId));
       call.admission?.recordTokens(tokens - call.estimate);
       yield { usage: { prompt_tokens: tokens, total_tokens: tokens } };
     } finally {
@@ -214,12 +217,13 @@ export class EmbeddingService {
     return reported ?? (await countTexts(call.request.inputs));
   }
 
-  private usage(call: PreparedCall, tokens: number) {
-    return embeddingUsage(call.model, tokens, {
+  private usage(call: PreparedCall, tokens: number, providerId: string): Usage {
+    const usage = embeddingUsage(call.model, tokens, {
       requestId: call.account.requestId,
       executionTimeMs: Math.round(performance.now() - call.started),
       inputs: call.request.inputs.length,
     });
+    return { ...usage, providerId };
   }
 }
 

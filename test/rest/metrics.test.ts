@@ -102,6 +102,32 @@ describe(`GET /metrics after paid calls, simulator engines (${testDatabaseKind})
     expect(after.value('lagoon_holds_open')).toBe(0);
   });
 
+  it('counts pictures, speech and embeddings by the provider that answered', async () => {
+    const calls = [
+      {
+        path: '/api/v1/image/generate',
+        body: { model: 'lagoon-sim-image', prompt: 'a heron', width: 256, height: 256 },
+      },
+      { path: '/api/v1/audio/speech', body: { model: 'lagoon-sim-speech', input: 'Hello from the lagoon.' } },
+      { path: '/api/v1/embeddings', body: { model: 'lagoon-sim-embedding', input: 'tide pools' } },
+    ];
+    for (const { path, body } of calls) {
+      const { id: model, providers } = await t.app.services.catalog.getModel(body.model);
+      const provider = providers[0]!.providerId;
+      const before = await metrics();
+      const response = await t.call(path, { body, key: secret });
+      expect(response.status, path).toBe(200);
+      await response.arrayBuffer();
+      await t.app.services.billing.flush(accountId);
+      const after = await metrics();
+      const moved = (name: string, labels: Record<string, string>) =>
+        after.value(name, labels) - before.value(name, labels);
+      expect(moved('lagoon_paid_calls_total', { model, provider }), path).toBe(1);
+      expect(moved('lagoon_paid_calls_total', { model, provider: 'other' }), path).toBe(0);
+      expect(moved('lagoon_spend_usd_total', { model, provider }), path).toBeGreaterThan(0);
+    }
+  });
+
   it('shows a queued job in the queue depth, then its wait, run time and charge by model', async () => {
     const model = 'lagoon-sim-video';
     const before = await metrics();

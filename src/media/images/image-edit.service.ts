@@ -248,7 +248,10 @@ export class ImageEditService {
         signal?.throwIfAborted();
         return done;
       },
-      usage: () => imageUsage(model, charge, notes, account.requestId, Math.round(performance.now() - started)),
+      usage: ({ answer }) => ({
+        ...imageUsage(model, charge, notes, account.requestId, Math.round(performance.now() - started)),
+        providerId: answer.providerId,
+      }),
     });
     return { ...result.output, model: model.id, simulated: result.answer.simulated, charge: settled };
   }

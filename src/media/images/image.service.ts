@@ -218,14 +218,16 @@ export class ImageService {
         if (signal?.aborted) throw cancelledError();
         return made;
       },
-      usage: ({ images, simulated }) =>
-        imageUsage(model, price, images.length, {
+      usage: ({ images, simulated, providerId }) => ({
+        ...imageUsage(model, price, images.length, {
           requestId: account.requestId,
           executionTimeMs: Math.round(engineMs),
           notes:
             `Image generation (${model.id}), ${images.length} × ${job.size.width}x${job.size.height}` +
             (simulated ? ', simulated' : ''),
         }),
+        providerId,
+      }),
     });
     const total = performance.now() - job.started;
     return {
