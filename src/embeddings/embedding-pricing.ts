@@ -38,7 +38,7 @@ export function embeddingCost(model: CatalogModel, tokens: number): Price {
 export function embeddingUsage(
   model: CatalogModel,
   tokens: number,
-  details: { requestId: string; executionTimeMs: number; inputs: number },
+  details: { requestId: string; executionTimeMs: number; inputs: number; providerId: string },
 ): Usage {
   return {
     modelId: model.id,
@@ -59,5 +59,6 @@ export function embeddingUsage(
       inferenceExecutionTime: details.executionTimeMs,
       promptTokens: tokens,
     },
+    providerId: details.providerId,
   };
 }

@@ -1,7 +1,7 @@
 import { modelPrivacyOf, type AccountAuthContext, type AuthContext } from '../auth/auth-context.ts';
 import { requireAccount } from '../auth/permissions.ts';
 import type { BillingService } from '../billing/billing.service.ts';
-import type { SettledCharge, Usage } from '../billing/billing.types.ts';
+import type { SettledCharge } from '../billing/billing.types.ts';
 import type { PaidCall } from '../billing/paid-call.ts';
 import type { CatalogModel } from '../catalog/model.ts';
 import type { CatalogService } from '../catalog/catalog.service.ts';
@@ -217,13 +217,13 @@ export class EmbeddingService {
     return reported ?? (await countTexts(call.request.inputs));
   }
 
-  private usage(call: PreparedCall, tokens: number, providerId: string): Usage {
-    const usage = embeddingUsage(call.model, tokens, {
+  private usage(call: PreparedCall, tokens: number, providerId: string) {
+    return embeddingUsage(call.model, tokens, {
       requestId: call.account.requestId,
       executionTimeMs: Math.round(performance.now() - call.started),
       inputs: call.request.inputs.length,
+      providerId,
     });
-    return { ...usage, providerId };
   }
 }
 

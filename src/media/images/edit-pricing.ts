@@ -79,16 +79,15 @@ export function upscaleCharge(model: CatalogModel, scale: number): EditCharge | 
 export function imageUsage(
   model: CatalogModel,
   charge: EditCharge,
-  notes: string,
-  requestId: string,
-  executionTimeMs: number,
+  details: { requestId: string; executionTimeMs: number; notes: string; providerId: string },
 ): Usage {
   return {
     modelId: model.id,
     modelType: model.type === 'upscale' ? 'UPSCALE' : 'INPAINT',
     unitType: 'images',
-    notes,
+    notes: details.notes,
     lines: charge.lines,
-    inferenceDetails: { requestId, inferenceExecutionTime: executionTimeMs },
+    inferenceDetails: { requestId: details.requestId, inferenceExecutionTime: details.executionTimeMs },
+    providerId: details.providerId,
   };
 }

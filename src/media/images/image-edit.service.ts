@@ -248,10 +248,13 @@ export class ImageEditService {
         signal?.throwIfAborted();
         return done;
       },
-      usage: ({ answer }) => ({
-        ...imageUsage(model, charge, notes, account.requestId, Math.round(performance.now() - started)),
-        providerId: answer.providerId,
-      }),
+      usage: ({ answer }) =>
+        imageUsage(model, charge, {
+          requestId: account.requestId,
+          executionTimeMs: Math.round(performance.now() - started),
+          notes,
+          providerId: answer.providerId,
+        }),
     });
     return { ...result.output, model: model.id, simulated: result.answer.simulated, charge: settled };
   }

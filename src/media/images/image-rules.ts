@@ -195,7 +195,7 @@ export function imageUsage(
   model: CatalogModel,
   price: ImagePrice,
   images: number,
-  details: { requestId: string; executionTimeMs: number; notes: string },
+  details: { requestId: string; executionTimeMs: number; notes: string; providerId: string },
 ): Usage {
   return {
     modelId: model.id,
@@ -212,5 +212,6 @@ export function imageUsage(
       },
     ],
     inferenceDetails: { requestId: details.requestId, inferenceExecutionTime: details.executionTimeMs },
+    providerId: details.providerId,
   };
 }

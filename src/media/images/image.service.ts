@@ -218,16 +218,15 @@ export class ImageService {
         if (signal?.aborted) throw cancelledError();
         return made;
       },
-      usage: ({ images, simulated, providerId }) => ({
-        ...imageUsage(model, price, images.length, {
+      usage: ({ images, simulated, providerId }) =>
+        imageUsage(model, price, images.length, {
           requestId: account.requestId,
           executionTimeMs: Math.round(engineMs),
           notes:
             `Image generation (${model.id}), ${images.length} × ${job.size.width}x${job.size.height}` +
             (simulated ? ', simulated' : ''),
+          providerId,
         }),
-        providerId,
-      }),
     });
     const total = performance.now() - job.started;
     return {

@@ -32,7 +32,7 @@ export function speechCost(model: CatalogModel, characters: number): Price {
 export function speechUsage(
   model: CatalogModel,
   characters: number,
-  details: { requestId: string; executionTimeMs: number; notes: string },
+  details: { requestId: string; executionTimeMs: number; notes: string; providerId: string },
 ): Usage {
   return {
     modelId: model.id,
@@ -50,6 +50,7 @@ export function speechUsage(
       },
     ],
     inferenceDetails: { requestId: details.requestId, inferenceExecutionTime: details.executionTimeMs },
+    providerId: details.providerId,
   };
 }
 

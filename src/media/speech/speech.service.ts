@@ -89,17 +89,16 @@ export class SpeechService {
     // An engine that fails, or a caller gone before the whole answer, releases the hold: nothing is charged.
     return this.deps.billing.paidCall<SpeechOutcome>(account, speechCost(model, characters), async (paid) => {
       const started = performance.now();
-      const { providerId, audio: answer } = await this.deps.gateway.synthesize(model.providers, request, options);
-      const { chunks, contentType } = answer;
+      const { providerId, audio: synthesized } = await this.deps.gateway.synthesize(model.providers, request, options);
+      const { chunks, contentType } = synthesized;
       const description = { model: model.id, voice: voice.id, format, contentType, characters };
-      const usage = () => ({
-        ...speechUsage(model, characters, {
+      const usage = () =>
+        speechUsage(model, characters, {
           requestId: account.requestId,
           executionTimeMs: Math.round(performance.now() - started),
           notes: `Speech, ${characters} characters, voice ${voice.id}, ${format}`,
-        }),
-        providerId,
-      });
+          providerId,
+        });
       if (input.streaming)
         return { ...description, streaming: true, chunks: this.metered(chunks, paid.handOff(), usage) };
       const audio = await collect(chunks, options.signal);
