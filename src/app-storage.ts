@@ -7,7 +7,7 @@ import type { Logger } from './logger.ts';
 import { withEnvProviders } from './operator-config/env-providers.ts';
 import { loadOperatorConfig } from './operator-config/load.ts';
 import type { OperatorConfig } from './operator-config/schema.ts';
-import type { StartupReport } from './startup-report.ts';
+import { quietReport, type StartupReport } from './startup-report.ts';
 
 /*
  * The first part of a start: the operator config read and checked, the database opened and migrated. Kept apart
@@ -21,13 +21,6 @@ export interface AppStorage {
   readonly operatorConfig: OperatorConfig;
   readonly database: DatabaseHandle;
 }
-
-export const quietReport: StartupReport = {
-  announce: () => undefined,
-  phase: (_name, run) => run(),
-  ready: () => undefined,
-  durations: {},
-};
 
 /** Reads the operator config, opens the configured database (or takes `database`) and migrates it. */
 export async function openAppStorage(

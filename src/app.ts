@@ -11,7 +11,7 @@ import { createGraphQLWebSocket } from '../schema/graphql-ws.ts';
 import { createGraphQLServer } from '../schema/yoga.ts';
 import { operator } from './auth/auth-context.ts';
 import { bodyLimits, graphqlBodyLimits } from './body-limits.ts';
-import { openAppStorage, quietReport, type AppStorage } from './app-storage.ts';
+import { openAppStorage, type AppStorage } from './app-storage.ts';
 import type { Config } from './config.ts';
 import type { DatabaseHandle } from './db/database.ts';
 import { createLogger, type Logger } from './logger.ts';
@@ -20,7 +20,7 @@ import { queuedByModel } from './media/jobs/jobs.repository.ts';
 import { CallLog } from './observability/call-log.ts';
 import { CONSOLE_DIR, PACKAGE_JSON } from './runtime-files.ts';
 import { createServices, type Services } from './services.ts';
-import type { StartupReport } from './startup-report.ts';
+import { quietReport, type StartupReport } from './startup-report.ts';
 
 export interface App {
   /** The pipeline for a Fetch Request, in process (tests): the same routes and answers as `nodeListener`. */

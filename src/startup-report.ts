@@ -17,6 +17,14 @@ export interface StartupReport {
   readonly durations: Readonly<Record<string, number>>;
 }
 
+/** Tells nothing: an app made without a report (the in-process apps of the tests). */
+export const quietReport: StartupReport = {
+  announce: () => undefined,
+  phase: (_name, run) => run(),
+  ready: () => undefined,
+  durations: {},
+};
+
 const seconds = (ms: number) => `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
 
 export function startupReport(logger: Logger, plain = process.stdout.isTTY === true): StartupReport {

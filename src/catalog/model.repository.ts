@@ -46,16 +46,7 @@ async function catalogMatches(
   models: readonly CatalogModelDraft[],
   aliases: readonly CatalogAlias[],
 ): Promise<boolean> {
-  const [rows, storedAliases] = await Promise.all([
-    db
-      .selectFrom('models')
-      .select([...modelColumns, 'position'])
-      .where('active', '=', true)
-      .orderBy('position')
-      .orderBy('id')
-      .execute(),
-    listAliases(db),
-  ]);
+  const [rows, storedAliases] = await Promise.all([listActiveModels(db), listAliases(db)]);
   const wanted = positioned(models).sort((a, b) => a.position - b.position);
   const sameModels =
     rows.length === wanted.length &&
@@ -168,11 +159,11 @@ export async function replaceCatalog(
   });
 }
 
-/** Active models in config order. */
-export async function listActiveModels(db: Database): Promise<ModelRow[]> {
+/** Active models in config order (with their stored position, which the catalog's sync compares). */
+export async function listActiveModels(db: Database): Promise<(ModelRow & { position: number })[]> {
   return db
     .selectFrom('models')
-    .select(modelColumns)
+    .select([...modelColumns, 'position'])
     .where('active', '=', true)
     .orderBy('position')
     .orderBy('id')
