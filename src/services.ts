@@ -51,11 +51,8 @@ import { UpstreamActivity } from './providers/upstream-activity.ts';
 import { createRateLimiter } from './rate-limits/rate-limits.wiring.ts';
 import { RateLimitService } from './rate-limits/rate-limit-status.ts';
 import { SignInSite } from './wallets/sign-in-site.ts';
-import { sweepNonces } from './wallets/siwx-nonces.ts';
 import { WalletAuthenticator } from './wallets/wallet-auth.ts';
-import { WalletService } from './wallets/wallet.service.ts';
-import { TopUpService } from './wallets/top-up.service.ts';
-import type { CreditedTopUp } from './wallets/top-up.repository.ts';
+import { createWalletServices } from './wallets/wallet.wiring.ts';
 import { createWebhookEvents, createWebhooks, type WebhookEvents } from './webhooks/webhook.wiring.ts';
 
 import type { ServiceOptions, Services } from './service-types.ts';
@@ -133,7 +130,13 @@ export function createServices(db: Database, logger: Logger, options: ServiceOpt
     },
     lifecycle,
   );
-  const walletParts = createWallets(core, access);
+  const walletParts = createWalletServices({
+    ...core,
+    x402: options.x402,
+    site: access.signInSite,
+    metrics: options.metrics,
+    sweepIntervalMs: options.billing.sweepIntervalMs,
+  });
   const operator = new OperatorService({
     db,
     accounts: access.services.accounts,
@@ -203,7 +206,7 @@ function createCore(db: Database, logger: Logger, options: ServiceOptions): Core
 }
 
 /** Who is calling: keys (cached, their last use tracked), wallets signing in, and the accounts they act for. */
-function createAccess({ db, options, events, logger, billing }: Core) {
+function createAccess({ db, options, events, logger, billing, lifecycle }: Core) {
   const cache = new KeyCache({
     ttlMs: options.auth.keyCacheTtlMs,
     channel: keyCacheChannel(events, logger, keyCacheSyncTiming(options.redisTimeoutMs)),
@@ -211,6 +214,7 @@ function createAccess({ db, options, events, logger, billing }: Core) {
     ...(options.billing.balanceLeases && { onKeyChanged: (keyId: string) => billing.holds.closeKey(keyId) }),
   });
   const lastUsed = new LastUsedTracker({ db, logger, intervalMs: options.auth.lastUsedFlushMs });
+  lifecycle.add('last-used flushes', lastUsed);
   const signInSite = new SignInSite({
     siweDomains: options.x402.siweDomains,
     publicUrl: options.media?.publicUrl,
@@ -228,11 +232,7 @@ function createAccess({ db, options, events, logger, billing }: Core) {
   });
   const accounts = new AccountService({ db, apiKeys, billing });
   const web3Keys = new Web3KeyService({ db, apiKeys, secret: instanceSecret(db, 'web3_key_token_secret') });
-  return {
-    services: { auth, apiKeys, accounts, web3Keys, operatorTokens, lastUsed, signInSite },
-    lastUsed,
-    signInSite,
-  };
+  return { services: { auth, apiKeys, accounts, web3Keys, operatorTokens, lastUsed, signInSite }, signInSite };
 }
 
 /** What was spent: usage, its history and analytics, balances. */
@@ -255,6 +255,11 @@ function createAccounting({ db, options, events, logger, billing, lifecycle }: C
     settled: billing,
   });
   lifecycle.add('analytics cache', { stop: () => analytics.close() });
+  // Holds whose caller never settled nor released them (a crashed process) run out and are given back.
+  lifecycle.add(
+    'reservation sweep',
+    periodic(() => billing.sweepExpired(), options.billing.sweepIntervalMs, logger, 'reservation sweep'),
+  );
   const balance = new BalanceService({ db, billing });
   return { usage, usageHistory, analytics, balance };
 }
@@ -369,37 +374,4 @@ function createMediaStack(core: Core) {
   lifecycle.add('transcription engines', { stop: () => transcription.close() });
   const pictures = { images, imageEdit, backgroundRemoval: backgroundRemoval.service };
   return { ...pictures, speech, embeddings, transcription };
-}
-
-/** Wallet callers and their top-ups, and the periodic sweeps (nonces, last use, top-ups, reservations). */
-function createWallets(core: Core, access: ReturnType<typeof createAccess>) {
-  const { db, options, logger, billing, events, lifecycle } = core;
-  const { x402 } = options;
-  const wallets = new WalletService({ db, billing, events, x402, site: access.signInSite });
-  lifecycle.add(
-    'sign-in nonce sweep',
-    periodic(() => sweepNonces(db), options.billing.sweepIntervalMs, logger, 'sign-in nonce sweep'),
-  );
-  lifecycle.add('last-used flushes', access.lastUsed);
-  // Top-ups tell walletBalance subscribers, like every other change of a wallet's credit.
-  const onCredited = (accountId: string, credit: CreditedTopUp) => {
-    wallets.balanceChanged(accountId);
-    core.webhookEvents.topUpCredited(accountId, credit);
-  };
-  const topUps = new TopUpService({ db, logger, x402, onCredited, metrics: options.metrics });
-  // Top-ups not credited yet (a crash, a lost answer, someone else's transfer) are checked against the chain until it
-  // has decided them: credited once, or closed (src/wallets/top-up-sweep.ts).
-  lifecycle.add('x402 top-up recovery', {
-    start: () =>
-      void topUps.recover().catch((error: unknown) => logger.error({ err: error }, 'x402 top-up recovery failed')),
-  });
-  lifecycle.add(
-    'x402 top-up re-check',
-    periodic(() => topUps.recover(), 60_000, logger, 'x402 top-up recovery'),
-  );
-  lifecycle.add(
-    'reservation sweep',
-    periodic(() => billing.sweepExpired(), options.billing.sweepIntervalMs, logger, 'reservation sweep'),
-  );
-  return { wallets, topUps };
 }
