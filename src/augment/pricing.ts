@@ -10,15 +10,15 @@ export const AUGMENT_PRICE: Price = { usd: parseNano(AUGMENT_PRICE_USD), diem: p
 export function augmentUsage(
   sku: 'augment-text-parser' | 'augment-web-search' | 'augment-web-scrape',
   notes: string,
-  requestId: string,
-  executionTimeMs: number,
+  details: { requestId: string; executionTimeMs: number; providerId?: string },
 ): Usage {
   return {
     modelId: sku,
+    ...(details.providerId === undefined ? {} : { providerId: details.providerId }),
     modelType: 'AUGMENT',
     unitType: 'requests',
     notes,
     lines: [{ sku, lineType: 'Request', units: '1', pricePerUnitUsd: AUGMENT_PRICE_USD, cost: AUGMENT_PRICE }],
-    inferenceDetails: { requestId, inferenceExecutionTime: executionTimeMs },
+    inferenceDetails: { requestId: details.requestId, inferenceExecutionTime: details.executionTimeMs },
   };
 }

@@ -64,7 +64,10 @@ export class ScrapeService {
         return { page, ms: Math.round(performance.now() - started) };
       },
       usage: ({ page, ms }) =>
-        augmentUsage('augment-web-scrape', `Web scrape, ${page.tokens} tokens`, account.requestId, ms),
+        augmentUsage('augment-web-scrape', `Web scrape, ${page.tokens} tokens`, {
+          requestId: account.requestId,
+          executionTimeMs: ms,
+        }),
     });
     return { url, content: result.page.text, charge };
   }

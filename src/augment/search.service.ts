@@ -52,12 +52,11 @@ export class SearchService {
         return { ...found, ms: Math.round(performance.now() - started) };
       },
       usage: (found) =>
-        augmentUsage(
-          'augment-web-search',
-          `Web search (${identifier}), ${found.results.length} results`,
-          account.requestId,
-          found.ms,
-        ),
+        augmentUsage('augment-web-search', `Web search (${identifier}), ${found.results.length} results`, {
+          requestId: account.requestId,
+          executionTimeMs: found.ms,
+          providerId: found.providerId,
+        }),
     });
     return { query, results: result.results.slice(0, limit), charge };
   }

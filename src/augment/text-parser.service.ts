@@ -98,12 +98,10 @@ export class TextParserService {
       maxCost: AUGMENT_PRICE,
       run: () => this.pool.run({ bytes: input.bytes, limits: this.options.limits }, account.accountId),
       usage: (parsed) =>
-        augmentUsage(
-          'augment-text-parser',
-          `${parsed.kind.toUpperCase()} document, ${parsed.tokens} tokens`,
-          auth.requestId,
-          Math.round(performance.now() - started),
-        ),
+        augmentUsage('augment-text-parser', `${parsed.kind.toUpperCase()} document, ${parsed.tokens} tokens`, {
+          requestId: auth.requestId,
+          executionTimeMs: Math.round(performance.now() - started),
+        }),
     });
     return { text: result.text, tokens: result.tokens, kind: result.kind, format, charge };
   }

@@ -209,16 +209,13 @@ export class CryptoRpcService {
         const { errored, answered, body } = answer.value;
         const credits = chargedCredits(network.baseCredits, parsed.items, errored);
         const costNano = costOfCredits(credits, setup.pricePerCreditAtto);
-        const usage = rpcUsage(
-          network.slug,
-          setup.pricePerCreditUsd,
-          credits,
-          costNano,
-          parsed.items.length,
-          errored.filter(Boolean).length,
-          caller.requestId,
-          ms,
-        );
+        const usage = rpcUsage(network.slug, setup.pricePerCreditUsd, credits, costNano, {
+          calls: parsed.items.length,
+          errors: errored.filter(Boolean).length,
+          requestId: caller.requestId,
+          executionTimeMs: ms,
+          providerId: answer.upstreamId,
+        });
         const rawTransactions = parsed.items.flatMap((item, index): RawTransactionLogEntry[] =>
           item.rawTransaction
             ? [
@@ -337,14 +334,13 @@ function rpcUsage(
   pricePerCreditUsd: string,
   credits: number,
   cost: Nano,
-  calls: number,
-  errors: number,
-  requestId: string,
-  ms: number,
+  details: { calls: number; errors: number; requestId: string; executionTimeMs: number; providerId: string },
 ): Usage {
+  const { calls, errors } = details;
   const sku = `crypto-rpc-${slug}`;
   return {
     modelId: sku,
+    providerId: details.providerId,
     modelType: 'RPC',
     unitType: 'credits',
     notes: `JSON-RPC on ${slug}: ${calls} call${calls === 1 ? '' : 's'}${errors > 0 ? `, ${errors} answered with an error` : ''}`,
@@ -357,6 +353,6 @@ function rpcUsage(
         cost: { usd: cost, diem: cost },
       },
     ],
-    inferenceDetails: { requestId, inferenceExecutionTime: ms },
+    inferenceDetails: { requestId: details.requestId, inferenceExecutionTime: details.executionTimeMs },
   };
 }

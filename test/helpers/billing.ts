@@ -97,8 +97,14 @@ export async function chargeScenario(
     });
     record(expected, auth, usage, charge);
   };
-  const search = augmentUsage('augment-web-search', 'Web search (brave), 10 results', 'req-search', 120);
-  const parser = augmentUsage('augment-text-parser', 'PDF document, 812 tokens', 'req-parser', 45);
+  const search = augmentUsage('augment-web-search', 'Web search (brave), 10 results', {
+    requestId: 'req-search',
+    executionTimeMs: 120,
+  });
+  const parser = augmentUsage('augment-text-parser', 'PDF document, 812 tokens', {
+    requestId: 'req-parser',
+    executionTimeMs: 45,
+  });
   await run(accounts.inference, search); // DIEM 0.012 → 0.002
   await run(accounts.admin, llmUsage('req-llm-1')); // DIEM → 0.0006
   await run(accounts.admin, llmUsage('req-llm-2')); // USD from here on
@@ -290,7 +296,10 @@ export async function chargeMixedUnits(services: Services, auth: AuthContext): P
   };
   for (const usage of [
     chat,
-    augmentUsage('augment-web-search', 'Web search (brave), 10 results', 'req-mixed-search', 90),
+    augmentUsage('augment-web-search', 'Web search (brave), 10 results', {
+      requestId: 'req-mixed-search',
+      executionTimeMs: 90,
+    }),
     rpc,
   ]) {
     await services.billing.runMetered(auth, { maxCost: sumOf(usage), run: async () => undefined, usage: () => usage });

@@ -9,6 +9,9 @@ import { freePort } from '../helpers/free-port.ts';
 import { scrape, type Scrape } from '../helpers/prometheus.ts';
 import { createAccountWithKey } from '../helpers/services.ts';
 import { scaled } from '../helpers/time-scale.ts';
+import { toneSample } from '../helpers/audio.ts';
+import { startJsonRpcStub } from '../helpers/json-rpc-stub.ts';
+import { startSearxng, type FakeUpstream } from '../helpers/search-upstreams.ts';
 
 /*
  * The operators' metrics (docs/operations.md, Metrics), read from /metrics after paid calls made over the REST API:
@@ -27,6 +30,8 @@ describe(`GET /metrics after paid calls, simulator engines (${testDatabaseKind})
   let t: TestApp;
   let secret: string;
   let accountId: string;
+  let searxng: FakeUpstream;
+  let node: Awaited<ReturnType<typeof startJsonRpcStub>>;
   const metrics = () => scrape(() => t.call('/metrics', { key: null }));
   const chat = (body: Record<string, unknown>, key = secret) =>
     t.call('/api/v1/chat/completions', {
@@ -36,13 +41,21 @@ describe(`GET /metrics after paid calls, simulator engines (${testDatabaseKind})
   const usd = async () => (await t.app.services.billing.balancesOf(accountId)).find((b) => b.currency === 'USD')!;
 
   beforeAll(async () => {
-    t = await createTestApp({ LAGOON_JOB_WORKERS: 'false' });
+    [searxng, node] = await Promise.all([startSearxng(), startJsonRpcStub()]);
+    t = await createTestApp({
+      LAGOON_JOB_WORKERS: 'false',
+      SEARXNG_URL: searxng.url,
+      RPC_UPSTREAM_ETHEREUM_SEPOLIA: node.url,
+    });
     ({ secret, accountId } = await createAccountWithKey(t.app.services, {
       credit: { USD: '5' },
       type: 'INFERENCE',
     }));
   }, scaled(120_000));
-  afterAll(async () => t?.close(), scaled(60_000));
+  afterAll(async () => {
+    await t?.close();
+    await Promise.all([searxng?.close(), node?.close()]);
+  }, scaled(60_000));
 
   it('counts a chat completion: tokens in and out, units, spend in USD and the call, by model and provider', async () => {
     const before = await metrics();
@@ -125,6 +138,51 @@ describe(`GET /metrics after paid calls, simulator engines (${testDatabaseKind})
       expect(moved('lagoon_paid_calls_total', { model, provider }), path).toBe(1);
       expect(moved('lagoon_paid_calls_total', { model, provider: 'other' }), path).toBe(0);
       expect(moved('lagoon_spend_usd_total', { model, provider }), path).toBeGreaterThan(0);
+    }
+  });
+
+  it('counts transcription, web search and JSON-RPC by the provider or node that answered', async () => {
+    const form = new FormData();
+    form.set('model', 'lagoon-sim-transcribe');
+    form.set('file', new Blob([new Uint8Array(await toneSample(1, 440, 'wav'))], { type: 'audio/wav' }), 'tone.wav');
+    const transcriber = (await t.app.services.catalog.getModel('lagoon-sim-transcribe')).providers[0]!.providerId;
+    const calls = [
+      {
+        send: () =>
+          t.app.fetch(
+            new Request('http://lagoon.test/api/v1/audio/transcriptions', {
+              method: 'POST',
+              headers: { authorization: `Bearer ${secret}` },
+              body: form,
+            }),
+          ),
+        series: { model: 'lagoon-sim-transcribe', provider: transcriber },
+      },
+      {
+        send: () => t.call('/api/v1/augment/search', { body: { query: 'otters', limit: 2 }, key: secret }),
+        series: { model: 'other', provider: 'env:searxng' },
+      },
+      {
+        send: () =>
+          t.call('/api/v1/crypto/rpc/ethereum-sepolia', {
+            body: { jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] },
+            key: secret,
+          }),
+        series: { model: 'other', provider: 'env:ethereum-sepolia#1' },
+      },
+    ];
+    for (const { send, series } of calls) {
+      const before = await metrics();
+      const response = await send();
+      expect(response.status, series.provider).toBe(200);
+      await response.arrayBuffer();
+      await t.app.services.cryptoRpc.flush();
+      await t.app.services.billing.flush(accountId);
+      const after = await metrics();
+      const moved = (labels: Record<string, string>) =>
+        after.value('lagoon_paid_calls_total', labels) - before.value('lagoon_paid_calls_total', labels);
+      expect(moved(series), series.provider).toBe(1);
+      expect(moved({ model: series.model, provider: 'other' }), series.provider).toBe(0);
     }
   });
 

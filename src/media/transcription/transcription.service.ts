@@ -112,14 +112,15 @@ export class TranscriptionService {
           },
           { signal: options.signal },
         ),
-      usage: () =>
+      usage: ({ providerId }) =>
         transcriptionUsage(model, billedSeconds, {
           requestId: account.requestId,
           executionTimeMs: Math.round(performance.now() - started),
           seconds: decoded.seconds,
+          providerId,
         }),
     });
-    const { simulated, ...transcript } = result;
+    const { simulated, providerId: _answeredBy, ...transcript } = result;
     return {
       model: model.id,
       transcript,
@@ -150,10 +151,11 @@ export function audioCost(model: CatalogModel, seconds: number): Price {
 function transcriptionUsage(
   model: CatalogModel,
   billedSeconds: number,
-  details: { requestId: string; executionTimeMs: number; seconds: number },
+  details: { requestId: string; executionTimeMs: number; seconds: number; providerId: string },
 ): Usage {
   return {
     modelId: model.id,
+    providerId: details.providerId,
     modelType: 'ASR',
     unitType: 'seconds',
     notes: `Transcription, ${Math.round(details.seconds * 10) / 10} s of audio`,

@@ -28,13 +28,13 @@ export class TranscriptionGateway {
     bindings: readonly ProviderBinding[],
     request: TranscriptionRequest,
     options: { readonly signal?: AbortSignal | undefined },
-  ): Promise<Transcript & { readonly simulated: boolean }> {
-    const { result, engine } = await this.pool.run(
+  ): Promise<Transcript & { readonly simulated: boolean; readonly providerId: string }> {
+    const { result, engine, providerId } = await this.pool.run(
       bindings,
       { operation: 'transcription', signal: options.signal },
       (candidate, model) => candidate.transcribe(model, request, options),
     );
-    return { ...result, simulated: engine.simulated };
+    return { ...result, simulated: engine.simulated, providerId };
   }
 
   close(): Promise<void> {
