@@ -78,6 +78,7 @@ describe('a start that explains itself', () => {
         LOG_LEVEL: 'info',
         NODE_ENV: 'production',
       });
+      await server.waitForOutput('"phase":"ready"');
       const lines = server
         .output()
         .split('\n')
@@ -105,6 +106,7 @@ describe('a start that explains itself', () => {
 
       // The second start finds the database: no creation, no migrations, and (NODE_ENV=test) no public warning.
       server = await startServer({ ...storage.env, LAGOON_DATA_DIR: dataDir, LOG_LEVEL: 'info', NODE_ENV: 'test' });
+      await server.waitForOutput('"phase":"ready"');
       expect(server.output()).not.toContain('first start only');
       expect(server.output()).not.toContain('applying');
       expect(server.output()).toContain('schema up to date');

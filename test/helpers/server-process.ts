@@ -24,6 +24,8 @@ export interface ServerProcess {
   readonly url: string;
   readonly child: ChildProcess;
   output(): string;
+  /** Waits until the output holds `text` (a line may reach the pipe after /healthz already answers). */
+  waitForOutput(text: string): Promise<void>;
   /** Sends SIGTERM and resolves with the exit code. */
   stop(): Promise<number | null>;
 }
@@ -63,6 +65,13 @@ export async function startServer(env: Record<string, string>): Promise<ServerPr
     url,
     child,
     output: () => output,
+    waitForOutput: async (text) => {
+      const until = Date.now() + scaled(10_000);
+      while (!output.includes(text)) {
+        if (Date.now() > until) throw new Error(`the server never printed ${text}:\n${output}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    },
     stop: async () => {
       child.kill('SIGTERM');
       return exited;
