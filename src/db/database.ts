@@ -17,7 +17,7 @@ import { lockDataDir } from './data-dir-lock.ts';
 import { embeddedTemplateFile, extractEmbeddedTemplate } from './embedded-template-read.ts';
 import { preparedNameOf } from './prepared-tag.ts';
 import { asDatabaseUnavailable, isConnectionLost } from './errors.ts';
-import type { PgliteThread } from './pglite-thread.ts';
+import type { PgliteEngine, PgliteThread } from './pglite-thread.ts';
 import type { DB } from './types.generated.ts';
 import type { ThreadModule } from '../worker-thread.ts';
 
@@ -53,6 +53,8 @@ export interface DatabaseOptions {
    * registered in the thread). The tests pass the build's: a thread of sources spends ~0.3 s registering tsx.
    */
   threadModule?: ThreadModule | undefined;
+  /** PGlite: its engine compiled once for many databases (compilePgliteEngine; the tests), else compiled per open. */
+  engine?: PgliteEngine | undefined;
 }
 
 /** How another client of the same database (the job queue, src/media/jobs/job-queue.ts) reaches it. */
@@ -198,7 +200,7 @@ function resultOf<R>({ command, rowCount, rows }: pg.QueryResult<R & pg.QueryRes
 
 async function openPglite(
   dataDir: string,
-  { loadDataDir, onCreate, template = true, threadModule }: DatabaseOptions,
+  { loadDataDir, onCreate, template = true, threadModule, engine }: DatabaseOptions,
 ): Promise<DatabaseHandle> {
   const { PgliteThread, PgliteThreadDialect } = await import('./pglite-thread.ts');
   const inMemory = dataDir.startsWith('memory://');
@@ -213,7 +215,7 @@ async function openPglite(
       if (templateFile) extractEmbeddedTemplate(templateFile, dataDir);
       else await createPgliteDataDir(dataDir);
     }
-    pglite = await PgliteThread.open({ dataDir, loadDataDir: tarball }, threadModule);
+    pglite = await PgliteThread.open({ dataDir, loadDataDir: tarball, engine }, threadModule);
   } catch (error) {
     unlock();
     throw error;

@@ -10,7 +10,7 @@ import { preparedNameOf } from './prepared-tag.ts';
  * The embedded database's thread (pglite-thread.ts): one PGlite instance, answering statements in the order they
  * arrive (PGlite runs one at a time), and posting the notifications of the channels it was asked to listen on.
  */
-const { dataDir, loadDataDir } = workerData as PgliteThreadData;
+const { dataDir, loadDataDir, engine } = workerData as PgliteThreadData;
 
 // Below the event loop (nice 10, not idle): when both want a core the requests go first, and the statements, most
 // of them the money core's batched writes that no caller waits for, take the rest. On two cores this held chat's
@@ -22,6 +22,11 @@ const opening = PGlite.create(dataDir, {
   // (instead of 128) is plenty for Lagoon's hot rows and keeps the server ~110 MB smaller.
   postgresqlconf: ['shared_buffers = 16MB'],
   ...(loadDataDir ? { loadDataDir: new Blob([loadDataDir]) } : {}),
+  ...(engine && {
+    pgliteWasmModule: engine.pgliteWasmModule,
+    initdbWasmModule: engine.initdbWasmModule,
+    fsBundle: new Blob([engine.fsBundle]),
+  }),
   // int8 columns hold money and arrive as bigint, as from pg (src/db/database.ts); dates stay calendar strings.
   parsers: {
     [types.INT8]: (value: string) => BigInt(value),

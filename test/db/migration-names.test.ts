@@ -9,7 +9,7 @@ import { openDatabase, type DatabaseHandle } from '../../src/db/database.ts';
 import { MIGRATIONS_DIR, migrateToLatest, schemaReady } from '../../src/db/migrate.ts';
 import { MIGRATION_NAME, renameTimestampMigrations, TIMESTAMP_NAMES } from '../../src/db/migration-names.ts';
 import { adminQuery, withDatabase } from '../helpers/db-template.ts';
-import { pgliteDataDir, TEST_DATABASE_URL, testDatabaseKind } from '../helpers/db.ts';
+import { embeddedThreadOptions, pgliteDataDir, TEST_DATABASE_URL, testDatabaseKind } from '../helpers/db.ts';
 import { scaled } from '../helpers/time-scale.ts';
 
 const names = readdirSync(MIGRATIONS_DIR)
@@ -52,7 +52,7 @@ async function emptyStore(onDisk: boolean): Promise<Store> {
   const copy = await pgliteDataDir({ empty: true });
   if (copy) {
     return {
-      open: () => openDatabase({ dataDir: copy, template: false }),
+      open: async () => openDatabase({ dataDir: copy, template: false, ...(await embeddedThreadOptions()) }),
       remove: async () => rmSync(copy, { recursive: true, force: true }),
     };
   }
@@ -63,7 +63,7 @@ async function emptyStore(onDisk: boolean): Promise<Store> {
   const dir = mkdtempSync(join(tmpdir(), 'lagoon-migration-names-'));
   return {
     // initdb, not the build's migrated template: these tests migrate from nothing the way an older build did.
-    open: () => openDatabase({ dataDir: join(dir, 'data'), template: false }),
+    open: async () => openDatabase({ dataDir: join(dir, 'data'), template: false, ...(await embeddedThreadOptions()) }),
     remove: async () => rmSync(dir, { recursive: true, force: true }),
   };
 }
