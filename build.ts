@@ -85,11 +85,13 @@ function tokenizerRanks(): unknown {
  * each (viem some 360 at start, kysely 260), which Node would resolve, read and compile one by one at every start
  * (docs/performance.md "Start-up"). viem's own ESM dependencies come along; its WebSocket ones (isows, ws: CommonJS)
  * and every other package stay in node_modules. viem's chain list, imported on first use, becomes a chunk of its own.
- * graphql-yoga comes with its plugins and helpers, but never `graphql` itself: Pothos, yoga, graphql-armor and
- * graphql-sse must share one copy of it, the one in node_modules.
+ * graphql-yoga comes with its plugins and helpers, and `graphql` itself with every package of the server that
+ * imports it (Pothos, yoga, graphql-armor, graphql-sse, graphql-ws): they must share one copy of it, and with all of
+ * them compiled in, that copy is the build's (no CommonJS `graphql` of 129 files at start: a PostgreSQL restart
+ * ~0.1 s less CPU, bench/RESULTS.md). A package left in node_modules that imported `graphql` would load a second.
  */
 const BUNDLED_PACKAGES =
-  /^(kysely|zod|jose|@pothos\/[^/]+|viem|ox|abitype|@noble\/[^/]+|@scure\/[^/]+|graphql-yoga|@graphql-yoga\/[^/]+|@graphql-tools\/[^/]+|@envelop\/[^/]+|@repeaterjs\/repeater)(\/|$)/;
+  /^(kysely|zod|jose|@pothos\/[^/]+|viem|ox|abitype|@noble\/[^/]+|@scure\/[^/]+|graphql-yoga|@graphql-yoga\/[^/]+|@graphql-tools\/[^/]+|@envelop\/[^/]+|@repeaterjs\/repeater|graphql|graphql-sse|graphql-ws|@escape\.tech\/graphql-armor-[^/]+)(\/|$)/;
 
 /** An esbuild plugin: bare imports stay external (loaded from node_modules at run time) unless `bundled` matches. */
 function bundleOnly(bundled: RegExp): Plugin {

@@ -62,10 +62,6 @@ async function main(): Promise<void> {
       : async () => undefined;
   printBanner(VERSION, address, app.database.kind, app.bootstrapSecret);
   report.ready({ address });
-  // Built already when the database took longer to open than the modules to load; then this costs nothing. Otherwise
-  // the build holds the event loop for about half a second: now, over the start's own health checks, rather than
-  // later in the middle of served traffic (test/e2e/long-input.test.ts).
-  setTimeout(() => countTextTokens('warm up'), 0).unref();
 
   let stopping = false;
   const stop = (signal: string) => {
@@ -111,8 +107,9 @@ async function startApp(config: Config, logger: Logger, report: StartupReport) {
   const storage = openAppStorage(config, { logger, report }).then((open) => ((opened = true), open));
   storage.catch(() => undefined); // answered below, once createApp awaits it
   const { createApp, VERSION } = await import('./app.ts');
-  // The tokenizer's tables (a first chat call would otherwise wait for them) are built while the database is still
-  // opening, when it is; otherwise just after the listener is up (main). Either way before /healthz first answers.
+  // The tokenizer's tables (~0.1 s; a first chat call would otherwise wait for them) are built while the database is
+  // still opening, when it is (the embedded one): then they cost the start nothing. Otherwise (PostgreSQL answered
+  // first) on first use, rather than on the start's critical path or in the middle of its first requests.
   if (!opened) countTextTokens('warm up');
   const app = await createApp(config, { logger, report, storage }).catch((error: unknown) => {
     logger.fatal({ err: error }, 'could not start');
