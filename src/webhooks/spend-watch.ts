@@ -23,6 +23,7 @@ export class SpendWatch implements UsagePublisher {
   private readonly accounts = new Set<string>();
   private readonly unlimited = new Map<string, number>();
   private scheduled = false;
+  private closed = false;
   private running: Promise<void> = Promise.resolve();
 
   constructor(
@@ -37,6 +38,7 @@ export class SpendWatch implements UsagePublisher {
 
   usageSettled(entries: readonly SettledUsageEntry[]): void {
     this.deps.inner?.usageSettled(entries);
+    if (this.closed) return;
     const now = Date.now();
     for (const entry of entries) {
       this.accounts.add(entry.accountId);
@@ -47,6 +49,7 @@ export class SpendWatch implements UsagePublisher {
 
   /** The balance moved up (a top-up): balance.low may re-arm. */
   balanceChanged(accountId: string): void {
+    if (this.closed) return;
     this.accounts.add(accountId);
     this.schedule();
   }
@@ -55,6 +58,15 @@ export class SpendWatch implements UsagePublisher {
   async idle(): Promise<void> {
     while (this.scheduled || this.keys.size > 0 || this.accounts.size > 0) await this.running.then(tick);
     await this.running;
+  }
+
+  /**
+   * Finishes the checks noted so far and takes no more (shutdown, before the database closes). A crossing that
+   * settlements written after this reach is told at the key's or account's next settlement after the restart.
+   */
+  async close(): Promise<void> {
+    await this.idle();
+    this.closed = true;
   }
 
   private schedule(): void {

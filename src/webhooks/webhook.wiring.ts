@@ -123,6 +123,8 @@ export function createWebhooks(
     // In the background, like the job queue: pg-boss may still be installing its schema.
     startInBackground: () => queue.start(),
     stop: async () => {
+      // Its checks read the database and emit through the queue: done before either closes.
+      await deps.events.spendWatch.close();
       await queue.stop();
       await deliverer.close();
     },
