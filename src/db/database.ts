@@ -202,7 +202,7 @@ async function openPglite(
   dataDir: string,
   { loadDataDir, onCreate, template = true, threadModule, engine }: DatabaseOptions,
 ): Promise<DatabaseHandle> {
-  const { PgliteThread, PgliteThreadDialect } = await import('./pglite-thread.ts');
+  const { PgliteThread } = await import('./pglite-thread.ts');
   const inMemory = dataDir.startsWith('memory://');
   if (!inMemory) mkdirSync(dataDir, { recursive: true });
   const unlock = inMemory ? () => undefined : lockDataDir(dataDir);
@@ -220,7 +220,21 @@ async function openPglite(
     unlock();
     throw error;
   }
-  const db = new Kysely<DB>({ dialect: tracedDialect(new PgliteThreadDialect(pglite)) });
+  // Kysely's destroy waits for the connection queue, then closes PGlite, which checkpoints the data dir.
+  return handleOverPglite(pglite, { closesDatabase: true, onClose: unlock });
+}
+
+/**
+ * A handle over an embedded database's thread. With `closesDatabase: false` its close ends only this handle (its
+ * queries fail from then on) and the thread stays open for another: the tests' pool of embedded databases.
+ */
+export async function handleOverPglite(
+  pglite: PgliteThread,
+  options: { closesDatabase: boolean; onClose?: () => void },
+): Promise<DatabaseHandle> {
+  const { PgliteThreadDialect } = await import('./pglite-thread.ts');
+  const dialect = new PgliteThreadDialect(pglite, { closesDatabase: options.closesDatabase });
+  const db = new Kysely<DB>({ dialect: tracedDialect(dialect) });
   sharedConnections.set(db, { kind: 'pglite', pglite });
   let closed = false;
   return {
@@ -230,9 +244,8 @@ async function openPglite(
     async close() {
       if (closed) return;
       closed = true;
-      // Kysely's destroy waits for the connection queue, then closes PGlite, which checkpoints the data dir.
       await db.destroy();
-      unlock();
+      options.onClose?.();
     },
   };
 }

@@ -119,6 +119,16 @@ export class PgliteThread {
     return (await this.call({ op: 'exec', text })) as StatementResult[];
   }
 
+  /** How many channels have a listener here (the tests' pool reuses a database only with none left). */
+  get channelsListened(): number {
+    return this.listeners.size;
+  }
+
+  /** Whether the thread has ended (closed, or crashed): nothing answers any more. */
+  get closed(): boolean {
+    return this.thread.dead;
+  }
+
   async listen(channel: string, listener: (payload: string) => void): Promise<() => Promise<void>> {
     let channelListeners = this.listeners.get(channel);
     if (!channelListeners) {
@@ -166,9 +176,13 @@ export class PgliteThread {
  * throughout), and the others wait their turn in arrival order.
  */
 export class PgliteThreadDialect implements Dialect {
-  constructor(private readonly database: PgliteThread) {}
+  constructor(
+    private readonly database: PgliteThread,
+    /** Whether destroying the Kysely instance closes the database (false: another handle takes it over after). */
+    private readonly options: { closesDatabase: boolean } = { closesDatabase: true },
+  ) {}
   createAdapter = () => new PostgresAdapter();
-  createDriver = (): Driver => new PgliteThreadDriver(this.database);
+  createDriver = (): Driver => new PgliteThreadDriver(this.database, this.options.closesDatabase);
   createQueryCompiler = () => new PostgresQueryCompiler();
   createIntrospector = (db: Kysely<unknown>) => new PostgresIntrospector(db);
 }
@@ -178,7 +192,10 @@ class PgliteThreadDriver implements Driver {
   private held = false;
   private readonly waiting: Array<() => void> = [];
 
-  constructor(private readonly database: PgliteThread) {
+  constructor(
+    private readonly database: PgliteThread,
+    private readonly closesDatabase: boolean,
+  ) {
     this.connection = {
       executeQuery: async <Row>(query: CompiledQuery): Promise<QueryResult<Row>> => {
         const { rows, affectedRows } = await database.query<Row>(query.sql, query.parameters);
@@ -221,6 +238,6 @@ class PgliteThreadDriver implements Driver {
   }
 
   async destroy(): Promise<void> {
-    await this.database.close();
+    if (this.closesDatabase) await this.database.close();
   }
 }

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { inject } from 'vitest';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
-import { compilePgliteEngine, type PgliteEngine } from '../../src/db/pglite-thread.ts';
+import { compilePgliteEngine, PgliteThread, type PgliteEngine } from '../../src/db/pglite-thread.ts';
+import { PglitePool } from './pglite-pool.ts';
 import { adminQuery, emptyPgliteTemplate, pgliteCopiesDir, withDatabase } from './db-template.ts';
 
 /** The real PostgreSQL to test against, when set (CI sets it); otherwise tests use in-memory PGlite. */
@@ -57,17 +58,29 @@ async function createPgliteDatabase(
     if (!options.empty) await migrateToLatest(handle.db);
     return { ...handle, url: undefined, drop: () => handle.close() };
   }
-  const dataDir = await copyPgliteTemplate(runTemplate, options);
-  const handle = await openDatabase({ dataDir, ...(await embeddedThreadOptions()) });
-  return {
-    ...handle,
-    url: undefined,
-    async drop() {
-      await handle.close();
-      await rm(dataDir, { recursive: true, force: true });
-    },
-  };
+  if (options.empty) {
+    const dataDir = await copyPgliteTemplate(runTemplate, options);
+    const handle = await openDatabase({ dataDir, ...(await embeddedThreadOptions()) });
+    return {
+      ...handle,
+      url: undefined,
+      async drop() {
+        await handle.close();
+        await rm(dataDir, { recursive: true, force: true });
+      },
+    };
+  }
+  pool ??= new PglitePool(async () => {
+    const dataDir = await copyPgliteTemplate(runTemplate, {});
+    const { threadModule, engine } = await embeddedThreadOptions();
+    return { dataDir, thread: await PgliteThread.open({ dataDir, engine }, threadModule) };
+  });
+  const { handle, giveBack } = await pool.take();
+  return { ...handle, url: undefined, drop: giveBack };
 }
+
+/** This worker's migrated embedded databases, used again from file to file (test/helpers/pglite-pool.ts). */
+let pool: PglitePool | undefined;
 
 async function copyPgliteTemplate(runTemplate: string, options: { empty?: boolean }): Promise<string> {
   const dataDir = await mkdtemp(join(pgliteCopiesDir(runTemplate), 'db-'));
