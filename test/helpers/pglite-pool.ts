@@ -94,9 +94,8 @@ export class PglitePool {
            and tablename not in ('kysely_migration', 'kysely_migration_lock')`,
       );
       if (tables.length > 0)
-        await thread.query(
-          `truncate ${tables.map(({ name }) => `public."${name}"`).join(', ')} restart identity cascade`,
-        );
+        await thread.query(`truncate ${tables.map(({ name }) => `public."${name}"`).join(', ')} cascade`);
+      // Every sequence from its start, owned by a column or not.
       const { rows: sequences } = await thread.query<{ name: string }>(
         `select c.relname as name from pg_class c join pg_namespace n on n.oid = c.relnamespace
           where c.relkind = 'S' and n.nspname = 'public'`,
