@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { buildServer } from '../build.ts';
+import { buildServer, CONSOLE_DIR } from '../build.ts';
+import { buildConsole } from '../web/build.ts';
 import { prepareTemplate } from './helpers/db-template.ts';
 import { logScanError } from './log-scan.ts';
 
@@ -14,15 +15,15 @@ declare module 'vitest' {
 }
 
 /**
- * Once per run: the build the end-to-end tests start (as `npm start` does), one migrated database that every test
- * file clones instead of migrating its own, and the directory every app the tests start logs to (the workers inherit
- * LAGOON_TEST_LOG_DIR; test/helpers/test-logs.ts). The teardown drops the template and scans the logs: a secret or a
- * prompt in any line fails the run, naming the file and line (test/log-scan.ts).
+ * Once per run: the build the end-to-end tests start (as `npm start` does) and the console it serves, one migrated
+ * database that every test file clones instead of migrating its own, and the directory every app the tests start
+ * logs to (the workers inherit LAGOON_TEST_LOG_DIR; test/helpers/test-logs.ts). The teardown drops the template and
+ * scans the logs: a secret or a prompt in any line fails the run, naming the file and line (test/log-scan.ts).
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const logDir = mkdtempSync(join(tmpdir(), 'lagoon-test-logs-'));
   process.env.LAGOON_TEST_LOG_DIR = logDir;
-  const [template] = await Promise.all([prepareTemplate(), buildServer()]);
+  const [template] = await Promise.all([prepareTemplate(), buildServer(), buildConsole(CONSOLE_DIR)]);
   project.provide('lagoonTemplate', template.ref);
   return async () => {
     await template.remove();

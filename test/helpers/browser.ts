@@ -4,15 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, expect } from 'vitest';
-import { CONSOLE_DIR } from '../../build.ts';
-import { buildConsole } from '../../web/build.ts';
 import { ROOT, runCliProcess, serverStorage, startServer, type ServerProcess } from './server-process.ts';
 import { scaled } from './time-scale.ts';
 
 /*
  * The browser tests (test/browser/*.test.ts): Debian's chromium driven by playwright-core (no browser download),
- * against a server process started as `npm start` runs it, with the console built first (web/build.ts, about a
- * second; unchanged files are left as they are). Screenshots go to test-results/screenshots/<name>-<width>.png.
+ * against a server process started as `npm start` runs it, serving the console that test/global-setup.ts built once
+ * for the run. Screenshots go to test-results/screenshots/<name>-<width>.png.
  */
 
 export const WIDTHS = [1280, 390] as const;
@@ -87,9 +85,8 @@ export interface ConsoleServer {
   stop(): Promise<void>;
 }
 
-/** The console built, a server process on fresh storage with a known ADMIN key. */
+/** A server process on fresh storage with a known ADMIN key, serving the console. */
 export async function startConsoleServer(prefix: string, env: Record<string, string> = {}): Promise<ConsoleServer> {
-  await buildConsole(CONSOLE_DIR);
   const storage = await serverStorage(`lagoon-${prefix}-`);
   const adminKey = `${prefix}-admin-key`;
   const serverEnv = { ...storage.env, LAGOON_BOOTSTRAP_ADMIN_KEY: adminKey, ...env };

@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONSOLE_DIR } from '../../build.ts';
-import { buildConsole } from '../../web/build.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 
 /**
@@ -17,7 +16,6 @@ describe('GET /dashboard', () => {
   let style: string;
 
   beforeAll(async () => {
-    await buildConsole(CONSOLE_DIR);
     const assets = readdirSync(join(CONSOLE_DIR, 'assets'));
     script = assets.find((name) => /^main-[A-Z0-9]+\.js$/.test(name))!;
     style = assets.find((name) => /^main-[A-Z0-9]+\.css$/.test(name))!;
