@@ -10,6 +10,7 @@ import { ffmpegPath } from '../../src/providers/speech/ffmpeg.ts';
 import { probeAudio } from '../helpers/audio.ts';
 import { chatAccount, startChatServer, type ChatServer } from '../helpers/chat.ts';
 import { testDatabaseKind } from '../helpers/db.ts';
+import { startBackgroundRemover, type FakeBackgroundRemover } from '../helpers/image-edit-upstreams.ts';
 import { startChainNode, type ChainNode } from '../helpers/rpc-node.ts';
 import { ROOT } from '../helpers/server-process.ts';
 
@@ -49,6 +50,7 @@ async function ffmpeg(args: string[], file: string): Promise<Buffer> {
 
 describe(`The original's newer CLI and MCP server with examples/compat-original.yaml (${testDatabaseKind})`, () => {
   let node: ChainNode;
+  let remover: FakeBackgroundRemover;
   let server: ChatServer;
   let account: Awaited<ReturnType<typeof chatAccount>>;
   let dir: string;
@@ -90,13 +92,15 @@ describe(`The original's newer CLI and MCP server with examples/compat-original.
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'lagoon-newer-clients-'));
-    node = await startChainNode();
+    [node, remover] = await Promise.all([startChainNode(), startBackgroundRemover()]);
     server = await startChatServer({
       LAGOON_CONFIG: COMPAT_CONFIG,
       LAGOON_JOB_WORKERS: 'true',
       RPC_UPSTREAM_ETHEREUM_SEPOLIA: node.url,
       LAGOON_X402_RECEIVER: RECEIVER,
       LAGOON_X402_FACILITATOR_URL: 'http://127.0.0.1:9/facilitator',
+      // The request's shape is the subject here; the local model's work is test/rest/background-removal.test.ts's.
+      LAGOON_BACKGROUND_REMOVAL_URL: remover.url,
     });
     account = await chatAccount(server, '50');
     png = await sharp({ create: { width: 320, height: 240, channels: 3, background: { r: 20, g: 120, b: 200 } } })
@@ -115,6 +119,7 @@ describe(`The original's newer CLI and MCP server with examples/compat-original.
   afterAll(async () => {
     await server?.close();
     await node?.close();
+    await remover?.close();
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
@@ -314,6 +319,7 @@ describe(`The original's newer CLI and MCP server with examples/compat-original.
     expect(response.headers.get('content-type')).toBe('image/png');
     const cut = await sharp(Buffer.from(await response.arrayBuffer())).metadata();
     expect(cut).toMatchObject({ format: 'png', width: 320, height: 240, hasAlpha: true });
+    expect(remover.received).toHaveLength(1);
   }, 60_000);
 
   // Item 5: the 402 of a top-up without a payment is x402 v2's body and nothing else.

