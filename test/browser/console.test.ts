@@ -49,6 +49,10 @@ describe('web console: sign-in, shell and overview (browser)', () => {
     await screenshots(page, 'console-overview', () => page.getByTestId('balance').waitFor());
     // The CSP lets the console run as built: nothing refused, nothing thrown.
     expect(errors).toEqual([]);
+    // The redirect from /dashboard/ took that history entry's place: Back leaves the console instead of bouncing
+    // back to the overview.
+    await page.goBack();
+    expect(page.url()).toBe('about:blank');
     await page.close();
   });
 

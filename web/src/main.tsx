@@ -1,6 +1,6 @@
 import { Provider } from '@urql/preact';
 import { render } from 'preact';
-import { useEffect, useMemo } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useMemo } from 'preact/hooks';
 import { Shell } from './components/Shell.tsx';
 import { useCredential } from './lib/auth.ts';
 import { createGraphqlClient } from './lib/client.ts';
@@ -16,8 +16,10 @@ function App() {
   const client = useMemo(() => (credential ? createGraphqlClient() : undefined), [credential]);
   const routes = credential ? routesFor(credential.kind) : [];
   const route = routes.find((candidate) => candidate.segment === segment) ?? routes[0];
-  useEffect(() => {
-    if (route && route.segment !== segment) navigate(route.segment);
+  // A path with no page of this caller's (the bare /dashboard/ after signing in) is redirected to the first one:
+  // in place, so Back does not return to it, and before the page is painted, so the address matches what shows.
+  useLayoutEffect(() => {
+    if (route && route.segment !== segment) navigate(route.segment, { replace: true });
   }, [route, segment]);
   useEffect(() => {
     document.title = route ? `${route.title} · Lagoon` : 'Sign in · Lagoon';

@@ -18,9 +18,11 @@ export function hrefOf(segment: string): string {
   return segment ? `${BASE}/${segment}` : `${BASE}/`;
 }
 
-export function navigate(segment: string): void {
+/** Goes to /dashboard/<segment>; `replace` takes the current history entry's place (a redirect, not a step back). */
+export function navigate(segment: string, options: { replace?: boolean } = {}): void {
   if (currentSegment() === segment) return;
-  history.pushState(null, '', hrefOf(segment));
+  if (options.replace) history.replaceState(null, '', hrefOf(segment));
+  else history.pushState(null, '', hrefOf(segment));
   for (const listener of listeners) listener();
 }
 
