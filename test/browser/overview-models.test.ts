@@ -19,7 +19,9 @@ describe('web console: overview live charges and models (browser)', () => {
     expect(response.status, await response.clone().text()).toBe(200);
   };
 
-  it('shows a charge made through the API live, and the balance after it', async () => {
+  // Its waits run one after another, each up to 15 s on a quiet host: room for all of them, so a wait that fails
+  // reports its own assertion rather than the test's timeout.
+  it('shows a charge made through the API live, and the balance after it', { timeout: scaled(90_000) }, async () => {
     const page = await suite.browser.newPage();
     const errors = collectPageErrors(page);
     // The subscription's stream answers once the server has subscribed it: a charge after that is not missed.
