@@ -108,6 +108,9 @@ function bundleOnly(bundled: RegExp): Plugin {
 /** The web console (web/), served at /dashboard from dist/web (src/runtime-files.ts). */
 export const CONSOLE_DIR = fileURLToPath(new URL('./dist/web/', import.meta.url));
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+/** Everything `npm start` serves: the server (buildServer) and the console beside it. */
+export async function buildAll(): Promise<void> {
   await Promise.all([buildServer(), buildConsole(CONSOLE_DIR)]);
 }
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) await buildAll();

@@ -2,8 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { buildServer, CONSOLE_DIR } from '../build.ts';
-import { buildConsole } from '../web/build.ts';
+import { buildAll } from '../build.ts';
 import { prepareTemplate } from './helpers/db-template.ts';
 import { logScanError } from './log-scan.ts';
 
@@ -23,7 +22,7 @@ declare module 'vitest' {
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const logDir = mkdtempSync(join(tmpdir(), 'lagoon-test-logs-'));
   process.env.LAGOON_TEST_LOG_DIR = logDir;
-  const [template] = await Promise.all([prepareTemplate(), buildServer(), buildConsole(CONSOLE_DIR)]);
+  const [template] = await Promise.all([prepareTemplate(), buildAll()]);
   project.provide('lagoonTemplate', template.ref);
   return async () => {
     await template.remove();
