@@ -22,7 +22,8 @@ declare module 'vitest' {
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const logDir = mkdtempSync(join(tmpdir(), 'lagoon-test-logs-'));
   process.env.LAGOON_TEST_LOG_DIR = logDir;
-  const [template] = await Promise.all([prepareTemplate(), buildAll()]);
+  const built = buildAll();
+  const [template] = await Promise.all([prepareTemplate(built), built]);
   project.provide('lagoonTemplate', template.ref);
   return async () => {
     await template.remove();

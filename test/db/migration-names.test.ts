@@ -9,7 +9,7 @@ import { openDatabase, type DatabaseHandle } from '../../src/db/database.ts';
 import { MIGRATIONS_DIR, migrateToLatest, schemaReady } from '../../src/db/migrate.ts';
 import { MIGRATION_NAME, renameTimestampMigrations, TIMESTAMP_NAMES } from '../../src/db/migration-names.ts';
 import { adminQuery, withDatabase } from '../helpers/db-template.ts';
-import { embeddedThreadOptions, pgliteDataDir, TEST_DATABASE_URL, testDatabaseKind } from '../helpers/db.ts';
+import { embeddedThreadOptions, TEST_DATABASE_URL, testDatabaseKind } from '../helpers/db.ts';
 import { scaled } from '../helpers/time-scale.ts';
 
 const names = readdirSync(MIGRATIONS_DIR)
@@ -46,14 +46,6 @@ async function emptyStore(onDisk: boolean): Promise<Store> {
     return {
       open: () => openDatabase({ url: withDatabase(server, name), poolSize: 2 }),
       remove: () => adminQuery(server, `drop database if exists ${name} with (force)`),
-    };
-  }
-  // A copy of the run's database before its first migration (initdb in WebAssembly takes seconds).
-  const copy = await pgliteDataDir({ empty: true });
-  if (copy) {
-    return {
-      open: async () => openDatabase({ dataDir: copy, template: false, ...(await embeddedThreadOptions()) }),
-      remove: async () => rmSync(copy, { recursive: true, force: true }),
     };
   }
   if (!onDisk) {

@@ -10,7 +10,7 @@ import { scaled } from './time-scale.ts';
 /*
  * The browser tests (test/browser/*.test.ts): Debian's chromium driven by playwright-core (no browser download),
  * against a server process started as `npm start` runs it, serving the console that test/global-setup.ts built once
- * for the run. Screenshots go to test-results/screenshots/<name>-<width>.png.
+ * for the run. With LAGOON_TEST_SCREENSHOTS=1, screenshots go to test-results/screenshots/<name>-<width>.png.
  */
 
 export const WIDTHS = [1280, 390] as const;
@@ -116,17 +116,21 @@ export async function signIn(page: Page, url: string, secret: string): Promise<v
   await page.getByRole('navigation', { name: 'Pages' }).waitFor({ state: 'attached' });
 }
 
+/** Whether screenshots() saves pictures: only when asked, since nothing checks them (some 10 s of CPU a run). */
+const TAKE_SCREENSHOTS = process.env.LAGOON_TEST_SCREENSHOTS === '1';
+
 /**
- * Screenshots of the page at each width of WIDTHS: test-results/screenshots/<name>-<width>.png. Resizes the page
- * (and restores its width afterwards); `ready` runs after each resize, before the picture.
+ * The page laid out at each width of WIDTHS (`ready` runs after each resize) and, with LAGOON_TEST_SCREENSHOTS=1,
+ * pictured: test-results/screenshots/<name>-<width>.png, the paths returned. Restores the page's width afterwards.
  */
 export async function screenshots(page: Page, name: string, ready?: () => Promise<void>): Promise<string[]> {
-  mkdirSync(SCREENSHOTS, { recursive: true });
+  if (TAKE_SCREENSHOTS) mkdirSync(SCREENSHOTS, { recursive: true });
   const before = page.viewportSize() ?? { width: WIDTHS[0], height: 900 };
   const paths: string[] = [];
   for (const width of WIDTHS) {
     await page.setViewportSize({ width, height: 900 });
     await ready?.();
+    if (!TAKE_SCREENSHOTS) continue;
     const path = join(SCREENSHOTS, `${name}-${width}.png`);
     await page.screenshot({ path, fullPage: true });
     paths.push(path);

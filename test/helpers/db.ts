@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { cpSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { inject } from 'vitest';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
 import { compilePgliteEngine, PgliteThread, type PgliteEngine } from '../../src/db/pglite-thread.ts';
 import { PglitePool } from './pglite-pool.ts';
-import { adminQuery, emptyPgliteTemplate, pgliteCopiesDir, withDatabase } from './db-template.ts';
+import { adminQuery, pgliteCopiesDir, withDatabase } from './db-template.ts';
 
 /** The real PostgreSQL to test against, when set (CI sets it); otherwise tests use in-memory PGlite. */
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || undefined;
@@ -47,31 +47,20 @@ export async function createTestDatabase(options: { empty?: boolean } = {}): Pro
 
 /**
  * A copy of the run's template data directory (~0.1 s), opened on disk in the build's thread module (compiled, it
- * starts ~0.3 s sooner than the sources through tsx); outside a run, a PGlite in memory (initdb, ~2 s), migrated.
+ * starts ~0.3 s sooner than the sources through tsx); outside a run, or `empty`, a PGlite in memory (initdb, ~2 s),
+ * migrated unless `empty`.
  */
 async function createPgliteDatabase(
   runTemplate: string | undefined,
   options: { empty?: boolean },
 ): Promise<TestDatabase> {
-  if (runTemplate === undefined) {
+  if (runTemplate === undefined || options.empty) {
     const handle = await openDatabase({ dataDir: 'memory://' });
     if (!options.empty) await migrateToLatest(handle.db);
     return { ...handle, url: undefined, drop: () => handle.close() };
   }
-  if (options.empty) {
-    const dataDir = await copyPgliteTemplate(runTemplate, options);
-    const handle = await openDatabase({ dataDir, ...(await embeddedThreadOptions()) });
-    return {
-      ...handle,
-      url: undefined,
-      async drop() {
-        await handle.close();
-        await rm(dataDir, { recursive: true, force: true });
-      },
-    };
-  }
   pool ??= new PglitePool(async () => {
-    const dataDir = await copyPgliteTemplate(runTemplate, {});
+    const dataDir = await copyPgliteTemplate(runTemplate);
     const { threadModule, engine } = await embeddedThreadOptions();
     return { dataDir, thread: await PgliteThread.open({ dataDir, engine }, threadModule) };
   });
@@ -82,21 +71,20 @@ async function createPgliteDatabase(
 /** This worker's migrated embedded databases, used again from file to file (test/helpers/pglite-pool.ts). */
 let pool: PglitePool | undefined;
 
-async function copyPgliteTemplate(runTemplate: string, options: { empty?: boolean }): Promise<string> {
+async function copyPgliteTemplate(runTemplate: string): Promise<string> {
   const dataDir = await mkdtemp(join(pgliteCopiesDir(runTemplate), 'db-'));
   // Synchronous: fs.promises.cp takes four times as long over the directory's 1,200 files.
-  cpSync(options.empty ? emptyPgliteTemplate(runTemplate) : runTemplate, dataDir, { recursive: true });
+  cpSync(runTemplate, dataDir, { recursive: true });
   return dataDir;
 }
 
 /**
- * A PGlite data directory copied from the run's template (`empty`: from before its first migration), for a test to
- * open (and open again) as it pleases, or to start a server process on; removed at the end of the run. Undefined
- * outside a run.
+ * A PGlite data directory copied from the run's template, for a test to open (and open again) as it pleases, or to
+ * start a server process on; removed at the end of the run. Undefined outside a run.
  */
-export async function pgliteDataDir(options: { empty?: boolean } = {}): Promise<string | undefined> {
+export async function pgliteDataDir(): Promise<string | undefined> {
   const runTemplate = templateRef();
-  return runTemplate === undefined ? undefined : copyPgliteTemplate(runTemplate, options);
+  return runTemplate === undefined ? undefined : copyPgliteTemplate(runTemplate);
 }
 
 /** PGlite's engine compiled once per test worker: each database's thread then starts in half the CPU time. */
