@@ -7,8 +7,8 @@ import type { EspeakJob, EspeakReply } from './espeak-worker.ts';
 
 /*
  * eSpeak NG off the event loop: a few worker threads (src/providers/speech/espeak-worker.ts), each synthesising one
- * sentence at a time (a sentence takes 100–300 ms of CPU). Threads start on first use and exit when idle; a job waits
- * in a queue while all are busy. A thread that dies fails its job and is replaced on the next one.
+ * sentence at a time (a 78-character sentence takes ~0.25 s of CPU). Threads start on first use and exit when idle;
+ * a job waits in a queue while all are busy. A thread that dies fails its job and is replaced on the next one.
  */
 
 export interface EspeakPoolOptions {
