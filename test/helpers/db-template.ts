@@ -16,7 +16,7 @@ import { MIGRATIONS_DIR } from '../../src/runtime-files.ts';
 
 /**
  * The migrated database a test run clones for each test file, made once by test/global-setup.ts. Migrating is
- * cheap; creating a database is not (PGlite runs initdb in WebAssembly, about 1.5 s of CPU per file, 4 s at once), so:
+ * cheap; creating a database is not (PGlite runs initdb in WebAssembly: about 4 s, 1.5 s of CPU per file), so:
  * - PostgreSQL: a database migrated once, then `create database … template` per file (the template must have no
  *   open connection while it is copied, so nothing here keeps one);
  * - PGlite: the build's migrated template (the one a first `npm start` unpacks) unpacked into a data directory,
