@@ -21,7 +21,8 @@ function rawGet(url: string, path: string): Promise<number> {
  * words), the nav at 1280 px and 390 px, the first Overview, signing out, and the files served under /dashboard.
  */
 describe('web console: sign-in, shell and overview (browser)', () => {
-  const suite = consoleSuite('browser-console', { creditUsd: '5' });
+  // A long name: the top bar cuts it rather than widening the page at 390 px.
+  const suite = consoleSuite('browser-console, an account with a rather long name', { creditUsd: '5' });
 
   const openSignedIn = async (): Promise<{ page: Page; errors: string[] }> => {
     const page = await suite.browser.newPage();
@@ -94,6 +95,7 @@ describe('web console: sign-in, shell and overview (browser)', () => {
     await keys.click();
     await page.getByRole('heading', { name: 'Keys', level: 1 }).waitFor();
     expect(await keys.isVisible()).toBe(false);
+    expect(await page.evaluate(() => document.scrollingElement!.scrollWidth)).toBeLessThanOrEqual(390);
     await page.close();
   });
 

@@ -34,7 +34,11 @@ describe('web console: overview live charges and models (browser)', () => {
 
     await chat();
     const live = page.getByTestId('live-charges');
-    await expect.poll(() => live.textContent(), { timeout: scaled(15_000) }).toContain('lagoon-sim-chat');
+    const rows = live.locator('tbody tr');
+    // A chat is charged in two lines, its input and its output tokens, each a row.
+    await expect
+      .poll(() => rows.allTextContents(), { timeout: scaled(15_000) })
+      .toEqual([expect.stringMatching(/lagoon-sim-chat\s*Output/), expect.stringMatching(/lagoon-sim-chat\s*Input/)]);
     // The balance is read again after the charge (usage analytics are cached by the API for up to 10 minutes).
     await expect
       .poll(() => page.getByTestId('balance').textContent(), { timeout: scaled(15_000) })
@@ -43,7 +47,7 @@ describe('web console: overview live charges and models (browser)', () => {
     expect(await page.getByTestId('chart-key').locator('canvas').count()).toBe(1);
 
     await chat();
-    await expect.poll(() => live.locator('tbody tr').count(), { timeout: scaled(15_000) }).toBe(2);
+    await expect.poll(() => rows.count(), { timeout: scaled(15_000) }).toBe(4);
     await screenshots(page, 'overview', () => page.getByTestId('chart-model').waitFor());
     expect(errors).toEqual([]);
     await page.close();

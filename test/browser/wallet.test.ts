@@ -1,9 +1,8 @@
 import type { Hex } from 'viem';
 import { describe, expect, it } from 'vitest';
 import { collectPageErrors, consoleSuite, screenshots } from '../helpers/browser.ts';
-import { newWallet, offerTopUps } from '../helpers/wallets.ts';
-
-const RECEIVER = '0x3333333333333333333333333333333333333333';
+import { TOP_UP_RECEIVER } from '../helpers/console-host.ts';
+import { newWallet } from '../helpers/wallets.ts';
 
 /**
  * Wallet sign-in in chromium: a viem test wallet injected as the EIP-1193 provider (window.ethereum, its signing
@@ -12,7 +11,7 @@ const RECEIVER = '0x3333333333333333333333333333333333333333';
  */
 describe('web console: wallet sign-in and the wallet page (browser)', () => {
   const wallet = newWallet();
-  const suite = consoleSuite('browser-wallet', { env: offerTopUps(RECEIVER) });
+  const suite = consoleSuite('browser-wallet');
 
   const withWallet = async () => {
     const page = await suite.browser.newPage();
@@ -49,7 +48,7 @@ describe('web console: wallet sign-in and the wallet page (browser)', () => {
     const transactions = page.getByTestId('wallet-transactions');
     expect(await transactions.textContent()).toContain('REFUND');
     const requirements = page.getByTestId('top-up-requirements');
-    expect(await requirements.textContent()).toContain(RECEIVER);
+    expect(await requirements.textContent()).toContain(TOP_UP_RECEIVER);
     expect(await requirements.textContent()).toContain('eip155:8453');
     await screenshots(page, 'wallet-page', () => page.getByTestId('wallet-balance').waitFor());
     expect(errors).toEqual([]);

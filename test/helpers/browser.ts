@@ -1,16 +1,16 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { afterAll, beforeAll, expect } from 'vitest';
-import { ROOT, runCliProcess, serverStorage, startServer, type ServerProcess } from './server-process.ts';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, inject } from 'vitest';
+import { sharedConsole } from './console-host.ts';
+import { ROOT, runCliProcess } from './server-process.ts';
 import { scaled } from './time-scale.ts';
 
 /*
  * The browser tests (test/browser/*.test.ts): Debian's chromium driven by playwright-core (no browser download),
- * against a server process started as `npm start` runs it, serving the console that test/global-setup.ts built once
- * for the run. With LAGOON_TEST_SCREENSHOTS=1, screenshots go to test-results/screenshots/<name>-<width>.png.
+ * against the run's one console server (a process started as `npm start` runs it, serving the console that
+ * test/global-setup.ts built; test/helpers/console-host.ts), each file in an account and a browser context of its own. With LAGOON_TEST_SCREENSHOTS=1, screenshots go to test-results/screenshots/<name>-<width>.png.
  */
 
 export const WIDTHS = [1280, 390] as const;
@@ -50,16 +50,27 @@ export interface TestBrowser {
   close(): Promise<void>;
 }
 
-/** Chromium with a fresh profile directory of its own, removed on close. */
+/**
+ * This worker's chromium, launched by its first browser file and used by the next ones (a launch costs some 2 s of
+ * CPU); Playwright closes it when the worker exits, and chromium exits by itself when its pipe to the worker closes.
+ */
+let workerChromium: Promise<Browser> | undefined;
+
+function chromiumOfThisWorker(): Promise<Browser> {
+  if (workerChromium) return workerChromium;
+  const launching = chromium.launch({ executablePath: chromiumPath(), args: CHROMIUM_ARGS, timeout: scaled(60_000) });
+  // A browser that crashed, or never started, is launched again by the next file.
+  launching.then(
+    (browser) => browser.once('disconnected', () => (workerChromium = undefined)),
+    () => (workerChromium = undefined),
+  );
+  return (workerChromium = launching);
+}
+
+/** A fresh browser context (its own storage, permissions and pages, as a new profile has), closed by `close`. */
 export async function launchBrowser(): Promise<TestBrowser> {
-  const userDataDir = mkdtempSync(join(tmpdir(), 'lagoon-chromium-'));
-  const context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: chromiumPath(),
-    args: CHROMIUM_ARGS,
-    headless: true,
-    viewport: { width: WIDTHS[0], height: 900 },
-    timeout: scaled(60_000),
-  });
+  const browser = await chromiumOfThisWorker();
+  const context = await browser.newContext({ viewport: { width: WIDTHS[0], height: 900 } });
   context.setDefaultTimeout(scaled(15_000));
   return {
     context,
@@ -68,44 +79,33 @@ export async function launchBrowser(): Promise<TestBrowser> {
       await page.setViewportSize({ width, height: 900 });
       return page;
     },
-    async close() {
-      await context.close();
-      rmSync(userDataDir, { recursive: true, force: true });
-    },
+    close: () => context.close(),
   };
 }
 
-export interface ConsoleServer {
-  readonly server: ServerProcess;
+/** A browser file's account on the run's console server (test/helpers/console-host.ts). */
+export interface ConsoleAccount {
   readonly url: string;
+  /** The account's first ADMIN key. */
   readonly adminKey: string;
+  /** The environment that reaches the server's storage, for the operator CLI. */
   readonly env: Record<string, string>;
-  /** Runs the operator CLI against this server's storage. */
+  /** Runs the operator CLI against the server, through its control socket. */
   cli(args: string[]): Promise<string>;
-  stop(): Promise<void>;
 }
 
-/** A server process on fresh storage with a known ADMIN key, serving the console. */
-export async function startConsoleServer(prefix: string, env: Record<string, string> = {}): Promise<ConsoleServer> {
-  const storage = await serverStorage(`lagoon-${prefix}-`);
-  const adminKey = `${prefix}-admin-key`;
-  const serverEnv = { ...storage.env, LAGOON_BOOTSTRAP_ADMIN_KEY: adminKey, ...env };
-  const server = await startServer(serverEnv);
-  return {
-    server,
-    url: server.url,
-    adminKey,
-    env: serverEnv,
-    async cli(args) {
-      const result = await runCliProcess(args, serverEnv);
-      expect(result.code, result.stderr).toBe(0);
-      return result.stdout;
-    },
-    async stop() {
-      if (server.child.exitCode === null) await server.stop();
-      await storage.remove();
-    },
+/** A new account named `name` on the run's console server, which starts if no file has asked for it yet. */
+export async function consoleAccount(name: string): Promise<ConsoleAccount> {
+  const { url, env } = await sharedConsole(inject('lagoonConsoleHost'));
+  const cli = async (args: string[]) => {
+    const result = await runCliProcess(args, env);
+    expect(result.code, result.stderr).toBe(0);
+    return result.stdout;
   };
+  const created = JSON.parse(await cli(['accounts', 'create', '--name', name, '--json'])) as {
+    adminKey: { apiKey: string };
+  };
+  return { url, adminKey: created.adminKey.apiKey, env, cli };
 }
 
 /** Opens the console and signs in by pasting `secret`, as a person would; waits for the first page's heading. */
@@ -149,25 +149,25 @@ export function collectPageErrors(page: Page): string[] {
   return errors;
 }
 
-/** A browser suite's console server and chromium (read them inside the suite's hooks and tests). */
+/** A browser suite's account on the console server, and its chromium (read them inside its hooks and tests). */
 export interface ConsoleSuite {
-  readonly lagoon: ConsoleServer;
+  readonly lagoon: ConsoleAccount;
   readonly browser: TestBrowser;
 }
 
 /**
- * Registers a browser suite's set-up and tear-down: a console server (`env` added to its environment) and chromium,
- * started together before the suite's tests, the ADMIN key's account credited `creditUsd` when given, then
- * `prepare`; both stopped after the tests.
+ * Registers a browser suite's set-up and tear-down: an account named `name` on the run's console server and a
+ * browser context, made together before the suite's tests, the account credited `creditUsd` when given, then
+ * `prepare`; the context closed after the tests.
  */
 export function consoleSuite(
-  prefix: string,
-  options: { env?: Record<string, string>; creditUsd?: string; prepare?: (suite: ConsoleSuite) => Promise<void> } = {},
+  name: string,
+  options: { creditUsd?: string; prepare?: (suite: ConsoleSuite) => Promise<void> } = {},
 ): ConsoleSuite {
-  let lagoon: ConsoleServer | undefined;
+  let lagoon: ConsoleAccount | undefined;
   let browser: TestBrowser | undefined;
   const started = <T>(part: T | undefined): T => {
-    if (part === undefined) throw new Error(`${prefix}: the suite's server and browser start in its beforeAll`);
+    if (part === undefined) throw new Error(`${name}: the suite's account and browser are made in its beforeAll`);
     return part;
   };
   const suite: ConsoleSuite = {
@@ -179,12 +179,12 @@ export function consoleSuite(
     },
   };
   beforeAll(async () => {
-    // Both kept even when the other fails to start, so that afterAll stops what did start.
-    const [server, launched] = await Promise.allSettled([startConsoleServer(prefix, options.env), launchBrowser()]);
-    if (server.status === 'fulfilled') lagoon = server.value;
+    // The browser kept even when the account fails, so that afterAll closes it.
+    const [account, launched] = await Promise.allSettled([consoleAccount(name), launchBrowser()]);
+    if (account.status === 'fulfilled') lagoon = account.value;
     if (launched.status === 'fulfilled') browser = launched.value;
-    for (const part of [server, launched]) if (part.status === 'rejected') throw part.reason;
-    if (lagoon === undefined) throw new Error(`${prefix}: the server did not start`);
+    for (const part of [account, launched]) if (part.status === 'rejected') throw part.reason;
+    if (lagoon === undefined) throw new Error(`${name}: no account was made`);
     if (options.creditUsd !== undefined)
       await lagoon.cli([
         'accounts',
@@ -200,7 +200,6 @@ export function consoleSuite(
   }, scaled(180_000));
   afterAll(async () => {
     await browser?.close();
-    await lagoon?.stop();
   });
   return suite;
 }
