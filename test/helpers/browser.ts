@@ -10,7 +10,8 @@ import { scaled } from './time-scale.ts';
 /*
  * The browser tests (test/browser/*.test.ts): Debian's chromium driven by playwright-core (no browser download),
  * against the run's one console server (a process started as `npm start` runs it, serving the console that
- * test/global-setup.ts built; test/helpers/console-host.ts), each file in an account and a browser context of its own. With LAGOON_TEST_SCREENSHOTS=1, screenshots go to test-results/screenshots/<name>-<width>.png.
+ * test/global-setup.ts built; test/helpers/console-host.ts), each file in an account and a browser context of its
+ * own. With LAGOON_TEST_SCREENSHOTS=1, screenshots go to test-results/screenshots/<name>-<width>.png.
  */
 
 export const WIDTHS = [1280, 390] as const;
