@@ -29,7 +29,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const built = buildAll();
   const [template] = await Promise.all([prepareTemplate(built), built]);
   project.provide('lagoonTemplate', template.ref);
-  const consoleHost = await startConsoleHost(template.ref);
+  const consoleHost = await startConsoleHost(template.kind === 'pglite' ? template.ref : undefined);
   project.provide('lagoonConsoleHost', consoleHost.url);
   return async () => {
     await consoleHost.close();

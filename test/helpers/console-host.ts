@@ -1,7 +1,8 @@
-import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { copyPgliteTemplate } from './db-template.ts';
 import { startServer, type ServerProcess } from './server-process.ts';
 import { offerTopUps } from './wallets.ts';
 
@@ -34,8 +35,9 @@ export interface ConsoleHost {
 export async function startConsoleHost(templateDir: string | undefined): Promise<ConsoleHost> {
   let starting: Promise<{ server: ServerProcess; shared: SharedConsole; dataDir: string }> | undefined;
   const start = async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'lagoon-browser-console-'));
-    if (templateDir && existsSync(templateDir)) cpSync(templateDir, dataDir, { recursive: true });
+    const dataDir = templateDir
+      ? await copyPgliteTemplate(templateDir)
+      : mkdtempSync(join(tmpdir(), 'lagoon-browser-console-'));
     const env = { LAGOON_DATA_DIR: dataDir, ...offerTopUps(TOP_UP_RECEIVER) };
     try {
       const server = await startServer(env);

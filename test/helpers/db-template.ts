@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,9 +25,10 @@ import { MIGRATIONS_DIR } from '../../src/runtime-files.ts';
  *   (`loadDataDir`) took 1–2 s each, every file through PGlite's WebAssembly file system. Kept in memory (/dev/shm)
  *   where the system has it.
  * `ref` is the template database name (PostgreSQL) or the data directory (PGlite); PGlite's copies are made in the
- * directory above it (`pgliteCopiesDir`), which `remove()` deletes with whatever a crashed worker left there.
+ * directory above it (`copyPgliteTemplate`), which `remove()` deletes with whatever a crashed worker left there.
  */
 export interface DatabaseTemplate {
+  readonly kind: 'postgres' | 'pglite';
   readonly ref: string;
   remove(): Promise<void>;
 }
@@ -48,7 +50,11 @@ async function postgresTemplate(url: string): Promise<DatabaseTemplate> {
   } finally {
     await handle.close();
   }
-  return { ref: name, remove: () => adminQuery(url, `drop database if exists ${name} with (force)`) };
+  return {
+    kind: 'postgres',
+    ref: name,
+    remove: () => adminQuery(url, `drop database if exists ${name} with (force)`),
+  };
 }
 
 /** The build's migrated embedded database (made by `buildServer`, which the run's set-up awaits first), unpacked. */
@@ -61,11 +67,16 @@ function pgliteTemplate(): DatabaseTemplate {
   const dataDir = join(dir, 'template');
   mkdirSync(dataDir);
   extractEmbeddedTemplate(file, dataDir);
-  return { ref: dataDir, remove: async () => rmSync(dir, { recursive: true, force: true }) };
+  return { kind: 'pglite', ref: dataDir, remove: async () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-/** Where a PGlite test database copies the template to (removed with the template at the end of the run). */
-export const pgliteCopiesDir = (templateDir: string): string => dirname(templateDir);
+/** A new data directory copied from the run's PGlite template, beside it (removed with it at the end of the run). */
+export async function copyPgliteTemplate(templateDir: string): Promise<string> {
+  const dataDir = await mkdtemp(join(dirname(templateDir), 'db-'));
+  // Synchronous: fs.promises.cp takes four times as long over the directory's 1,200 files.
+  cpSync(templateDir, dataDir, { recursive: true });
+  return dataDir;
+}
 
 export function withDatabase(url: string, database: string): string {
   const parsed = new URL(url);

@@ -1,13 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { cpSync } from 'node:fs';
-import { mkdtemp } from 'node:fs/promises';
-import { join } from 'node:path';
 import { inject } from 'vitest';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
 import { compilePgliteEngine, PgliteThread, type PgliteEngine } from '../../src/db/pglite-thread.ts';
 import { PglitePool } from './pglite-pool.ts';
-import { adminQuery, pgliteCopiesDir, withDatabase } from './db-template.ts';
+import { adminQuery, copyPgliteTemplate, withDatabase } from './db-template.ts';
 
 /** The real PostgreSQL to test against, when set (CI sets it); otherwise tests use in-memory PGlite. */
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || undefined;
@@ -70,13 +67,6 @@ async function createPgliteDatabase(
 
 /** This worker's migrated embedded databases, used again from file to file (test/helpers/pglite-pool.ts). */
 let pool: PglitePool | undefined;
-
-async function copyPgliteTemplate(runTemplate: string): Promise<string> {
-  const dataDir = await mkdtemp(join(pgliteCopiesDir(runTemplate), 'db-'));
-  // Synchronous: fs.promises.cp takes four times as long over the directory's 1,200 files.
-  cpSync(runTemplate, dataDir, { recursive: true });
-  return dataDir;
-}
 
 /**
  * A PGlite data directory copied from the run's template, for a test to open (and open again) as it pleases, or to
