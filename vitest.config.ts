@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import { configDefaults, defineConfig } from 'vitest/config';
 import { scaled } from './test/helpers/time-scale.ts';
 
@@ -34,7 +35,19 @@ const DATABASE_INDEPENDENT = [
   'test/graphql/limits.test.ts',
 ];
 
+const SOURCES = fileURLToPath(new URL('./src/', import.meta.url));
+const BUILT_RUNTIME_FILES = fileURLToPath(new URL('./test/helpers/built-runtime-files.ts', import.meta.url));
+
+/** The sources' src/runtime-files.ts becomes test/helpers/built-runtime-files.ts: their threads run the build. */
+const threadsFromTheBuild = {
+  name: 'lagoon-threads-from-the-build',
+  enforce: 'pre' as const,
+  resolveId: (source: string, importer: string | undefined) =>
+    importer?.startsWith(SOURCES) && source.endsWith('/runtime-files.ts') ? BUILT_RUNTIME_FILES : null,
+};
+
 export default defineConfig({
+  plugins: [threadsFromTheBuild],
   resolve: {
     // One graphql copy for Pothos, yoga and tests ("Cannot use GraphQLSchema from another module or realm").
     alias: { graphql: require.resolve('graphql') },

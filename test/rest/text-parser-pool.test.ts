@@ -7,7 +7,7 @@ import { fundedAccount } from '../helpers/uploads.ts';
 import { scaled } from '../helpers/time-scale.ts';
 
 const PATH = '/api/v1/augment/text-parser';
-const HANGING_WORKER = new URL('../fixtures/hanging-extract-worker.ts', import.meta.url);
+const HANGING_WORKER = new URL('../fixtures/hanging-extract-worker.js', import.meta.url);
 /** A document starting with this never finishes in that worker (not imported: the module runs only as a worker). */
 const HANG_MARKER = 'LAGOON-TEST-HANG';
 
