@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SERVER_ENTRY } from '../../build.ts';
+import { CLI_ENTRY, SERVER_ENTRY } from '../../build.ts';
 import { createTestDatabase, pgliteDataDir, TEST_DATABASE_URL } from './db.ts';
 import { freePort } from './free-port.ts';
 import { keepChildOutput } from './test-logs.ts';
@@ -79,13 +79,16 @@ export async function startServer(env: Record<string, string>): Promise<ServerPr
   };
 }
 
-/** Runs the operator CLI as a separate process, as an operator would, with `stdin` (default empty) on its input. */
+/**
+ * Runs the operator CLI as a separate process, as an operator would, with `stdin` (default empty) on its input: its
+ * build (made by test/global-setup.ts from the same sources), which starts without tsx's cost.
+ */
 export async function runCliProcess(
   args: string[],
   env: Record<string, string>,
   stdin?: string,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+  const child = spawn(process.execPath, [CLI_ENTRY, ...args], {
     cwd: ROOT,
     env: childEnv(env),
     stdio: 'pipe',
