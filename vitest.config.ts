@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { configDefaults, defineConfig } from 'vitest/config';
+import LongestFirst, { DurationsRecorder } from './test/file-durations.ts';
 import { scaled } from './test/helpers/time-scale.ts';
 
 const require = createRequire(import.meta.url);
@@ -68,6 +69,7 @@ export default defineConfig({
     // the database thread), which a third worker fills (800 -> 706 s on a 2-core host, bench/RESULTS.md). The
     // PostgreSQL pass stays at the two it was measured with.
     maxWorkers: process.env.TEST_DATABASE_URL ? 2 : 3,
-    reporters: process.env.CI ? ['default'] : ['default'],
+    sequence: { sequencer: LongestFirst },
+    reporters: ['default', ...(process.env.LAGOON_RECORD_DURATIONS === '1' ? [new DurationsRecorder()] : [])],
   },
 });
