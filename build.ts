@@ -21,37 +21,44 @@ export const CLI_ENTRY = 'dist/cli.js';
 export async function buildServer(): Promise<void> {
   const root = fileURLToPath(new URL('./', import.meta.url));
   const out = join(root, 'dist');
+  // A first start on the embedded database loads this instead of running initdb and every migration; made again
+  // only when the migrations or PGlite changed (some 10 s then, in a child process of its own, from the sources:
+  // alongside the bundling below), else this is a hash of a few files.
+  const template = ensureEmbeddedTemplate(join(root, 'migrations'));
   const migrations = readdirSync(join(root, 'migrations'))
     .filter((file) => file.endsWith('.ts'))
     .map((file) => ({ in: join(root, 'migrations', file), out: `migrations/${file.slice(0, -'.ts'.length)}` }));
-  const result = await build({
-    entryPoints: [
-      { in: join(root, 'src/main.ts'), out: 'main' },
-      { in: join(root, 'src/cli/main.ts'), out: 'cli' },
-      { in: join(root, 'src/augment/extract/worker.ts'), out: 'extract-worker' },
-      { in: join(root, 'src/token-worker.ts'), out: 'token-worker' },
-      { in: join(root, 'src/providers/speech/espeak-worker.ts'), out: 'espeak-worker' },
-      { in: join(root, 'src/providers/image/picture-worker.ts'), out: 'picture-worker' },
-      { in: join(root, 'src/db/pglite-worker.ts'), out: 'pglite-worker' },
-      ...migrations,
-    ],
-    outdir: out,
-    bundle: true,
-    plugins: [bundleOnly(BUNDLED_PACKAGES)],
-    // The entries share one copy of the bundled packages (kysely's, for the server and its migrations), in chunks
-    // beside them: a chunk's import.meta.url finds the same files (src/runtime-files.ts) as an entry's.
-    splitting: true,
-    chunkNames: 'chunk-[hash]',
-    platform: 'node',
-    format: 'esm',
-    target: 'node20.10',
-    // No keepNames: it wraps every named closure in a __name() call, run on each request; nothing reads the names.
-    keepNames: false,
-    // For stack traces in source terms: NODE_OPTIONS=--enable-source-maps (off by default, it slows every .stack).
-    sourcemap: 'linked',
-    logLevel: 'warning',
-    write: false,
-  });
+  const [result] = await Promise.all([
+    build({
+      entryPoints: [
+        { in: join(root, 'src/main.ts'), out: 'main' },
+        { in: join(root, 'src/cli/main.ts'), out: 'cli' },
+        { in: join(root, 'src/augment/extract/worker.ts'), out: 'extract-worker' },
+        { in: join(root, 'src/token-worker.ts'), out: 'token-worker' },
+        { in: join(root, 'src/providers/speech/espeak-worker.ts'), out: 'espeak-worker' },
+        { in: join(root, 'src/providers/image/picture-worker.ts'), out: 'picture-worker' },
+        { in: join(root, 'src/db/pglite-worker.ts'), out: 'pglite-worker' },
+        ...migrations,
+      ],
+      outdir: out,
+      bundle: true,
+      plugins: [bundleOnly(BUNDLED_PACKAGES)],
+      // The entries share one copy of the bundled packages (kysely's, for the server and its migrations), in chunks
+      // beside them: a chunk's import.meta.url finds the same files (src/runtime-files.ts) as an entry's.
+      splitting: true,
+      chunkNames: 'chunk-[hash]',
+      platform: 'node',
+      format: 'esm',
+      target: 'node20.10',
+      // No keepNames: it wraps every named closure in a __name() call, run on each request; nothing reads the names.
+      keepNames: false,
+      // For stack traces in source terms: NODE_OPTIONS=--enable-source-maps (off by default, it slows every .stack).
+      sourcemap: 'linked',
+      logLevel: 'warning',
+      write: false,
+    }),
+    template,
+  ]);
   // Another server may be starting from this dist/ right now: unchanged files stay untouched, changed ones are
   // replaced whole (rename), never seen half-written.
   for (const file of result.outputFiles) writeIfChanged(file.path, file.contents);
@@ -65,9 +72,6 @@ export async function buildServer(): Promise<void> {
     if (!built.has(join(out, file))) rmSync(join(out, file), { force: true });
   }
   writeIfChanged(join(out, 'o200k_base.json'), Buffer.from(JSON.stringify(tokenizerRanks())));
-  // A first start on the embedded database loads this instead of running initdb and every migration; made again
-  // only when the migrations or PGlite changed (some 15 s then), else this is a hash of a few files.
-  await ensureEmbeddedTemplate(join(root, 'migrations'));
 }
 
 function writeIfChanged(path: string, contents: Uint8Array): void {
