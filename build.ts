@@ -10,13 +10,16 @@ import { buildConsole } from './web/build.ts';
 export const SERVER_ENTRY = 'dist/main.js';
 /** The operator CLI, built beside it: the same commands as `npm run lagoon`, started without tsx (less than half the CPU). */
 export const CLI_ENTRY = 'dist/cli.js';
+/** The job worker process, built beside it: what `npm run worker` runs from the sources. */
+export const WORKER_ENTRY = 'dist/worker.js';
 
 /**
  * Compiles the server for `npm start` (its prestart runs this every time, so dist/ is never stale; it takes about
  * a second): src/main.ts bundled into dist/main.js with the packages left in node_modules, and beside it the
  * files the server loads by path, where src/runtime-files.ts looks for them. Plain JavaScript starts faster and
- * holds less memory than transpiling the sources in the server process with tsx. The operator CLI is built too
- * (dist/cli.js, which the tests run); `npm run lagoon` and the tests' own imports run the TypeScript sources.
+ * holds less memory than transpiling the sources in the server process with tsx. The operator CLI and the job
+ * worker are built too (dist/cli.js, dist/worker.js: the tests run them); `npm run lagoon`, `npm run worker` and the
+ * tests' own imports run the TypeScript sources.
  */
 export async function buildServer(): Promise<void> {
   const root = fileURLToPath(new URL('./', import.meta.url));
@@ -33,6 +36,7 @@ export async function buildServer(): Promise<void> {
       entryPoints: [
         { in: join(root, 'src/main.ts'), out: 'main' },
         { in: join(root, 'src/cli/main.ts'), out: 'cli' },
+        { in: join(root, 'src/worker.ts'), out: 'worker' },
         { in: join(root, 'src/augment/extract/worker.ts'), out: 'extract-worker' },
         { in: join(root, 'src/token-worker.ts'), out: 'token-worker' },
         { in: join(root, 'src/providers/speech/espeak-worker.ts'), out: 'espeak-worker' },

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SERVER_ENTRY } from '../../build.ts';
+import { SERVER_ENTRY, WORKER_ENTRY } from '../../build.ts';
 import { testDatabaseKind } from '../helpers/db.ts';
 import {
   childEnv,
@@ -61,7 +61,7 @@ describe(`wallet settings on real processes (${testDatabaseKind})`, () => {
       const env = { ...storage.env, HOST: '127.0.0.1', PORT: '0', LAGOON_X402_RECEIVER: RECEIVER };
       const [started, worker, cli] = await Promise.all([
         runToExit([SERVER_ENTRY], env),
-        runToExit(['--import', 'tsx', 'src/worker.ts'], env),
+        runToExit([WORKER_ENTRY], env),
         runCliProcess(['accounts', 'list'], env),
       ]);
       expect(started.code).not.toBe(0);

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { WORKER_ENTRY } from '../../build.ts';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -117,7 +118,7 @@ describe.skipIf(skipReason !== undefined)('jobUpdated with a separate worker pro
 
       expect(await next()).toMatchObject({ status: 'QUEUED', progress: 0 });
       // The worker starts only now: every later state can only reach this subscriber through Redis.
-      worker = spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
+      worker = spawn(process.execPath, [WORKER_ENTRY], {
         env: {
           ...process.env,
           DATABASE_URL: (t.app.database as TestDatabase).url!,

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { WORKER_ENTRY } from '../../build.ts';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,7 +29,7 @@ describe.skipIf(testDatabaseKind !== 'postgres')('queued jobs run by a separate 
     t = await createTestApp({ LAGOON_JOB_WORKERS: 'false', LAGOON_MEDIA_DIR: mediaDir });
     ({ secret, accountId } = await createAccountWithKey(t.app.services, { credit: { USD: '5' }, type: 'INFERENCE' }));
     const url = (t.app.database as TestDatabase).url!;
-    worker = spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
+    worker = spawn(process.execPath, [WORKER_ENTRY], {
       env: {
         ...process.env,
         DATABASE_URL: url,
