@@ -3,6 +3,7 @@ import { inject } from 'vitest';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
 import { compilePgliteEngine, PgliteThread, type PgliteEngine } from '../../src/db/pglite-thread.ts';
+import { PGLITE_WORKER } from './built-runtime-files.ts';
 import { PglitePool } from './pglite-pool.ts';
 import { adminQuery, copyPgliteTemplate, withDatabase } from './db-template.ts';
 
@@ -82,12 +83,9 @@ let compiledEngine: Promise<PgliteEngine> | undefined;
 
 /** How a test opens an embedded database: the build's thread module and the engine this worker compiled once. */
 export const embeddedThreadOptions = async () => ({
-  threadModule: BUILT_PGLITE_WORKER,
+  threadModule: PGLITE_WORKER,
   engine: await (compiledEngine ??= compilePgliteEngine()),
 });
-
-/** The embedded database's thread module in the build (build.ts: entry `pglite-worker`). */
-const BUILT_PGLITE_WORKER = { url: new URL('../../dist/pglite-worker.js', import.meta.url), typescript: false };
 
 function templateRef(): string | undefined {
   try {
