@@ -18,8 +18,15 @@ function readDurations(): Durations {
 
 /** Longest recorded first; a file with no record (a new one) before them all, as it may be long. */
 export function longestFirst<T>(files: readonly T[], recorded: (file: T) => number | undefined): T[] {
-  const durationOf = (file: T) => recorded(file) ?? Number.POSITIVE_INFINITY;
-  return [...files].sort((a, b) => durationOf(b) - durationOf(a));
+  // Stable: files with equal records, and the files with none, keep their order.
+  const rank = (file: T) => {
+    const seconds = recorded(file);
+    return seconds === undefined ? Number.NEGATIVE_INFINITY : -seconds;
+  };
+  return [...files].sort((a, b) => {
+    const [first, second] = [rank(a), rank(b)];
+    return first === second ? 0 : first < second ? -1 : 1;
+  });
 }
 
 export default class LongestFirst extends BaseSequencer {

@@ -1,11 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { WORKER_ENTRY } from '../../build.ts';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient, type Client } from 'graphql-sse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WORKER_ENTRY } from '../../build.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { testDatabaseKind, type TestDatabase } from '../helpers/db.ts';
 import { GATED_MODEL, gatedQueueApi } from '../helpers/gated-queue-api.ts';

@@ -3,8 +3,8 @@ import type { ThreadModule } from '../../src/worker-thread.ts';
 /*
  * src/runtime-files.ts as the tests' sources see it (vitest.config.ts hands them this module): every worker thread
  * runs the build's JavaScript, as under `npm start`, instead of registering tsx in each new thread and loading its
- * sources through it (about 0.8 s of CPU more for an extraction thread). The run's set-up builds
- * dist/ from the same sources first (test/global-setup.ts), so it is never stale.
+ * sources through it (about 0.8 s of CPU more for an extraction thread). The run's set-up builds dist/ from the same
+ * sources first (test/global-setup.ts), so it is never stale.
  */
 export {
   CONSOLE_DIR,

@@ -9,7 +9,8 @@ export const exited = (child: ChildProcess): Promise<void> =>
 
 /**
  * `npm run worker` processes (src/worker.ts, as built by the run's set-up) a test starts: `start` runs one with this
- * environment, one job at a time and no log but errors, plus `env`; `stopAll` ends those still running with SIGTERM and waits for them.
+ * environment, one job at a time and no log but errors, plus `env`; `stopAll` ends those still running with SIGTERM
+ * and waits for them.
  */
 export function workerProcesses() {
   const workers: ChildProcess[] = [];

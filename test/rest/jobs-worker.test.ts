@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { WORKER_ENTRY } from '../../build.ts';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WORKER_ENTRY } from '../../build.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { testDatabaseKind, type TestDatabase } from '../helpers/db.ts';
 import { eventually } from '../helpers/eventually.ts';
