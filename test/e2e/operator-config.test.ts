@@ -5,14 +5,14 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SERVER_ENTRY } from '../../build.ts';
 import { freePort } from '../helpers/free-port.ts';
-import { childEnv, ROOT } from '../helpers/server-process.ts';
+import { childEnv, ROOT, shortLivedNode } from '../helpers/server-process.ts';
 
 describe('lagoon start with an operator config file', () => {
   const dir = mkdtempSync(join(tmpdir(), 'lagoon-badconfig-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   const start = async (configPath: string) => {
-    const child = spawn(process.execPath, [SERVER_ENTRY], {
+    const child = spawn(process.execPath, shortLivedNode(SERVER_ENTRY), {
       cwd: ROOT,
       env: childEnv({ PORT: String(await freePort()), LAGOON_DATA_DIR: join(dir, 'data'), LAGOON_CONFIG: configPath }),
       stdio: ['ignore', 'pipe', 'pipe'],

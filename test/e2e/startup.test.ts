@@ -5,7 +5,14 @@ import { SERVER_ENTRY } from '../../build.ts';
 import { TEST_DATABASE_URL } from '../helpers/db.ts';
 import { withDatabase } from '../helpers/db-template.ts';
 import { freePort } from '../helpers/free-port.ts';
-import { childEnv, ROOT, serverStorage, startServer, type ServerProcess } from '../helpers/server-process.ts';
+import {
+  childEnv,
+  ROOT,
+  serverStorage,
+  shortLivedNode,
+  startServer,
+  type ServerProcess,
+} from '../helpers/server-process.ts';
 import { scaled } from '../helpers/time-scale.ts';
 
 /*
@@ -18,7 +25,7 @@ import { scaled } from '../helpers/time-scale.ts';
 async function failedStart(env: Record<string, string>): Promise<{ code: number | null; output: string; ms: number }> {
   const port = await freePort();
   const started = Date.now();
-  const child = spawn(process.execPath, [SERVER_ENTRY], {
+  const child = spawn(process.execPath, shortLivedNode(SERVER_ENTRY), {
     cwd: ROOT,
     env: childEnv({ HOST: '127.0.0.1', PORT: String(port), ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],

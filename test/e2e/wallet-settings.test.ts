@@ -8,6 +8,7 @@ import {
   ROOT,
   runCliProcess,
   serverStorage,
+  shortLivedNode,
   startServer,
   type ServerProcess,
 } from '../helpers/server-process.ts';
@@ -60,7 +61,7 @@ describe(`wallet settings on real processes (${testDatabaseKind})`, () => {
     async () => {
       const env = { ...storage.env, HOST: '127.0.0.1', PORT: '0', LAGOON_X402_RECEIVER: RECEIVER };
       const [started, worker, cli] = await Promise.all([
-        runToExit([SERVER_ENTRY], env),
+        runToExit(shortLivedNode(SERVER_ENTRY), env),
         runToExit([WORKER_ENTRY], env),
         runCliProcess(['accounts', 'list'], env),
       ]);

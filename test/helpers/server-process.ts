@@ -12,6 +12,14 @@ import { scaled } from './time-scale.ts';
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /**
+ * Node's arguments for a server or CLI process a test starts: `entry` and `args` after V8's `--liftoff-only`. Such a
+ * process lives seconds, too short for PGlite's optimizing WebAssembly tier to pay back its compile: without it a
+ * server's start took 4.0 s of CPU instead of 6.1 s on a 2-core host (bench/RESULTS.md). Liftoff's code gives every
+ * query the same answers; deployments keep V8's defaults.
+ */
+export const shortLivedNode = (entry: string, ...args: string[]): string[] => ['--liftoff-only', entry, ...args];
+
+/**
  * The environment for a child process: this one's, minus database settings, plus `env`. Logs at info, as a
  * deployment does: every request line goes to the run's log scan (test/log-scan.ts) with the in-process apps' own.
  */
@@ -33,7 +41,7 @@ export interface ServerProcess {
 /** Starts the server as `npm start` runs it (the build, made by test/global-setup.ts) and waits until /healthz answers. */
 export async function startServer(env: Record<string, string>): Promise<ServerProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, [SERVER_ENTRY], {
+  const child = spawn(process.execPath, shortLivedNode(SERVER_ENTRY), {
     cwd: ROOT,
     env: childEnv({ HOST: '127.0.0.1', PORT: String(port), ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -88,7 +96,7 @@ export async function runCliProcess(
   env: Record<string, string>,
   stdin?: string,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [CLI_ENTRY, ...args], {
+  const child = spawn(process.execPath, shortLivedNode(CLI_ENTRY, ...args), {
     cwd: ROOT,
     env: childEnv(env),
     stdio: 'pipe',
