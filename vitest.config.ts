@@ -29,6 +29,7 @@ const DATABASE_INDEPENDENT = [
   'test/providers/simulator-jobs*.test.ts',
   'test/graphql/schema.test.ts',
   'test/db/{pglite-thread,embedded-template}.test.ts', // the embedded database's own thread and first start
+  'test/db/types.test.ts', // the migrated schema's text, read off the embedded template
   'test/e2e/operator-config.test.ts',
   // Transports, clients, parsers and limits in front of the services: the same code whichever database answers.
   'test/e2e/{graphql-ws,real-clients,original-newer-clients,tracing}.test.ts',
