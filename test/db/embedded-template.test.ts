@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/database.ts';
 import { embeddedTemplateFile, extractEmbeddedTemplate } from '../../src/db/embedded-template-read.ts';
 import { schemaReady } from '../../src/db/migrate.ts';
+import { embeddedThreadOptions } from '../helpers/db.ts';
 import { scaled } from '../helpers/time-scale.ts';
 
 /*
@@ -25,7 +26,12 @@ describe('the embedded database template', () => {
 
   const open = async (dataDir: string) => {
     const created: string[] = [];
-    const handle = await openDatabase({ dataDir, onCreate: (how) => created.push(how) });
+    // The worker's compiled engine (test/helpers/db.ts): what is under test is the data directory, not the compile.
+    const handle = await openDatabase({
+      dataDir,
+      onCreate: (how) => created.push(how),
+      ...(await embeddedThreadOptions()),
+    });
     try {
       return { created, ready: await schemaReady(handle.db) };
     } finally {

@@ -49,7 +49,7 @@ async function emptyStore(onDisk: boolean): Promise<Store> {
     };
   }
   if (!onDisk) {
-    const handle = await openDatabase({ dataDir: 'memory://' });
+    const handle = await openDatabase({ dataDir: 'memory://', ...(await embeddedThreadOptions()) });
     return { open: async () => ({ ...handle, close: async () => undefined }), remove: () => handle.close() };
   }
   const dir = mkdtempSync(join(tmpdir(), 'lagoon-migration-names-'));
