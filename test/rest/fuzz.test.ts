@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startChatServer, type ChatServer } from '../helpers/chat.ts';
 import { testDatabaseKind } from '../helpers/db.ts';
 import { startJsonRpcStub } from '../helpers/json-rpc-stub.ts';
+import { send } from '../helpers/http-client.ts';
 import { damagedCopies, noisyPicture, pictureRoutes, type PictureFormat } from '../helpers/pictures.ts';
 import { startSearxng, type FakeUpstream } from '../helpers/search-upstreams.ts';
 import { rng, type Rng } from '../helpers/seeded-random.ts';
@@ -341,12 +342,8 @@ describe(`Fuzzing every REST route (${testDatabaseKind})`, () => {
             attempts.slice(i, i + 8).flatMap((a) =>
               [adminSecret, undefined].map(async (key) => {
                 const headers = { ...a.headers, ...(key && { authorization: `Bearer ${key}` }) };
-                const response = await fetch(`${server.url}${a.path}`, {
-                  method: a.method,
-                  headers,
-                  body: a.body ?? null,
-                });
-                const text = await response.text();
+                const response = await send(`${server.url}${a.path}`, { method: a.method, headers, body: a.body });
+                const text = response.text;
                 counts.set(response.status, (counts.get(response.status) ?? 0) + 1);
                 const what = `${a.method} ${a.path.slice(0, 150)} ${key ? 'admin' : 'no key'} ${JSON.stringify(a.headers).slice(0, 100)} ${typeof a.body === 'string' ? a.body.slice(0, 150) : a.body ? '<form>' : ''}`;
                 if (response.status >= 500) failures.push(`${response.status} ← ${what}: ${text.slice(0, 200)}`);
