@@ -2,7 +2,8 @@ import ExcelJS from 'exceljs';
 import { Document, HeadingLevel, Packer, Paragraph, Table, TableCell, TableRow, TextRun } from 'docx';
 import PDFDocument from 'pdfkit';
 import pptxgenjs from 'pptxgenjs';
-import { strFromU8, strToU8, unzipSync, zipSync } from 'fflate';
+import { strFromU8, strToU8, unzipSync, Zip, ZipPassThrough, zipSync, type ZipInputFile } from 'fflate';
+import { crc32, deflateRawSync } from 'node:zlib';
 
 type Pptx = typeof pptxgenjs.default;
 // pptxgenjs ships CommonJS typings for an ES module: at run time the default import is already the class.
@@ -120,17 +121,35 @@ export async function makeXlsx(
   return new Uint8Array(await workbook.xlsx.writeBuffer());
 }
 
-/** A ZIP shaped like a .docx whose document part inflates to `inflatedBytes` of spaces: an archive bomb. */
+/**
+ * A ZIP shaped like a .docx whose document part inflates to `inflatedBytes` of spaces: an archive bomb. The part is
+ * deflated by node:zlib (fflate's own deflate spent 4.5 s of CPU on 210 MB) and handed to fflate's Zip as it is.
+ */
 export function makeZipBomb(inflatedBytes: number): Uint8Array {
-  return zipSync(
-    {
-      '[Content_Types].xml': strToU8(
-        '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>',
-      ),
-      'word/document.xml': [new Uint8Array(inflatedBytes).fill(0x20), { level: 9 }],
-    },
-    { level: 9 },
+  const chunks: Uint8Array[] = [];
+  const zip = new Zip((error, chunk) => {
+    if (error) throw error;
+    chunks.push(chunk);
+  });
+  const types = new ZipPassThrough('[Content_Types].xml');
+  zip.add(types);
+  types.push(
+    strToU8(
+      '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>',
+    ),
+    true,
   );
+  const spaces = Buffer.alloc(inflatedBytes, 0x20);
+  const document: ZipInputFile = {
+    filename: 'word/document.xml',
+    size: inflatedBytes,
+    crc: crc32(spaces),
+    compression: 8,
+  };
+  zip.add(document);
+  document.ondata?.(null, deflateRawSync(spaces, { level: 9 }), true);
+  zip.end();
+  return new Uint8Array(Buffer.concat(chunks));
 }
 
 /** Deterministic pseudo-random bytes (not a document of any kind). */
