@@ -80,7 +80,11 @@ for (const [, src] of html.matchAll(/<script[^>]+src="([^"]+)"/g)) {
   await response.arrayBuffer();
 }
 
-const browser = await chromium.launch({ executablePath: chromiumPath(), args: ['--no-sandbox', '--disable-gpu'] });
+// The full browser, as people use it (the tests run the lighter headless shell).
+const browser = await chromium.launch({
+  executablePath: chromiumPath(['chromium', 'chromium-browser']),
+  args: ['--no-sandbox', '--disable-gpu'],
+});
 const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
 await context.addInitScript((bearer) => {
   sessionStorage.setItem('lagoon.credential', JSON.stringify({ bearer, kind: 'key', label: 'bench' }));
