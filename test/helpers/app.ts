@@ -42,6 +42,8 @@ export async function createTestApp(
     LAGOON_BOOTSTRAP_ADMIN_KEY: ADMIN_KEY,
     // Job workers poll the database; only the job suites turn them on.
     LAGOON_JOB_WORKERS: 'false',
+    // A test host may be busy with other work: under SCHED_IDLE (the default) pictures would wait for idle cores.
+    LAGOON_IMAGE_PRIORITY: 'low',
     ...(mediaDir && { LAGOON_MEDIA_DIR: mediaDir }),
     ...env,
   });

@@ -22,10 +22,11 @@ export const shortLivedNode = (entry: string, ...args: string[]): string[] => ['
 /**
  * The environment for a child process: this one's, minus database settings, plus `env`. Logs at info, as a
  * deployment does: every request line goes to the run's log scan (test/log-scan.ts) with the in-process apps' own.
+ * Pictures run at nice 10, as docs/configuration.md advises for a host busy with other work: a test host may be.
  */
 export function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const { DATABASE_URL: _db, LAGOON_DATA_DIR: _dir, LAGOON_CONFIG: _cfg, ...rest } = process.env;
-  return { ...rest, LOG_LEVEL: 'info', ...env };
+  return { ...rest, LOG_LEVEL: 'info', LAGOON_IMAGE_PRIORITY: 'low', ...env };
 }
 
 export interface ServerProcess {
