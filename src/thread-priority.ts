@@ -48,14 +48,35 @@ export function lowerThisThreadPriority(nice = BACKGROUND_NICE): void {
 /** Puts the calling thread (a worker thread of background work) at `priority`. */
 export function backgroundThisThread(priority: BackgroundPriority): void {
   lowerThisThreadPriority();
-  if (priority !== 'idle' || process.platform !== 'linux') return;
+  const tid = thisThreadId();
+  if (priority === 'idle' && tid !== undefined) scheduleThread(tid, 'idle', false);
+}
+
+/** The calling thread's id on Linux (what chrt and /proc/self/task take); undefined elsewhere. */
+export function thisThreadId(): string | undefined {
+  if (process.platform !== 'linux') return undefined;
   try {
-    // "<pid>/task/<tid>": the thread's own id, which chrt takes.
-    scheduleIdle(readlinkSync('/proc/thread-self').split('/').pop() ?? '', false);
+    // "<pid>/task/<tid>".
+    return readlinkSync('/proc/thread-self').split('/').pop() || undefined;
   } catch {
-    // No /proc: the nice value stays.
+    return undefined;
   }
 }
+
+/** CPU time a thread of this process has had, in clock ticks (/proc/self/task/<tid>/stat, utime + stime). */
+export function threadCpuTicks(tid: string): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    // The fields after the name, which may hold spaces: field 3 (state) first, so utime (14) is the 12th.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The length of a clock tick in /proc's CPU times: USER_HZ, 100 on every Linux. */
+export const CLOCK_TICK_MS = 10;
 
 /**
  * Lowers the priority of this process's threads of one name (libvips names its workers `libvips worker`), each once.
@@ -65,6 +86,8 @@ export function backgroundThisThread(priority: BackgroundPriority): void {
 export class NamedThreadPriority {
   /** Thread id → when it was first looked at. */
   private readonly seen = new Map<string, number>();
+  /** The threads of that name it has placed. */
+  private readonly placed = new Set<string>();
   private scannedAt = 0;
   /** The last look found a thread it had not seen, or one still young. */
   private fresh = false;
@@ -72,10 +95,23 @@ export class NamedThreadPriority {
 
   constructor(
     private readonly threadName: string,
-    private readonly priority: BackgroundPriority = 'idle',
+    private priority: BackgroundPriority = 'idle',
   ) {
     // The helper's one fork happens now, as the server starts, not while it serves.
-    if (this.enabled && priority === 'idle') idleHelper ??= startIdleHelper();
+    if (this.enabled && priority === 'idle') policyHelper ??= startPolicyHelper();
+  }
+
+  /** The ids of the threads it has placed that were alive at its last look. */
+  threadIds(): readonly string[] {
+    return [...this.placed];
+  }
+
+  /** Moves the threads placed so far, and those found later, to `priority`. */
+  setPriority(priority: BackgroundPriority): void {
+    if (priority === this.priority) return;
+    this.priority = priority;
+    if (!this.enabled) return;
+    for (const tid of this.placed) scheduleThread(tid, priority);
   }
 
   lower(): void {
@@ -101,8 +137,9 @@ export class NamedThreadPriority {
       try {
         if (readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trimEnd() === this.threadName) {
           setPriority(Number(tid), backgroundNice(BACKGROUND_NICE));
-          if (this.priority === 'idle') scheduleIdle(tid);
+          if (this.priority === 'idle') scheduleThread(tid, 'idle');
           this.seen.set(tid, 0);
+          this.placed.add(tid);
         }
       } catch {
         // The thread ended meanwhile, or the system refused: nothing to do.
@@ -114,24 +151,30 @@ export class NamedThreadPriority {
   /** Thread ids are reused: forget the ended ones so a new thread with an old id is looked at again. */
   private forgetEnded(alive: ReadonlySet<string>): void {
     for (const tid of this.seen.keys()) if (!alive.has(tid)) this.seen.delete(tid);
+    for (const tid of this.placed) if (!alive.has(tid)) this.placed.delete(tid);
   }
 }
 
 /**
- * A shell that runs `chrt` for each thread id written to it, started once. Starting a program forks the process, and
- * forking a process of a few hundred megabytes holds the calling thread for 15–20 ms (bench/RESULTS.md): done on the
- * event loop for each new libvips thread, that showed in chat's tail. The shell is small, so its own forks are cheap,
- * and it ends when its input closes, with this process. null: it could not be started (execFile per thread then).
+ * A shell that runs `chrt` for each "<policy> <thread id>" line written to it, started once. Starting a program forks
+ * the process, and forking a process of a few hundred megabytes holds the calling thread for 15–20 ms
+ * (bench/RESULTS.md): done on the event loop for each new libvips thread, that showed in chat's tail. The shell is
+ * small, so its own forks are cheap, and it ends when its input closes, with this process. null: it could not be
+ * started (execFile per thread then).
  */
-let idleHelper: ChildProcess | null | undefined;
+let policyHelper: ChildProcess | null | undefined;
 
-function startIdleHelper(): ChildProcess | null {
+function startPolicyHelper(): ChildProcess | null {
   try {
-    const helper = spawn('sh', ['-c', 'while read -r tid; do chrt --idle --pid 0 "$tid" 2>/dev/null; done'], {
-      stdio: ['pipe', 'ignore', 'ignore'],
-    });
+    const helper = spawn(
+      'sh',
+      ['-c', 'while read -r policy tid; do chrt "--$policy" --pid 0 "$tid" 2>/dev/null; done'],
+      {
+        stdio: ['pipe', 'ignore', 'ignore'],
+      },
+    );
     const gone = () => {
-      if (idleHelper === helper) idleHelper = null;
+      if (policyHelper === helper) policyHelper = null;
     };
     helper.on('error', gone);
     helper.on('exit', gone);
@@ -145,10 +188,15 @@ function startIdleHelper(): ChildProcess | null {
   }
 }
 
-/** Puts one thread under SCHED_IDLE, in the background; on failure (no `chrt`, refused) it keeps its nice value. */
-function scheduleIdle(tid: string, viaHelper = true): void {
-  if (viaHelper) idleHelper ??= startIdleHelper();
-  const input = viaHelper ? idleHelper?.stdin : undefined;
-  if (input?.writable) input.write(`${tid}\n`);
-  else execFile('chrt', ['--idle', '--pid', '0', tid], { timeout: 5_000 }, () => undefined);
+/**
+ * Schedules one thread in the background: `idle` under SCHED_IDLE, `low` back under the normal policy, where its nice
+ * value (10) rules again. On failure (no `chrt`, refused) the thread keeps what it had.
+ */
+export function scheduleThread(tid: string, priority: BackgroundPriority, viaHelper = true): void {
+  if (process.platform !== 'linux') return;
+  const policy = priority === 'idle' ? 'idle' : 'other';
+  if (viaHelper) policyHelper ??= startPolicyHelper();
+  const input = viaHelper ? policyHelper?.stdin : undefined;
+  if (input?.writable) input.write(`${policy} ${tid}\n`);
+  else execFile('chrt', [`--${policy}`, '--pid', '0', tid], { timeout: 5_000 }, () => undefined);
 }

@@ -42,8 +42,9 @@ export async function createTestApp(
     LAGOON_BOOTSTRAP_ADMIN_KEY: ADMIN_KEY,
     // Job workers poll the database; only the job suites turn them on.
     LAGOON_JOB_WORKERS: 'false',
-    // A test host may be busy with other work: under SCHED_IDLE (the default) pictures would wait for idle cores.
-    LAGOON_IMAGE_PRIORITY: 'low',
+    // The suite keeps the cores busy itself: under SCHED_IDLE (the default) many pictures would first wait out a
+    // starvation window (src/media/images/picture-priority.ts). LAGOON_IMAGE_PRIORITY=idle tests the default.
+    LAGOON_IMAGE_PRIORITY: process.env.LAGOON_IMAGE_PRIORITY ?? 'low',
     ...(mediaDir && { LAGOON_MEDIA_DIR: mediaDir }),
     ...env,
   });

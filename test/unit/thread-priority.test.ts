@@ -1,9 +1,10 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { getPriority } from 'node:os';
+import { availableParallelism, getPriority } from 'node:os';
 import sharp from 'sharp';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { createPixelWork } from '../../src/media/images/pixel-work.ts';
+import { closePictureThread, pictureThreadId, renderInThread } from '../../src/providers/image/picture-thread.ts';
 import { BACKGROUND_NICE } from '../../src/thread-priority.ts';
 import { eventually } from '../helpers/eventually.ts';
 
@@ -54,13 +55,60 @@ describe.runIf(process.platform === 'linux')('pixel work priority', () => {
 
   // SCHED_IDLE is set by util-linux's `chrt`, which every Debian has; without it the threads keep nice 10.
   it.runIf(hasChrt)('puts them under SCHED_IDLE by default (needs `chrt` from util-linux)', async () => {
-    const slots = createPixelWork(2);
+    // The starvation rule stays out of this test: on a busy host it would rightly raise them.
+    const slots = createPixelWork(2, 'idle', undefined, { windowMs: 3_600_000, holdMs: 0 });
     await Promise.all([0, 1].map(() => slots.run(() => sharp(picture).resize(900, 900).png().toBuffer())));
     await eventually(async () => {
+      // Threads libvips starts late in a picture are placed at the next turn (a scan costs the event loop).
+      await slots.run(async () => undefined);
       const vips = vipsThreads();
       expect(vips.length).toBeGreaterThan(0);
       expect(vips.map((thread) => thread.policy)).toEqual(vips.map(() => SCHED_IDLE));
     });
     expect(mainThread().policy).toBe(SCHED_OTHER);
   });
+
+  const busyLoops: ChildProcess[] = [];
+  const stopBusyLoops = () => {
+    for (const loop of busyLoops.splice(0)) loop.kill('SIGKILL');
+  };
+  // Also after a timeout, when the test's own code never resumes.
+  afterEach(stopBusyLoops);
+
+  /*
+   * Idle cycles only is the default, and a host whose cores other processes keep busy has none: without the
+   * starvation rule the picture below would never be drawn (this test would time out).
+   */
+  it.runIf(hasChrt)(
+    'draws a picture beside busy loops on every core: starved threads move to nice 10, then back to idle cycles',
+    async () => {
+      const slots = createPixelWork(1, 'idle', undefined, { windowMs: 300, holdMs: 1_500 });
+      const request = { prompt: 'a lagoon at dusk', width: 128, height: 128, variants: 1, seed: 3, steps: 20 };
+      const background = () => {
+        const tid = pictureThreadId();
+        return threads().filter((thread) => thread.name === 'libvips worker' || thread.tid === tid);
+      };
+      try {
+        // First without the loops, so the picture thread and libvips' workers exist before the load.
+        await slots.run(() => renderInThread(request, 1));
+        await eventually(async () => expect(pictureThreadId()).toBeDefined());
+        // Each loop also ends with this process, should the test be cut off.
+        const loop = `while kill -0 ${process.pid} 2>/dev/null; do :; done`;
+        busyLoops.push(...Array.from({ length: availableParallelism() }, () => spawn('sh', ['-c', loop])));
+        const drawn = await slots.run(() => renderInThread({ ...request, width: 768, height: 768 }, 2));
+        expect((await sharp(drawn).metadata()).width).toBe(768);
+        const raised = background().filter((thread) => thread.policy === SCHED_OTHER);
+        expect(raised.length).toBeGreaterThan(0);
+        stopBusyLoops();
+        // After the hold, back on idle cycles.
+        await eventually(async () => {
+          const now = background().filter((thread) => raised.some((earlier) => earlier.tid === thread.tid));
+          expect(now.map((thread) => thread.policy)).toEqual(now.map(() => SCHED_IDLE));
+        }, 10_000);
+      } finally {
+        await closePictureThread();
+      }
+    },
+    60_000,
+  );
 });

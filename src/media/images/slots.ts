@@ -7,22 +7,24 @@ export class Slots {
   private free: number;
   private readonly waiting: (() => void)[] = [];
 
-  /** `onTurn` runs as each call starts its work and again as it ends (pixel-work.ts lowers new threads' priority). */
+  /** `hooks` hear each call start its work and end it (picture-priority.ts watches the work in flight). */
   constructor(
     size: number,
-    private readonly onTurn?: () => void,
+    private readonly hooks: { readonly started?: () => void; readonly ended?: () => void } = {},
   ) {
     this.free = Math.max(1, size);
   }
 
   async run<T>(work: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     await this.acquire(signal);
+    let started = false;
     try {
       const running = work();
-      this.onTurn?.();
+      this.hooks.started?.();
+      started = true;
       return await running;
     } finally {
-      this.onTurn?.();
+      if (started) this.hooks.ended?.();
       this.release();
     }
   }

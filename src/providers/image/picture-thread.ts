@@ -1,6 +1,6 @@
 import { PICTURE_WORKER } from '../../runtime-files.ts';
 import type { Logger } from '../../logger.ts';
-import type { BackgroundPriority } from '../../thread-priority.ts';
+import { scheduleThread, type BackgroundPriority } from '../../thread-priority.ts';
 import { CallThread, ThreadCallError } from '../../worker-thread.ts';
 import type { GenerateImageRequest } from './image-engine.ts';
 import { encodePicture, type EncodedPicture, type EncodePlan } from './picture-encode.ts';
@@ -27,6 +27,8 @@ export interface PictureReply {
 /** Set by createPixelWork (LAGOON_IMAGE_PRIORITY, the process's logger) before the thread starts. */
 let settings: { priority: BackgroundPriority; logger?: Logger | undefined } = { priority: 'idle' };
 let thread: CallThread<PictureCall, PictureReply> | undefined;
+/** The thread's id in the system, which it writes here as it starts (0 until then, and off Linux). */
+let threadId = new Int32Array(new SharedArrayBuffer(4));
 /** Calls run in place because the thread failed (0 while it works). */
 let inPlaceCalls = 0;
 /** When the thread last failed: for a while after, calls run in place rather than start one again. */
@@ -41,6 +43,19 @@ export function pictureCallsInPlace(): number {
 
 export function configurePictureThread(value: { priority: BackgroundPriority; logger?: Logger | undefined }): void {
   settings = value;
+}
+
+/** Moves the thread, running or started later, to `priority` (picture-priority.ts raises it when pictures starve). */
+export function setPictureThreadPriority(priority: BackgroundPriority): void {
+  settings = { ...settings, priority };
+  const tid = thread ? Atomics.load(threadId, 0) : 0;
+  if (tid > 0) scheduleThread(String(tid), priority);
+}
+
+/** The running thread's id in the system, once it has started. */
+export function pictureThreadId(): string | undefined {
+  const tid = thread ? Atomics.load(threadId, 0) : 0;
+  return tid > 0 ? String(tid) : undefined;
 }
 
 /** Stops the thread; calls in it finish in place, as after a failure. */
@@ -60,9 +75,12 @@ async function inThread<T>(call: PictureCall, inPlace: () => Promise<T>, read: (
   }
   if (Date.now() - failedAt < RETRY_AFTER_MS) return inPlaceAfterFailure(inPlace);
   try {
-    thread ??= new CallThread<PictureCall, PictureReply>('picture', PICTURE_WORKER, {
-      workerData: { priority: settings.priority },
-    });
+    if (!thread) {
+      threadId = new Int32Array(new SharedArrayBuffer(4));
+      thread = new CallThread<PictureCall, PictureReply>('picture', PICTURE_WORKER, {
+        workerData: { priority: settings.priority, threadId: threadId.buffer },
+      });
+    }
     return read(await thread.call(call));
   } catch (error) {
     // The work itself failed (a picture sharp cannot read): that is the answer. Else the thread did.
