@@ -73,6 +73,8 @@ export class CallThread<Request, Reply> {
   private readonly pending = new Map<number, Pending<Reply>>();
   private nextId = 0;
   dead = false;
+  /** Stopped by its owner (close), not failed. */
+  closed = false;
 
   constructor(
     private readonly name: string,
@@ -110,6 +112,7 @@ export class CallThread<Request, Reply> {
 
   async close(): Promise<void> {
     this.dead = true;
+    this.closed = true;
     await this.worker.terminate();
   }
 }

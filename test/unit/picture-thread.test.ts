@@ -5,6 +5,7 @@ import {
   closePictureThread,
   encodeInThread,
   pictureCallsInPlace,
+  pictureThreadId,
   renderInThread,
 } from '../../src/providers/image/picture-thread.ts';
 import { renderPicture } from '../../src/providers/image/simulator-picture.ts';
@@ -67,8 +68,7 @@ describe('the picture thread', () => {
     expect(pictureCallsInPlace()).toBe(0);
   });
 
-  // Last: after a failure, calls run in place for a while.
-  it('should finish a call in place when the thread dies under it', async () => {
+  it('should finish a call in place when the thread is closed under it, and start a new one for the next', async () => {
     const pending = renderInThread({ ...request, width: 1024, height: 1024 }, 3);
     await closePictureThread();
     const [picture, inPlace] = await Promise.all([
@@ -76,6 +76,12 @@ describe('the picture thread', () => {
       renderPicture({ ...request, width: 1024, height: 1024 }, 3),
     ]);
     expect(picture.equals(inPlace)).toBe(true);
-    expect(pictureCallsInPlace()).toBeGreaterThan(0);
+    const finishedInPlace = pictureCallsInPlace();
+    expect(finishedInPlace).toBeGreaterThan(0);
+    // A stop is not a failure: the next picture is drawn in a new thread at once, not in place for a while.
+    await renderInThread(request, 4);
+    expect(pictureCallsInPlace()).toBe(finishedInPlace);
+    expect(pictureThreadId()).toBeDefined();
+    await closePictureThread();
   });
 });

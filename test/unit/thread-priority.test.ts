@@ -2,10 +2,10 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism, getPriority } from 'node:os';
 import sharp from 'sharp';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createPixelWork } from '../../src/media/images/pixel-work.ts';
 import { closePictureThread, pictureThreadId, renderInThread } from '../../src/providers/image/picture-thread.ts';
-import { BACKGROUND_NICE } from '../../src/thread-priority.ts';
+import { BACKGROUND_NICE, scheduleThread } from '../../src/thread-priority.ts';
 import { eventually } from '../helpers/eventually.ts';
 
 /** Linux's number for the SCHED_IDLE policy (/proc/<tid>/stat field 41). */
@@ -24,6 +24,17 @@ function threads(): { tid: string; name: string; nice: number; policy: number }[
       return [];
     }
   });
+}
+
+/** CPU time a child process has had, in clock ticks (/proc/<pid>/stat, utime + stime). */
+function cpuTicksOf(child: ChildProcess): number {
+  try {
+    const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return 0;
+  }
 }
 
 const picture = Buffer.from(
@@ -68,6 +79,15 @@ describe.runIf(process.platform === 'linux')('pixel work priority', () => {
     expect(mainThread().policy).toBe(SCHED_OTHER);
   });
 
+  /*
+   * The suite's files share a worker process (vitest.config.ts: isolate off), and with it libvips' threads: those left
+   * on idle cycles here would starve the pictures of a later file's server, configured `low` without the rule.
+   */
+  afterAll(async () => {
+    for (const thread of vipsThreads()) scheduleThread(thread.tid, 'low');
+    await eventually(async () => expect(vipsThreads().filter((thread) => thread.policy !== SCHED_OTHER)).toEqual([]));
+  });
+
   const busyLoops: ChildProcess[] = [];
   const stopBusyLoops = () => {
     for (const loop of busyLoops.splice(0)) loop.kill('SIGKILL');
@@ -95,6 +115,8 @@ describe.runIf(process.platform === 'linux')('pixel work priority', () => {
         // Each loop also ends with this process, should the test be cut off.
         const loop = `while kill -0 ${process.pid} 2>/dev/null; do :; done`;
         busyLoops.push(...Array.from({ length: availableParallelism() }, () => spawn('sh', ['-c', loop])));
+        // Drawn before the loops run, the picture would not starve: each has had 50 ms of a core first.
+        await eventually(async () => expect(busyLoops.map(cpuTicksOf).every((ticks) => ticks >= 5)).toBe(true));
         const drawn = await slots.run(() => renderInThread({ ...request, width: 768, height: 768 }, 2));
         expect((await sharp(drawn).metadata()).width).toBe(768);
         const raised = background().filter((thread) => thread.policy === SCHED_OTHER);

@@ -58,7 +58,7 @@ export function pictureThreadId(): string | undefined {
   return tid > 0 ? String(tid) : undefined;
 }
 
-/** Stops the thread; calls in it finish in place, as after a failure. */
+/** Stops the thread: calls in it finish in place, and the next call starts a new one (a stop is no failure). */
 export async function closePictureThread(): Promise<void> {
   const stopping = thread;
   thread = undefined;
@@ -74,21 +74,25 @@ async function inThread<T>(call: PictureCall, inPlace: () => Promise<T>, read: (
     failedAt = Date.now();
   }
   if (Date.now() - failedAt < RETRY_AFTER_MS) return inPlaceAfterFailure(inPlace);
+  let used = thread;
   try {
-    if (!thread) {
+    if (!used) {
       threadId = new Int32Array(new SharedArrayBuffer(4));
-      thread = new CallThread<PictureCall, PictureReply>('picture', PICTURE_WORKER, {
+      used = thread = new CallThread<PictureCall, PictureReply>('picture', PICTURE_WORKER, {
         workerData: { priority: settings.priority, threadId: threadId.buffer },
       });
     }
-    return read(await thread.call(call));
+    return read(await used.call(call));
   } catch (error) {
     // The work itself failed (a picture sharp cannot read): that is the answer. Else the thread did.
     if (error instanceof ThreadCallError) throw error;
-    // The thread could not start, or died with this call in it.
-    thread = undefined;
-    failedAt = Date.now();
-    if (inPlaceCalls === 0) settings.logger?.warn({ err: error }, 'picture thread failed: pictures are made in place');
+    // The thread could not start, died with this call in it, or was closed under it (then the next call starts one).
+    if (thread === used) thread = undefined;
+    if (!used?.closed) {
+      failedAt = Date.now();
+      if (inPlaceCalls === 0)
+        settings.logger?.warn({ err: error }, 'picture thread failed: pictures are made in place');
+    }
     return inPlaceAfterFailure(inPlace);
   }
 }
