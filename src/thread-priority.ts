@@ -63,16 +63,33 @@ export function thisThreadId(): string | undefined {
   }
 }
 
-/** CPU time a thread of this process has had, in clock ticks (/proc/self/task/<tid>/stat, utime + stime). */
-export function threadCpuTicks(tid: string): number | undefined {
+/** The fields of a /proc stat file after the name, which may hold spaces: field 3 (state) is the first. */
+function statFields(statPath: string): string[] | undefined {
   try {
-    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-    // The fields after the name, which may hold spaces: field 3 (state) first, so utime (14) is the 12th.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[11]) + Number(fields[12]);
+    const stat = readFileSync(statPath, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   } catch {
     return undefined;
   }
+}
+
+/** CPU time in clock ticks (utime + stime, fields 14 and 15) of a /proc stat file: a thread's or a process's. */
+export function cpuTicksIn(statPath: string): number | undefined {
+  const fields = statFields(statPath);
+  return fields && Number(fields[11]) + Number(fields[12]);
+}
+
+/** CPU time a thread of this process has had, in clock ticks. */
+export function threadCpuTicks(tid: string): number | undefined {
+  return cpuTicksIn(`/proc/self/task/${tid}/stat`);
+}
+
+/** Linux's number for the SCHED_IDLE policy (field 41 of a stat file). */
+const SCHED_IDLE = '5';
+
+/** Whether a thread of this process is under SCHED_IDLE. */
+function underIdlePolicy(tid: string): boolean {
+  return statFields(`/proc/self/task/${tid}/stat`)?.[38] === SCHED_IDLE;
 }
 
 /** The length of a clock tick in /proc's CPU times: USER_HZ, 100 on every Linux. */
@@ -137,7 +154,9 @@ export class NamedThreadPriority {
       try {
         if (readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trimEnd() === this.threadName) {
           setPriority(Number(tid), backgroundNice(BACKGROUND_NICE));
+          // libvips' threads are the process's: one an earlier configuration put on idle cycles follows this one.
           if (this.priority === 'idle') scheduleThread(tid, 'idle');
+          else if (underIdlePolicy(tid)) scheduleThread(tid, 'low');
           this.seen.set(tid, 0);
           this.placed.add(tid);
         }

@@ -2,10 +2,10 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism, getPriority } from 'node:os';
 import sharp from 'sharp';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { createPixelWork } from '../../src/media/images/pixel-work.ts';
 import { closePictureThread, pictureThreadId, renderInThread } from '../../src/providers/image/picture-thread.ts';
-import { BACKGROUND_NICE, scheduleThread } from '../../src/thread-priority.ts';
+import { BACKGROUND_NICE, cpuTicksIn } from '../../src/thread-priority.ts';
 import { eventually } from '../helpers/eventually.ts';
 
 /** Linux's number for the SCHED_IDLE policy (/proc/<tid>/stat field 41). */
@@ -24,17 +24,6 @@ function threads(): { tid: string; name: string; nice: number; policy: number }[
       return [];
     }
   });
-}
-
-/** CPU time a child process has had, in clock ticks (/proc/<pid>/stat, utime + stime). */
-function cpuTicksOf(child: ChildProcess): number {
-  try {
-    const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[11]) + Number(fields[12]);
-  } catch {
-    return 0;
-  }
 }
 
 const picture = Buffer.from(
@@ -79,15 +68,6 @@ describe.runIf(process.platform === 'linux')('pixel work priority', () => {
     expect(mainThread().policy).toBe(SCHED_OTHER);
   });
 
-  /*
-   * The suite's files share a worker process (vitest.config.ts: isolate off), and with it libvips' threads: those left
-   * on idle cycles here would starve the pictures of a later file's server, configured `low` without the rule.
-   */
-  afterAll(async () => {
-    for (const thread of vipsThreads()) scheduleThread(thread.tid, 'low');
-    await eventually(async () => expect(vipsThreads().filter((thread) => thread.policy !== SCHED_OTHER)).toEqual([]));
-  });
-
   const busyLoops: ChildProcess[] = [];
   const stopBusyLoops = () => {
     for (const loop of busyLoops.splice(0)) loop.kill('SIGKILL');
@@ -116,7 +96,8 @@ describe.runIf(process.platform === 'linux')('pixel work priority', () => {
         const loop = `while kill -0 ${process.pid} 2>/dev/null; do :; done`;
         busyLoops.push(...Array.from({ length: availableParallelism() }, () => spawn('sh', ['-c', loop])));
         // Drawn before the loops run, the picture would not starve: each has had 50 ms of a core first.
-        await eventually(async () => expect(busyLoops.map(cpuTicksOf).every((ticks) => ticks >= 5)).toBe(true));
+        const loopTicks = () => busyLoops.map((loop) => cpuTicksIn(`/proc/${loop.pid}/stat`) ?? 0);
+        await eventually(async () => expect(loopTicks().every((ticks) => ticks >= 5)).toBe(true));
         const drawn = await slots.run(() => renderInThread({ ...request, width: 768, height: 768 }, 2));
         expect((await sharp(drawn).metadata()).width).toBe(768);
         const raised = background().filter((thread) => thread.policy === SCHED_OTHER);
@@ -133,4 +114,27 @@ describe.runIf(process.platform === 'linux')('pixel work priority', () => {
     },
     60_000,
   );
+
+  // libvips' threads and the picture thread are the process's (test files share processes: vitest.config.ts).
+  it.runIf(hasChrt)('moves threads an earlier configuration put on idle cycles when configured `low`', async () => {
+    const request = { prompt: 'a lagoon at noon', width: 64, height: 64, variants: 1, seed: 5, steps: 4 };
+    const background = () => {
+      const tid = pictureThreadId();
+      return threads().filter((thread) => thread.name === 'libvips worker' || thread.tid === tid);
+    };
+    try {
+      const idle = createPixelWork(2, 'idle', undefined, { windowMs: 3_600_000, holdMs: 0 });
+      await idle.run(() => sharp(picture).resize(900, 900).png().toBuffer());
+      await idle.run(() => renderInThread(request, 1));
+      await eventually(async () => {
+        await idle.run(async () => undefined);
+        expect(background().filter((thread) => thread.policy === SCHED_IDLE).length).toBeGreaterThan(1);
+      });
+      const low = createPixelWork(2, 'low');
+      await low.run(() => sharp(picture).png().toBuffer());
+      await eventually(async () => expect(background().filter((thread) => thread.policy !== SCHED_OTHER)).toEqual([]));
+    } finally {
+      await closePictureThread();
+    }
+  });
 });

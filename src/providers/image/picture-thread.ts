@@ -42,7 +42,10 @@ export function pictureCallsInPlace(): number {
 }
 
 export function configurePictureThread(value: { priority: BackgroundPriority; logger?: Logger | undefined }): void {
+  const moved = value.priority !== settings.priority;
   settings = value;
+  // A thread an earlier configuration started follows this one.
+  if (moved) setPictureThreadPriority(value.priority);
 }
 
 /** Moves the thread, running or started later, to `priority` (picture-priority.ts raises it when pictures starve). */
